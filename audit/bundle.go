@@ -1,0 +1,84 @@
+package audit
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// NewNonce returns the random marker that frames probe output for one run.
+// A node cannot guess it, so its output cannot forge another probe's section.
+func NewNonce() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // the OS entropy source is gone: nothing is safe
+	}
+	return hex.EncodeToString(b)
+}
+
+// bundlePrelude runs first on the node. It finds the simulated-node stub
+// directory, settles whether sudo can be used without a password (sudo -n
+// never prompts, so a password-wanting sudo cannot hang the run) and defines
+// fa_run, which frames one probe's output with begin/end markers and bounds
+// it with timeout(1) where the node has it.
+const bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
+if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then PATH="$FLEET_AUDIT_ROOT/bin:$PATH"; fi
+PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+export PATH
+fa_timeout=
+if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi
+fa_sudo=not_requested
+if [ "$fa_become" = sudo ]; then
+	if [ "$(id -u)" = 0 ]; then fa_sudo=root
+	elif ! command -v sudo >/dev/null 2>&1; then fa_sudo=absent
+	elif sudo -n true </dev/null >/dev/null 2>&1; then fa_sudo=ok
+	else fa_sudo=password_required
+	fi
+fi
+echo "@@FA:$fa_n:begin:_meta"
+echo "meta.uid=$(id -u)"
+echo "meta.sudo=$fa_sudo"
+echo "meta.timeout=${fa_timeout:-absent}"
+echo "@@FA:$fa_n:end:_meta:0"
+fa_run() {
+	fa_id=$1 fa_t=$2 fa_root=$3
+	echo "@@FA:$fa_n:begin:$fa_id"
+	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
+		set -- sudo -n env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" /bin/sh -c "$fa_p"
+	else
+		set -- /bin/sh -c "$fa_p"
+	fi
+	if [ -n "$fa_timeout" ]; then
+		"$fa_timeout" -k 2 "$fa_t" "$@" </dev/null
+	else
+		"$@" </dev/null
+	fi
+	fa_rc=$?
+	echo
+	echo "@@FA:$fa_n:end:$fa_id:$fa_rc"
+}
+`
+
+// BuildBundle writes one shell program that runs every probe in order, so a
+// node is audited in a single session (one round-trip). become is "" or
+// "sudo"; only probes with NeedsRoot run under sudo. Nothing from the
+// inventory is ever part of the text: the only inserted values are the
+// nonce, probe ids and timeouts, all validated by this package.
+func BuildBundle(probes []Probe, become, nonce string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\n", nonce, map[bool]string{true: "sudo", false: "none"}[become == "sudo"])
+	b.WriteString(bundlePrelude)
+	lib := Library()
+	for _, p := range probes {
+		// A quoted here-document keeps the probe text literal: no expansion
+		// happens until the probe's own shell runs it.
+		fmt.Fprintf(&b, "fa_p=$(cat <<'FA_EOF_%s'\n%s\n%s\nFA_EOF_%s\n)\n", nonce, lib, p.Script, nonce)
+		root := 0
+		if p.NeedsRoot {
+			root = 1
+		}
+		fmt.Fprintf(&b, "fa_run %s %d %d\n", p.ID, int(p.Timeout.Seconds()+0.999), root)
+	}
+	return []byte(b.String())
+}

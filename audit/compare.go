@@ -1,0 +1,345 @@
+package audit
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// strongMatch is the least Jaccard similarity between a symptom's node set
+// and a fact value's node set for the fact to be called a probable cause.
+// 0.75 tolerates one stray node in a fleet split of four.
+const strongMatch = 0.75
+
+// factMeta tells the comparator which facts are volatile and which probe
+// emitted each, so a symptom is never "explained" by its own probe's facts.
+type factMeta struct {
+	volatile   map[string]bool
+	roleScoped map[string]bool
+	probeOf    map[string]string
+}
+
+func newFactMeta(probes []Probe) factMeta {
+	m := factMeta{volatile: map[string]bool{}, roleScoped: map[string]bool{}, probeOf: map[string]string{}}
+	for _, p := range probes {
+		for _, f := range p.Facts {
+			m.probeOf[f] = p.ID
+		}
+		for _, f := range p.Volatile {
+			m.volatile[f] = true
+		}
+		for _, f := range p.RoleScoped {
+			m.roleScoped[f] = true
+		}
+	}
+	return m
+}
+
+// ComputeDrift groups the audited nodes by value for every non-volatile fact,
+// over the whole fleet and within each role, and returns each scope where a
+// fact is not uniform. Nodes that did not report a fact are left out of its
+// groups rather than counted as a value.
+func ComputeDrift(nodes []Node, probes []Probe) []Drift {
+	meta := newFactMeta(probes)
+	scopes := []struct {
+		name  string
+		nodes []Node
+	}{{"fleet", auditedNodes(nodes)}}
+	byRole := map[string][]Node{}
+	for _, n := range auditedNodes(nodes) {
+		for _, r := range n.Roles {
+			byRole[r] = append(byRole[r], n)
+		}
+	}
+	for _, r := range sortedKeys(byRole) {
+		if len(byRole[r]) >= 2 {
+			scopes = append(scopes, struct {
+				name  string
+				nodes []Node
+			}{"role:" + r, byRole[r]})
+		}
+	}
+	var out []Drift
+	for _, sc := range scopes {
+		keys := map[string]bool{}
+		for _, n := range sc.nodes {
+			for k := range n.Facts {
+				if !meta.volatile[k] && !(sc.name == "fleet" && meta.roleScoped[k]) {
+					keys[k] = true
+				}
+			}
+		}
+		for _, k := range sortedKeys(keys) {
+			groups := groupBy(sc.nodes, k)
+			if len(groups) > 1 {
+				out = append(out, Drift{Fact: k, Scope: sc.name, Majority: groups[0].Value, Groups: groups})
+			}
+		}
+	}
+	return out
+}
+
+// groupBy returns the value groups of one fact, largest first, then by value.
+func groupBy(nodes []Node, fact string) []DriftGroup {
+	idx := map[string]int{}
+	var groups []DriftGroup
+	for _, n := range nodes {
+		v, ok := n.Facts[fact]
+		if !ok {
+			continue
+		}
+		i, seen := idx[v]
+		if !seen {
+			i = len(groups)
+			idx[v] = i
+			groups = append(groups, DriftGroup{Value: v})
+		}
+		groups[i].Nodes = append(groups[i].Nodes, n.Name)
+	}
+	for i := range groups {
+		sort.Strings(groups[i].Nodes)
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		if len(groups[i].Nodes) != len(groups[j].Nodes) {
+			return len(groups[i].Nodes) > len(groups[j].Nodes)
+		}
+		return groups[i].Value < groups[j].Value
+	})
+	return groups
+}
+
+// Correlate looks, for every symptom check that fails on some but not all of
+// the nodes it could judge, for the fact values whose set of nodes matches
+// the failing set, and returns one finding per symptom: the probable cause
+// when the match is strong, otherwise a note that nothing explains it.
+func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Probe) []Finding {
+	meta := newFactMeta(probes)
+	byName := map[string]Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	// failingFacts marks fact=value pairs that some check already flags on a
+	// node: such a value is a likelier cause than an incidental one.
+	failingFacts := map[string]bool{}
+	checkByID := map[string]Check{}
+	for _, c := range checks {
+		checkByID[c.ID] = c
+	}
+	for _, r := range results {
+		if r.Outcome != OutcomeFail {
+			continue
+		}
+		for _, f := range checkByID[r.Check].Facts() {
+			failingFacts[f+"="+byName[r.Node].Facts[f]] = true
+		}
+	}
+	var out []Finding
+	for _, c := range checks {
+		if !c.Symptom {
+			continue
+		}
+		var sick, healthy []string
+		for _, r := range results {
+			if r.Check != c.ID {
+				continue
+			}
+			switch r.Outcome {
+			case OutcomeFail:
+				sick = append(sick, r.Node)
+			case OutcomePass:
+				healthy = append(healthy, r.Node)
+			}
+		}
+		if len(sick) == 0 {
+			continue
+		}
+		sort.Strings(sick)
+		sort.Strings(healthy)
+		symptom := describeSymptom(c, sick, byName)
+		if len(healthy) == 0 {
+			out = append(out, Finding{
+				Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: SeverityInfo,
+				Title:       "fails on every judged node: suspect cluster-wide configuration",
+				Nodes:       sick,
+				Summary:     fmt.Sprintf("%s on all %d nodes that could be judged; when every node fails the same way, suspect a cluster-wide configuration issue rather than node drift.", symptom, len(sick)),
+				Evidence:    []string{symptom},
+				Remediation: "Compare the cluster-wide configuration (kube-proxy DaemonSet, RKE2 manifests) with the last working version.",
+			})
+			continue
+		}
+		excluded := map[string]bool{}
+		for _, f := range c.Facts() {
+			excluded[meta.probeOf[f]] = true
+		}
+		cands := rankCauses(sick, healthy, byName, meta, excluded, failingFacts)
+		if len(cands) == 0 || cands[0].Score < strongMatch {
+			out = append(out, Finding{
+				Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: SeverityInfo,
+				Title:       "no fact explains " + c.ID,
+				Nodes:       sick,
+				Summary:     fmt.Sprintf("%s, and no collected fact splits the fleet along the same line.", symptom),
+				Evidence:    []string{symptom},
+				Remediation: "Test a failing node directly and compare it with a healthy one beyond what fleet-audit collects.",
+			})
+			continue
+		}
+		best := cands[0]
+		best.Symptom = c.ID
+		for _, other := range cands[1:] {
+			if other.Score == best.Score && other.Matched == best.Matched && other.Extra == best.Extra {
+				best.Also = append(best.Also, other.Fact+"="+other.Value)
+			}
+		}
+		evidence := fmt.Sprintf("%s; %s on %s and on %s", symptom, best.Fact+"="+best.Value,
+			sameCount(best.Matched, len(sick)), healthyCount(best.Extra, len(healthy)))
+		remediation := fmt.Sprintf("Make %s on these nodes match the healthy nodes.", best.Fact)
+		for _, ch := range checks {
+			if !ch.Symptom && contains(ch.Facts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
+				remediation = ch.Remediation
+				break
+			}
+		}
+		verdict := "probable cause"
+		if !best.Exact {
+			verdict = "likely cause (near match)"
+		}
+		cause := best.Cause
+		out = append(out, Finding{
+			Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: c.Severity,
+			Title:       fmt.Sprintf("%s of %s: %s=%s", verdict, c.ID, best.Fact, best.Value),
+			Nodes:       sick,
+			Summary:     fmt.Sprintf("%s: %s=%s splits the fleet along the same line as %s.", verdict, best.Fact, best.Value, c.Title),
+			Evidence:    append([]string{evidence}, alsoLines(best.Also)...),
+			Remediation: remediation,
+			Cause:       &cause,
+		})
+	}
+	return out
+}
+
+type candidate struct {
+	Cause
+	flagged bool
+}
+
+func rankCauses(sick, healthy []string, byName map[string]Node, meta factMeta, excludedProbes, failingFacts map[string]bool) []candidate {
+	isSick := map[string]bool{}
+	for _, n := range sick {
+		isSick[n] = true
+	}
+	judged := append(append([]string{}, sick...), healthy...)
+	keys := map[string]bool{}
+	for _, n := range judged {
+		for k := range byName[n].Facts {
+			if !meta.volatile[k] && !excludedProbes[meta.probeOf[k]] {
+				keys[k] = true
+			}
+		}
+	}
+	var cands []candidate
+	for _, k := range sortedKeys(keys) {
+		values := map[string]bool{}
+		for _, n := range judged {
+			if v, ok := byName[n].Facts[k]; ok {
+				values[v] = true
+			}
+		}
+		for _, v := range sortedKeys(values) {
+			var matched, extra int
+			for _, n := range judged {
+				if byName[n].Facts[k] != v {
+					continue
+				}
+				if isSick[n] {
+					matched++
+				} else {
+					extra++
+				}
+			}
+			if matched == 0 {
+				continue
+			}
+			missed := len(sick) - matched
+			cands = append(cands, candidate{
+				Cause: Cause{Fact: k, Value: v, Matched: matched, Extra: extra, Missed: missed, Healthy: len(healthy),
+					Score: float64(matched) / float64(len(sick)+extra), Exact: extra == 0 && missed == 0},
+				flagged: failingFacts[k+"="+v],
+			})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.flagged != b.flagged {
+			return a.flagged
+		}
+		return a.Fact < b.Fact
+	})
+	return cands
+}
+
+func describeSymptom(c Check, sick []string, byName map[string]Node) string {
+	fact := c.When[0].Fact
+	var vals []string
+	for _, g := range groupBy(nodesNamed(sick, byName), fact) {
+		vals = append(vals, g.Value)
+	}
+	return fmt.Sprintf("%s %s on %d %s (%s)", fact, strings.Join(vals, "/"), len(sick), plural(len(sick), "node"), strings.Join(sick, ", "))
+}
+
+func sameCount(matched, sick int) string {
+	if matched == sick {
+		return fmt.Sprintf("the same %d", sick)
+	}
+	return fmt.Sprintf("%d of those %d", matched, sick)
+}
+
+func healthyCount(extra, healthy int) string {
+	if extra == 0 {
+		return fmt.Sprintf("none of the %d healthy ones", healthy)
+	}
+	return fmt.Sprintf("%d of the %d healthy ones", extra, healthy)
+}
+
+func alsoLines(also []string) []string {
+	if len(also) == 0 {
+		return nil
+	}
+	return []string{"the same split: " + strings.Join(also, ", ")}
+}
+
+func nodesNamed(names []string, byName map[string]Node) []Node {
+	out := make([]Node, 0, len(names))
+	for _, n := range names {
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+func auditedNodes(nodes []Node) []Node {
+	var out []Node
+	for _, n := range nodes {
+		if n.Status.HasFacts() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

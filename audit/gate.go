@@ -1,0 +1,67 @@
+package audit
+
+import "fmt"
+
+// Exit codes of `fleet-audit run`, shared by the gate and the CLI.
+const (
+	ExitOK          = 0
+	ExitGateFailed  = 1
+	ExitUsage       = 2
+	ExitUnaudited   = 3
+	ExitInterrupted = 130
+)
+
+// GatePolicy is what the user asked the gate to enforce.
+type GatePolicy struct {
+	FailOn           Severity
+	AllowUnreachable bool
+}
+
+// EvaluateGate computes the verdict once from the findings and node
+// statuses. A finding at or above FailOn fails with 1; otherwise a node that
+// was not fully audited fails with 3 unless allowed; an interrupted run is
+// 130 whatever else happened, since its picture is incomplete.
+func EvaluateGate(r *Report, p GatePolicy) Gate {
+	g := Gate{FailOn: p.FailOn, AllowUnreachable: p.AllowUnreachable, Reasons: []string{}}
+	counts := map[Severity]int{}
+	for _, f := range r.Findings {
+		if f.Severity >= p.FailOn {
+			counts[f.Severity]++
+		}
+	}
+	for _, sev := range []Severity{SeverityCritical, SeverityWarning, SeverityInfo} {
+		if counts[sev] > 0 {
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s %s", counts[sev], sev, plural(counts[sev], "finding")))
+		}
+	}
+	failing := len(g.Reasons) > 0
+	unaudited := 0
+	for _, n := range r.Nodes {
+		if n.Status != StatusOK {
+			unaudited++
+		}
+	}
+	if unaudited > 0 {
+		reason := fmt.Sprintf("%d of %d %s not fully audited", unaudited, len(r.Nodes), plural(len(r.Nodes), "node"))
+		if p.AllowUnreachable {
+			reason += " (allowed by --allow-unreachable)"
+		}
+		g.Reasons = append(g.Reasons, reason)
+	}
+	switch {
+	case r.Interrupted:
+		g.ExitCode = ExitInterrupted
+		g.Reasons = append(g.Reasons, "the run was interrupted")
+	case failing:
+		g.ExitCode = ExitGateFailed
+	case unaudited > 0 && !p.AllowUnreachable:
+		g.ExitCode = ExitUnaudited
+	default:
+		g.ExitCode = ExitOK
+	}
+	g.Passed = g.ExitCode == ExitOK
+	if g.Passed && !p.AllowUnreachable {
+		g.Reasons = []string{}
+	}
+	return g
+}

@@ -1,0 +1,282 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON document written by --json. It is
+// bumped on every breaking change to the field names or their meaning.
+const SchemaVersion = 1
+
+// Severity orders findings. The zero value is SeverityUnknown so that a
+// finding that forgot to set one never passes as harmless.
+type Severity int
+
+const (
+	SeverityUnknown Severity = iota
+	SeverityInfo
+	SeverityWarning
+	SeverityCritical
+)
+
+var severityNames = map[Severity]string{
+	SeverityUnknown:  "unknown",
+	SeverityInfo:     "info",
+	SeverityWarning:  "warning",
+	SeverityCritical: "critical",
+}
+
+func (s Severity) String() string {
+	if n, ok := severityNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// ParseSeverity accepts the lowercase names used in checks.yaml, JSON and --fail-on.
+func ParseSeverity(s string) (Severity, error) {
+	for sev, name := range severityNames {
+		if sev != SeverityUnknown && name == strings.ToLower(strings.TrimSpace(s)) {
+			return sev, nil
+		}
+	}
+	return SeverityUnknown, fmt.Errorf("unknown severity %q (want critical, warning or info)", s)
+}
+
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+func (s *Severity) UnmarshalText(b []byte) error {
+	v, err := ParseSeverity(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// NodeStatus says how far the audit of one node got. Only StatusOK means every
+// probe ran to completion; the partial statuses (probe_timeout,
+// output_truncated, connection_lost, sudo_password_required) keep the facts
+// that did arrive. The zero value is StatusUnknown: a node nobody judged.
+type NodeStatus int
+
+const (
+	StatusUnknown NodeStatus = iota
+	StatusOK
+	StatusUnreachable
+	StatusTimeout
+	StatusAuthFailed
+	StatusHostKeyUnknown
+	StatusHostKeyMismatch
+	StatusJumpFailed
+	StatusProbeTimeout
+	StatusOutputTruncated
+	StatusConnectionLost
+	StatusSudoPasswordRequired
+	StatusInterrupted
+	StatusError
+)
+
+var statusNames = map[NodeStatus]string{
+	StatusUnknown:              "unknown",
+	StatusOK:                   "ok",
+	StatusUnreachable:          "unreachable",
+	StatusTimeout:              "timeout",
+	StatusAuthFailed:           "auth_failed",
+	StatusHostKeyUnknown:       "host_key_unknown",
+	StatusHostKeyMismatch:      "host_key_mismatch",
+	StatusJumpFailed:           "jump_failed",
+	StatusProbeTimeout:         "probe_timeout",
+	StatusOutputTruncated:      "output_truncated",
+	StatusConnectionLost:       "connection_lost",
+	StatusSudoPasswordRequired: "sudo_password_required",
+	StatusInterrupted:          "interrupted",
+	StatusError:                "error",
+}
+
+func (s NodeStatus) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("status(%d)", int(s))
+}
+
+// ParseNodeStatus is the inverse of String, used when a saved run is read back.
+func ParseNodeStatus(s string) (NodeStatus, error) {
+	for st, name := range statusNames {
+		if name == s {
+			return st, nil
+		}
+	}
+	return StatusUnknown, fmt.Errorf("unknown node status %q", s)
+}
+
+func (s NodeStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+func (s *NodeStatus) UnmarshalText(b []byte) error {
+	v, err := ParseNodeStatus(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// HasFacts reports whether a node in this status delivered facts worth
+// judging (possibly only some of them).
+func (s NodeStatus) HasFacts() bool {
+	switch s {
+	case StatusOK, StatusProbeTimeout, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired:
+		return true
+	}
+	return false
+}
+
+// Report is the whole result of one audit: the model every formatter renders
+// and the JSON document (--json) that `fleet-audit report` reads back. It is
+// built once by Run and never mutated by a formatter.
+type Report struct {
+	SchemaVersion int       `json:"schema_version"`
+	Tool          Tool      `json:"tool"`
+	Inventory     string    `json:"inventory"`
+	StartedAt     time.Time `json:"started_at"`
+	FinishedAt    time.Time `json:"finished_at"`
+	Interrupted   bool      `json:"interrupted"`
+	Gate          Gate      `json:"gate"`
+	Nodes         []Node    `json:"nodes"`
+	// Findings are sorted by severity (critical first), then correlation
+	// findings before the checks they explain, then check id.
+	Findings []Finding `json:"findings"`
+	// Drift lists every fact whose value is not the same on all audited
+	// nodes of a scope, fleet scope first.
+	Drift []Drift `json:"drift"`
+	// Checks is one result per node × check, the raw material of JUnit.
+	Checks []CheckResult `json:"checks"`
+}
+
+// Tool names the program that wrote the report.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Gate is the verdict, computed once by EvaluateGate from the findings and
+// node statuses. Formatters print it; they never recompute it.
+type Gate struct {
+	FailOn           Severity `json:"fail_on"`
+	AllowUnreachable bool     `json:"allow_unreachable"`
+	Passed           bool     `json:"passed"`
+	// ExitCode is what `fleet-audit run` exits with: 0 passed, 1 a finding at
+	// or above FailOn, 3 some node not audited, 130 interrupted.
+	ExitCode int `json:"exit_code"`
+	// Reasons are one-line explanations, empty when the gate passed.
+	Reasons []string `json:"reasons"`
+}
+
+// Node is one inventory host and what was learned from it.
+type Node struct {
+	Name    string     `json:"name"`
+	Address string     `json:"address"`
+	Roles   []string   `json:"roles"`
+	Status  NodeStatus `json:"status"`
+	// Message is a one-line, human explanation of a status other than ok,
+	// with the fix where there is one.
+	Message string `json:"message,omitempty"`
+	// Error is the underlying error text, kept for machines and bug reports.
+	Error           string            `json:"error,omitempty"`
+	DurationSeconds float64           `json:"duration_seconds"`
+	Facts           map[string]string `json:"facts"`
+	Probes          []ProbeRun        `json:"probes"`
+}
+
+// ProbeRun is how one probe went on one node.
+type ProbeRun struct {
+	ID string `json:"id"`
+	// Status is one of ok, failed (non-zero exit), timeout, truncated,
+	// missing (never started or its output never arrived).
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	// Stderr is the probe's standard error, capped and with secrets redacted.
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// Kinds of finding.
+const (
+	KindCheck       = "check"
+	KindCorrelation = "correlation"
+	KindDrift       = "drift"
+)
+
+// Finding is one thing an operator must look at, with the nodes it concerns.
+type Finding struct {
+	Check    string   `json:"check"`
+	Kind     string   `json:"kind"`
+	Title    string   `json:"title"`
+	Severity Severity `json:"severity"`
+	Nodes    []string `json:"nodes"`
+	Summary  string   `json:"summary"`
+	// Evidence lines, e.g. "etcd-1: ufw.active=active" or
+	// "healthz 503 on 4 nodes; ufw.active=active on the same 4 and on none of the 5 healthy ones".
+	Evidence    []string `json:"evidence"`
+	Remediation string   `json:"remediation"`
+	// Cause is set on correlation findings: the fact whose split of the fleet
+	// matches the symptom's.
+	Cause *Cause `json:"cause,omitempty"`
+}
+
+// Cause is a fact value that splits the fleet along the same line as a symptom.
+type Cause struct {
+	Fact  string `json:"fact"`
+	Value string `json:"value"`
+	// Symptom is the check whose failing nodes this fact explains.
+	Symptom string `json:"symptom"`
+	// Matched: symptomatic nodes with this value; Extra: healthy nodes with
+	// it; Missed: symptomatic nodes without it.
+	Matched int `json:"matched"`
+	Extra   int `json:"extra"`
+	Missed  int `json:"missed"`
+	// Healthy is the number of audited nodes without the symptom.
+	Healthy int     `json:"healthy"`
+	Score   float64 `json:"score"`
+	Exact   bool    `json:"exact"`
+	// Also lists other facts with an equally good split, e.g. ufw.enabled
+	// beside ufw.active.
+	Also []string `json:"also,omitempty"`
+}
+
+// Drift is one fact whose value is not uniform within a scope.
+type Drift struct {
+	Fact string `json:"fact"`
+	// Scope is "fleet" or "role:<name>".
+	Scope    string       `json:"scope"`
+	Majority string       `json:"majority"`
+	Groups   []DriftGroup `json:"groups"`
+}
+
+// DriftGroup is the set of nodes sharing one value, like `clush -b` groups
+// identical output. Groups are ordered largest first, then by value.
+type DriftGroup struct {
+	Value string   `json:"value"`
+	Nodes []string `json:"nodes"`
+}
+
+// Outcomes of a check on one node.
+const (
+	OutcomePass = "pass"
+	OutcomeFail = "fail"
+	// OutcomeSkip: the check does not apply (a fact it needs is absent) or
+	// the node could not be audited.
+	OutcomeSkip = "skip"
+)
+
+// CheckResult is one check judged on one node.
+type CheckResult struct {
+	Check    string   `json:"check"`
+	Node     string   `json:"node"`
+	Severity Severity `json:"severity"`
+	Outcome  string   `json:"outcome"`
+	// Detail says what was seen, e.g. "ufw.active=active (want not active)".
+	Detail string `json:"detail"`
+}

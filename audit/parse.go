@@ -1,0 +1,150 @@
+package audit
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Limits on what one node may make us keep.
+const (
+	maxValueLen   = 1024
+	maxProbeBytes = 256 << 10
+)
+
+// Probe run statuses (ProbeRun.Status).
+const (
+	ProbeOK        = "ok"
+	ProbeFailed    = "failed"
+	ProbeTimeout   = "timeout"
+	ProbeTruncated = "truncated"
+	ProbeMissing   = "missing"
+)
+
+// Redacted replaces a value that looks like a secret.
+const Redacted = "<redacted>"
+
+var (
+	secretKeyRe = regexp.MustCompile(`(?i)(token|password|passwd|secret|passphrase|private[_-]?key)`)
+	// RKE2 join tokens (K10<ca-hash>::<user>:<secret>), PEM blocks, bearer
+	// tokens and "token: ..." lines from config.yaml.
+	secretValueRe = regexp.MustCompile(`(?i)(K10[0-9a-f]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY|bearer\s+[A-Za-z0-9._~+/=-]{8,}|(^|\s)(agent-)?token\s*:\s*\S)`)
+)
+
+// Parsed is what ParseOutput recovered from one node's bundle output.
+type Parsed struct {
+	Facts map[string]string
+	// Meta holds the bundle's own facts (uid, sudo availability).
+	Meta map[string]string
+	Runs []ProbeRun
+}
+
+// ParseOutput splits the bundle output into probe sections by the nonce
+// markers and turns each section's key=value lines into facts. Lines that are
+// not facts, keys the probe did not declare, and anything past a probe's
+// byte budget are dropped. It never fails: a probe whose section is missing
+// or unterminated is recorded as such, with the facts it did print.
+func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
+	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}}
+	declared := map[string]map[string]bool{"_meta": {"meta.uid": true, "meta.sudo": true, "meta.timeout": true}}
+	runs := map[string]*ProbeRun{}
+	for _, p := range probes {
+		declared[p.ID] = map[string]bool{}
+		for _, f := range p.Facts {
+			declared[p.ID][f] = true
+		}
+		runs[p.ID] = &ProbeRun{ID: p.ID, Status: ProbeMissing, ExitCode: -1}
+	}
+	begin := "@@FA:" + nonce + ":begin:"
+	end := "@@FA:" + nonce + ":end:"
+	var cur string
+	var used int
+	for rest := out; len(rest) > 0; {
+		var line string
+		line, rest = nextLine(rest)
+		switch {
+		case strings.HasPrefix(line, begin):
+			id := strings.TrimPrefix(line, begin)
+			if _, ok := declared[id]; ok {
+				cur, used = id, 0
+				if r := runs[id]; r != nil {
+					r.Status = ProbeTruncated // until its end marker arrives
+				}
+			}
+			continue
+		case strings.HasPrefix(line, end):
+			id, rcText, _ := strings.Cut(strings.TrimPrefix(line, end), ":")
+			if r := runs[id]; r != nil && id == cur {
+				rc, err := strconv.Atoi(rcText)
+				if err != nil {
+					rc = -1
+				}
+				r.ExitCode = rc
+				switch {
+				case rc == 124 || rc == 137:
+					r.Status = ProbeTimeout // timeout(1) killed it
+				case r.Status == ProbeTruncated && used > maxProbeBytes:
+				case rc != 0:
+					r.Status = ProbeFailed
+				default:
+					r.Status = ProbeOK
+				}
+			}
+			cur = ""
+			continue
+		}
+		if cur == "" {
+			continue
+		}
+		used += len(line) + 1
+		if used > maxProbeBytes {
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if !ok || !declared[cur][key] {
+			continue
+		}
+		val = sanitizeValue(key, val)
+		if cur == "_meta" {
+			res.Meta[key] = val
+		} else {
+			res.Facts[key] = val
+		}
+	}
+	for _, p := range probes {
+		res.Runs = append(res.Runs, *runs[p.ID])
+	}
+	return res
+}
+
+func sanitizeValue(key, val string) string {
+	val = strings.TrimSpace(val)
+	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
+		return Redacted
+	}
+	if len(val) > maxValueLen {
+		val = val[:maxValueLen] + "…"
+	}
+	if val == "" {
+		return "empty"
+	}
+	return val
+}
+
+// nextLine splits off the first line of b. A line longer than a value may be
+// is cut short, so one endless line costs nothing but the time to skip it.
+func nextLine(b []byte) (string, []byte) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		i = len(b)
+	}
+	line := b[:i]
+	if len(line) > 2*maxValueLen {
+		line = line[:2*maxValueLen]
+	}
+	if i < len(b) {
+		i++
+	}
+	return string(line), b[i:]
+}

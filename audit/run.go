@@ -1,0 +1,238 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fleet-audit/fleet-audit/inventory"
+)
+
+// Transport opens a session to one inventory host. Package audit does not
+// know SSH; the caller adapts package remote to this interface.
+type Transport interface {
+	Open(ctx context.Context, h inventory.Host) (Session, error)
+}
+
+// Session runs one script on a node.
+type Session interface {
+	// Exec feeds script to /bin/sh -s on the node. The returned output is
+	// valid, possibly partial, even with an error.
+	Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error)
+	Close() error
+}
+
+// ExecResult is the raw output of one script.
+type ExecResult struct {
+	Stdout   []byte
+	Stderr   []byte
+	ExitCode int
+}
+
+// StatusError is how a Transport tells Run which node status an error means
+// and gives the operator a one-line message with the fix.
+type StatusError struct {
+	Status  NodeStatus
+	Message string
+	Err     error
+}
+
+func (e *StatusError) Error() string {
+	if e.Err == nil {
+		return e.Message
+	}
+	return e.Message + ": " + e.Err.Error()
+}
+
+func (e *StatusError) Unwrap() error { return e.Err }
+
+// RunOptions is everything one audit needs.
+type RunOptions struct {
+	Inventory *inventory.Inventory
+	Transport Transport
+	// Forks bounds how many nodes are audited at once.
+	Forks int
+	// NodeTimeout bounds everything done for one node: connect, probes, close.
+	NodeTimeout time.Duration
+	Probes      []Probe
+	Checks      []Check
+	Gate        GatePolicy
+	ToolVersion string
+	// Now is the clock; tests inject a fixed one.
+	Now func() time.Time
+	// Progress, when set, is called after each node with the running totals.
+	Progress func(done, total, failed int)
+}
+
+// Run audits every node of the inventory and builds the report. Node
+// failures are recorded in the report, never returned; Run returns an error
+// only when it could not start. When ctx is cancelled the nodes not yet done
+// are marked interrupted and the report is still returned.
+func Run(ctx context.Context, o RunOptions) (*Report, error) {
+	if o.Inventory == nil || o.Transport == nil {
+		return nil, errors.New("audit.Run: inventory and transport are required")
+	}
+	if o.Forks <= 0 {
+		o.Forks = 10
+	}
+	if o.NodeTimeout <= 0 {
+		o.NodeTimeout = 2 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	started := o.Now()
+	nodes := make([]Node, len(o.Inventory.Hosts))
+	var mu sync.Mutex
+	done, failed := 0, 0
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Forks)
+	for i, h := range o.Inventory.Hosts {
+		nodes[i] = Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Status: StatusInterrupted,
+			Message: "the run was interrupted before this node was audited", Facts: map[string]string{}}
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			n := auditNode(gctx, o, h)
+			mu.Lock()
+			nodes[i] = n
+			done++
+			if n.Status != StatusOK {
+				failed++
+			}
+			if o.Progress != nil {
+				o.Progress(done, len(nodes), failed)
+			}
+			mu.Unlock()
+			return nil // a node's failure is data, not an error
+		})
+	}
+	_ = g.Wait()
+	if nodes == nil {
+		nodes = []Node{}
+	}
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Tool:          Tool{Name: "fleet-audit", Version: o.ToolVersion},
+		Inventory:     o.Inventory.Name,
+		StartedAt:     started.UTC(),
+		FinishedAt:    o.Now().UTC(),
+		Interrupted:   ctx.Err() != nil,
+		Nodes:         nodes,
+	}
+	Analyze(r, o.Probes, o.Checks, o.Gate)
+	return r, nil
+}
+
+// Analyze fills the judgement part of a report (checks, findings, drift,
+// gate) from its nodes. It is also used to re-judge a saved run.
+func Analyze(r *Report, probes []Probe, checks []Check, p GatePolicy) {
+	r.Checks = Judge(r.Nodes, checks)
+	r.Findings = append(Correlate(r.Nodes, checks, r.Checks, probes), CheckFindings(checks, r.Checks)...)
+	SortFindings(r.Findings)
+	r.Drift = ComputeDrift(r.Nodes, probes)
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	if r.Drift == nil {
+		r.Drift = []Drift{}
+	}
+	r.Gate = EvaluateGate(r, p)
+}
+
+func auditNode(ctx context.Context, o RunOptions, h inventory.Host) Node {
+	n := Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}}
+	if n.Roles == nil {
+		n.Roles = []string{}
+	}
+	start := o.Now()
+	defer func() { n.DurationSeconds = o.Now().Sub(start).Seconds() }()
+	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
+	defer cancel()
+
+	sess, err := o.Transport.Open(ctx, h)
+	if err != nil {
+		setFailure(&n, err, ctx)
+		return n
+	}
+	defer sess.Close()
+
+	nonce := NewNonce()
+	bundle := BuildBundle(o.Probes, h.Become, nonce)
+	var total time.Duration
+	for _, p := range o.Probes {
+		total += p.Timeout + 3*time.Second // timeout(1)'s -k grace and the framing
+	}
+	res, err := sess.Exec(ctx, bundle, total)
+	parsed := ParseOutput(res.Stdout, nonce, o.Probes)
+	n.Facts = parsed.Facts
+	n.Probes = parsed.Runs
+	if err != nil {
+		setFailure(&n, err, ctx)
+		return n
+	}
+	var timedOut, missing []string
+	for _, r := range parsed.Runs {
+		switch r.Status {
+		case ProbeTimeout:
+			timedOut = append(timedOut, r.ID)
+		case ProbeMissing, ProbeTruncated:
+			missing = append(missing, r.ID)
+		}
+	}
+	switch {
+	case len(timedOut) > 0:
+		n.Status = StatusProbeTimeout
+		n.Message = fmt.Sprintf("probe %s did not finish within its timeout; the facts of the other probes are kept", strings.Join(timedOut, ", "))
+	case len(missing) > 0:
+		n.Status = StatusError
+		n.Message = fmt.Sprintf("probe %s produced no complete output (exit %d); is /bin/sh a POSIX shell on this node?", strings.Join(missing, ", "), res.ExitCode)
+		if s := strings.TrimSpace(string(res.Stderr)); s != "" {
+			n.Error = firstLine(s)
+		}
+	case parsed.Meta["meta.sudo"] == "password_required":
+		n.Status = StatusSudoPasswordRequired
+		n.Message = "become: sudo, but sudo -n asks for a password; probes needing root ran unprivileged. Allow NOPASSWD for the audit user or connect as root"
+	case parsed.Meta["meta.sudo"] == "absent":
+		n.Status = StatusSudoPasswordRequired
+		n.Message = "become: sudo, but sudo is not installed; probes needing root ran unprivileged"
+	default:
+		n.Status = StatusOK
+	}
+	return n
+}
+
+// setFailure maps a transport error to the node's status. Errors that are not
+// a *StatusError are classified by the context: a cancelled run is
+// interrupted, a passed node deadline is a timeout.
+func setFailure(n *Node, err error, ctx context.Context) {
+	n.Error = err.Error()
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
+		n.Status, n.Message = se.Status, se.Message
+		if se.Err != nil {
+			n.Error = se.Err.Error()
+		}
+		if errors.Is(err, context.Canceled) {
+			n.Status, n.Message = StatusInterrupted, "the run was interrupted while this node was audited"
+		}
+	case errors.Is(err, context.Canceled):
+		n.Status, n.Message = StatusInterrupted, "the run was interrupted while this node was audited"
+	case ctx.Err() != nil:
+		n.Status, n.Message = StatusTimeout, "the node did not finish within --node-timeout"
+	default:
+		n.Status, n.Message = StatusError, firstLine(err.Error())
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

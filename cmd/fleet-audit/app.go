@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type exitCode int
+
+const (
+	exitOK          exitCode = audit.ExitOK
+	exitGateFailed  exitCode = audit.ExitGateFailed
+	exitUsage       exitCode = audit.ExitUsage
+	exitUnaudited   exitCode = audit.ExitUnaudited
+	exitInterrupted exitCode = audit.ExitInterrupted
+)
+
+// usageError is a bad flag, argument or input file: exit 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// gateError carries the exit code of a finished audit whose gate failed.
+type gateError struct{ code exitCode }
+
+func (e *gateError) Error() string { return fmt.Sprintf("gate failed (exit %d)", e.code) }
+
+const exitStatusHelp = `EXIT STATUS:
+   0    the gate passed
+   1    a finding at or above --fail-on (default critical)
+   2    usage or input error (bad flag, bad inventory); nothing was contacted
+   3    no finding failed, but some node could not be audited (unless --allow-unreachable)
+   130  interrupted; reports were still written for what finished`
+
+// run is main without the process: it maps every error to an exit code in
+// one place.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	var ue *usageError
+	var ge *gateError
+	switch {
+	case err == nil:
+		return int(exitOK)
+	case errors.As(err, &ge):
+		return int(ge.code)
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "fleet-audit: error: %s\n", indentJoined(ue.err))
+		return int(exitUsage)
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "fleet-audit: error: interrupted")
+		return int(exitInterrupted)
+	default:
+		fmt.Fprintf(stderr, "fleet-audit: error: %s\n", indentJoined(err))
+		return int(exitUsage)
+	}
+}
+
+// indentJoined prints an errors.Join of several problems one per line.
+func indentJoined(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "\n  ")
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
+	return &cli.App{
+		Name:    "fleet-audit",
+		Usage:   "compare every node of an RKE2/Kubernetes fleet over SSH before an upgrade",
+		Version: version,
+		Description: `fleet-audit opens one SSH connection to each node of an inventory, runs
+read-only probe scripts embedded in the binary, compares the facts across
+nodes, and reports the drift that breaks upgrades: host firewalls fighting
+kube-proxy, iptables backends, sysctls, kernel modules, conntrack pressure,
+kube-proxy health and versions. Its exit status is a CI gate.
+
+EXAMPLES:
+   fleet-audit demo --out demo-out
+   fleet-audit inventory -i inventory.yaml
+   fleet-audit run -i inventory.yaml --html report.html --json results.json
+
+` + exitStatusHelp,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
+			return &usageError{err}
+		},
+		// urfave would call os.Exit on ExitCoder errors; we never return one,
+		// and this keeps it from printing errors on its own.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			runCommand(),
+			inventoryCommand(),
+			demoCommand(),
+		},
+	}
+}
+
+// formatNames is shown in --help so users see every report format.
+func formatNames() string { return strings.Join(report.Names(), ", ") }

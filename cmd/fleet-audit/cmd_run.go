@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/internal/transport"
+	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/remote"
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+// runOptions is what the run and demo commands' flags fill in.
+type runOptions struct {
+	InventoryPath    string
+	SSHConfig        string
+	Forks            int
+	ConnectTimeout   time.Duration
+	NodeTimeout      time.Duration
+	FailOn           audit.Severity
+	AllowUnreachable bool
+	NoAgent          bool
+	Quiet            bool
+	// Outputs maps a report format to the file it is written to.
+	Outputs map[string]string
+}
+
+func auditFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "forks", Value: 10, Usage: "audit at most `N` nodes at once"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: 10 * time.Second, Usage: "bound on TCP connect, SSH handshake and authentication per node"},
+		&cli.DurationFlag{Name: "node-timeout", Value: 2 * time.Minute, Usage: "bound on everything done for one node"},
+		&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "fail the gate on findings at or above `SEVERITY` (critical, warning, info)"},
+		&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not fail the gate (exit 3) because some node could not be audited"},
+		&cli.StringFlag{Name: "json", Usage: "write the machine-readable results to `FILE`"},
+		&cli.StringFlag{Name: "markdown", Usage: "write a Markdown report to `FILE`"},
+		&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report to `FILE`"},
+		&cli.StringFlag{Name: "junit", Usage: "write JUnit XML (a testcase per node × check) to `FILE`"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
+	}
+}
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "audit every node of an inventory and gate on the findings",
+		UsageText: "fleet-audit run -i FILE [options]",
+		Description: `Connects to every inventory host over SSH (or locally for connection: local),
+runs the embedded read-only probes in one session per node, compares the nodes
+and prints findings first, then drift. Host keys are checked against known_hosts;
+an unknown or changed key fails that node, never silently trusted.
+
+EXAMPLES:
+   fleet-audit run -i inventory.yaml
+   fleet-audit run -i inventory.yaml --forks 20 --html report.html --junit junit.xml
+   fleet-audit run -i inventory.yaml --fail-on warning --allow-unreachable
+
+Report formats: ` + formatNames() + `
+
+` + exitStatusHelp,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE` (YAML)"},
+			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
+			&cli.BoolFlag{Name: "no-agent", Usage: "do not use the ssh-agent at SSH_AUTH_SOCK"},
+		}, auditFlags()...),
+		Action: func(c *cli.Context) error {
+			o, err := runOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			o.InventoryPath = c.String("inventory")
+			o.SSHConfig = c.String("ssh-config")
+			o.NoAgent = c.Bool("no-agent")
+			inv, err := inventory.Load(o.InventoryPath, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
+			if err != nil {
+				return &usageError{err}
+			}
+			return auditAndReport(c.Context, inv, o, c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+func runOptionsFrom(c *cli.Context) (runOptions, error) {
+	o := runOptions{
+		Forks: c.Int("forks"), ConnectTimeout: c.Duration("connect-timeout"), NodeTimeout: c.Duration("node-timeout"),
+		AllowUnreachable: c.Bool("allow-unreachable"), Quiet: c.Bool("quiet"), Outputs: map[string]string{},
+	}
+	sev, err := audit.ParseSeverity(c.String("fail-on"))
+	if err != nil {
+		return o, &usageError{fmt.Errorf("--fail-on: %w", err)}
+	}
+	o.FailOn = sev
+	if o.Forks < 1 {
+		return o, &usageError{fmt.Errorf("--forks: want at least 1, got %d", o.Forks)}
+	}
+	if o.ConnectTimeout <= 0 || o.NodeTimeout <= 0 {
+		return o, &usageError{fmt.Errorf("--connect-timeout and --node-timeout must be positive")}
+	}
+	for _, f := range []string{"json", "markdown", "html", "junit"} {
+		if p := c.String(f); p != "" {
+			o.Outputs[f] = p
+		}
+	}
+	return o, nil
+}
+
+// auditAndReport is the one path from a loaded inventory to written reports
+// and an exit code, shared by run and demo.
+func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions, stdout, stderr io.Writer) error {
+	probes, err := audit.BuiltinProbes()
+	if err != nil {
+		return fmt.Errorf("embedded probes: %w", err)
+	}
+	checks, err := audit.BuiltinChecks()
+	if err != nil {
+		return fmt.Errorf("embedded checks: %w", err)
+	}
+	// Check output paths before contacting anything.
+	for format, p := range o.Outputs {
+		if _, err := report.New(format, report.Options{}); err != nil {
+			return &usageError{err}
+		}
+		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+			return &usageError{fmt.Errorf("--%s %s: directory %s does not exist", format, p, filepath.Dir(p))}
+		}
+	}
+	agent := os.Getenv("SSH_AUTH_SOCK")
+	if o.NoAgent {
+		agent = ""
+	}
+	tr := &transport.Transport{
+		SSH:   remote.NewSSHDialer(remote.SSHOptions{ConnectTimeout: o.ConnectTimeout, AgentSocket: agent}),
+		Local: remote.LocalDialer{},
+	}
+	tty := isTerminal(stderr)
+	var progress func(done, total, failed int)
+	if tty && !o.Quiet {
+		progress = func(done, total, failed int) {
+			fmt.Fprintf(stderr, "\rfleet-audit: %d/%d nodes audited, %d failed", done, total, failed)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		}
+	}
+	r, err := audit.Run(ctx, audit.RunOptions{
+		Inventory: inv, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
+		Probes: probes, Checks: checks, ToolVersion: version, Progress: progress,
+		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
+	})
+	if err != nil {
+		return err
+	}
+	var writeErr error
+	for format, p := range o.Outputs {
+		if err := writeReport(format, p, r); err != nil {
+			fmt.Fprintf(stderr, "fleet-audit: error: %v\n", err)
+			writeErr = err
+		}
+	}
+	if o.Quiet {
+		fmt.Fprintln(stdout, verdictLine(r))
+	} else {
+		color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+		f, _ := report.New("terminal", report.Options{Color: color})
+		if err := f.Format(stdout, r); err != nil {
+			return fmt.Errorf("terminal report: %w", err)
+		}
+	}
+	for format, p := range o.Outputs {
+		fmt.Fprintf(stderr, "fleet-audit: wrote %s report to %s\n", format, p)
+	}
+	if writeErr != nil {
+		return &gateError{code: exitUsage}
+	}
+	if r.Gate.ExitCode != 0 {
+		return &gateError{code: exitCode(r.Gate.ExitCode)}
+	}
+	return nil
+}
+
+// writeReport writes through a temporary file so a reader never sees half a report.
+func writeReport(format, path string, r *audit.Report) error {
+	f, err := report.New(format, report.Options{})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".fleet-audit-*")
+	if err != nil {
+		return fmt.Errorf("write %s report: %w", format, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := f.Format(tmp, r); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s report %s: %w", format, path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s report %s: %w", format, path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s report %s: %w", format, path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s report: %w", format, err)
+	}
+	return nil
+}
+
+func verdictLine(r *audit.Report) string {
+	if r.Gate.Passed {
+		return "gate: passed"
+	}
+	return fmt.Sprintf("gate: FAILED (exit %d): %s", r.Gate.ExitCode, joinReasons(r.Gate.Reasons))
+}
+
+func joinReasons(rs []string) string {
+	out := ""
+	for i, r := range rs {
+		if i > 0 {
+			out += "; "
+		}
+		out += r
+	}
+	return out
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,121 @@
+// Package demo stands up a simulated fleet on loopback: one in-process SSH
+// server (internal/sshfleet) per node, each running the real probe bundle
+// with /bin/sh against a node root built by internal/nodesim. It writes an
+// inventory, a client key and a known_hosts file for that fleet, so the
+// audit that follows goes through exactly the code path of `fleet-audit run`.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"golang.org/x/crypto/ssh"
+)
+
+// Fleet is a running simulated fleet.
+type Fleet struct {
+	// InventoryPath is an inventory file that reaches every node.
+	InventoryPath string
+	servers       *sshfleet.Fleet
+}
+
+// Options tweak the simulated fleet for tests.
+type Options struct {
+	// Faults puts a node into a fault mode (refuse, silent, …).
+	Faults map[string]sshfleet.Fault
+	// WrongHostKey lists nodes whose known_hosts entry is of another key, as
+	// after a reinstall.
+	WrongHostKey map[string]bool
+}
+
+// Start builds the node roots under dir, starts the servers and writes
+// dir/inventory.yaml. Close stops everything.
+func Start(ctx context.Context, dir string, members []nodesim.Member, o Options) (*Fleet, error) {
+	signer, keyPEM, err := sshfleet.NewClientKey()
+	if err != nil {
+		return nil, fmt.Errorf("demo client key: %w", err)
+	}
+	keyPath := filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
+		return nil, fmt.Errorf("demo client key: %w", err)
+	}
+	var cfgs []sshfleet.NodeConfig
+	for _, m := range members {
+		root := filepath.Join(dir, "nodes", m.Name)
+		if err := nodesim.Build(root, m.State); err != nil {
+			return nil, err
+		}
+		cfgs = append(cfgs, sshfleet.NodeConfig{
+			Name:           m.Name,
+			AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
+			Env:            []string{"FLEET_AUDIT_ROOT=" + root},
+			Dir:            root,
+			Fault:          o.Faults[m.Name],
+		})
+	}
+	servers, err := sshfleet.Start(ctx, cfgs)
+	if err != nil {
+		return nil, fmt.Errorf("start simulated fleet: %w", err)
+	}
+	f := &Fleet{servers: servers, InventoryPath: filepath.Join(dir, "inventory.yaml")}
+	known, err := knownHosts(servers, o.WrongHostKey)
+	if err != nil {
+		servers.Close()
+		return nil, err
+	}
+	knownPath := filepath.Join(dir, "known_hosts")
+	sshConfig := filepath.Join(dir, "ssh_config")
+	inv := inventoryYAML(members, servers, keyPath, knownPath, sshConfig)
+	for p, b := range map[string][]byte{knownPath: known, sshConfig: []byte("# the demo reads no user ssh_config\n"), f.InventoryPath: []byte(inv)} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			servers.Close()
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	}
+	return f, nil
+}
+
+// Close stops the servers.
+func (f *Fleet) Close() error { return f.servers.Close() }
+
+func knownHosts(servers *sshfleet.Fleet, wrong map[string]bool) ([]byte, error) {
+	var b strings.Builder
+	for _, n := range servers.Nodes() {
+		key := n.HostKey
+		if wrong[n.Config.Name] {
+			other, _, err := sshfleet.NewClientKey()
+			if err != nil {
+				return nil, err
+			}
+			key = other.PublicKey()
+		}
+		fmt.Fprintf(&b, "[%s]:%d %s", n.Host, n.Port, ssh.MarshalAuthorizedKey(key))
+	}
+	return []byte(b.String()), nil
+}
+
+func inventoryYAML(members []nodesim.Member, servers *sshfleet.Fleet, key, known, sshConfig string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by fleet-audit demo: a simulated fleet on loopback.\nname: demo-cluster\ndefaults:\n")
+	fmt.Fprintf(&b, "  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n", key, known, sshConfig)
+	groups := map[string][]string{}
+	var order []string
+	for i, m := range members {
+		g := m.Roles[0]
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		n := servers.Nodes()[i]
+		groups[g] = append(groups[g], fmt.Sprintf("      %s: {address: %s, port: %d}\n", m.Name, n.Host, n.Port))
+	}
+	b.WriteString("groups:\n")
+	for _, g := range order {
+		fmt.Fprintf(&b, "  %s:\n    roles: [%s]\n    hosts:\n%s", g, g, strings.Join(groups[g], ""))
+	}
+	return b.String()
+}

@@ -1,0 +1,108 @@
+package nodesim
+
+import "fmt"
+
+// Member is one node of a simulated fleet.
+type Member struct {
+	Name  string
+	Roles []string
+	State State
+}
+
+const debian12 = `PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"
+NAME="Debian GNU/Linux"
+VERSION_ID="12"
+ID=debian
+`
+
+// Healthy returns the state of a well-configured RKE2 node: firewall managers
+// off, forwarding and bridge sysctls on, modules loaded, kube-proxy healthy.
+func Healthy(hostname string, server bool) State {
+	svc := map[bool]string{true: "rke2-server", false: "rke2-agent"}[server]
+	return State{
+		Hostname:  hostname,
+		Kernel:    "6.1.0-28-amd64",
+		OSRelease: debian12,
+		IPTables:  "iptables v1.8.10 (nf_tables)",
+		UFW:       "inactive",
+		Units: map[string]Unit{
+			"ufw": {Active: "inactive", Enabled: "disabled"},
+			svc:   {Active: "active", Enabled: "enabled"},
+		},
+		Sysctls: map[string]string{
+			"net.ipv4.ip_forward":                 "1",
+			"net.bridge.bridge-nf-call-iptables":  "1",
+			"net.bridge.bridge-nf-call-ip6tables": "1",
+			"net.netfilter.nf_conntrack_count":    "817",
+			"net.netfilter.nf_conntrack_max":      "131072",
+		},
+		Modules:   []string{"br_netfilter", "nf_conntrack", "ip_tables", "iptable_nat", "x_tables", "overlay"},
+		Listening: []int{10250, 10256},
+		HealthHTTP: map[string]HTTP{
+			"/healthz": {Code: 200, Body: `{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC", "nodeEligible": true}`},
+			"/livez":   {Code: 200, Body: `{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC"}`},
+		},
+		RKE2Version: "v1.31.4+rke2r1",
+		Files: map[string]string{
+			// A real config.yaml holds the join token; the probes must never print it.
+			"etc/rancher/rke2/config.yaml": "token: K10aaaabbbbccccddddeeeeffff0000111122223333::server:s3cr3t-demo-token\n",
+		},
+	}
+}
+
+// WithUFWActive is the seed incident's drift: UFW enabled and running, and
+// kube-proxy's dataplane reported unhealthy as a consequence.
+func WithUFWActive(s State) State {
+	s.UFW = "active"
+	s.Units = copyUnits(s.Units)
+	s.Units["ufw"] = Unit{Active: "active", Enabled: "enabled"}
+	s.HealthHTTP = map[string]HTTP{
+		"/healthz": {Code: 503, Body: `{"lastUpdated": "2026-12-02 09:41:12.1 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC", "nodeEligible": true}`},
+		"/livez":   s.HealthHTTP["/livez"],
+	}
+	return s
+}
+
+// Incident is the seed incident's fleet: 3 etcd, 2 control-plane and 4
+// worker nodes, UFW active on etcd-1, etcd-2, worker-2 and worker-4. worker-3
+// runs a newer kernel, a harmless drift that must not be blamed.
+func Incident() []Member {
+	var fleet []Member
+	add := func(name string, roles []string, server, ufw bool) {
+		s := Healthy(name, server)
+		if ufw {
+			s = WithUFWActive(s)
+		}
+		fleet = append(fleet, Member{Name: name, Roles: roles, State: s})
+	}
+	for i := 1; i <= 3; i++ {
+		add(fmt.Sprintf("etcd-%d", i), []string{"etcd"}, true, i <= 2)
+	}
+	for i := 1; i <= 2; i++ {
+		add(fmt.Sprintf("cp-%d", i), []string{"control-plane"}, true, false)
+	}
+	for i := 1; i <= 4; i++ {
+		add(fmt.Sprintf("worker-%d", i), []string{"worker"}, false, i == 2 || i == 4)
+	}
+	fleet[7].State.Kernel = "6.1.0-31-amd64" // worker-3
+	return fleet
+}
+
+// Clean is a fleet of n healthy nodes with no drift at all.
+func Clean(n int) []Member {
+	var fleet []Member
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("node-%d", i)
+		role := map[bool]string{true: "control-plane", false: "worker"}[i == 1]
+		fleet = append(fleet, Member{Name: name, Roles: []string{role}, State: Healthy(name, i == 1)})
+	}
+	return fleet
+}
+
+func copyUnits(m map[string]Unit) map[string]Unit {
+	out := make(map[string]Unit, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+// Package transport adapts package remote to audit.Transport: it turns an
+// inventory host into a remote.Target and remote's sentinel errors into node
+// statuses with a one-line message. It owns that mapping and nothing else,
+// so package audit never depends on SSH and report never reaches remote.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/remote"
+)
+
+// Transport opens SSH or local sessions for audit.Run.
+type Transport struct {
+	SSH   remote.Dialer
+	Local remote.Dialer
+	// MaxOutput caps the bytes one node may print; 0 = remote's default.
+	MaxOutput int64
+}
+
+var _ audit.Transport = (*Transport)(nil)
+
+// Open dials the host.
+func (t *Transport) Open(ctx context.Context, h inventory.Host) (audit.Session, error) {
+	target := remote.Target{
+		Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
+		IdentityFiles: h.IdentityFiles, KnownHostsFiles: h.KnownHostsFiles,
+		Local: h.Connection == "local",
+	}
+	d := t.SSH
+	if target.Local {
+		d = t.Local
+	}
+	if d == nil {
+		return nil, &audit.StatusError{Status: audit.StatusError, Message: "no transport configured for connection " + h.Connection}
+	}
+	c, err := d.Dial(ctx, target)
+	if err != nil {
+		return nil, Classify(err)
+	}
+	return &session{conn: c, maxOutput: t.MaxOutput}, nil
+}
+
+type session struct {
+	conn      remote.Conn
+	maxOutput int64
+}
+
+func (s *session) Exec(ctx context.Context, script []byte, timeout time.Duration) (audit.ExecResult, error) {
+	out, err := s.conn.Run(ctx, remote.Script{Stdin: script, Timeout: timeout, MaxOutput: s.maxOutput})
+	res := audit.ExecResult{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode}
+	if err != nil {
+		return res, Classify(err)
+	}
+	return res, nil
+}
+
+func (s *session) Close() error { return s.conn.Close() }
+
+// Classify maps an error from package remote to a node status. The message
+// is the human line shown in reports; remote's own error text, which
+// already says how to fix host-key and auth problems, follows it.
+func Classify(err error) error {
+	status, msg := audit.StatusError, "unexpected error"
+	switch {
+	case errors.Is(err, context.Canceled):
+		status, msg = audit.StatusInterrupted, "the run was interrupted"
+	case errors.Is(err, remote.ErrUnreachable):
+		status, msg = audit.StatusUnreachable, "cannot connect (refused, no route or unknown name)"
+	case errors.Is(err, remote.ErrConnectTimeout):
+		status, msg = audit.StatusTimeout, "no SSH answer within --connect-timeout"
+	case errors.Is(err, remote.ErrAuthFailed):
+		status, msg = audit.StatusAuthFailed, "SSH authentication failed"
+	case errors.Is(err, remote.ErrHostKeyUnknown):
+		status, msg = audit.StatusHostKeyUnknown, "host key not in known_hosts; verify it and add it"
+	case errors.Is(err, remote.ErrHostKeyMismatch):
+		status, msg = audit.StatusHostKeyMismatch, "HOST KEY CHANGED: possible man-in-the-middle or a reinstalled node; check before trusting"
+	case errors.Is(err, remote.ErrRunTimeout), errors.Is(err, context.DeadlineExceeded):
+		status, msg = audit.StatusProbeTimeout, "probes did not finish within their timeout; partial facts kept"
+	case errors.Is(err, remote.ErrOutputTruncated):
+		status, msg = audit.StatusOutputTruncated, "the node printed more than the output cap; the session was closed and partial facts kept"
+	case errors.Is(err, remote.ErrConnectionLost):
+		status, msg = audit.StatusConnectionLost, "the connection dropped during the probes; partial facts kept"
+	}
+	return &audit.StatusError{Status: status, Message: fmt.Sprintf("%s: %v", msg, err), Err: err}
+}
