@@ -157,7 +157,7 @@ func TestCleanFleetPasses(t *testing.T) {
 
 func TestUnreachableNodeGates3(t *testing.T) {
 	inv, tr := simulate(t, nodesim.Clean(3))
-	tr.fail["node-2"] = &StatusError{Status: StatusUnreachable, Message: "connection refused", Err: fmt.Errorf("dial")}
+	tr.fail["node-2"] = &NodeError{Status: StatusUnreachable, Message: "connection refused", Err: fmt.Errorf("dial")}
 	r := runSim(t, inv, tr)
 	if r.Gate.ExitCode != ExitUnaudited {
 		t.Fatalf("gate = %+v", r.Gate)
@@ -249,6 +249,9 @@ func TestShippedProbes(t *testing.T) {
 	// Every declared fact is really emitted on a simulated node.
 	inv, tr := simulate(t, nodesim.Clean(1))
 	r := runSim(t, inv, tr)
+	if got := r.Nodes[0].Facts["kubeproxy.port10256.listening"]; got != "yes" {
+		t.Errorf("kubeproxy.port10256.listening = %s on a node listening on 10256", got)
+	}
 	for f := range declared {
 		if _, ok := r.Nodes[0].Facts[f]; !ok {
 			t.Errorf("fact %s declared but not emitted", f)

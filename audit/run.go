@@ -34,22 +34,22 @@ type ExecResult struct {
 	ExitCode int
 }
 
-// StatusError is how a Transport tells Run which node status an error means
+// NodeError is how a Transport tells Run which node status an error means
 // and gives the operator a one-line message with the fix.
-type StatusError struct {
+type NodeError struct {
 	Status  NodeStatus
 	Message string
 	Err     error
 }
 
-func (e *StatusError) Error() string {
+func (e *NodeError) Error() string {
 	if e.Err == nil {
 		return e.Message
 	}
 	return e.Message + ": " + e.Err.Error()
 }
 
-func (e *StatusError) Unwrap() error { return e.Err }
+func (e *NodeError) Unwrap() error { return e.Err }
 
 // RunOptions is everything one audit needs.
 type RunOptions struct {
@@ -209,11 +209,11 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) Node {
 }
 
 // setFailure maps a transport error to the node's status. Errors that are not
-// a *StatusError are classified by the context: a cancelled run is
+// a *NodeError are classified by the context: a cancelled run is
 // interrupted, a passed node deadline is a timeout.
 func setFailure(n *Node, err error, ctx context.Context) {
 	n.Error = err.Error()
-	var se *StatusError
+	var se *NodeError
 	switch {
 	case errors.As(err, &se):
 		n.Status, n.Message = se.Status, se.Message

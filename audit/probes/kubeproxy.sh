@@ -4,10 +4,10 @@
 # timeout: 20s
 # facts: kubeproxy.port10256.listening kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.livez.code kubeproxy.livez.body
 # volatile: kubeproxy.healthz.body kubeproxy.livez.body
-# 10256 is 0x2818; state 0A is LISTEN. /proc/net/tcp needs no root, unlike ss -p.
+# 10256 is 0x2810; state 0A is LISTEN. /proc/net/tcp needs no root, unlike ss -p.
 listening=no
 for f in /proc/net/tcp /proc/net/tcp6; do
-	if [ -r "$R$f" ] && awk 'NR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == "2818") found = 1 } END { exit !found }' "$R$f"; then
+	if [ -r "$R$f" ] && awk 'NR != 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == "2810") found = 1 } END { exit !found }' "$R$f"; then
 		listening=yes
 	fi
 done
