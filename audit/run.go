@@ -146,8 +146,8 @@ func Analyze(r *Report, probes []Probe, checks []Check, p GatePolicy) {
 	r.Gate = EvaluateGate(r, p)
 }
 
-func auditNode(ctx context.Context, o RunOptions, h inventory.Host) Node {
-	n := Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}}
+func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
+	n = Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}}
 	if n.Roles == nil {
 		n.Roles = []string{}
 	}

@@ -29,7 +29,7 @@ EXAMPLES:
    fleet-audit demo --out /tmp/fleet-audit-demo`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "write the reports to `DIR`"},
-		}, auditFlags()[:3]...),
+		}, auditFlags()[:4]...),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {

@@ -37,7 +37,7 @@ func (t *Transport) Open(ctx context.Context, h inventory.Host) (audit.Session, 
 		d = t.Local
 	}
 	if d == nil {
-		return nil, &audit.StatusError{Status: audit.StatusError, Message: "no transport configured for connection " + h.Connection}
+		return nil, &audit.NodeError{Status: audit.StatusError, Message: "no transport configured for connection " + h.Connection}
 	}
 	c, err := d.Dial(ctx, target)
 	if err != nil {
@@ -87,5 +87,5 @@ func Classify(err error) error {
 	case errors.Is(err, remote.ErrConnectionLost):
 		status, msg = audit.StatusConnectionLost, "the connection dropped during the probes; partial facts kept"
 	}
-	return &audit.StatusError{Status: status, Message: fmt.Sprintf("%s: %v", msg, err), Err: err}
+	return &audit.NodeError{Status: status, Message: fmt.Sprintf("%s: %v", msg, err), Err: err}
 }

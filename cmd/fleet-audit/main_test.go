@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/fleet-audit/fleet-audit/internal/demo"
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"fleet-audit": func() { os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs cmd/fleet-audit/testdata/script/*.txtar against the real
+// main. Setup starts in-process SSH fleets and leaves their inventories in
+// $WORK/fleets/<name>/inventory.yaml:
+//
+//	incident    the seed incident (9 nodes, UFW on 4)
+//	clean       3 healthy nodes
+//	down        3 healthy nodes, one of which refuses connections
+//	hostkey     3 healthy nodes, one whose known_hosts entry is of another key
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			fleets := []struct {
+				name    string
+				members []nodesim.Member
+				o       demo.Options
+			}{
+				{"incident", nodesim.Incident(), demo.Options{}},
+				{"clean", nodesim.Clean(3), demo.Options{}},
+				{"down", nodesim.Clean(3), demo.Options{Faults: map[string]sshfleet.Fault{"node-2": sshfleet.FaultRefuse}}},
+				{"hostkey", nodesim.Clean(3), demo.Options{WrongHostKey: map[string]bool{"node-3": true}}},
+			}
+			for _, f := range fleets {
+				dir := filepath.Join(env.WorkDir, "fleets", f.name)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				fl, err := demo.Start(context.Background(), dir, f.members, f.o)
+				if err != nil {
+					return err
+				}
+				env.Defer(func() { fl.Close() })
+			}
+			// Keep the user's agent and config out of the tests.
+			env.Setenv("SSH_AUTH_SOCK", "")
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+	})
+}
