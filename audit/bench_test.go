@@ -1,0 +1,59 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// BenchmarkAnalyze measures judging, correlating and drift over a large
+// fleet (500 nodes, UFW on every 7th), the part of a run that grows with
+// fleet size × facts.
+func BenchmarkAnalyze(b *testing.B) {
+	probes, err := BuiltinProbes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	checks, err := BuiltinChecks()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var nodes []Node
+	for i := 0; i < 500; i++ {
+		facts := map[string]string{}
+		for _, p := range probes {
+			for _, f := range p.Facts {
+				facts[f] = "v"
+			}
+		}
+		facts["ufw.active"], facts["kubeproxy.healthz.code"], facts["kubeproxy.livez.code"] = "inactive", "200", "200"
+		if i%7 == 0 {
+			facts["ufw.active"], facts["kubeproxy.healthz.code"] = "active", "503"
+		}
+		facts["os.kernel"] = fmt.Sprintf("6.1.0-%d", i%3)
+		nodes = append(nodes, Node{Name: fmt.Sprintf("node-%03d", i), Roles: []string{[]string{"etcd", "worker"}[i%2]}, Status: StatusOK, Facts: facts})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := &Report{Nodes: nodes}
+		Analyze(r, probes, checks, GatePolicy{FailOn: SeverityCritical})
+	}
+}
+
+// BenchmarkParseOutput measures parsing one node's bundle output that
+// carries a 4 MiB flood inside one probe section.
+func BenchmarkParseOutput(b *testing.B) {
+	probes, _ := BuiltinProbes()
+	var sb strings.Builder
+	sb.WriteString("@@FA:n:begin:os\nos.kernel=6.1\n")
+	for sb.Len() < 4<<20 {
+		sb.WriteString("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n")
+	}
+	sb.WriteString("@@FA:n:end:os:0\n")
+	out := []byte(sb.String())
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ParseOutput(out, "n", probes)
+	}
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Speed and memory of the comparator and the output parser, and the wall time
+# and peak RSS of a whole demo audit. Numbers are measured here, never
+# asserted in tests.
+set -eu
+cd "$(dirname "$0")/.."
+go test -run '^$' -bench . -benchmem -count "${COUNT:-3}" ./audit
+make -s build
+if [ -x /usr/bin/time ]; then
+	/usr/bin/time -v ./bin/fleet-audit demo --out "${TMPDIR:-/tmp}/fleet-audit-bench" 2>&1 >/dev/null |
+		grep -E 'Elapsed|Maximum resident'
+else
+	time ./bin/fleet-audit demo --out "${TMPDIR:-/tmp}/fleet-audit-bench" >/dev/null
+fi
