@@ -258,3 +258,45 @@ func TestShippedProbes(t *testing.T) {
 		}
 	}
 }
+
+// blockingTransport answers the first host and blocks the others until the
+// context ends, like nodes still handshaking when the user presses Ctrl-C.
+type blockingTransport struct {
+	*shTransport
+	first  string
+	cancel context.CancelFunc
+}
+
+func (b *blockingTransport) Open(ctx context.Context, h inventory.Host) (Session, error) {
+	if h.Name == b.first {
+		return b.shTransport.Open(ctx, h)
+	}
+	b.cancel()
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestInterruptKeepsFinishedNodes(t *testing.T) {
+	inv, tr := simulate(t, nodesim.Clean(4))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bt := &blockingTransport{shTransport: tr, first: "node-1", cancel: cancel}
+	probes, _ := BuiltinProbes()
+	checks, _ := BuiltinChecks()
+	// Forks 1: node-1 finishes before any other node starts.
+	r, err := Run(ctx, RunOptions{Inventory: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted || r.Gate.ExitCode != ExitInterrupted {
+		t.Fatalf("interrupted=%v gate=%+v", r.Interrupted, r.Gate)
+	}
+	if r.Nodes[0].Status != StatusOK || len(r.Nodes[0].Facts) == 0 {
+		t.Errorf("finished node lost: %s", r.Nodes[0].Status)
+	}
+	for _, n := range r.Nodes[1:] {
+		if n.Status != StatusInterrupted {
+			t.Errorf("%s: status %s, want interrupted", n.Name, n.Status)
+		}
+	}
+}
