@@ -47,7 +47,13 @@ func ParseSeverity(s string) (Severity, error) {
 
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText accepts what MarshalText writes, "unknown" included, so any
+// saved report can be read back.
 func (s *Severity) UnmarshalText(b []byte) error {
+	if string(b) == severityNames[SeverityUnknown] {
+		*s = SeverityUnknown
+		return nil
+	}
 	v, err := ParseSeverity(string(b))
 	if err != nil {
 		return err

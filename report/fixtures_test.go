@@ -1,0 +1,305 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+// The fixtures are built in Go, not read from JSON, so that a change to the
+// model breaks them at compile time. Everything is sorted and the clock is
+// fixed, so the golden files are byte-stable without scrubbing.
+
+var (
+	fixtureStart = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	fixtureEnd   = fixtureStart.Add(12*time.Second + 400*time.Millisecond)
+	fixtureTool  = audit.Tool{Name: "fleet-audit", Version: "v0.1.0"}
+)
+
+var probeIDs = []string{"firewall", "iptables", "kubeproxy", "modules", "os", "rke2", "sysctl"}
+
+func okProbes() []audit.ProbeRun {
+	runs := make([]audit.ProbeRun, len(probeIDs))
+	for i, id := range probeIDs {
+		runs[i] = audit.ProbeRun{ID: id, Status: "ok"}
+	}
+	return runs
+}
+
+// baseFacts is a healthy RKE2 node as the seed incident describes it.
+func baseFacts(service string) map[string]string {
+	return map[string]string{
+		"conntrack.count":                           "817",
+		"conntrack.max":                             "131072",
+		"firewalld.active":                          "inactive",
+		"firewalld.installed":                       "no",
+		"iptables.backend":                          "nf_tables",
+		"iptables.version":                          "1.8.10",
+		"kubeproxy.healthz.code":                    "200",
+		"kubeproxy.healthz.node_eligible":           "true",
+		"kubeproxy.livez.code":                      "200",
+		"module.br_netfilter":                       "loaded",
+		"os.kernel":                                 "6.8.0-49-generic",
+		"os.pretty_name":                            "Ubuntu 24.04.1 LTS",
+		"rke2.service":                              service,
+		"rke2.version":                              "v1.31.4+rke2r1",
+		"sysctl.net.bridge.bridge-nf-call-iptables": "1",
+		"sysctl.net.ipv4.ip_forward":                "1",
+		"ufw.active":                                "inactive",
+		"ufw.enabled":                               "disabled",
+		"ufw.installed":                             "yes",
+	}
+}
+
+// fixtureChecks are the checks judged in every scenario, sorted by id.
+var fixtureChecks = []struct {
+	id       string
+	severity audit.Severity
+	fail     func(map[string]string) (bool, string)
+}{
+	{"firewall.firewalld-active", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+		return f["firewalld.active"] == "active", "firewalld.active=" + f["firewalld.active"] + " (want not active)"
+	}},
+	{"firewall.ufw-active", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+		return f["ufw.active"] == "active", "ufw.active=" + f["ufw.active"] + " (want not active)"
+	}},
+	{"kubeproxy.healthz-failing", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+		return f["kubeproxy.healthz.code"] != "200", "kubeproxy.healthz.code=" + f["kubeproxy.healthz.code"] + ", kubeproxy.livez.code=" + f["kubeproxy.livez.code"]
+	}},
+	{"kubeproxy.node-not-eligible", audit.SeverityInfo, func(f map[string]string) (bool, string) {
+		return f["kubeproxy.healthz.node_eligible"] == "false", "kubeproxy.healthz.node_eligible=" + f["kubeproxy.healthz.node_eligible"]
+	}},
+	{"module.br-netfilter", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+		return f["module.br_netfilter"] == "absent", "module.br_netfilter=" + f["module.br_netfilter"]
+	}},
+	{"sysctl.ip-forward", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+		return f["sysctl.net.ipv4.ip_forward"] != "1", "sysctl.net.ipv4.ip_forward=" + f["sysctl.net.ipv4.ip_forward"] + " (want 1)"
+	}},
+}
+
+// judge fills Checks the way audit does: node order, then check id; a node
+// without facts skips every check.
+func judge(r *audit.Report) {
+	for _, n := range r.Nodes {
+		for _, c := range fixtureChecks {
+			cr := audit.CheckResult{Check: c.id, Node: n.Name, Severity: c.severity, Outcome: audit.OutcomePass}
+			if len(n.Facts) == 0 {
+				cr.Outcome, cr.Detail = audit.OutcomeSkip, "node not audited: "+n.Status.String()
+			} else if fail, detail := c.fail(n.Facts); fail {
+				cr.Outcome, cr.Detail = audit.OutcomeFail, detail
+			} else {
+				cr.Detail = detail
+			}
+			r.Checks = append(r.Checks, cr)
+		}
+	}
+}
+
+func newReport(inventory string) *audit.Report {
+	return &audit.Report{
+		SchemaVersion: audit.SchemaVersion,
+		Tool:          fixtureTool,
+		Inventory:     inventory,
+		StartedAt:     fixtureStart,
+		FinishedAt:    fixtureEnd,
+		Gate:          audit.Gate{FailOn: audit.SeverityCritical, Passed: true, Reasons: []string{}},
+		Findings:      []audit.Finding{},
+		Drift:         []audit.Drift{},
+	}
+}
+
+func node(name, address string, roles []string, facts map[string]string, seconds float64) audit.Node {
+	n := audit.Node{Name: name, Address: address, Roles: roles, Status: audit.StatusOK, Facts: facts, DurationSeconds: seconds, Probes: okProbes()}
+	return n
+}
+
+// incidentReport is the seed incident: UFW active on etcd-1, etcd-2,
+// worker-2 and worker-4, kube-proxy /healthz 503 on exactly those four.
+func incidentReport() *audit.Report {
+	r := newReport("inventories/cluster-a.yaml")
+	ufw := map[string]bool{"cluster-a-etcd-1": true, "cluster-a-etcd-2": true, "cluster-a-worker-2": true, "cluster-a-worker-4": true}
+	add := func(name, role, service string, i int) {
+		f := baseFacts(service)
+		f["conntrack.count"] = fmt.Sprint(700 + 37*i)
+		if ufw[name] {
+			f["ufw.active"], f["ufw.enabled"], f["kubeproxy.healthz.code"] = "active", "enabled", "503"
+		}
+		if name == "cluster-a-worker-3" {
+			f["os.kernel"] = "6.8.0-51-generic"
+		}
+		r.Nodes = append(r.Nodes, node(name, fmt.Sprintf("10.0.1.%d", 10+i), []string{role}, f, 1.5+float64(i)/10))
+	}
+	i := 0
+	for _, n := range []string{"cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-etcd-3"} {
+		add(n, "etcd", "rke2-server", i)
+		i++
+	}
+	for _, n := range []string{"cluster-a-cp-1", "cluster-a-cp-2"} {
+		add(n, "control-plane", "rke2-server", i)
+		i++
+	}
+	for _, n := range []string{"cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-3", "cluster-a-worker-4"} {
+		add(n, "worker", "rke2-agent", i)
+		i++
+	}
+	judge(r)
+
+	four := []string{"cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-worker-2", "cluster-a-worker-4"}
+	five := []string{"cluster-a-cp-1", "cluster-a-cp-2", "cluster-a-etcd-3", "cluster-a-worker-1", "cluster-a-worker-3"}
+	var ufwEvidence, healthzEvidence []string
+	for _, n := range four {
+		ufwEvidence = append(ufwEvidence, n+": ufw.active=active")
+		healthzEvidence = append(healthzEvidence, n+": kubeproxy.healthz.code=503, kubeproxy.livez.code=200")
+	}
+	r.Findings = []audit.Finding{
+		{
+			Check: "correlation.kubeproxy.healthz-failing", Kind: audit.KindCorrelation,
+			Title: "probable cause: ufw.active=active", Severity: audit.SeverityCritical, Nodes: four,
+			Summary: "kube-proxy /healthz fails on exactly the nodes where UFW is active.",
+			Evidence: []string{
+				"healthz 503 on 4 nodes; ufw.active=active on the same 4 and on none of the 5 healthy ones",
+				"ufw.enabled=enabled splits the fleet the same way",
+			},
+			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent.",
+			Cause: &audit.Cause{
+				Fact: "ufw.active", Value: "active", Symptom: "kubeproxy.healthz-failing",
+				Matched: 4, Extra: 0, Missed: 0, Healthy: 5, Score: 1, Exact: true, Also: []string{"ufw.enabled"},
+			},
+		},
+		{
+			Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: "UFW is active on a Kubernetes node",
+			Severity: audit.SeverityCritical, Nodes: four,
+			Summary:     "UFW manages iptables policy and chains beside kube-proxy; it breaks Service rules and makes kube-proxy's /healthz fail.",
+			Evidence:    ufwEvidence,
+			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent; add it to the node baseline so it does not come back on reboot.",
+		},
+		{
+			Check: "kubeproxy.healthz-failing", Kind: audit.KindCheck, Title: "kube-proxy /healthz fails while /livez is fine",
+			Severity: audit.SeverityCritical, Nodes: four,
+			Summary:     "kube-proxy is alive (/livez 200) but reports its dataplane unhealthy on /healthz; a liveness probe on /healthz makes kubelet kill it into CrashLoopBackOff.",
+			Evidence:    healthzEvidence,
+			Remediation: "Find what differs on these nodes (see the probable cause) and fix that; as a tactical mitigation only, point the kube-proxy liveness and startup probes at /livez.",
+		},
+		{
+			Check: "drift.os.kernel", Kind: audit.KindDrift, Title: "os.kernel differs within role worker",
+			Severity: audit.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
+			Summary:     "cluster-a-worker-3 runs kernel 6.8.0-51-generic; the other 3 workers run 6.8.0-49-generic.",
+			Evidence:    []string{"cluster-a-worker-3: os.kernel=6.8.0-51-generic"},
+			Remediation: "Bring the node image in line with its role, or record why it differs.",
+		},
+	}
+	eight := []string{"cluster-a-cp-1", "cluster-a-cp-2", "cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-etcd-3", "cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}
+	r.Drift = []audit.Drift{
+		{Fact: "kubeproxy.healthz.code", Scope: "fleet", Majority: "200", Groups: []audit.DriftGroup{{Value: "200", Nodes: five}, {Value: "503", Nodes: four}}},
+		{Fact: "os.kernel", Scope: "fleet", Majority: "6.8.0-49-generic", Groups: []audit.DriftGroup{{Value: "6.8.0-49-generic", Nodes: eight}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
+		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []audit.DriftGroup{{Value: "inactive", Nodes: five}, {Value: "active", Nodes: four}}},
+		{Fact: "ufw.enabled", Scope: "fleet", Majority: "disabled", Groups: []audit.DriftGroup{{Value: "disabled", Nodes: five}, {Value: "enabled", Nodes: four}}},
+		{Fact: "os.kernel", Scope: "role:worker", Majority: "6.8.0-49-generic", Groups: []audit.DriftGroup{{Value: "6.8.0-49-generic", Nodes: []string{"cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
+	}
+	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings"}}
+	return r
+}
+
+// cleanReport is three identical, healthy nodes.
+func cleanReport() *audit.Report {
+	r := newReport("inventories/lab.yaml")
+	for i, n := range []string{"lab-1", "lab-2", "lab-3"} {
+		f := baseFacts("rke2-server")
+		delete(f, "conntrack.count") // volatile; keeps the three nodes identical
+		r.Nodes = append(r.Nodes, node(n, fmt.Sprintf("192.0.2.%d", 11+i), []string{"etcd", "control-plane"}, f, 1.2))
+	}
+	judge(r)
+	return r
+}
+
+// unreachableReport has one node that never answered: the gate exits 3.
+func unreachableReport() *audit.Report {
+	r := newReport("inventories/edge.yaml")
+	r.Nodes = append(r.Nodes,
+		node("edge-cp-1", "198.51.100.10", []string{"etcd", "control-plane"}, baseFacts("rke2-server"), 1.4),
+		node("edge-worker-1", "198.51.100.21", []string{"worker"}, baseFacts("rke2-agent"), 1.6),
+		audit.Node{
+			Name: "edge-worker-2", Address: "198.51.100.22", Roles: []string{"worker"}, Status: audit.StatusUnreachable,
+			Message:         "cannot reach 198.51.100.22:22 within 10s; check the address, the port and any firewall or security group in between",
+			Error:           "dial tcp 198.51.100.22:22: i/o timeout",
+			DurationSeconds: 10, Facts: map[string]string{}, Probes: []audit.ProbeRun{},
+		},
+	)
+	r.Nodes[1].Facts["conntrack.count"] = "901"
+	judge(r)
+	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 3, Reasons: []string{"1 node not audited: edge-worker-2 (unreachable)"}}
+	return r
+}
+
+// hostile are strings a compromised or broken node could send.
+var hostile = []string{
+	"<script>alert(1)</script>",
+	`"><img src=x onerror=alert(1)>`,
+	"javascript:alert(1)",
+	"</textarea>",
+	"{{.}}",
+	"\x1b[31mred\x1b[0m",
+	"\x1b]0;title\x07",
+	"a|b|c",
+	"`code` ``x``",
+	"line1\nline2\r\nline3",
+	"back\bspace\x00nul\x7f\u009b2J",
+	"\u202eevil",
+	"[link](javascript:alert(1)) ![img](x) *em* _u_",
+	"# heading",
+	"\xff\xfe invalid utf-8",
+	`\|`,
+	"]]><x>&amp;</x><![CDATA[",
+}
+
+// hostileReport puts hostile text everywhere a node or an inventory can.
+func hostileReport() *audit.Report {
+	r := newReport("<script>alert('inv')</script>\x1b[2J")
+	join := func(i int) string { return hostile[i%len(hostile)] + " " + hostile[(i+5)%len(hostile)] }
+	var names []string
+	for i := 0; i < 3; i++ {
+		name := fmt.Sprintf("n%d-%s", i, hostile[i])
+		names = append(names, name)
+		f := map[string]string{"ufw.active": "inactive"}
+		for j, h := range hostile {
+			f[fmt.Sprintf("x.f%02d", j)] = h
+		}
+		f["x.join"] = join(i)
+		r.Nodes = append(r.Nodes, audit.Node{
+			Name: name, Address: hostile[(i+1)%len(hostile)], Roles: []string{hostile[(i+2)%len(hostile)]},
+			Status: audit.StatusProbeTimeout, Message: join(i + 3), Error: join(i + 4), Facts: f,
+			Probes: []audit.ProbeRun{{ID: "firewall", Status: "failed", ExitCode: 1, Stderr: join(i + 6)}},
+		})
+	}
+	r.Nodes[0].Facts["ufw.active"] = "active\x1b[0m<b>"
+	r.Nodes = append(r.Nodes, audit.Node{Name: hostile[1], Status: audit.StatusUnreachable, Message: hostile[0], Error: hostile[6], Facts: map[string]string{}})
+	for _, n := range r.Nodes {
+		r.Checks = append(r.Checks,
+			audit.CheckResult{Check: "firewall.ufw-active", Node: n.Name, Severity: audit.SeverityCritical, Outcome: audit.OutcomeFail, Detail: join(7)},
+			audit.CheckResult{Check: "kubeproxy.node-not-eligible", Node: n.Name, Severity: audit.SeverityInfo, Outcome: audit.OutcomeFail, Detail: join(8)},
+			audit.CheckResult{Check: "x." + hostile[9], Node: n.Name, Severity: audit.SeverityWarning, Outcome: audit.OutcomeSkip, Detail: join(9)})
+	}
+	sorted := append([]string(nil), names...)
+	sort.Strings(sorted)
+	var evidence []string
+	for i, n := range names {
+		evidence = append(evidence, n+": "+join(i+10))
+	}
+	r.Findings = []audit.Finding{
+		{
+			Check: "correlation." + hostile[0], Kind: audit.KindCorrelation, Title: join(11), Severity: audit.SeverityCritical,
+			Nodes: names, Summary: join(12), Evidence: evidence, Remediation: join(13),
+			Cause: &audit.Cause{Fact: hostile[5], Value: join(14), Symptom: hostile[1], Matched: 3, Healthy: 0, Exact: true, Also: []string{hostile[2]}},
+		},
+		{Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: join(15), Severity: audit.SeverityCritical, Nodes: names, Summary: join(16), Evidence: evidence, Remediation: join(17)},
+		{Check: hostile[8], Kind: audit.KindDrift, Title: join(18), Severity: audit.SeverityWarning, Nodes: names[:1], Summary: join(19)},
+	}
+	r.Drift = []audit.Drift{
+		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []audit.DriftGroup{{Value: "inactive", Nodes: sorted[1:]}, {Value: "active\x1b[0m<b>", Nodes: names[:1]}}},
+		{Fact: "x.join", Scope: "role:" + hostile[2], Majority: join(0), Groups: []audit.DriftGroup{{Value: join(0), Nodes: names[:1]}, {Value: join(1), Nodes: names[1:2]}, {Value: join(2), Nodes: names[2:]}}},
+	}
+	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{join(20), join(21)}}
+	return r
+}

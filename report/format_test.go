@@ -1,0 +1,547 @@
+package report
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/xml"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+// allReports is every fixture, hostile one included.
+func allReports() map[string]*audit.Report {
+	return map[string]*audit.Report{
+		"incident": incidentReport(), "clean": cleanReport(), "unreachable": unreachableReport(), "hostile": hostileReport(),
+	}
+}
+
+// --- terminal ---
+
+func TestTerminalNoEscapesWithoutColor(t *testing.T) {
+	for name, r := range allReports() {
+		for _, width := range []int{0, 40, 60, 200} {
+			out := render(t, "terminal", Options{Width: width}, r)
+			if i := bytes.IndexByte(out, 0x1b); i >= 0 {
+				t.Errorf("%s width %d: ESC at byte %d: %q", name, width, i, context(out, i))
+			}
+			checkTerminalControls(t, name, out)
+		}
+	}
+}
+
+func TestTerminalOnlyOwnSGR(t *testing.T) {
+	own := strings.NewReplacer(sgrReset, "", sgrBold, "", sgrRed, "", sgrYellow, "", sgrCyan, "", sgrGreen, "")
+	for name, r := range allReports() {
+		out := render(t, "terminal", Options{Color: true}, r)
+		if !bytes.Contains(out, []byte(sgrRed)) && !r.Gate.Passed {
+			t.Errorf("%s: Color=true printed no colour", name)
+		}
+		rest := own.Replace(string(out))
+		if i := strings.IndexByte(rest, 0x1b); i >= 0 {
+			t.Errorf("%s: an escape sequence that is not ours: %q", name, context([]byte(rest), i))
+		}
+		checkTerminalControls(t, name, []byte(rest))
+	}
+}
+
+// checkTerminalControls: apart from newlines nothing may move the cursor,
+// ring, or be a C1 control or a bidi override.
+func checkTerminalControls(t *testing.T, name string, out []byte) {
+	t.Helper()
+	if !utf8.Valid(out) {
+		t.Errorf("%s: terminal output is not UTF-8", name)
+	}
+	for i, r := range string(out) {
+		if r != '\n' && needsEscape(r) && r != 0x1b {
+			t.Errorf("%s: raw control %U at %d: %q", name, r, i, context(out, i))
+			return
+		}
+	}
+}
+
+func context(b []byte, i int) []byte {
+	lo, hi := max(0, i-30), min(len(b), i+30)
+	return b[lo:hi]
+}
+
+func TestTerminalFitsWidth(t *testing.T) {
+	for _, width := range []int{80, 100, 140} {
+		out := render(t, "terminal", Options{Width: width}, incidentReport())
+		for _, l := range strings.Split(string(out), "\n") {
+			// Tables are fitted; the lines around them are whole on purpose.
+			if !strings.ContainsAny(l, "│┌└├") {
+				continue
+			}
+			if w := twwidth.Width(l); w > width {
+				t.Errorf("width %d: line is %d wide: %q", width, w, l)
+			}
+		}
+	}
+}
+
+func TestTerminalIncident(t *testing.T) {
+	out := string(render(t, "terminal", Options{}, incidentReport()))
+	for _, want := range []string{
+		"9 nodes: 9 audited, 0 not audited",
+		"probable cause of kubeproxy.healthz-failing: ufw.active=active",
+		"on the same 4 and on none of the 5 healthy ones",
+		"cluster-a-etcd-[1-2],cluster-a-worker-[2,4]",
+		"gate: FAILED (exit 1): 3 critical findings",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terminal output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "Nodes not ok") {
+		t.Error("node table shown although every node is ok")
+	}
+	if strings.Index(out, "Findings") > strings.Index(out, "Drift") {
+		t.Error("findings must come before drift")
+	}
+	if !strings.Contains(string(render(t, "terminal", Options{}, cleanReport())), "gate: passed") {
+		t.Error("clean run lacks gate: passed")
+	}
+}
+
+func TestWrapUnits(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		width  int
+		indent int
+		mode   int
+		want   []string
+	}{
+		{"active: etcd-[1-2],worker-[2,4]", 26, 2, modeList, []string{"active: etcd-[1-2],", "  worker-[2,4]"}},
+		{"n1,n2,n3", 100, 0, modeList, []string{"n1,n2,n3"}},
+		{"correlation.kubeproxy.healthz-failing", 24, 0, modeIdent, []string{"correlation.kubeproxy.", "healthz-failing"}},
+		{"a long sentence of words", 10, 0, modeWords, []string{"a long", "sentence", "of words"}},
+		{"abcdefghijklmnop", 5, 0, modeWords, []string{"abcde", "fghij", "klmno", "p"}},
+		{"x", 1, 4, modeList, []string{"x"}},
+	} {
+		got := wrapUnits(tc.in, tc.width, tc.indent, wrapTiers[tc.mode])
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("wrapUnits(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+		for _, l := range got {
+			if twwidth.Width(l) > tc.width {
+				t.Errorf("wrapUnits(%q, %d): line %q too wide", tc.in, tc.width, l)
+			}
+		}
+	}
+}
+
+func TestTerminalMaxDriftRows(t *testing.T) {
+	out := string(render(t, "terminal", Options{MaxDriftRows: 2}, incidentReport()))
+	if !strings.Contains(out, "… 3 more not shown") {
+		t.Errorf("capped drift table does not say how many rows it hid:\n%s", out)
+	}
+	if strings.Contains(out, "ufw.enabled  ") {
+		t.Error("drift row beyond the cap was printed")
+	}
+}
+
+// --- markdown ---
+
+var mdTagRe = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)`)
+
+func TestMarkdownHostile(t *testing.T) {
+	out := string(render(t, "markdown", Options{}, hostileReport()))
+	lower := strings.ToLower(out)
+	for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "\x1b", "\x00", "\r", "\b"} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("markdown contains raw %q", bad)
+		}
+	}
+	// The only raw HTML is our own.
+	allowed := map[string]bool{"details": true, "summary": true, "br": true, "code": true}
+	for _, m := range mdTagRe.FindAllStringSubmatch(out, -1) {
+		if !allowed[strings.ToLower(m[2])] {
+			t.Errorf("markdown contains raw tag %q", m[0])
+		}
+	}
+	checkMarkdownTables(t, out)
+}
+
+func TestMarkdownTablesGolden(t *testing.T) {
+	for name, r := range allReports() {
+		checkMarkdownTables(t, string(render(t, "markdown", Options{}, r)))
+		_ = name
+	}
+}
+
+// checkMarkdownTables: every row of a table has as many cells as its
+// header; GFM splits a row at each pipe not preceded by a backslash.
+func checkMarkdownTables(t *testing.T, md string) {
+	t.Helper()
+	want := -1
+	for i, l := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(l, "|") {
+			want = -1
+			continue
+		}
+		n := 0
+		for j := 0; j < len(l); j++ {
+			if l[j] == '|' && (j == 0 || l[j-1] != '\\') {
+				n++
+			}
+		}
+		if want < 0 {
+			want = n
+		} else if n != want {
+			t.Errorf("markdown line %d has %d cell separators, its table %d: %q", i+1, n, want, l)
+		}
+	}
+}
+
+func TestMarkdownEscapers(t *testing.T) {
+	for _, h := range hostile {
+		// Our own markup is allowed; anything else must be escaped.
+		s := strings.NewReplacer("<br>", "", "&lt;", "", "&gt;", "").Replace(mdText(h))
+		for j := 0; j < len(s); j++ {
+			c := s[j]
+			if c == '\\' {
+				j++ // an escape: the next byte is literal
+				continue
+			}
+			if strings.IndexByte("|`*_[]~$<>\n\r", c) >= 0 || c == '&' && j+1 < len(s) && (s[j+1] == '#' || isLetter(s[j+1])) {
+				t.Errorf("mdText(%q) = %q: unescaped %q", h, s, c)
+			}
+		}
+		for _, inTable := range []bool{false, true} {
+			code := mdCode(h, inTable)
+			if inner, ok := strings.CutPrefix(code, "<code>"); ok {
+				inner = strings.TrimSuffix(inner, "</code>")
+				if strings.ContainsAny(inner, "<>") || inner != mdText(h) {
+					t.Errorf("mdCode(%q) = %q: not escaped text", h, code)
+				}
+				continue
+			}
+			n := 0
+			for n < len(code) && code[n] == '`' {
+				n++
+			}
+			fence := strings.Repeat("`", n)
+			inner := strings.TrimSuffix(code[n:], fence)
+			if n == 0 || !strings.HasSuffix(code, fence) || strings.Contains(inner, fence) || strings.ContainsAny(inner, "\n\r") {
+				t.Errorf("mdCode(%q) = %q: the content can close or break the span", h, code)
+			}
+			if inTable && strings.Contains(strings.ReplaceAll(inner, `\|`, ""), "|") {
+				t.Errorf("mdCode(%q, table) = %q: raw pipe", h, code)
+			}
+		}
+	}
+	if got := mdLine("1. not a list"); !strings.HasPrefix(got, "&#49;") {
+		t.Errorf("mdLine must neutralise a leading list marker: %q", got)
+	}
+}
+
+// --- html ---
+
+type htmlTag struct {
+	name  string
+	attrs map[string]string
+}
+
+// scanTags is a small tokenizer for the tags of our own output: it honours
+// quoted attribute values, so text inside an attribute (where escaped
+// markup legitimately shows up) is never mistaken for a tag.
+func scanTags(t *testing.T, s string) []htmlTag {
+	t.Helper()
+	var tags []htmlTag
+	for i := 0; i < len(s); i++ {
+		if s[i] != '<' || i+1 >= len(s) {
+			continue
+		}
+		j := i + 1
+		if s[j] == '/' {
+			j++
+		}
+		if j >= len(s) || !isLetter(s[j]) {
+			continue
+		}
+		k := j
+		for k < len(s) && (isLetter(s[k]) || s[k] >= '0' && s[k] <= '9') {
+			k++
+		}
+		tag := htmlTag{name: strings.ToLower(s[j:k]), attrs: map[string]string{}}
+		for k < len(s) && s[k] != '>' {
+			if s[k] == ' ' || s[k] == '\n' || s[k] == '/' {
+				k++
+				continue
+			}
+			a := k
+			for k < len(s) && !strings.ContainsRune(" \n=>/", rune(s[k])) {
+				k++
+			}
+			name := strings.ToLower(s[a:k])
+			val := ""
+			if k < len(s) && s[k] == '=' {
+				k++
+				if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+					q := s[k]
+					end := strings.IndexByte(s[k+1:], q)
+					if end < 0 {
+						t.Fatalf("unterminated attribute value at %d", k)
+					}
+					val = s[k+1 : k+1+end]
+					k += end + 2
+				} else {
+					a := k
+					for k < len(s) && s[k] != ' ' && s[k] != '>' {
+						k++
+					}
+					val = s[a:k]
+				}
+			}
+			tag.attrs[name] = val
+		}
+		tags = append(tags, tag)
+		i = k
+		if tag.name == "style" {
+			// Skip the stylesheet; it is checked on its own.
+			if end := strings.Index(s[i:], "</style>"); end >= 0 {
+				i += end
+			}
+		}
+	}
+	return tags
+}
+
+var htmlAllowedTags = map[string]bool{
+	"html": true, "head": true, "meta": true, "title": true, "style": true, "body": true, "header": true,
+	"h1": true, "h2": true, "h3": true, "h4": true, "nav": true, "a": true, "main": true, "section": true,
+	"ul": true, "li": true, "p": true, "strong": true, "br": true, "dl": true, "dt": true, "dd": true,
+	"time": true, "div": true, "table": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true,
+	"span": true, "code": true, "article": true, "input": true, "label": true, "details": true,
+	"summary": true, "pre": true, "footer": true,
+}
+
+func checkHTML(t *testing.T, name, doc string) {
+	t.Helper()
+	lower := strings.ToLower(doc)
+	for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "<iframe", "<object", "<link", "@import", "url(", "expression(", `href="javascript:`, "onerror=\""} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("%s: html contains %q", name, bad)
+		}
+	}
+	for _, tag := range scanTags(t, doc) {
+		if !htmlAllowedTags[tag.name] {
+			t.Errorf("%s: unexpected tag <%s>", name, tag.name)
+		}
+		for a, v := range tag.attrs {
+			if strings.HasPrefix(a, "on") {
+				t.Errorf("%s: event handler attribute %s=%q on <%s>", name, a, v, tag.name)
+			}
+			switch a {
+			case "src", "srcset", "action", "formaction", "poster", "background", "style":
+				t.Errorf("%s: attribute %s=%q on <%s>", name, a, v, tag.name)
+			case "href":
+				// In-page anchors only: no scheme, no //host.
+				if !strings.HasPrefix(v, "#") {
+					t.Errorf("%s: href %q is not an in-page anchor", name, v)
+				}
+			}
+			if strings.Contains(v, "http://") || strings.Contains(v, "https://") || strings.HasPrefix(strings.TrimSpace(v), "//") {
+				if a != "title" && a != "content" {
+					t.Errorf("%s: external reference in %s=%q", name, a, v)
+				}
+			}
+		}
+	}
+}
+
+func TestHTMLHostile(t *testing.T) {
+	doc := string(render(t, "html", Options{}, hostileReport()))
+	checkHTML(t, "hostile", doc)
+	for _, bad := range []string{"\x1b", "\x00", "\x07", "\b", "\u202e"} {
+		if strings.Contains(doc, bad) {
+			t.Errorf("html contains raw %q", bad)
+		}
+	}
+	if !strings.Contains(doc, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("hostile node text was not shown escaped (was it dropped?)")
+	}
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	for name, r := range allReports() {
+		doc := string(render(t, "html", Options{}, r))
+		checkHTML(t, name, doc)
+		for _, ext := range []string{"http://", "https://"} {
+			if strings.Contains(htmlCSS, ext) || strings.Contains(htmlTemplate, ext) {
+				t.Errorf("the template itself references %s", ext)
+			}
+		}
+	}
+}
+
+// TestHTMLCSP: the page's policy pins the stylesheet by hash; if the
+// template reshaped the stylesheet the page would render unstyled.
+func TestHTMLCSP(t *testing.T) {
+	doc := string(render(t, "html", Options{}, incidentReport()))
+	start := strings.Index(doc, "<style>") + len("<style>")
+	end := strings.Index(doc, "</style>")
+	sum := sha256.Sum256([]byte(doc[start:end]))
+	want := "&#39;sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+	want = strings.ReplaceAll(want, "+", "&#43;")
+	if !strings.Contains(doc, want) {
+		t.Errorf("CSP does not carry the stylesheet's hash %s", want)
+	}
+	if !strings.Contains(doc, "default-src &#39;none&#39;") {
+		t.Error("CSP lacks default-src 'none'")
+	}
+}
+
+func TestHTMLIncident(t *testing.T) {
+	doc := string(render(t, "html", Options{}, incidentReport()))
+	for _, want := range []string{
+		"Gate FAILED — exit 1", "3 critical findings", "9 nodes: 9 audited, 0 not audited", "12.4s",
+		"2026-12-02 10:00:00 UTC", "fleet-audit v0.1.0", "inventories/cluster-a.yaml",
+		"probable cause of kubeproxy.healthz-failing: ufw.active=active",
+		`<th scope="colgroup" colspan="3">etcd</th>`, `<th scope="colgroup" colspan="4">worker</th>`,
+		`<td class="drift" title="fleet majority: inactive">`, "@media print", "overflow-x: auto",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+	// Probable cause first: the correlation comes before the checks it explains.
+	if strings.Index(doc, "correlation.kubeproxy.healthz-failing") > strings.Index(doc, "<code>firewall.ufw-active</code>") {
+		t.Error("correlation finding is not first")
+	}
+	if n := strings.Count(doc, `<td class="drift"`); n < 4+4+1 {
+		t.Errorf("only %d drifted cells marked in the matrix and node tables", n)
+	}
+}
+
+// --- junit ---
+
+func TestJUnitParses(t *testing.T) {
+	for name, r := range allReports() {
+		out := render(t, "junit", Options{}, r)
+		var doc junitSuites
+		if err := xml.Unmarshal(out, &doc); err != nil {
+			t.Fatalf("%s: junit does not parse: %v", name, err)
+		}
+		for i, c := range string(out) {
+			if c < 0x20 && c != '\n' && c != '\t' || c == 0xfffd {
+				t.Errorf("%s: character %U at %d in junit", name, c, i)
+				break
+			}
+		}
+		tests, failures, errors, skipped := 0, 0, 0, 0
+		for _, s := range doc.Suites {
+			if s.Tests != len(s.Cases) {
+				t.Errorf("%s: suite %s says %d tests, has %d", name, s.Name, s.Tests, len(s.Cases))
+			}
+			tests, failures, errors, skipped = tests+s.Tests, failures+s.Failures, errors+s.Errors, skipped+s.Skipped
+		}
+		if doc.Tests != tests || doc.Failures != failures || doc.Errors != errors || doc.Skipped != skipped {
+			t.Errorf("%s: totals %d/%d/%d/%d do not add up to %d/%d/%d/%d", name, doc.Tests, doc.Failures, doc.Errors, doc.Skipped, tests, failures, errors, skipped)
+		}
+	}
+}
+
+func TestJUnitMapping(t *testing.T) {
+	var doc junitSuites
+	if err := xml.Unmarshal(render(t, "junit", Options{}, incidentReport()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Suites) != 9 || doc.Suites[0].Name != "cluster-a-etcd-1" {
+		t.Fatalf("want one suite per node, got %d", len(doc.Suites))
+	}
+	if doc.Failures != 8 {
+		t.Errorf("failures = %d, want 8 (two checks on four nodes)", doc.Failures)
+	}
+	cases := map[string]junitCase{}
+	for _, c := range doc.Suites[0].Cases {
+		cases[c.Name] = c
+	}
+	hz := cases["kubeproxy.healthz-failing"]
+	if hz.Failure == nil || hz.Failure.Type != "critical" || hz.Classname != "cluster-a-etcd-1" {
+		t.Fatalf("healthz case = %+v", hz)
+	}
+	for _, want := range []string{"probable cause of kubeproxy.healthz-failing: ufw.active=active", "remediation:", "cluster-a-etcd-1: kubeproxy.healthz.code=503"} {
+		if !strings.Contains(hz.Failure.Text, want) {
+			t.Errorf("failure text lacks %q:\n%s", want, hz.Failure.Text)
+		}
+	}
+	if strings.Contains(hz.Failure.Text, "cluster-a-etcd-2:") {
+		t.Error("failure text carries evidence about another node")
+	}
+	if cases["firewall.ufw-active"].Failure == nil || cases["sysctl.ip-forward"].Failure != nil {
+		t.Error("pass/fail mapped wrongly")
+	}
+
+	// info → skipped, warning → failure, unreachable → connect error.
+	r := unreachableReport()
+	r.Checks[0].Outcome, r.Checks[0].Severity = audit.OutcomeFail, audit.SeverityInfo
+	r.Checks[1].Outcome, r.Checks[1].Severity = audit.OutcomeFail, audit.SeverityWarning
+	doc = junitSuites{}
+	if err := xml.Unmarshal(render(t, "junit", Options{}, r), &doc); err != nil {
+		t.Fatal(err)
+	}
+	c0, c1 := doc.Suites[0].Cases[0], doc.Suites[0].Cases[1]
+	if c0.Skipped == nil || !strings.HasPrefix(c0.Skipped.Message, "info: ") || c0.Failure != nil {
+		t.Errorf("info failure = %+v, want skipped", c0)
+	}
+	if c1.Failure == nil || c1.Failure.Type != "warning" {
+		t.Errorf("warning failure = %+v, want failure", c1)
+	}
+	down := doc.Suites[2]
+	if down.Cases[0].Name != "connect" || down.Cases[0].Error == nil || !strings.HasPrefix(down.Cases[0].Error.Message, "unreachable: cannot reach") || down.Errors != 1 {
+		t.Errorf("unreachable node suite = %+v", down)
+	}
+}
+
+// --- json ---
+
+func TestJSONRoundTrip(t *testing.T) {
+	for name, r := range allReports() {
+		out := render(t, "json", Options{}, r)
+		back, err := ReadJSON(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		again := render(t, "json", Options{}, back)
+		if name == "hostile" {
+			// encoding/json writes invalid UTF-8 as \ufffd and reads it back as
+			// U+FFFD, so only the second generation is stable.
+			back2, err := ReadJSON(bytes.NewReader(again))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = again
+			again = render(t, "json", Options{}, back2)
+		} else if !reflect.DeepEqual(r, back) {
+			t.Errorf("%s: ReadJSON(Format(r)) != r", name)
+		}
+		if !bytes.Equal(out, again) {
+			t.Errorf("%s: JSON does not round-trip: %s", name, firstDiff(out, again))
+		}
+	}
+}
+
+func TestReadJSONRejects(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"schema_version": 2, "nodes": []}`, "schema_version 2 is not supported"},
+		{`{"nodes": []}`, "no schema_version"},
+		{`[1,2]`, "not a fleet-audit JSON report"},
+		{`not json`, "not a fleet-audit JSON report"},
+		{`{"schema_version": 1, "nodes": "x"}`, "read report"},
+		{`{"schema_version": 1} {"schema_version": 1}`, "read report"},
+	} {
+		_, err := ReadJSON(strings.NewReader(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadJSON(%s) error = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}

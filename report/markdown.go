@@ -1,0 +1,279 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+var _ Formatter = (*Markdown)(nil)
+
+// Markdown is the report pasted into a merge request, an issue or a change
+// ticket. It sticks to what GitHub and GitLab both render: pipe tables,
+// blockquotes and <details>. Node data is escaped so that it can neither add
+// a table column, nor start a link, image, heading or HTML tag, nor leave the
+// code span it is shown in.
+type Markdown struct{}
+
+func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	if r.Inventory != "" {
+		p("# fleet-audit report: %s\n\n", mdText(r.Inventory))
+	} else {
+		p("# fleet-audit report\n\n")
+	}
+	audited, notAudited := counts(r)
+	gate := "**Gate: passed**"
+	if !r.Gate.Passed {
+		gate = fmt.Sprintf("**Gate: FAILED (exit %d)**", r.Gate.ExitCode)
+		if len(r.Gate.Reasons) > 0 {
+			gate += ": " + mdText(strings.Join(r.Gate.Reasons, "; "))
+		}
+	}
+	line := []string{gate, fmt.Sprintf("%s: %d audited, %d not audited", plural(len(r.Nodes), "node", "nodes"), audited, notAudited)}
+	if at := ranAt(r); at != "" {
+		ran := "ran " + at
+		if d := runTime(r); d != "" {
+			ran += " (" + d + ")"
+		}
+		line = append(line, ran)
+	}
+	line = append(line, mdText(strings.TrimSpace(r.Tool.Name+" "+r.Tool.Version)))
+	if r.Interrupted {
+		line = append(line, "**interrupted**: not every node was audited")
+	}
+	p("%s\n\n", strings.Join(line, " · "))
+
+	fs := orderFindings(r.Findings)
+	for _, f := range fs {
+		if f.Kind != audit.KindCorrelation {
+			continue
+		}
+		// A blockquote above the table: the cause is what a reviewer must
+		// read even if they read nothing else.
+		if f.Cause != nil {
+			p("> **Probable cause of %s: %s**  \n", mdCode(f.Cause.Symptom, false), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
+			p("> %s\n", mdLine(causeStats(f.Cause)))
+		} else {
+			p("> **%s**\n", mdText(f.Title))
+		}
+		if len(f.Nodes) > 0 {
+			p(">\n> Nodes: %s\n", mdCode(compressNodes(f.Nodes), false))
+		}
+		if len(f.Evidence) > 0 {
+			p(">\n")
+			for _, e := range f.Evidence {
+				p("> - %s\n", mdLine(e))
+			}
+		}
+		if f.Remediation != "" {
+			p(">\n> Fix: %s\n", mdText(f.Remediation))
+		}
+		p("\n")
+	}
+
+	p("## Findings\n\n")
+	if len(fs) == 0 {
+		p("No findings.\n\n")
+	} else {
+		p("| Severity | Check | Nodes | Summary |\n| --- | --- | --- | --- |\n")
+		for _, f := range fs {
+			nodes := "fleet"
+			if len(f.Nodes) > 0 {
+				nodes = mdCode(compressNodes(f.Nodes), true)
+			}
+			sev := f.Severity.String()
+			if f.Severity == audit.SeverityCritical || f.Severity == audit.SeverityUnknown {
+				sev = "**" + sev + "**"
+			}
+			summary := mdText(f.Summary)
+			if f.Title != "" && f.Title != f.Summary {
+				summary = "**" + mdText(f.Title) + "**<br>" + summary
+			}
+			p("| %s | %s | %s | %s |\n", sev, mdCode(f.Check, true), nodes, summary)
+		}
+		p("\n")
+	}
+
+	var down []audit.Node
+	for _, n := range r.Nodes {
+		if n.Status != audit.StatusOK {
+			down = append(down, n)
+		}
+	}
+	if len(down) > 0 {
+		p("## Nodes not ok\n\n| Node | Status | Message |\n| --- | --- | --- |\n")
+		for _, n := range down {
+			msg := n.Message
+			if msg == "" {
+				msg = n.Error
+			}
+			p("| %s | %s | %s |\n", mdText(n.Name), mdCode(n.Status.String(), true), mdText(msg))
+		}
+		p("\n")
+	}
+
+	p("## Drift\n\n")
+	if len(r.Drift) == 0 {
+		p("Every audited node has the same value for every compared fact.\n\n")
+	} else {
+		p("| Fact | Scope | Majority | Outliers |\n| --- | --- | --- | --- |\n")
+		for _, d := range r.Drift {
+			var out []string
+			for _, g := range d.Groups {
+				if g.Value != d.Majority {
+					out = append(out, mdCode(g.Value, true)+": "+mdCode(compressNodes(g.Nodes), true))
+				}
+			}
+			p("| %s | %s | %s (%s) | %s |\n", mdCode(d.Fact, true), mdText(d.Scope), mdCode(d.Majority, true),
+				plural(majorityCount(d), "node", "nodes"), strings.Join(out, "<br>"))
+		}
+		p("\n")
+	}
+
+	p("## Nodes\n\n")
+	odd := outliers(r.Drift)
+	for _, n := range r.Nodes {
+		// Inside an HTML block Markdown is not parsed, so the summary is
+		// escaped as HTML, not as Markdown.
+		p("<details><summary>%s (%s)</summary>\n\n", html.EscapeString(oneLine(n.Name)), n.Status)
+		var meta []string
+		if n.Address != "" {
+			meta = append(meta, "address "+mdCode(n.Address, false))
+		}
+		if len(n.Roles) > 0 {
+			meta = append(meta, "roles "+mdText(strings.Join(n.Roles, ", ")))
+		}
+		meta = append(meta, fmt.Sprintf("%.1fs", n.DurationSeconds))
+		p("%s\n\n", strings.Join(meta, " · "))
+		if n.Message != "" {
+			p("%s\n\n", mdLine(n.Message))
+		}
+		if n.Error != "" {
+			p("Error: %s\n\n", mdCode(n.Error, false))
+		}
+		for _, pr := range n.Probes {
+			if pr.Status != "ok" {
+				p("- probe %s: %s (exit %d)", mdCode(pr.ID, false), mdText(pr.Status), pr.ExitCode)
+				if pr.Stderr != "" {
+					p(": %s", mdCode(pr.Stderr, false))
+				}
+				p("\n")
+			}
+		}
+		if len(n.Facts) > 0 {
+			p("| Fact | Value |\n| --- | --- |\n")
+			for _, k := range sortedKeys(n.Facts) {
+				v := mdCode(n.Facts[k], true)
+				if why := odd[k][n.Name]; len(why) > 0 {
+					v += " ≠ " + mdText(strings.Join(why, "; "))
+				}
+				p("| %s | %s |\n", mdCode(k, true), v)
+			}
+			p("\n")
+		} else {
+			p("No facts.\n\n")
+		}
+		p("</details>\n\n")
+	}
+	_, err := w.Write(bytes.TrimRight(b.Bytes(), "\n"))
+	if err == nil {
+		_, err = io.WriteString(w, "\n")
+	}
+	return err
+}
+
+// mdText escapes s for a table cell or the middle of a line: one line
+// (breaks become <br>), control characters visible, Markdown inert. Every
+// piece of inline syntax that could make a link, an image, emphasis, a code
+// span, math or a new table cell is backslash-escaped, the backslash itself
+// first so that an escape in the input cannot cancel one of ours. < and >
+// become entities, so no tag from a node is ever in the file (GitHub and
+// GitLab pass some raw HTML through); & is escaped only where it could start
+// an entity, so that "a && b" stays readable in the source.
+func mdText(s string) string {
+	s = visible(s, "\n")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\n':
+			b.WriteString("<br>")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			if i+1 < len(s) && (s[i+1] == '#' || isLetter(s[i+1])) {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		case '\\', '|', '`', '*', '_', '[', ']', '~', '$':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// mdLine is mdText for text that begins a line (a list item, a paragraph):
+// a leading character that could open a block there (heading, list,
+// thematic break) is written as a character reference, which CommonMark
+// never reads as structure; a backslash would not do for a digit.
+func mdLine(s string) string {
+	s = mdText(s)
+	if s != "" && strings.ContainsRune("#+-=0123456789", rune(s[0])) {
+		s = fmt.Sprintf("&#%d;", s[0]) + s[1:]
+	}
+	return s
+}
+
+// mdCode shows s verbatim in a code span that it cannot close: the fence is
+// one backtick longer than the longest run of backticks in s, and line
+// breaks are shown as \n so the span (and the table row) stays on one line.
+// In a table a pipe still splits the cell even inside a code span (GFM), so
+// it is escaped there; GFM removes that backslash before rendering.
+//
+// A code span shows < literally (entities too), so a value with a < would
+// sit in the source as what looks like raw markup; such a value is written
+// as <code> around escaped text instead, which renders the same and never
+// puts a tag from a node into the file.
+func mdCode(s string, inTable bool) string {
+	s = visible(s, "")
+	if s == "" {
+		return "*(empty)*"
+	}
+	if strings.Contains(s, "<") {
+		return "<code>" + mdText(s) + "</code>"
+	}
+	if inTable {
+		s = strings.ReplaceAll(s, "|", `\|`)
+	}
+	run, longest := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			if run > longest {
+				longest = run
+			}
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") || strings.HasSuffix(s, " ") {
+		// CommonMark strips one space on each side when both are present.
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}

@@ -1,0 +1,172 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var scenarios = []struct {
+	name  string
+	build func() *audit.Report
+}{
+	{"incident", incidentReport},
+	{"clean", cleanReport},
+	{"unreachable", unreachableReport},
+}
+
+// goldenExt is the file extension of each format's golden file.
+var goldenExt = map[string]string{"html": "html", "json": "json", "junit": "xml", "markdown": "md", "terminal": "txt"}
+
+func render(t *testing.T, format string, o Options, r *audit.Report) []byte {
+	t.Helper()
+	f, err := New(format, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := f.Format(&b, r); err != nil {
+		t.Fatalf("%s: %v", format, err)
+	}
+	return b.Bytes()
+}
+
+// TestGolden compares every format of every scenario with
+// testdata/<scenario>.<exit>.<ext>; go test ./report -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, sc := range scenarios {
+		for _, format := range Names() {
+			r := sc.build()
+			name := fmt.Sprintf("%s.%d.%s", sc.name, r.Gate.ExitCode, goldenExt[format])
+			t.Run(name, func(t *testing.T) {
+				got := render(t, format, Options{}, r)
+				path := filepath.Join("testdata", name)
+				if *update {
+					if err := os.MkdirAll("testdata", 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./report -update to create it)", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s differs from the golden file; if the change is intended run go test ./report -update and review the diff\n%s", path, firstDiff(want, got))
+				}
+			})
+		}
+	}
+}
+
+// firstDiff shows the first differing line, enough to see what moved.
+func firstDiff(want, got []byte) string {
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return fmt.Sprintf("line %d:\nwant: %q\ngot:  %q", i+1, w, g)
+		}
+	}
+	return "(only trailing bytes differ)"
+}
+
+// TestFormatDoesNotMutate: one Report is written to several formats in a
+// run, so no formatter may reorder or edit it.
+func TestFormatDoesNotMutate(t *testing.T) {
+	builds := append([]func() *audit.Report{hostileReport}, incidentReport, cleanReport, unreachableReport)
+	for _, build := range builds {
+		r, pristine := build(), build()
+		for _, format := range Names() {
+			render(t, format, Options{Color: true, Width: 60, MaxDriftRows: 1}, r)
+			if !reflect.DeepEqual(r, pristine) {
+				t.Fatalf("%s formatter modified the report", format)
+			}
+		}
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	want := []string{"html", "json", "junit", "markdown", "terminal"}
+	if got := Names(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+	for _, n := range want {
+		if f, err := New(n, Options{}); err != nil || f == nil {
+			t.Errorf("New(%q) = %v, %v", n, f, err)
+		}
+	}
+	_, err := New("pdf", Options{})
+	if err == nil || !strings.Contains(err.Error(), `"pdf"`) || !strings.Contains(err.Error(), "html, json, junit, markdown, terminal") {
+		t.Errorf("New(pdf) error = %v, want it to name the format and list the valid ones", err)
+	}
+}
+
+func TestCompressNodes(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"cluster-a-etcd-1"}, "cluster-a-etcd-1"},
+		{[]string{"cluster-a-worker-4", "cluster-a-etcd-2", "cluster-a-worker-2", "cluster-a-etcd-1"}, "cluster-a-etcd-[1-2],cluster-a-worker-[2,4]"},
+		{[]string{"n1", "n2", "n3", "n5", "n7", "n8"}, "n[1-3,5,7-8]"},
+		{[]string{"node-01", "node-02", "node-03"}, "node-[01-03]"},
+		{[]string{"rack1-n1", "rack1-n2", "rack2-n1"}, "rack1-n[1-2],rack2-n1"},
+		{[]string{"db", "api", "web-1", "web-1"}, "api,db,web-1"},
+		{[]string{"n1.example", "n2.example"}, "n[1-2].example"},
+		{[]string{"a,1", "b[2]"}, "a,1,b[2]"},
+	} {
+		if got := compressNodes(tc.in); got != tc.want {
+			t.Errorf("compressNodes(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestVisible(t *testing.T) {
+	for _, tc := range []struct{ in, keep, want string }{
+		{"plain value", "", "plain value"},
+		{"\x1b[31mred", "", `\x1b[31mred`},
+		{"\x1b]0;title\x07", "", `\x1b]0;title\x07`},
+		{"a\nb\r\nc\td", "", `a\nb\r\nc\td`},
+		{"a\nb\tc", "\n\t", "a\nb\tc"},
+		{"\x00\x7f\u009b", "", `\x00\x7f\u009b`},
+		{"\u202eevil", "", `\u202eevil`},
+		{"bad \xff utf8", "", `bad \xff utf8`},
+		{"ünïcödé ✓ 日本", "", "ünïcödé ✓ 日本"},
+	} {
+		if got := visible(tc.in, tc.keep); got != tc.want {
+			t.Errorf("visible(%q, %q) = %q, want %q", tc.in, tc.keep, got, tc.want)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	if got := truncate("abcdef", 4); got != "abc…" {
+		t.Errorf("truncate = %q", got)
+	}
+	if got := truncate("日本語のテキスト", 3); got != "日本…" {
+		t.Errorf("truncate must cut runes, not bytes: %q", got)
+	}
+	if got := truncate("abc", 3); got != "abc" {
+		t.Errorf("truncate = %q", got)
+	}
+}
