@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,13 +23,16 @@ type shTransport struct {
 	// fail makes Open fail for a host with this error.
 	fail map[string]error
 	// calls records the hosts opened, so a test can verify each was used.
+	mu    sync.Mutex
 	calls map[string]int
 }
 
 type shSession struct{ root string }
 
 func (t *shTransport) Open(ctx context.Context, h inventory.Host) (Session, error) {
+	t.mu.Lock()
 	t.calls[h.Name]++
+	t.mu.Unlock()
 	if err := t.fail[h.Name]; err != nil {
 		return nil, err
 	}

@@ -1,0 +1,82 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Target is everything needed to reach one node. It is filled from the
+// inventory by the caller; remote never reads the inventory itself.
+type Target struct {
+	// Name is the inventory name, used in messages only.
+	Name string
+	// Address and Port are dialled; Address may be a hostname or an IP.
+	Address string
+	Port    int
+	User    string
+	// IdentityFiles are private keys tried after the agent, in order.
+	IdentityFiles []string
+	// KnownHostsFiles are checked for the host key; an empty list means the
+	// user's ~/.ssh/known_hosts.
+	KnownHostsFiles []string
+	// Local runs the script on this machine with /bin/sh and no SSH.
+	Local bool
+}
+
+// Script is one program fed to `/bin/sh -s` on the node over stdin, so no
+// value from the inventory is ever part of a remote command line.
+type Script struct {
+	Stdin []byte
+	// Timeout bounds the whole run; when it passes the remote process is
+	// signalled and the session closed, and Run returns ErrRunTimeout with
+	// the output read so far.
+	Timeout time.Duration
+	// MaxOutput caps the bytes of stdout kept; a node printing more gets its
+	// session closed and Run returns ErrOutputTruncated with the first
+	// MaxOutput bytes. Zero means DefaultMaxOutput.
+	MaxOutput int64
+}
+
+// DefaultMaxOutput bounds what one node's run may print.
+const DefaultMaxOutput = 4 << 20
+
+// Output is what a run produced. It is valid, possibly partial, even when Run
+// returns an error.
+type Output struct {
+	Stdout []byte
+	// Stderr is capped at a small size; it is for diagnostics only.
+	Stderr []byte
+	// ExitCode is the script's exit status (128+N when it died of signal
+	// N). It is -1 when Run returns an error because the script was
+	// stopped or never reported a status.
+	ExitCode  int
+	Truncated bool
+	Duration  time.Duration
+}
+
+// Conn is an open connection to one node. Run may be called several times;
+// every call is one session on the same connection.
+type Conn interface {
+	Run(ctx context.Context, s Script) (Output, error)
+	Close() error
+}
+
+// Dialer opens connections. Dial honours ctx and its own connect timeout for
+// the TCP dial, the SSH handshake and authentication together.
+type Dialer interface {
+	Dial(ctx context.Context, t Target) (Conn, error)
+}
+
+// Sentinel errors. Every error returned by Dial or Run wraps at most one of
+// them, so the caller maps errors to node statuses with errors.Is.
+var (
+	ErrUnreachable     = errors.New("unreachable")
+	ErrConnectTimeout  = errors.New("connect timeout")
+	ErrAuthFailed      = errors.New("authentication failed")
+	ErrHostKeyUnknown  = errors.New("host key unknown")
+	ErrHostKeyMismatch = errors.New("host key mismatch")
+	ErrRunTimeout      = errors.New("run timed out")
+	ErrOutputTruncated = errors.New("output truncated")
+	ErrConnectionLost  = errors.New("connection lost")
+)
