@@ -92,9 +92,13 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	done, failed := 0, 0
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Forks)
+	// Every node starts as interrupted, so a node that a cancelled run
+	// never reaches is still named in the report.
 	for i, h := range o.Inventory.Hosts {
 		nodes[i] = Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Status: StatusInterrupted,
 			Message: "the run was interrupted before this node was audited", Facts: map[string]string{}}
+	}
+	for i, h := range o.Inventory.Hosts {
 		if gctx.Err() != nil {
 			break
 		}
