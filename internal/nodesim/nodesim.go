@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -142,14 +141,4 @@ func (w *writer) write(rel string, b []byte, mode os.FileMode) {
 	if err := os.WriteFile(p, b, mode); err != nil {
 		w.err = fmt.Errorf("simulated node %s: %w", w.root, err)
 	}
-}
-
-// SortedNames returns the keys of a map of named states in order.
-func SortedNames(m map[string]State) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
