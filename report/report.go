@@ -94,9 +94,9 @@ func counts(r *audit.Report) (audited, notAudited int) {
 	return audited, notAudited
 }
 
-// verdict is the gate in one line, e.g. "FAILED (exit 1): 3 critical findings".
+// Verdict is the gate in one line, e.g. "FAILED (exit 1): 3 critical findings".
 // It prints the gate; it never recomputes it.
-func verdict(g audit.Gate) string {
+func Verdict(g audit.Gate) string {
 	if g.Passed {
 		return "passed"
 	}

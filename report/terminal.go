@@ -239,7 +239,7 @@ func (p *termPrinter) gate(r *audit.Report) {
 	if !r.Gate.Passed {
 		sgr = sgrRed
 	}
-	p.line(p.paint(sgr, "gate: "+oneLine(verdict(r.Gate))))
+	p.line(p.paint(sgr, "gate: "+oneLine(Verdict(r.Gate))))
 }
 
 func severitySGR(s string) string {

@@ -166,7 +166,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 		}
 	}
 	if o.Quiet {
-		fmt.Fprintln(stdout, verdictLine(r))
+		fmt.Fprintln(stdout, "gate: "+report.Verdict(r.Gate))
 	} else {
 		color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 		f, _ := report.New("terminal", report.Options{Color: color})
@@ -211,24 +211,6 @@ func writeReport(format, path string, r *audit.Report) error {
 		return fmt.Errorf("write %s report: %w", format, err)
 	}
 	return nil
-}
-
-func verdictLine(r *audit.Report) string {
-	if r.Gate.Passed {
-		return "gate: passed"
-	}
-	return fmt.Sprintf("gate: FAILED (exit %d): %s", r.Gate.ExitCode, joinReasons(r.Gate.Reasons))
-}
-
-func joinReasons(rs []string) string {
-	out := ""
-	for i, r := range rs {
-		if i > 0 {
-			out += "; "
-		}
-		out += r
-	}
-	return out
 }
 
 func isTerminal(w io.Writer) bool {
