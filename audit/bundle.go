@@ -23,8 +23,13 @@ func NewNonce() string {
 // fa_run, which frames one probe's output with begin/end markers and bounds
 // it with timeout(1) where the node has it.
 const bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
-if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then PATH="$FLEET_AUDIT_ROOT/bin:$PATH"; fi
-PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+# A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
+# whose bin/ holds .only has exactly those commands, so a test never sees
+# the tools of the machine it runs on.
+if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -e "$FLEET_AUDIT_ROOT/bin/.only" ]; then PATH="$FLEET_AUDIT_ROOT/bin"
+elif [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then PATH="$FLEET_AUDIT_ROOT/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+else PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+fi
 export PATH
 fa_timeout=
 if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi

@@ -2,38 +2,64 @@ package audit
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
+	"sort"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
-//go:embed checks.yaml
-var checksYAML []byte
+//go:embed checks/*.yaml
+var checksFS embed.FS
 
-// Check is one expectation, declared in checks.yaml. A check fails on a node
-// when every condition in When holds there.
+// Check scopes.
+const (
+	// ScopeNode checks are judged on every audited node's facts.
+	ScopeNode = "node"
+	// ScopeCluster checks are judged once, on the facts of the cluster probes
+	// (keys starting with "cluster.").
+	ScopeCluster = "cluster"
+)
+
+// Check is one expectation, declared in a checks/*.yaml file. A check fails
+// on a node when every condition in When holds there.
 type Check struct {
-	ID          string      `yaml:"id"`
-	Title       string      `yaml:"title"`
-	Severity    Severity    `yaml:"severity"`
-	When        []Condition `yaml:"when"`
-	Summary     string      `yaml:"summary"`
-	Remediation string      `yaml:"remediation"`
+	ID       string      `yaml:"id"`
+	Title    string      `yaml:"title"`
+	Severity Severity    `yaml:"severity"`
+	When     []Condition `yaml:"when"`
+	// Uniform names a fact that must have one value across the nodes the
+	// check applies to (those where When holds, or all audited nodes when
+	// When is empty). It fails on the nodes outside the majority value, or
+	// on all of them when no value has a strict majority.
+	Uniform     string `yaml:"uniform"`
+	Scope       string `yaml:"scope"`
+	Summary     string `yaml:"summary"`
+	Remediation string `yaml:"remediation"`
 	// Symptom marks a check whose failure is an effect to be explained: the
-	// comparator looks for facts that split the fleet the same way.
+	// comparator looks for facts that split the fleet the same way, and its
+	// facts are never offered as the cause of another symptom.
 	Symptom bool `yaml:"symptom"`
+	// Source is "file:line" of the check's definition, for error messages
+	// and `fleet-audit probes`.
+	Source string `yaml:"-"`
 }
 
-// Condition compares one fact with a value. The operators are a closed set:
+// Condition compares one fact with a value or with another fact (Ref). The
+// operators are a closed set:
 //
-//	eq, ne          string equality
-//	in, not_in      Value is a comma-separated list of strings
-//	ge, gt, le, lt  numeric comparison; a non-numeric fact makes the check skip
-//	pct_of_ge       Fact * 100 / Ref >= Value, all numeric (e.g. conntrack use)
+//	eq, ne                 string equality with Value (or the Ref fact's value)
+//	in, not_in             Value is a comma-separated list of strings
+//	ge, gt, le, lt         numeric comparison with Value or Ref; a
+//	                       non-numeric side makes the check skip
+//	version_lt, version_le, version_ge, version_gt
+//	                       dotted-version comparison ("v1.31.4+rke2r1",
+//	                       "6.1.0-28-amd64", "1.8.10"), with Value or Ref
+//	pct_of_ge              Fact * 100 / Ref >= Value, all numeric (e.g. conntrack use)
 type Condition struct {
 	Fact  string `yaml:"fact"`
 	Op    string `yaml:"op"`
@@ -41,47 +67,87 @@ type Condition struct {
 	Ref   string `yaml:"ref"`
 }
 
-var knownOps = map[string]bool{"eq": true, "ne": true, "in": true, "not_in": true, "ge": true, "gt": true, "le": true, "lt": true, "pct_of_ge": true}
+type opKind int
 
-// BuiltinChecks returns the checks shipped in the binary.
-func BuiltinChecks() ([]Check, error) { return ParseChecks("checks.yaml", checksYAML) }
+const (
+	opString opKind = iota
+	opList
+	opNumber
+	opVersion
+	opPercent
+)
+
+var knownOps = map[string]opKind{
+	"eq": opString, "ne": opString, "in": opList, "not_in": opList,
+	"ge": opNumber, "gt": opNumber, "le": opNumber, "lt": opNumber,
+	"version_lt": opVersion, "version_le": opVersion, "version_ge": opVersion, "version_gt": opVersion,
+	"pct_of_ge": opPercent,
+}
+
+// BuiltinChecks returns the checks shipped in the binary, in file order.
+func BuiltinChecks() ([]Check, error) {
+	names, err := fs.Glob(checksFS, "checks/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("list embedded checks: %w", err)
+	}
+	var all []Check
+	for _, n := range names {
+		b, err := checksFS.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("read embedded checks %s: %w", n, err)
+		}
+		cs, err := ParseChecks(n, b)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, cs...)
+	}
+	if err := CheckIDsUnique(all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// CheckIDsUnique reports checks that share an id, naming both definitions.
+func CheckIDsUnique(checks []Check) error {
+	seen := map[string]string{}
+	var errs []error
+	for _, c := range checks {
+		if other, dup := seen[c.ID]; dup {
+			errs = append(errs, fmt.Errorf("%s: id: %q is already defined at %s", c.Source, c.ID, other))
+			continue
+		}
+		seen[c.ID] = c.Source
+	}
+	return errors.Join(errs...)
+}
 
 // ParseChecks decodes and validates a checks file, rejecting unknown fields.
+// Every error names the file, the line and the field.
 func ParseChecks(name string, data []byte) ([]Check, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var checks []Check
-	if err := dec.Decode(&checks); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	list := doc.Content[0]
+	if list.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s:%d: want a list of checks", name, list.Line)
+	}
+	var checks []Check
 	var errs []error
-	seen := map[string]bool{}
-	for i, c := range checks {
-		where := fmt.Sprintf("%s: check %d (%s)", name, i+1, c.ID)
-		if c.ID == "" || c.Title == "" || c.Summary == "" || c.Remediation == "" {
-			errs = append(errs, fmt.Errorf("%s: id, title, summary and remediation are required", where))
+	for _, item := range list.Content {
+		c, err := parseCheck(name, item)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if seen[c.ID] {
-			errs = append(errs, fmt.Errorf("%s: duplicate id", where))
-		}
-		seen[c.ID] = true
-		if c.Severity == SeverityUnknown {
-			errs = append(errs, fmt.Errorf("%s: severity is required", where))
-		}
-		if len(c.When) == 0 {
-			errs = append(errs, fmt.Errorf("%s: when needs at least one condition", where))
-		}
-		for _, cond := range c.When {
-			if !knownOps[cond.Op] {
-				errs = append(errs, fmt.Errorf("%s: unknown op %q", where, cond.Op))
-			}
-			if cond.Fact == "" {
-				errs = append(errs, fmt.Errorf("%s: condition without fact", where))
-			}
-			if (cond.Op == "pct_of_ge") != (cond.Ref != "") {
-				errs = append(errs, fmt.Errorf("%s: ref is required by pct_of_ge and only by it", where))
-			}
-		}
+		checks = append(checks, c)
+	}
+	if err := CheckIDsUnique(checks); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -89,9 +155,131 @@ func ParseChecks(name string, data []byte) ([]Check, error) {
 	return checks, nil
 }
 
+func parseCheck(file string, item *yaml.Node) (Check, error) {
+	var c Check
+	var buf bytes.Buffer
+	// Re-encode the one item so KnownFields can reject a misspelt field;
+	// yaml.Node.Decode has no strict mode.
+	if err := yaml.NewEncoder(&buf).Encode(item); err != nil {
+		return Check{}, fmt.Errorf("%s:%d: %w", file, item.Line, err)
+	}
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return Check{}, fmt.Errorf("%s:%d: %s", file, item.Line+yamlErrLine(err)-1, yamlErrText(err))
+	}
+	c.Source = fmt.Sprintf("%s:%d", file, item.Line)
+	line := func(field string) int {
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			if item.Content[i].Value == field {
+				return item.Content[i].Line
+			}
+		}
+		return item.Line
+	}
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: check %q: %s: %s", file, line(field), c.ID, field, fmt.Sprintf(format, args...)))
+	}
+	if c.ID == "" {
+		bad("id", "is required")
+	} else if !factKeyRe.MatchString(c.ID) {
+		bad("id", "want lowercase letters, digits, '.', '_' or '-', got %q", c.ID)
+	}
+	for field, v := range map[string]string{"title": c.Title, "summary": c.Summary, "remediation": c.Remediation} {
+		if strings.TrimSpace(v) == "" {
+			bad(field, "is required")
+		}
+	}
+	if c.Severity == SeverityUnknown {
+		bad("severity", "is required (critical, warning or info)")
+	}
+	switch c.Scope {
+	case "":
+		c.Scope = ScopeNode
+	case ScopeNode, ScopeCluster:
+	default:
+		bad("scope", "want node or cluster, got %q", c.Scope)
+	}
+	if len(c.When) == 0 && c.Uniform == "" {
+		bad("when", "needs at least one condition (or give uniform)")
+	}
+	if c.Uniform != "" && c.Scope == ScopeCluster {
+		bad("uniform", "compares nodes, so it needs scope node")
+	}
+	for i, cond := range c.When {
+		where := fmt.Sprintf("condition %d", i+1)
+		kind, ok := knownOps[cond.Op]
+		switch {
+		case !ok:
+			bad("when", "%s: unknown op %q", where, cond.Op)
+		case cond.Fact == "":
+			bad("when", "%s: fact is required", where)
+		case kind == opPercent && (cond.Ref == "" || cond.Value == ""):
+			bad("when", "%s: pct_of_ge needs both ref and value", where)
+		case kind == opList && cond.Ref != "":
+			bad("when", "%s: %s takes a value list, not ref", where, cond.Op)
+		case kind != opPercent && cond.Ref != "" && cond.Value != "":
+			bad("when", "%s: give value or ref, not both", where)
+		case (kind == opNumber || kind == opVersion) && cond.Ref == "" && !comparable(kind, cond.Value):
+			bad("when", "%s: %s needs a %s value, got %q", where, cond.Op, map[opKind]string{opNumber: "numeric", opVersion: "version"}[kind], cond.Value)
+		}
+	}
+	if len(errs) > 0 {
+		return Check{}, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+func comparable(kind opKind, v string) bool {
+	if kind == opNumber {
+		_, err := strconv.ParseFloat(v, 64)
+		return err == nil
+	}
+	_, ok := ParseVersion(v)
+	return ok
+}
+
+// yamlErrLine and yamlErrText pull the "line N:" out of a yaml.v3 error so
+// the caller can report the line in the user's file, not in the re-encoded
+// snippet.
+func yamlErrLine(err error) int {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	if i := strings.Index(msg, "line "); i >= 0 {
+		rest := msg[i+len("line "):]
+		if j := strings.IndexByte(rest, ':'); j > 0 {
+			if n, err := strconv.Atoi(rest[:j]); err == nil {
+				return n
+			}
+		}
+	}
+	return 1
+}
+
+func yamlErrText(err error) string {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	if i := strings.Index(msg, "line "); i >= 0 {
+		if j := strings.IndexByte(msg[i:], ':'); j > 0 {
+			return strings.TrimSpace(msg[i+j+1:])
+		}
+	}
+	return strings.TrimPrefix(msg, "yaml: ")
+}
+
 // Facts lists every fact the check reads.
 func (c Check) Facts() []string {
 	var out []string
+	if c.Uniform != "" {
+		out = append(out, c.Uniform)
+	}
 	for _, cond := range c.When {
 		out = append(out, cond.Fact)
 		if cond.Ref != "" {
@@ -101,8 +289,9 @@ func (c Check) Facts() []string {
 	return out
 }
 
-// Evaluate judges the check against one node's facts. It returns the
-// outcome and a detail line saying what was seen.
+// Evaluate judges the When conditions against one node's facts. It returns
+// the outcome and a detail line saying what was seen. A uniform check's
+// conditions only select the nodes it compares; JudgeUniform finishes it.
 func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
 	var seen []string
 	for _, cond := range c.When {
@@ -110,11 +299,19 @@ func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
 		if !ok {
 			return OutcomeSkip, cond.Fact + " not collected"
 		}
+		if cond.Ref != "" {
+			if _, ok := facts[cond.Ref]; !ok {
+				return OutcomeSkip, cond.Ref + " not collected"
+			}
+		}
 		holds, known := cond.holds(v, facts)
 		if !known {
-			return OutcomeSkip, fmt.Sprintf("%s=%s is not comparable with %s %s", cond.Fact, v, cond.Op, cond.Value)
+			return OutcomeSkip, fmt.Sprintf("%s=%s is not comparable with %s %s", cond.Fact, v, cond.Op, cond.operand(facts))
 		}
 		seen = append(seen, cond.Fact+"="+v)
+		if cond.Ref != "" {
+			seen = append(seen, cond.Ref+"="+facts[cond.Ref])
+		}
 		if !holds {
 			return OutcomePass, strings.Join(seen, ", ")
 		}
@@ -122,37 +319,42 @@ func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
 	return OutcomeFail, strings.Join(seen, ", ")
 }
 
+// operand is what the fact is compared with: the Ref fact's value or Value.
+func (cond Condition) operand(facts map[string]string) string {
+	if cond.Ref != "" && knownOps[cond.Op] != opPercent {
+		return facts[cond.Ref]
+	}
+	return cond.Value
+}
+
 func (cond Condition) holds(v string, facts map[string]string) (holds, known bool) {
-	switch cond.Op {
-	case "eq":
-		return v == cond.Value, true
-	case "ne":
-		return v != cond.Value, true
-	case "in", "not_in":
+	want := cond.operand(facts)
+	switch knownOps[cond.Op] {
+	case opString:
+		return (v == want) == (cond.Op == "eq"), true
+	case opList:
 		in := false
-		for _, want := range strings.Split(cond.Value, ",") {
-			if strings.TrimSpace(want) == v {
+		for _, w := range strings.Split(cond.Value, ",") {
+			if strings.TrimSpace(w) == v {
 				in = true
 			}
 		}
 		return in == (cond.Op == "in"), true
-	case "ge", "gt", "le", "lt":
+	case opNumber:
 		a, err1 := strconv.ParseFloat(v, 64)
-		b, err2 := strconv.ParseFloat(cond.Value, 64)
+		b, err2 := strconv.ParseFloat(want, 64)
 		if err1 != nil || err2 != nil {
 			return false, false
 		}
-		switch cond.Op {
-		case "ge":
-			return a >= b, true
-		case "gt":
-			return a > b, true
-		case "le":
-			return a <= b, true
-		default:
-			return a < b, true
+		return compareOrdered(cond.Op, cmpFloat(a, b)), true
+	case opVersion:
+		a, ok1 := ParseVersion(v)
+		b, ok2 := ParseVersion(want)
+		if !ok1 || !ok2 {
+			return false, false
 		}
-	case "pct_of_ge":
+		return compareOrdered(strings.TrimPrefix(cond.Op, "version_"), CompareVersions(a, b)), true
+	case opPercent:
 		a, err1 := strconv.ParseFloat(v, 64)
 		ref, err2 := strconv.ParseFloat(facts[cond.Ref], 64)
 		pct, err3 := strconv.ParseFloat(cond.Value, 64)
@@ -162,4 +364,70 @@ func (cond Condition) holds(v string, facts map[string]string) (holds, known boo
 		return a*100/ref >= pct, true
 	}
 	return false, false
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func compareOrdered(op string, c int) bool {
+	switch op {
+	case "ge":
+		return c >= 0
+	case "gt":
+		return c > 0
+	case "le":
+		return c <= 0
+	default: // lt
+		return c < 0
+	}
+}
+
+// ParseVersion reads the leading dotted numbers of a version string: an
+// optional "v", then digits and dots, stopping at the first other character
+// ("v1.31.4+rke2r1" → [1 31 4], "6.1.0-28-amd64" → [6 1 0]).
+func ParseVersion(s string) ([]int, bool) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
+	end := 0
+	for end < len(s) && (s[end] == '.' || (s[end] >= '0' && s[end] <= '9')) {
+		end++
+	}
+	parts := strings.Split(strings.TrimRight(s[:end], "."), ".")
+	var out []int
+	for _, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, len(out) > 0
+}
+
+// CompareVersions compares component-wise; a missing component counts as 0.
+func CompareVersions(a, b []int) int {
+	for i := 0; i < len(a) || i < len(b); i++ {
+		var x, y int
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return cmpFloat(float64(x), float64(y))
+		}
+	}
+	return 0
+}
+
+// SortChecksByID is used by listings; evaluation keeps file order.
+func SortChecksByID(cs []Check) {
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
 }

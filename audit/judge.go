@@ -6,22 +6,120 @@ import (
 	"strings"
 )
 
-// Judge runs every check on every node. Nodes without facts get a skip for
-// each check so that JUnit still shows them.
-func Judge(nodes []Node, checks []Check) []CheckResult {
+// ClusterNode is the CheckResult.Node of a cluster-scoped check.
+const ClusterNode = "(cluster)"
+
+// Judge runs every check. Node checks run on every node, seeing the node's
+// facts and the cluster facts; nodes without facts get a skip for each so
+// that JUnit still shows them. Cluster checks run once on the cluster facts.
+func Judge(nodes []Node, cluster *Cluster, checks []Check) []CheckResult {
+	var clusterFacts map[string]string
+	if cluster != nil {
+		clusterFacts = cluster.Facts
+	}
 	var out []CheckResult
+	for _, c := range checks {
+		if c.Scope != ScopeCluster {
+			continue
+		}
+		r := CheckResult{Check: c.ID, Node: ClusterNode, Severity: c.Severity}
+		if len(clusterFacts) > 0 {
+			r.Outcome, r.Detail = c.Evaluate(clusterFacts)
+		} else {
+			r.Outcome, r.Detail = OutcomeSkip, "no cluster facts: "+clusterWhy(cluster)
+		}
+		out = append(out, r)
+	}
 	for _, n := range nodes {
+		view := n.Facts
+		if len(clusterFacts) > 0 {
+			view = make(map[string]string, len(n.Facts)+len(clusterFacts))
+			for k, v := range clusterFacts {
+				view[k] = v
+			}
+			for k, v := range n.Facts {
+				view[k] = v
+			}
+		}
 		for _, c := range checks {
+			if c.Scope == ScopeCluster {
+				continue
+			}
 			r := CheckResult{Check: c.ID, Node: n.Name, Severity: c.Severity}
-			if n.Status.HasFacts() {
-				r.Outcome, r.Detail = c.Evaluate(n.Facts)
-			} else {
+			switch {
+			case !n.Status.HasFacts():
 				r.Outcome, r.Detail = OutcomeSkip, "node not audited: "+n.Status.String()
+			case len(c.When) == 0:
+				r.Outcome = OutcomeFail // selected; JudgeUniform decides
+			default:
+				r.Outcome, r.Detail = c.Evaluate(view)
+			}
+			if c.Uniform != "" && r.Outcome == OutcomeFail {
+				if _, ok := n.Facts[c.Uniform]; !ok {
+					r.Outcome, r.Detail = OutcomeSkip, c.Uniform+" not collected"
+				}
 			}
 			out = append(out, r)
 		}
 	}
+	judgeUniform(nodes, checks, out)
 	return out
+}
+
+func clusterWhy(c *Cluster) string {
+	if c == nil {
+		return "the cluster probes did not run"
+	}
+	return c.Message
+}
+
+// judgeUniform finishes uniform checks: of the nodes their conditions
+// selected (provisionally failed), those holding the majority value pass.
+func judgeUniform(nodes []Node, checks []Check, results []CheckResult) {
+	byName := map[string]Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	for _, c := range checks {
+		if c.Uniform == "" {
+			continue
+		}
+		var selected []int
+		count := map[string]int{}
+		for i, r := range results {
+			if r.Check == c.ID && r.Outcome == OutcomeFail {
+				selected = append(selected, i)
+				count[byName[r.Node].Facts[c.Uniform]]++
+			}
+		}
+		majority, best, tie := "", 0, false
+		for _, v := range sortedKeys(count) {
+			switch {
+			case count[v] > best:
+				majority, best, tie = v, count[v], false
+			case count[v] == best:
+				tie = true
+			}
+		}
+		var groups []string
+		for _, v := range sortedKeys(count) {
+			groups = append(groups, fmt.Sprintf("%s on %d", v, count[v]))
+		}
+		split := strings.Join(groups, ", ")
+		for _, i := range selected {
+			v := byName[results[i].Node].Facts[c.Uniform]
+			switch {
+			case len(count) == 1:
+				results[i].Outcome, results[i].Detail = OutcomePass, c.Uniform+"="+v+" (the same on all)"
+			case tie:
+				results[i].Detail = fmt.Sprintf("%s=%s; no value has a majority (%s)", c.Uniform, v, split)
+			case v == majority:
+				results[i].Outcome, results[i].Detail = OutcomePass, fmt.Sprintf("%s=%s (the majority: %s)", c.Uniform, v, split)
+			default:
+				results[i].Detail = fmt.Sprintf("%s=%s, the others %s (%s)", c.Uniform, v, majority, split)
+			}
+		}
+	}
 }
 
 // CheckFindings folds the failing results of each check into one finding
@@ -32,26 +130,36 @@ func CheckFindings(checks []Check, results []CheckResult) []Finding {
 		f := Finding{Check: c.ID, Kind: KindCheck, Title: c.Title, Severity: c.Severity, Summary: c.Summary, Remediation: c.Remediation}
 		for _, r := range results {
 			if r.Check == c.ID && r.Outcome == OutcomeFail {
-				f.Nodes = append(f.Nodes, r.Node)
+				if r.Node != ClusterNode {
+					f.Nodes = append(f.Nodes, r.Node)
+				}
 				f.Evidence = append(f.Evidence, r.Node+": "+r.Detail)
 			}
 		}
-		if len(f.Nodes) > 0 {
-			sort.Strings(f.Nodes)
-			sort.Strings(f.Evidence)
-			f.Summary = fmt.Sprintf("%s (%d %s: %s)", c.Summary, len(f.Nodes), plural(len(f.Nodes), "node"), strings.Join(f.Nodes, ", "))
-			out = append(out, f)
+		if len(f.Evidence) == 0 {
+			continue
 		}
+		sort.Strings(f.Nodes)
+		sort.Strings(f.Evidence)
+		if f.Nodes == nil {
+			f.Nodes = []string{}
+		} else {
+			f.Summary = fmt.Sprintf("%s (%d %s: %s)", c.Summary, len(f.Nodes), plural(len(f.Nodes), "node"), strings.Join(f.Nodes, ", "))
+		}
+		out = append(out, f)
 	}
 	return out
 }
 
-// SortFindings orders findings by severity, correlation findings before the
-// checks they explain, then by check id.
+// SortFindings orders findings by severity, waived ones last, correlation
+// findings before the checks they explain, then by check id.
 func SortFindings(fs []Finding) {
 	rank := map[string]int{KindCorrelation: 0, KindCheck: 1, KindDrift: 2}
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if (a.Waived == nil) != (b.Waived == nil) {
+			return a.Waived == nil
+		}
 		if a.Severity != b.Severity {
 			return a.Severity > b.Severity
 		}

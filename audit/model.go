@@ -159,7 +159,36 @@ type Report struct {
 	// nodes of a scope, fleet scope first.
 	Drift []Drift `json:"drift"`
 	// Checks is one result per node × check, the raw material of JUnit.
+	// Cluster checks have Node "(cluster)".
 	Checks []CheckResult `json:"checks"`
+	// Cluster is what the cluster-scoped probes saw through the node-local
+	// control plane of one server node; nil when the run had none.
+	Cluster *Cluster `json:"cluster,omitempty"`
+	// TargetVersion is --target-version, when given.
+	TargetVersion string `json:"target_version,omitempty"`
+}
+
+// Cluster statuses.
+const (
+	ClusterOK       = "ok"
+	ClusterNoServer = "no_server"
+	ClusterFailed   = "failed"
+)
+
+// Cluster is the result of the cluster-scoped probes, run once on one
+// reachable server node with RKE2's own kubectl and kubeconfig.
+type Cluster struct {
+	// Node is the inventory name of the server the probes ran on.
+	Node   string `json:"node,omitempty"`
+	Status string `json:"status"`
+	// Message says why the cluster facts are missing or partial.
+	Message string `json:"message,omitempty"`
+	// Facts are the cluster-level facts, all named "cluster.*".
+	Facts  map[string]string `json:"facts"`
+	Probes []ProbeRun        `json:"probes"`
+	// Joined maps each Kubernetes node name the probes reported to the
+	// inventory node its per-node facts were joined to ("" = no match).
+	Joined map[string]string `json:"joined"`
 }
 
 // Tool names the program that wrote the report.
@@ -230,6 +259,34 @@ type Finding struct {
 	// Cause is set on correlation findings: the fact whose split of the fleet
 	// matches the symptom's.
 	Cause *Cause `json:"cause,omitempty"`
+	// Rollout is the order in which to apply the fix across the finding's
+	// nodes: etcd one at a time, then control-plane, infra, workers with
+	// the failing ones first.
+	Rollout []RolloutStep `json:"rollout,omitempty"`
+	// Waived is set when a waiver covers this finding: it is shown but does
+	// not fail the gate.
+	Waived *Waiver `json:"waived,omitempty"`
+}
+
+// RolloutStep is one class of nodes in a rollout.
+type RolloutStep struct {
+	// Class is etcd, control-plane, infra or worker.
+	Class      string   `json:"class"`
+	Nodes      []string `json:"nodes"`
+	OneAtATime bool     `json:"one_at_a_time"`
+}
+
+// Waiver is one accepted exception from a --waivers file.
+type Waiver struct {
+	Check string   `json:"check"`
+	Nodes []string `json:"nodes,omitempty"`
+	Roles []string `json:"roles,omitempty"`
+	// Reason says why it is accepted and who accepted it.
+	Reason string `json:"reason"`
+	// Expires is a date (YYYY-MM-DD); the waiver stops applying after it.
+	Expires string `json:"expires"`
+	// Source is "file:line" of its definition.
+	Source string `json:"source"`
 }
 
 // Cause is a fact value that splits the fleet along the same line as a symptom.
@@ -250,6 +307,18 @@ type Cause struct {
 	// Also lists other facts with an equally good split, e.g. ufw.enabled
 	// beside ufw.active.
 	Also []string `json:"also,omitempty"`
+	// Ranked are the best candidates, this one first, with their counts.
+	Ranked []Candidate `json:"ranked,omitempty"`
+}
+
+// Candidate is one fact value scored against a symptom's split.
+type Candidate struct {
+	Fact    string  `json:"fact"`
+	Value   string  `json:"value"`
+	Matched int     `json:"matched"`
+	Extra   int     `json:"extra"`
+	Missed  int     `json:"missed"`
+	Score   float64 `json:"score"`
 }
 
 // Drift is one fact whose value is not uniform within a scope.
@@ -275,6 +344,8 @@ const (
 	// OutcomeSkip: the check does not apply (a fact it needs is absent) or
 	// the node could not be audited.
 	OutcomeSkip = "skip"
+	// OutcomeWaived: the check fails but a waiver accepts it.
+	OutcomeWaived = "waived"
 )
 
 // CheckResult is one check judged on one node.

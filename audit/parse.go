@@ -11,7 +11,16 @@ import (
 const (
 	maxValueLen   = 1024
 	maxProbeBytes = 256 << 10
+	// maxClusterNodes bounds how many Kubernetes nodes a cluster probe may
+	// report on; it is far above any RKE2 cluster's size.
+	maxClusterNodes = 5000
+	// maxClusterProbeBytes is the budget of a cluster probe, which reports
+	// on every node of the cluster.
+	maxClusterProbeBytes = 2 << 20
 )
+
+// k8sNodeNameRe is a DNS-1123 subdomain, what Kubernetes allows as a node name.
+var k8sNodeNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 
 // Probe run statuses (ProbeRun.Status).
 const (
@@ -37,6 +46,9 @@ type Parsed struct {
 	Facts map[string]string
 	// Meta holds the bundle's own facts (uid, sudo availability).
 	Meta map[string]string
+	// NodeFacts are what cluster probes reported about other nodes, keyed
+	// by Kubernetes node name.
+	NodeFacts map[string]map[string]string
 	Runs []ProbeRun
 }
 
@@ -46,13 +58,23 @@ type Parsed struct {
 // byte budget are dropped. It never fails: a probe whose section is missing
 // or unterminated is recorded as such, with the facts it did print.
 func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
-	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}}
+	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}, NodeFacts: map[string]map[string]string{}}
 	declared := map[string]map[string]bool{"_meta": {"meta.uid": true, "meta.sudo": true, "meta.timeout": true}}
+	nodeDeclared := map[string]map[string]bool{}
+	budget := map[string]int{"_meta": maxProbeBytes}
 	runs := map[string]*ProbeRun{}
 	for _, p := range probes {
 		declared[p.ID] = map[string]bool{}
 		for _, f := range p.Facts {
 			declared[p.ID][f] = true
+		}
+		budget[p.ID] = maxProbeBytes
+		if p.Scope == ScopeCluster {
+			budget[p.ID] = maxClusterProbeBytes
+		}
+		nodeDeclared[p.ID] = map[string]bool{}
+		for _, f := range p.NodeFacts {
+			nodeDeclared[p.ID][f] = true
 		}
 		runs[p.ID] = &ProbeRun{ID: p.ID, Status: ProbeMissing, ExitCode: -1}
 	}
@@ -84,7 +106,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 				switch {
 				case rc == 124 || rc == 137:
 					r.Status = ProbeTimeout // timeout(1) killed it
-				case r.Status == ProbeTruncated && used > maxProbeBytes:
+				case r.Status == ProbeTruncated && used > budget[id]:
 				case rc != 0:
 					r.Status = ProbeFailed
 				default:
@@ -98,7 +120,21 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 			continue
 		}
 		used += len(line) + 1
-		if used > maxProbeBytes {
+		if used > budget[cur] {
+			continue
+		}
+		if node, kv, isNode := strings.Cut(strings.TrimPrefix(line, "@"), " "); isNode && strings.HasPrefix(line, "@") {
+			key, val, ok := strings.Cut(kv, "=")
+			if !ok || !nodeDeclared[cur][key] || !k8sNodeNameRe.MatchString(node) {
+				continue
+			}
+			if len(res.NodeFacts) >= maxClusterNodes && res.NodeFacts[node] == nil {
+				continue
+			}
+			if res.NodeFacts[node] == nil {
+				res.NodeFacts[node] = map[string]string{}
+			}
+			res.NodeFacts[node][key] = sanitizeValue(key, val)
 			continue
 		}
 		key, val, ok := strings.Cut(line, "=")

@@ -128,13 +128,13 @@ func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 	// fw=on explains 4 of 4 sick nodes plus one healthy node: a near match.
 	nodes := []Node{mk("a", "503", "on", "1"), mk("b", "503", "on", "2"), mk("c", "503", "on", "1"), mk("d", "503", "on", "2"),
 		mk("e", "200", "on", "1"), mk("f", "200", "off", "2"), mk("g", "200", "off", "1"), mk("h", "200", "off", "2"), mk("i", "200", "off", "1")}
-	fs := Correlate(nodes, checks, Judge(nodes, checks), probes)
+	fs := Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
 	if len(fs) != 1 || fs[0].Cause == nil || fs[0].Cause.Fact != "fw" || fs[0].Cause.Exact || fs[0].Cause.Extra != 1 {
 		t.Fatalf("near match: %+v", fs)
 	}
 	// Nothing splits like the symptom: an info finding that says so.
 	nodes[4].Facts["fw"], nodes[0].Facts["fw"], nodes[1].Facts["fw"] = "off", "off", "off"
-	fs = Correlate(nodes, checks, Judge(nodes, checks), probes)
+	fs = Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
 	if len(fs) != 1 || fs[0].Cause != nil || fs[0].Severity != SeverityInfo {
 		t.Fatalf("no match: %+v", fs)
 	}
@@ -142,7 +142,7 @@ func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 	for i := range nodes {
 		nodes[i].Facts["hz"] = "503"
 	}
-	fs = Correlate(nodes, checks, Judge(nodes, checks), probes)
+	fs = Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
 	if len(fs) != 1 || !strings.Contains(fs[0].Summary, "cluster-wide") {
 		t.Fatalf("all sick: %+v", fs)
 	}

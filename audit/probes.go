@@ -33,15 +33,24 @@ type Probe struct {
 	// RoleScoped facts differ by role by design (rke2-server on servers,
 	// rke2-agent on agents); they are compared only within a role.
 	RoleScoped []string
+	// Scope is ScopeNode (run on every node) or ScopeCluster (run once, on
+	// one reachable server node, through RKE2's node-local kubectl).
+	Scope string
+	// NodeFacts are the per-node facts a cluster probe may report, printed
+	// as "@<kubernetes-node-name> key=value" and joined to the inventory
+	// node of that name.
+	NodeFacts []string
 	// Script is the probe body without the shared library.
 	Script string
+	// Source is where the probe came from: "builtin" or the file's path.
+	Source string
 }
 
 var factKeyRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]*$`)
 
 // ParseProbe reads the header of one probe script.
 func ParseProbe(name, text string) (Probe, error) {
-	p := Probe{Script: text}
+	p := Probe{Script: text, Scope: ScopeNode, Source: name}
 	seen := map[string]bool{}
 	for i, line := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(line, "#") {
@@ -82,6 +91,13 @@ func ParseProbe(name, text string) (Probe, error) {
 			p.Volatile = strings.Fields(val)
 		case "role_scoped":
 			p.RoleScoped = strings.Fields(val)
+		case "scope":
+			if val != ScopeNode && val != ScopeCluster {
+				return Probe{}, fmt.Errorf("%s:%d: scope: want node or cluster, got %q", name, i+1, val)
+			}
+			p.Scope = val
+		case "node_facts":
+			p.NodeFacts = strings.Fields(val)
 		default:
 			return Probe{}, fmt.Errorf("%s:%d: unknown header %q", name, i+1, key)
 		}
@@ -100,13 +116,26 @@ func ParseProbe(name, text string) (Probe, error) {
 	case !seen["needs_root"]:
 		return Probe{}, fmt.Errorf("%s: missing header: needs_root", name)
 	}
-	for _, f := range append(append([]string{}, p.Facts...), p.Volatile...) {
+	if len(p.NodeFacts) > 0 && p.Scope != ScopeCluster {
+		return Probe{}, fmt.Errorf("%s: node_facts: only a probe with scope: cluster reports facts for other nodes", name)
+	}
+	for _, f := range p.Facts {
+		if (p.Scope == ScopeCluster) != strings.HasPrefix(f, "cluster.") {
+			return Probe{}, fmt.Errorf("%s: fact key %q: cluster probes name their facts cluster.*, and only they do", name, f)
+		}
+	}
+	for _, f := range p.NodeFacts {
+		if !strings.HasPrefix(f, "k8s.") {
+			return Probe{}, fmt.Errorf("%s: node_facts key %q: want a name starting with k8s.", name, f)
+		}
+	}
+	for _, f := range append(append(append([]string{}, p.Facts...), p.Volatile...), p.NodeFacts...) {
 		if !factKeyRe.MatchString(f) {
 			return Probe{}, fmt.Errorf("%s: fact key %q: want lowercase letters, digits, '.', '_' or '-'", name, f)
 		}
 	}
 	for _, v := range append(append([]string{}, p.Volatile...), p.RoleScoped...) {
-		if !contains(p.Facts, v) {
+		if !contains(p.Facts, v) && !contains(p.NodeFacts, v) {
 			return Probe{}, fmt.Errorf("%s: fact %q is marked volatile or role_scoped but is not in facts", name, v)
 		}
 	}
@@ -120,6 +149,18 @@ func Library() string {
 		panic(fmt.Sprintf("embedded %s missing: %v", libFile, err)) // a build defect, not input
 	}
 	return string(b)
+}
+
+// SplitScope separates node probes from cluster probes, keeping order.
+func SplitScope(probes []Probe) (node, cluster []Probe) {
+	for _, p := range probes {
+		if p.Scope == ScopeCluster {
+			cluster = append(cluster, p)
+		} else {
+			node = append(node, p)
+		}
+	}
+	return node, cluster
 }
 
 // BuiltinProbes returns the embedded probes sorted by id.
@@ -142,6 +183,7 @@ func BuiltinProbes() ([]Probe, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.Source = "builtin"
 		if other, dup := ids[p.ID]; dup {
 			return nil, fmt.Errorf("%s: probe id %q already used by %s", n, p.ID, other)
 		}

@@ -59,8 +59,13 @@ type RunOptions struct {
 	Forks int
 	// NodeTimeout bounds everything done for one node: connect, probes, close.
 	NodeTimeout time.Duration
+	// Probes are node probes and cluster probes (Scope); cluster probes run
+	// once, on one reachable server node, after the node probes.
 	Probes      []Probe
 	Checks      []Check
+	// TargetVersion is the RKE2 version the fleet is about to be upgraded
+	// to ("" = none); version-skew checks judge the path to it.
+	TargetVersion string
 	Gate        GatePolicy
 	ToolVersion string
 	// Now is the clock; tests inject a fixed one.
@@ -87,6 +92,8 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		o.Now = time.Now
 	}
 	started := o.Now()
+	nodeProbes, clusterProbes := SplitScope(o.Probes)
+	o.Probes = nodeProbes
 	nodes := make([]Node, len(o.Inventory.Hosts))
 	var mu sync.Mutex
 	done, failed := 0, 0
@@ -121,6 +128,10 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if nodes == nil {
 		nodes = []Node{}
 	}
+	var cluster *Cluster
+	if len(clusterProbes) > 0 && ctx.Err() == nil {
+		cluster = runCluster(ctx, o, clusterProbes, nodes)
+	}
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		Tool:          Tool{Name: "fleet-audit", Version: o.ToolVersion},
@@ -129,15 +140,17 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		FinishedAt:    o.Now().UTC(),
 		Interrupted:   ctx.Err() != nil,
 		Nodes:         nodes,
+		Cluster:       cluster,
+		TargetVersion: o.TargetVersion,
 	}
-	Analyze(r, o.Probes, o.Checks, o.Gate)
+	Analyze(r, append(nodeProbes, clusterProbes...), o.Checks, o.Gate)
 	return r, nil
 }
 
 // Analyze fills the judgement part of a report (checks, findings, drift,
 // gate) from its nodes. It is also used to re-judge a saved run.
 func Analyze(r *Report, probes []Probe, checks []Check, p GatePolicy) {
-	r.Checks = Judge(r.Nodes, checks)
+	r.Checks = Judge(r.Nodes, r.Cluster, checks)
 	r.Findings = append(Correlate(r.Nodes, checks, r.Checks, probes), CheckFindings(checks, r.Checks)...)
 	SortFindings(r.Findings)
 	r.Drift = ComputeDrift(r.Nodes, probes)
@@ -167,14 +180,7 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 	}
 	defer sess.Close()
 
-	nonce := NewNonce()
-	bundle := BuildBundle(o.Probes, h.Become, nonce)
-	var total time.Duration
-	for _, p := range o.Probes {
-		total += p.Timeout + 3*time.Second // timeout(1)'s -k grace and the framing
-	}
-	res, err := sess.Exec(ctx, bundle, total)
-	parsed := ParseOutput(res.Stdout, nonce, o.Probes)
+	parsed, res, err := execBundle(ctx, sess, o.Probes, h.Become)
 	n.Facts = parsed.Facts
 	n.Probes = parsed.Runs
 	if err != nil {
@@ -210,6 +216,19 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 		n.Status = StatusOK
 	}
 	return n
+}
+
+// execBundle runs probes in one session and parses what came back, also
+// when the session failed part-way.
+func execBundle(ctx context.Context, sess Session, probes []Probe, become string) (Parsed, ExecResult, error) {
+	nonce := NewNonce()
+	bundle := BuildBundle(probes, become, nonce)
+	var total time.Duration
+	for _, p := range probes {
+		total += p.Timeout + 3*time.Second // timeout(1)'s -k grace and the framing
+	}
+	res, err := sess.Exec(ctx, bundle, total)
+	return ParseOutput(res.Stdout, nonce, probes), res, err
 }
 
 // setFailure maps a transport error to the node's status. Errors that are not

@@ -49,7 +49,12 @@ type State struct {
 	// Listening ports shown in /proc/net/tcp (LISTEN on 127.0.0.1).
 	Listening []int
 	// HealthHTTP maps a path on 127.0.0.1:10256 ("/healthz") to its answer.
-	HealthHTTP  map[string]HTTP
+	HealthHTTP map[string]HTTP
+	// HTTP maps "port/path" on 127.0.0.1 (e.g. "10249/metrics") to its answer.
+	HTTP map[string]HTTP
+	// Commands are the answers of simulated commands other than the
+	// built-in stubs (see Command). Use SetCommand to change them.
+	Commands []Command
 	RKE2Version string // "" = rke2 not installed
 	// Extra files, relative path → content, for tests (e.g. a config.yaml
 	// holding a token that must never reach a report).
@@ -85,13 +90,13 @@ func Build(dir string, s State) error {
 	w.stub("systemctl")
 	w.stub("curl")
 	for path, h := range s.HealthHTTP {
-		base := "state/http/10256" + strings.ReplaceAll(path, "/", "_")
-		if h.Hang {
-			w.file(base+".hang", "")
-		}
-		w.file(base+".code", fmt.Sprintf("%d\n", h.Code))
-		w.file(base+".body", h.Body)
+		w.http("10256"+path, h)
 	}
+	for portPath, h := range s.HTTP {
+		w.http(portPath, h)
+	}
+	w.commands(s.Commands)
+	w.hostTools()
 	if s.IPTables != "" {
 		w.file("state/iptables.version", s.IPTables+"\n")
 		w.stub("iptables")
@@ -109,6 +114,15 @@ func Build(dir string, s State) error {
 		w.file(p, c)
 	}
 	return w.err
+}
+
+func (w *writer) http(portPath string, h HTTP) {
+	base := "state/http/" + strings.ReplaceAll(portPath, "/", "_")
+	if h.Hang {
+		w.file(base+".hang", "")
+	}
+	w.file(base+".code", fmt.Sprintf("%d\n", h.Code))
+	w.file(base+".body", h.Body)
 }
 
 type writer struct {

@@ -19,7 +19,7 @@ ID=debian
 // off, forwarding and bridge sysctls on, modules loaded, kube-proxy healthy.
 func Healthy(hostname string, server bool) State {
 	svc := map[bool]string{true: "rke2-server", false: "rke2-agent"}[server]
-	return State{
+	s := State{
 		Hostname:  hostname,
 		Kernel:    "6.1.0-28-amd64",
 		OSRelease: debian12,
@@ -48,6 +48,12 @@ func Healthy(hostname string, server bool) State {
 			"etc/rancher/rke2/config.yaml": "token: K10aaaabbbbccccddddeeeeffff0000111122223333::server:s3cr3t-demo-token\n",
 		},
 	}
+	// Each area of the probe catalogue adds what a healthy node shows to
+	// its probes, in its own file.
+	healthyNetfilter(&s, server)
+	healthyKubeProxy(&s, server)
+	healthyHost(&s, server)
+	return s
 }
 
 // WithUFWActive is the seed incident's drift: UFW enabled and running, and
