@@ -36,7 +36,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := &Report{Nodes: nodes}
-		Analyze(r, probes, checks, GatePolicy{FailOn: SeverityCritical})
+		Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
 	}
 }
 

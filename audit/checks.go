@@ -60,6 +60,9 @@ type Check struct {
 //	                       dotted-version comparison ("v1.31.4+rke2r1",
 //	                       "6.1.0-28-amd64", "1.8.10"), with Value or Ref
 //	pct_of_ge              Fact * 100 / Ref >= Value, all numeric (e.g. conntrack use)
+//	pct_of_median_lt       Fact * 100 / (median of Fact over the audited
+//	                       nodes where it is numeric) < Value: a node far
+//	                       below its peers (e.g. kube-proxy rule counts)
 type Condition struct {
 	Fact  string `yaml:"fact"`
 	Op    string `yaml:"op"`
@@ -75,14 +78,19 @@ const (
 	opNumber
 	opVersion
 	opPercent
+	opMedian
 )
 
 var knownOps = map[string]opKind{
 	"eq": opString, "ne": opString, "in": opList, "not_in": opList,
 	"ge": opNumber, "gt": opNumber, "le": opNumber, "lt": opNumber,
 	"version_lt": opVersion, "version_le": opVersion, "version_ge": opVersion, "version_gt": opVersion,
-	"pct_of_ge": opPercent,
+	"pct_of_ge": opPercent, "pct_of_median_lt": opMedian,
 }
+
+// medianKey is where Judge puts the fleet median of a fact into a node's
+// fact view for pct_of_median_lt; no probe can emit a key with a space.
+func medianKey(fact string) string { return "median " + fact }
 
 // BuiltinChecks returns the checks shipped in the binary, in file order.
 func BuiltinChecks() ([]Check, error) {
@@ -217,6 +225,8 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 			bad("when", "%s: fact is required", where)
 		case kind == opPercent && (cond.Ref == "" || cond.Value == ""):
 			bad("when", "%s: pct_of_ge needs both ref and value", where)
+		case kind == opMedian && (cond.Ref != "" || !comparable(opNumber, cond.Value)):
+			bad("when", "%s: pct_of_median_lt needs a numeric value and no ref", where)
 		case kind == opList && cond.Ref != "":
 			bad("when", "%s: %s takes a value list, not ref", where, cond.Op)
 		case kind != opPercent && cond.Ref != "" && cond.Value != "":
@@ -354,6 +364,14 @@ func (cond Condition) holds(v string, facts map[string]string) (holds, known boo
 			return false, false
 		}
 		return compareOrdered(strings.TrimPrefix(cond.Op, "version_"), CompareVersions(a, b)), true
+	case opMedian:
+		a, err1 := strconv.ParseFloat(v, 64)
+		med, err2 := strconv.ParseFloat(facts[medianKey(cond.Fact)], 64)
+		pct, err3 := strconv.ParseFloat(cond.Value, 64)
+		if err1 != nil || err2 != nil || err3 != nil || med <= 0 {
+			return false, false
+		}
+		return a*100/med < pct, true
 	case opPercent:
 		a, err1 := strconv.ParseFloat(v, 64)
 		ref, err2 := strconv.ParseFloat(facts[cond.Ref], 64)

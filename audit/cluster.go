@@ -170,3 +170,31 @@ func (c *Cluster) UnjoinedK8sNodes() []string {
 	sort.Strings(out)
 	return out
 }
+
+// clusterFindings reports what the cluster probes could not do or found
+// outside the inventory.
+func clusterFindings(c *Cluster) []Finding {
+	if c == nil {
+		return nil
+	}
+	var out []Finding
+	if c.Status != ClusterOK {
+		out = append(out, Finding{
+			Check: "cluster.unavailable", Kind: KindCheck, Severity: SeverityInfo, Nodes: []string{},
+			Title:       "cluster-scoped probes did not run",
+			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, readyz, RBAC).",
+			Evidence:    []string{c.Message},
+			Remediation: "Make sure a server node is reachable and the audit user can read /etc/rancher/rke2/rke2.yaml (become: sudo).",
+		})
+	}
+	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
+		out = append(out, Finding{
+			Check: "cluster.nodes-not-in-inventory", Kind: KindCheck, Severity: SeverityWarning, Nodes: []string{},
+			Title:       "the cluster has nodes the inventory does not list",
+			Summary:     fmt.Sprintf("%d Kubernetes %s not audited because no inventory host matches: %s.", len(extra), map[bool]string{true: "node is", false: "nodes are"}[len(extra) == 1], strings.Join(extra, ", ")),
+			Evidence:    extra,
+			Remediation: "Add these nodes to the inventory (or set their inventory name or address to match), so drift on them is seen before the upgrade.",
+		})
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -13,9 +14,20 @@ const ClusterNode = "(cluster)"
 // facts and the cluster facts; nodes without facts get a skip for each so
 // that JUnit still shows them. Cluster checks run once on the cluster facts.
 func Judge(nodes []Node, cluster *Cluster, checks []Check) []CheckResult {
-	var clusterFacts map[string]string
+	return judge(nodes, cluster, checks, nil)
+}
+
+// judge is Judge with global facts (target.version) that every node and
+// cluster check sees.
+func judge(nodes []Node, cluster *Cluster, checks []Check, globals map[string]string) []CheckResult {
+	clusterFacts := map[string]string{}
+	for k, v := range globals {
+		clusterFacts[k] = v
+	}
 	if cluster != nil {
-		clusterFacts = cluster.Facts
+		for k, v := range cluster.Facts {
+			clusterFacts[k] = v
+		}
 	}
 	var out []CheckResult
 	for _, c := range checks {
@@ -23,18 +35,22 @@ func Judge(nodes []Node, cluster *Cluster, checks []Check) []CheckResult {
 			continue
 		}
 		r := CheckResult{Check: c.ID, Node: ClusterNode, Severity: c.Severity}
-		if len(clusterFacts) > 0 {
+		if cluster != nil && len(cluster.Facts) > 0 {
 			r.Outcome, r.Detail = c.Evaluate(clusterFacts)
 		} else {
 			r.Outcome, r.Detail = OutcomeSkip, "no cluster facts: "+clusterWhy(cluster)
 		}
 		out = append(out, r)
 	}
+	extra := fleetMedians(nodes, checks)
+	for k, v := range clusterFacts {
+		extra[k] = v
+	}
 	for _, n := range nodes {
 		view := n.Facts
-		if len(clusterFacts) > 0 {
-			view = make(map[string]string, len(n.Facts)+len(clusterFacts))
-			for k, v := range clusterFacts {
+		if len(extra) > 0 {
+			view = make(map[string]string, len(n.Facts)+len(extra))
+			for k, v := range extra {
 				view[k] = v
 			}
 			for k, v := range n.Facts {
@@ -63,6 +79,38 @@ func Judge(nodes []Node, cluster *Cluster, checks []Check) []CheckResult {
 		}
 	}
 	judgeUniform(nodes, checks, out)
+	return out
+}
+
+// fleetMedians computes, for every fact a pct_of_median_lt condition reads,
+// its median over the audited nodes where it is numeric.
+func fleetMedians(nodes []Node, checks []Check) map[string]string {
+	out := map[string]string{}
+	for _, c := range checks {
+		for _, cond := range c.When {
+			if knownOps[cond.Op] != opMedian {
+				continue
+			}
+			var vals []float64
+			for _, n := range nodes {
+				if !n.Status.HasFacts() {
+					continue
+				}
+				if f, err := strconv.ParseFloat(n.Facts[cond.Fact], 64); err == nil {
+					vals = append(vals, f)
+				}
+			}
+			if len(vals) < 3 {
+				continue // too few peers to call one of them an outlier
+			}
+			sort.Float64s(vals)
+			med := vals[len(vals)/2]
+			if len(vals)%2 == 0 {
+				med = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
+			}
+			out[medianKey(cond.Fact)] = strconv.FormatFloat(med, 'f', -1, 64)
+		}
+	}
 	return out
 }
 

@@ -66,6 +66,9 @@ type RunOptions struct {
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
 	TargetVersion string
+	// Waivers accept known findings: they are shown as waived and do not
+	// fail the gate.
+	Waivers []Waiver
 	Gate        GatePolicy
 	ToolVersion string
 	// Now is the clock; tests inject a fixed one.
@@ -143,24 +146,42 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		Cluster:       cluster,
 		TargetVersion: o.TargetVersion,
 	}
-	Analyze(r, append(nodeProbes, clusterProbes...), o.Checks, o.Gate)
+	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers})
 	return r, nil
 }
 
+// Rules is everything Analyze judges a report's nodes with.
+type Rules struct {
+	Probes  []Probe
+	Checks  []Check
+	Gate    GatePolicy
+	Waivers []Waiver
+}
+
 // Analyze fills the judgement part of a report (checks, findings, drift,
-// gate) from its nodes. It is also used to re-judge a saved run.
-func Analyze(r *Report, probes []Probe, checks []Check, p GatePolicy) {
-	r.Checks = Judge(r.Nodes, r.Cluster, checks)
-	r.Findings = append(Correlate(r.Nodes, checks, r.Checks, probes), CheckFindings(checks, r.Checks)...)
+// gate) from its nodes and cluster facts. It is also used to re-judge a
+// saved run. Waivers are judged against the report's start time, so a
+// re-rendered run is judged as it was on the day.
+func Analyze(r *Report, rules Rules) {
+	globals := map[string]string{}
+	if r.TargetVersion != "" {
+		globals["target.version"] = r.TargetVersion
+	}
+	r.Checks = judge(r.Nodes, r.Cluster, rules.Checks, globals)
+	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), CheckFindings(rules.Checks, r.Checks)...)
+	r.Findings = append(r.Findings, VersionSkew(r.Nodes, r.TargetVersion)...)
+	r.Findings = append(r.Findings, clusterFindings(r.Cluster)...)
+	addRollouts(r.Findings, r.Nodes, rules.Checks, r.Checks)
+	r.Findings = ApplyWaivers(r, rules.Waivers, r.StartedAt)
 	SortFindings(r.Findings)
-	r.Drift = ComputeDrift(r.Nodes, probes)
+	r.Drift = ComputeDrift(r.Nodes, rules.Probes)
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
 	if r.Drift == nil {
 		r.Drift = []Drift{}
 	}
-	r.Gate = EvaluateGate(r, p)
+	r.Gate = EvaluateGate(r, rules.Gate)
 }
 
 func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {

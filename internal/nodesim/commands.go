@@ -15,6 +15,10 @@ import (
 // message on stderr. Hang makes it sleep instead, to test probe timeouts.
 type Command struct {
 	Name string
+	// Path is where the stub is installed, relative to the node root, for
+	// commands probes call by absolute path ("var/lib/rancher/rke2/bin/kubectl",
+	// called as "$R/var/lib/rancher/rke2/bin/kubectl"); "" = bin/<Name>.
+	Path string
 	Args string
 	Out  string
 	RC   int
@@ -64,6 +68,7 @@ func (s State) Command(name, args string) (Command, bool) {
 
 func (w *writer) commands(cmds []Command) {
 	n := map[string]int{}
+	installed := map[string]bool{}
 	for _, c := range cmds {
 		n[c.Name]++
 		base := fmt.Sprintf("state/cmd/%s/%03d", c.Name, n[c.Name])
@@ -73,13 +78,18 @@ func (w *writer) commands(cmds []Command) {
 		if c.Hang {
 			w.file(base+".hang", "")
 		}
-		if n[c.Name] == 1 {
+		dest := c.Path
+		if dest == "" {
+			dest = "bin/" + c.Name
+		}
+		if !installed[dest] {
+			installed[dest] = true
 			b, err := stubs.ReadFile("stubs/fakecmd")
 			if err != nil {
 				w.err = fmt.Errorf("embedded stub fakecmd: %w", err)
 				return
 			}
-			w.write("bin/"+c.Name, b, 0o755)
+			w.write(dest, b, 0o755)
 		}
 	}
 }
