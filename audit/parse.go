@@ -49,7 +49,7 @@ type Parsed struct {
 	// NodeFacts are what cluster probes reported about other nodes, keyed
 	// by Kubernetes node name.
 	NodeFacts map[string]map[string]string
-	Runs []ProbeRun
+	Runs      []ProbeRun
 }
 
 // ParseOutput splits the bundle output into probe sections by the nonce

@@ -61,14 +61,14 @@ type RunOptions struct {
 	NodeTimeout time.Duration
 	// Probes are node probes and cluster probes (Scope); cluster probes run
 	// once, on one reachable server node, after the node probes.
-	Probes      []Probe
-	Checks      []Check
+	Probes []Probe
+	Checks []Check
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
 	TargetVersion string
 	// Waivers accept known findings: they are shown as waived and do not
 	// fail the gate.
-	Waivers []Waiver
+	Waivers     []Waiver
 	Gate        GatePolicy
 	ToolVersion string
 	// Now is the clock; tests inject a fixed one.

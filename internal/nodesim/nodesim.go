@@ -54,7 +54,7 @@ type State struct {
 	HTTP map[string]HTTP
 	// Commands are the answers of simulated commands other than the
 	// built-in stubs (see Command). Use SetCommand to change them.
-	Commands []Command
+	Commands    []Command
 	RKE2Version string // "" = rke2 not installed
 	// Extra files, relative path → content, for tests (e.g. a config.yaml
 	// holding a token that must never reach a report).
