@@ -1,0 +1,51 @@
+package audit
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// runProbe runs one embedded probe (and the bundle around it, exactly as on
+// a node) against a simulated node built from s, and returns what the
+// parser kept. The test fails if the probe did not finish with exit 0.
+func runProbe(t *testing.T, id string, s nodesim.State) Parsed {
+	t.Helper()
+	all, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p []Probe
+	for _, pr := range all {
+		if pr.ID == id {
+			p = append(p, pr)
+		}
+	}
+	if len(p) == 0 {
+		t.Fatalf("no embedded probe %q", id)
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, s); err != nil {
+		t.Fatal(err)
+	}
+	nonce := NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle(p, "", nonce), p[0].Timeout+5e9)
+	if err != nil {
+		t.Fatalf("probe %s: %v", id, err)
+	}
+	parsed := ParseOutput(res.Stdout, nonce, p)
+	if r := parsed.Runs[0]; r.Status != ProbeOK {
+		t.Fatalf("probe %s: status %s exit %d, stderr %q\nstdout:\n%s", id, r.Status, r.ExitCode, res.Stderr, res.Stdout)
+	}
+	return parsed
+}
+
+func TestRunProbeHelperSeesSimulatedIptables(t *testing.T) {
+	s := nodesim.Healthy("n1", false)
+	got := runProbe(t, "iptables", s).Facts
+	if got["iptables.backend"] != "nf_tables" {
+		t.Fatalf("iptables.backend = %q, want nf_tables; facts %v", got["iptables.backend"], got)
+	}
+}
