@@ -1,4 +1,248 @@
 package audit
 
-// VersionSkew judges RKE2 versions across the fleet and against the target.
-func VersionSkew(nodes []Node, target string) []Finding { return nil }
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Kubernetes' version skew policy, as RKE2 inherits it: the API servers of
+// an HA control plane are within one minor of each other; a kubelet (and
+// kube-proxy) is never newer than the oldest API server and at most three
+// minors older than it.
+const (
+	maxServerSkew  = 1
+	maxKubeletSkew = 3
+)
+
+// TargetVersionRe is the form --target-version accepts, an RKE2 release
+// such as v1.31.4+rke2r1.
+var TargetVersionRe = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+\+rke2r[0-9]+$`)
+
+type nodeVersion struct {
+	name   string
+	server bool
+	raw    string
+	minor  int
+}
+
+// minorOf returns the Kubernetes minor of "v1.31.4+rke2r1".
+func minorOf(v string) (int, bool) {
+	p, ok := ParseVersion(v)
+	if !ok || len(p) < 2 || p[0] != 1 {
+		return 0, false
+	}
+	return p[1], true
+}
+
+// fleetVersions reads each audited node's RKE2 version and whether it is a
+// server. Nodes without a parseable version are left out: the rke2 checks
+// report those.
+func fleetVersions(nodes []Node) []nodeVersion {
+	var out []nodeVersion
+	for _, n := range nodes {
+		if !n.Status.HasFacts() {
+			continue
+		}
+		raw := n.Facts["rke2.version"]
+		minor, ok := minorOf(raw)
+		if !ok {
+			continue
+		}
+		server := n.Facts["rke2.service"] == "rke2-server" || n.Facts["rke2.server.active"] == "active"
+		if n.Facts["rke2.service"] == "" && n.Facts["rke2.server.active"] == "" {
+			server = hasServerRole(n.Roles)
+		}
+		out = append(out, nodeVersion{name: n.Name, server: server, raw: raw, minor: minor})
+	}
+	return out
+}
+
+// VersionSkew judges the RKE2 versions across the fleet with the skew policy
+// and, when target is set, the upgrade path to it: RKE2 may not skip a
+// minor, and servers go first, one at a time, then agents.
+func VersionSkew(nodes []Node, target string) []Finding {
+	vs := fleetVersions(nodes)
+	if len(vs) == 0 {
+		return nil
+	}
+	var out []Finding
+	var servers, agents []nodeVersion
+	for _, v := range vs {
+		if v.server {
+			servers = append(servers, v)
+		} else {
+			agents = append(agents, v)
+		}
+	}
+	if f, ok := mixedVersions(vs); ok {
+		out = append(out, f)
+	}
+	if len(servers) > 0 {
+		lo, hi := minMaxMinor(servers)
+		if hi-lo > maxServerSkew {
+			var names, ev []string
+			for _, s := range servers {
+				if s.minor == lo || s.minor == hi {
+					names = append(names, s.name)
+				}
+				ev = append(ev, fmt.Sprintf("%s: server at %s", s.name, s.raw))
+			}
+			out = append(out, skewFinding("skew.servers", SeverityCritical, names, ev,
+				"API servers are more than one minor apart",
+				fmt.Sprintf("The HA API servers run 1.%d to 1.%d; Kubernetes supports at most %d minor between them.", lo, hi, maxServerSkew),
+				"Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else."))
+		}
+		var newer, older, evN, evO []string
+		for _, a := range agents {
+			switch {
+			case a.minor > lo:
+				newer = append(newer, a.name)
+				evN = append(evN, fmt.Sprintf("%s: agent at %s, oldest server at 1.%d", a.name, a.raw, lo))
+			case lo-a.minor > maxKubeletSkew:
+				older = append(older, a.name)
+				evO = append(evO, fmt.Sprintf("%s: agent at %s, %d minors behind the oldest server 1.%d", a.name, a.raw, lo-a.minor, lo))
+			}
+		}
+		if len(newer) > 0 {
+			out = append(out, skewFinding("skew.kubelet-newer", SeverityCritical, newer, evN,
+				"kubelet newer than the API server",
+				"A kubelet and kube-proxy must never be newer than the API server they talk to.",
+				"Upgrade the servers first (one at a time), then these agents; never upgrade agents ahead of the servers."))
+		}
+		if len(older) > 0 {
+			out = append(out, skewFinding("skew.kubelet-too-old", SeverityCritical, older, evO,
+				"kubelet more than three minors older than the API server",
+				fmt.Sprintf("A kubelet may be at most %d minors older than the API server.", maxKubeletSkew),
+				"Upgrade these agents one minor at a time until they are within three minors of the servers."))
+		}
+	}
+	if target != "" {
+		out = append(out, upgradePath(vs, target)...)
+	}
+	return out
+}
+
+// mixedVersions reports the nodes whose RKE2 release differs from the
+// fleet's most common one. Mixed releases are allowed mid-upgrade, but
+// before one starts they mean a node was missed last time.
+func mixedVersions(vs []nodeVersion) (Finding, bool) {
+	count := map[string]int{}
+	for _, v := range vs {
+		count[v.raw]++
+	}
+	if len(count) < 2 {
+		return Finding{}, false
+	}
+	majority, best, tie := "", 0, false
+	for _, raw := range sortedKeys(count) {
+		switch {
+		case count[raw] > best:
+			majority, best, tie = raw, count[raw], false
+		case count[raw] == best:
+			tie = true
+		}
+	}
+	var names, ev []string
+	for _, v := range vs {
+		if tie || v.raw != majority {
+			names = append(names, v.name)
+			ev = append(ev, fmt.Sprintf("%s: rke2.version=%s", v.name, v.raw))
+		}
+	}
+	summary := fmt.Sprintf("These nodes do not run the fleet's RKE2 release %s; a node left behind by the last upgrade is upgraded from further back this time.", majority)
+	if tie {
+		summary = "No RKE2 release runs on a majority of the nodes; the fleet is mid-upgrade or was upgraded piecemeal."
+	}
+	return skewFinding("skew.mixed-versions", SeverityWarning, names, ev,
+		"nodes run different RKE2 releases", summary,
+		"Bring these nodes to the fleet's release (servers one at a time, then agents) before starting the next upgrade."), true
+}
+
+// upgradePath judges the way from each node's release to the target.
+func upgradePath(vs []nodeVersion, target string) []Finding {
+	tMinor, ok := minorOf(target)
+	if !ok {
+		return nil
+	}
+	tv, _ := ParseVersion(target)
+	var skip, down, evS, evD, servers, agents []string
+	for _, v := range vs {
+		cur, _ := ParseVersion(v.raw)
+		switch {
+		case CompareVersions(cur, tv) > 0:
+			down = append(down, v.name)
+			evD = append(evD, fmt.Sprintf("%s: at %s, newer than the target %s", v.name, v.raw, target))
+		case tMinor-v.minor > 1:
+			skip = append(skip, v.name)
+			evS = append(evS, fmt.Sprintf("%s: at %s; the target %s skips %s", v.name, v.raw, target, skippedMinors(v.minor, tMinor)))
+		}
+		if CompareVersions(cur, tv) < 0 {
+			if v.server {
+				servers = append(servers, v.name)
+			} else {
+				agents = append(agents, v.name)
+			}
+		}
+	}
+	var out []Finding
+	if len(skip) > 0 {
+		out = append(out, skewFinding("skew.target-skips-minor", SeverityCritical, skip, evS,
+			"the upgrade to the target would skip a minor release",
+			fmt.Sprintf("RKE2 upgrades must go one minor at a time; these nodes are more than one minor behind %s.", target),
+			fmt.Sprintf("Upgrade to the latest v1.%d release first (servers one at a time, then agents), then to %s.", tMinor-1, target)))
+	}
+	if len(down) > 0 {
+		out = append(out, skewFinding("skew.target-downgrade", SeverityCritical, down, evD,
+			"the target is older than what these nodes run",
+			"RKE2 does not support downgrades; the target would move these nodes backwards.",
+			"Check --target-version; restoring an older release needs an etcd snapshot restore, not an upgrade."))
+	}
+	if len(servers)+len(agents) > 0 {
+		f := skewFinding("skew.upgrade-order", SeverityInfo, append(append([]string{}, servers...), agents...), nil,
+			"upgrade order to "+target,
+			fmt.Sprintf("%d server and %d agent %s to upgrade to %s: servers first, one at a time, then agents.", len(servers), len(agents), plural(len(servers)+len(agents), "node"), target),
+			"Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.")
+		if len(servers) > 0 {
+			f.Rollout = append(f.Rollout, RolloutStep{Class: "server", Nodes: servers, OneAtATime: true})
+		}
+		if len(agents) > 0 {
+			f.Rollout = append(f.Rollout, RolloutStep{Class: "agent", Nodes: agents})
+		}
+		f.Evidence = []string{"servers: " + strings.Join(orNone(servers), ", "), "agents: " + strings.Join(orNone(agents), ", ")}
+		out = append(out, f)
+	}
+	return out
+}
+
+func skippedMinors(from, to int) string {
+	var m []string
+	for i := from + 1; i < to; i++ {
+		m = append(m, "v1."+strconv.Itoa(i))
+	}
+	return strings.Join(m, ", ")
+}
+
+func orNone(s []string) []string {
+	if len(s) == 0 {
+		return []string{"none"}
+	}
+	return s
+}
+
+func minMaxMinor(vs []nodeVersion) (lo, hi int) {
+	lo, hi = vs[0].minor, vs[0].minor
+	for _, v := range vs[1:] {
+		lo, hi = min(lo, v.minor), max(hi, v.minor)
+	}
+	return lo, hi
+}
+
+func skewFinding(id string, sev Severity, nodes, evidence []string, title, summary, remediation string) Finding {
+	sort.Strings(nodes)
+	sort.Strings(evidence)
+	return Finding{Check: id, Kind: KindCheck, Severity: sev, Nodes: nodes, Title: title,
+		Summary: summary, Evidence: evidence, Remediation: remediation}
+}
