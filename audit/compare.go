@@ -22,7 +22,7 @@ type factMeta struct {
 func newFactMeta(probes []Probe) factMeta {
 	m := factMeta{volatile: map[string]bool{}, roleScoped: map[string]bool{}, probeOf: map[string]string{}}
 	for _, p := range probes {
-		for _, f := range p.Facts {
+		for _, f := range append(append([]string{}, p.Facts...), p.NodeFacts...) {
 			m.probeOf[f] = p.ID
 		}
 		for _, f := range p.Volatile {
@@ -108,90 +108,126 @@ func groupBy(nodes []Node, fact string) []DriftGroup {
 	return groups
 }
 
-// Correlate looks, for every symptom check that fails on some but not all of
-// the nodes it could judge, for the fact values whose set of nodes matches
-// the failing set, and returns one finding per symptom: the probable cause
-// when the match is strong, otherwise a note that nothing explains it.
+// maxRanked is how many candidate causes a correlation finding lists.
+const maxRanked = 3
+
+// symptomOutcome is one symptom check's split of the judged nodes.
+type symptomOutcome struct {
+	check         Check
+	sick, healthy []string
+}
+
+// Correlate looks, for every symptom check that fails on some nodes, for the
+// fact values whose set of nodes best matches the failing set, and returns
+// one finding per distinct split: the probable cause when the match is
+// strong, otherwise a note that nothing explains it, or that every node
+// fails (cluster-wide configuration rather than node drift). Symptoms that
+// fail on the same nodes and point at the same cause (healthz 503 and pod
+// CrashLoopBackOff) share one finding.
 func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Probe) []Finding {
 	meta := newFactMeta(probes)
 	byName := map[string]Node{}
 	for _, n := range nodes {
 		byName[n.Name] = n
 	}
-	// failingFacts marks fact=value pairs that some check already flags on a
-	// node: such a value is a likelier cause than an incidental one.
-	failingFacts := map[string]bool{}
 	checkByID := map[string]Check{}
 	for _, c := range checks {
 		checkByID[c.ID] = c
 	}
+	// failingFacts marks fact=value pairs that some non-symptom check
+	// already flags on a node: such a value is a likelier cause than an
+	// incidental one.
+	failingFacts := map[string]bool{}
 	for _, r := range results {
-		if r.Outcome != OutcomeFail {
+		if r.Outcome != OutcomeFail || checkByID[r.Check].Symptom {
 			continue
 		}
 		for _, f := range checkByID[r.Check].Facts() {
 			failingFacts[f+"="+byName[r.Node].Facts[f]] = true
 		}
 	}
-	var out []Finding
+	excluded := effectFacts(checks, meta)
+	var outcomes []symptomOutcome
 	for _, c := range checks {
-		if !c.Symptom {
+		if !c.Symptom || c.Scope == ScopeCluster {
 			continue
 		}
-		var sick, healthy []string
+		o := symptomOutcome{check: c}
 		for _, r := range results {
 			if r.Check != c.ID {
 				continue
 			}
 			switch r.Outcome {
 			case OutcomeFail:
-				sick = append(sick, r.Node)
+				o.sick = append(o.sick, r.Node)
 			case OutcomePass:
-				healthy = append(healthy, r.Node)
+				o.healthy = append(o.healthy, r.Node)
 			}
 		}
-		if len(sick) == 0 {
+		if len(o.sick) == 0 {
 			continue
 		}
-		sort.Strings(sick)
-		sort.Strings(healthy)
-		symptom := describeSymptom(c, sick, byName)
-		if len(healthy) == 0 {
+		sort.Strings(o.sick)
+		sort.Strings(o.healthy)
+		outcomes = append(outcomes, o)
+	}
+	var out []Finding
+	merged := map[string]int{} // split+cause → index in out
+	for _, o := range outcomes {
+		c := o.check
+		symptom := describeSymptom(c, o.sick, byName)
+		if len(o.healthy) == 0 {
 			out = append(out, Finding{
 				Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: SeverityInfo,
-				Title:       "fails on every judged node: suspect cluster-wide configuration",
-				Nodes:       sick,
-				Summary:     fmt.Sprintf("%s on all %d nodes that could be judged; when every node fails the same way, suspect a cluster-wide configuration issue rather than node drift.", symptom, len(sick)),
+				Title:       c.ID + " fails on every judged node: suspect cluster-wide configuration",
+				Nodes:       o.sick,
+				Summary:     fmt.Sprintf("%s on all %d nodes that could be judged; when every node fails the same way, suspect a cluster-wide configuration issue rather than node drift.", symptom, len(o.sick)),
 				Evidence:    []string{symptom},
-				Remediation: "Compare the cluster-wide configuration (kube-proxy DaemonSet, RKE2 manifests) with the last working version.",
+				Remediation: "Compare the cluster-wide configuration (kube-proxy DaemonSet or static pod manifest, RKE2 config, the release notes of the new version) with the last working one.",
 			})
 			continue
 		}
-		excluded := map[string]bool{}
-		for _, f := range c.Facts() {
-			excluded[meta.probeOf[f]] = true
-		}
-		cands := rankCauses(sick, healthy, byName, meta, excluded, failingFacts)
+		cands := rankCauses(o.sick, o.healthy, byName, meta, excluded, failingFacts)
 		if len(cands) == 0 || cands[0].Score < strongMatch {
-			out = append(out, Finding{
+			f := Finding{
 				Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: SeverityInfo,
 				Title:       "no fact explains " + c.ID,
-				Nodes:       sick,
-				Summary:     fmt.Sprintf("%s, and no collected fact splits the fleet along the same line.", symptom),
-				Evidence:    []string{symptom},
-				Remediation: "Test a failing node directly and compare it with a healthy one beyond what fleet-audit collects.",
-			})
+				Nodes:       o.sick,
+				Summary:     fmt.Sprintf("%s, and no collected fact splits the fleet along the same line (the best match covers less than %.0f%%).", symptom, strongMatch*100),
+				Evidence:    append([]string{symptom}, rankedLines("closest", cands, len(o.sick), len(o.healthy))...),
+				Remediation: "Test a failing node directly and compare it with a healthy one beyond what fleet-audit collects (add a probe with --probes for what you find).",
+			}
+			out = append(out, f)
 			continue
 		}
 		best := cands[0]
-		best.Symptom = c.ID
+		key := strings.Join(o.sick, ",") + "|" + best.Fact + "=" + best.Value
+		if i, ok := merged[key]; ok {
+			f := &out[i]
+			f.Cause.Symptoms = append(f.Cause.Symptoms, c.ID)
+			f.Evidence = append(f.Evidence[:1:1], append([]string{symptom}, f.Evidence[1:]...)...)
+			f.Title = fmt.Sprintf("%s of %s: %s=%s", causeVerdict(best.Exact), strings.Join(f.Cause.Symptoms, " and "), best.Fact, best.Value)
+			if c.Severity > f.Severity {
+				f.Severity = c.Severity
+			}
+			continue
+		}
+		cause := best.Cause
+		cause.Symptom = c.ID
+		cause.Symptoms = []string{c.ID}
 		for _, other := range cands[1:] {
 			if other.Score == best.Score && other.Matched == best.Matched && other.Extra == best.Extra {
-				best.Also = append(best.Also, other.Fact+"="+other.Value)
+				cause.Also = append(cause.Also, other.Fact+"="+other.Value)
 			}
 		}
+		for i, cd := range cands {
+			if i == maxRanked {
+				break
+			}
+			cause.Ranked = append(cause.Ranked, Candidate{Fact: cd.Fact, Value: cd.Value, Matched: cd.Matched, Extra: cd.Extra, Missed: cd.Missed, Score: cd.Score})
+		}
 		evidence := fmt.Sprintf("%s; %s on %s and on %s", symptom, best.Fact+"="+best.Value,
-			sameCount(best.Matched, len(sick)), healthyCount(best.Extra, len(healthy)))
+			sameCount(best.Matched, len(o.sick)), healthyCount(best.Extra, len(o.healthy)))
 		remediation := fmt.Sprintf("Make %s on these nodes match the healthy nodes.", best.Fact)
 		for _, ch := range checks {
 			if !ch.Symptom && contains(ch.Facts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
@@ -199,20 +235,93 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 				break
 			}
 		}
-		verdict := "probable cause"
-		if !best.Exact {
-			verdict = "likely cause (near match)"
-		}
-		cause := best.Cause
+		ev := append([]string{evidence}, alsoLines(cause.Also)...)
+		ev = append(ev, rankedLines("next candidates", cands[1:], len(o.sick), len(o.healthy))...)
+		merged[key] = len(out)
 		out = append(out, Finding{
 			Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: c.Severity,
-			Title:       fmt.Sprintf("%s of %s: %s=%s", verdict, c.ID, best.Fact, best.Value),
-			Nodes:       sick,
-			Summary:     fmt.Sprintf("%s: %s=%s splits the fleet along the same line as %s.", verdict, best.Fact, best.Value, c.Title),
-			Evidence:    append([]string{evidence}, alsoLines(best.Also)...),
+			Title:       fmt.Sprintf("%s of %s: %s=%s", causeVerdict(best.Exact), c.ID, best.Fact, best.Value),
+			Nodes:       o.sick,
+			Summary:     fmt.Sprintf("%s: %s=%s splits the fleet along the same line as %s.", causeVerdict(best.Exact), best.Fact, best.Value, c.Title),
+			Evidence:    ev,
 			Remediation: remediation,
 			Cause:       &cause,
 		})
+	}
+	for i := range out {
+		if out[i].Cause != nil {
+			out[i].Evidence = append(out[i].Evidence, perNodeLines(out[i].Nodes, out[i].Cause, outcomes, byName)...)
+		}
+	}
+	return out
+}
+
+func causeVerdict(exact bool) string {
+	if exact {
+		return "probable cause"
+	}
+	return "likely cause (near match)"
+}
+
+// effectFacts are the facts that can never be offered as a cause: those a
+// symptom check reads and every other fact of the probes that emit them
+// (kube-proxy's pod state is an effect of its health, not its cause).
+func effectFacts(checks []Check, meta factMeta) map[string]bool {
+	probes := map[string]bool{}
+	out := map[string]bool{}
+	for _, c := range checks {
+		if !c.Symptom {
+			continue
+		}
+		for _, f := range c.Facts() {
+			out[f] = true
+			if p := meta.probeOf[f]; p != "" {
+				probes[p] = true
+			}
+		}
+	}
+	for f, p := range meta.probeOf {
+		if probes[p] {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// rankedLines lists further candidates with their evidence counts.
+func rankedLines(label string, cands []candidate, sick, healthy int) []string {
+	var parts []string
+	for i, c := range cands {
+		if i == maxRanked-1 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s (%d of %d failing, %d of %d healthy)", c.Fact, c.Value, c.Matched, sick, c.Extra, healthy))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{label + ": " + strings.Join(parts, "; ")}
+}
+
+// perNodeLines joins, per failing node, every symptom it shows and the
+// cause's value there: "etcd-1: kube-proxy.pod.reason=CrashLoopBackOff ·
+// kubeproxy.healthz.code=503 · ufw.active=active".
+func perNodeLines(names []string, cause *Cause, outcomes []symptomOutcome, byName map[string]Node) []string {
+	var out []string
+	for _, name := range names {
+		n := byName[name]
+		var parts []string
+		for _, o := range outcomes {
+			if contains(o.sick, name) {
+				f := o.check.When[0].Fact
+				if o.check.Uniform != "" {
+					f = o.check.Uniform
+				}
+				parts = append(parts, f+"="+n.Facts[f])
+			}
+		}
+		parts = append(parts, cause.Fact+"="+n.Facts[cause.Fact])
+		out = append(out, name+": "+strings.Join(parts, " · "))
 	}
 	return out
 }
@@ -222,7 +331,7 @@ type candidate struct {
 	flagged bool
 }
 
-func rankCauses(sick, healthy []string, byName map[string]Node, meta factMeta, excludedProbes, failingFacts map[string]bool) []candidate {
+func rankCauses(sick, healthy []string, byName map[string]Node, meta factMeta, excluded, failingFacts map[string]bool) []candidate {
 	isSick := map[string]bool{}
 	for _, n := range sick {
 		isSick[n] = true
@@ -231,7 +340,7 @@ func rankCauses(sick, healthy []string, byName map[string]Node, meta factMeta, e
 	keys := map[string]bool{}
 	for _, n := range judged {
 		for k := range byName[n].Facts {
-			if !meta.volatile[k] && !excludedProbes[meta.probeOf[k]] {
+			if !meta.volatile[k] && !excluded[k] {
 				keys[k] = true
 			}
 		}

@@ -293,8 +293,11 @@ type Waiver struct {
 type Cause struct {
 	Fact  string `json:"fact"`
 	Value string `json:"value"`
-	// Symptom is the check whose failing nodes this fact explains.
-	Symptom string `json:"symptom"`
+	// Symptom is the check whose failing nodes this fact explains;
+	// Symptoms lists it and any other symptom check failing on exactly the
+	// same nodes with the same best cause.
+	Symptom  string   `json:"symptom"`
+	Symptoms []string `json:"symptoms"`
 	// Matched: symptomatic nodes with this value; Extra: healthy nodes with
 	// it; Missed: symptomatic nodes without it.
 	Matched int `json:"matched"`
