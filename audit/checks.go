@@ -174,17 +174,17 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		return Check{}, fmt.Errorf("%s:%d: %s", file, item.Line+yamlErrLine(err)-1, yamlErrText(err))
+		line := item.Line + yamlErrLine(err) - 1
+		var se *severityError
+		if errors.As(err, &se) {
+			// TextUnmarshaler errors carry no position: point at the field.
+			line = fieldLine(item, "severity")
+			return Check{}, fmt.Errorf("%s:%d: severity: %w", file, line, err)
+		}
+		return Check{}, fmt.Errorf("%s:%d: %s", file, line, yamlErrText(err))
 	}
 	c.Source = fmt.Sprintf("%s:%d", file, item.Line)
-	line := func(field string) int {
-		for i := 0; i+1 < len(item.Content); i += 2 {
-			if item.Content[i].Value == field {
-				return item.Content[i].Line
-			}
-		}
-		return item.Line
-	}
+	line := func(field string) int { return fieldLine(item, field) }
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s:%d: check %q: %s: %s", file, line(field), c.ID, field, fmt.Sprintf(format, args...)))
@@ -239,6 +239,16 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 		return Check{}, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// fieldLine is the line of a mapping's field, or of the mapping itself.
+func fieldLine(item *yaml.Node, field string) int {
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		if item.Content[i].Value == field {
+			return item.Content[i].Line
+		}
+	}
+	return item.Line
 }
 
 func comparable(kind opKind, v string) bool {

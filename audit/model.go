@@ -56,11 +56,17 @@ func (s *Severity) UnmarshalText(b []byte) error {
 	}
 	v, err := ParseSeverity(string(b))
 	if err != nil {
-		return err
+		return &severityError{err}
 	}
 	*s = v
 	return nil
 }
+
+// severityError marks a bad severity word, so a decoder can point at the field.
+type severityError struct{ err error }
+
+func (e *severityError) Error() string { return e.err.Error() }
+func (e *severityError) Unwrap() error { return e.err }
 
 // NodeStatus says how far the audit of one node got. Only StatusOK means every
 // probe ran to completion; the partial statuses (probe_timeout,

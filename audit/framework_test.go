@@ -1,0 +1,217 @@
+package audit
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestConditionOperators(t *testing.T) {
+	facts := map[string]string{"k": "6.1.0-28-amd64", "v": "v1.31.4+rke2r1", "n": "90", "m": "100", "ipt": "1.8.4", "word": "x"}
+	tests := []struct {
+		cond Condition
+		want string
+	}{
+		{Condition{Fact: "k", Op: "version_lt", Value: "5.13"}, OutcomePass},
+		{Condition{Fact: "k", Op: "version_ge", Value: "6.1"}, OutcomeFail},
+		{Condition{Fact: "v", Op: "version_ge", Value: "1.35"}, OutcomePass},
+		{Condition{Fact: "v", Op: "version_lt", Value: "v1.31.5"}, OutcomeFail},
+		{Condition{Fact: "ipt", Op: "version_lt", Value: "1.8.5"}, OutcomeFail},
+		{Condition{Fact: "ipt", Op: "version_le", Value: "1.8.4"}, OutcomeFail},
+		{Condition{Fact: "ipt", Op: "version_gt", Value: "1.8.4"}, OutcomePass},
+		{Condition{Fact: "word", Op: "version_lt", Value: "1"}, OutcomeSkip},
+		{Condition{Fact: "n", Op: "lt", Ref: "m"}, OutcomeFail},
+		{Condition{Fact: "m", Op: "lt", Ref: "n"}, OutcomePass},
+		{Condition{Fact: "n", Op: "eq", Ref: "m"}, OutcomePass},
+		{Condition{Fact: "n", Op: "ge", Ref: "missing"}, OutcomeSkip},
+		{Condition{Fact: "n", Op: "pct_of_ge", Ref: "m", Value: "90"}, OutcomeFail},
+	}
+	for _, tt := range tests {
+		c := Check{ID: "x", When: []Condition{tt.cond}}
+		if got, detail := c.Evaluate(facts); got != tt.want {
+			t.Errorf("%+v = %s (%s), want %s", tt.cond, got, detail, tt.want)
+		}
+	}
+}
+
+func TestParseChecksNamesFileLineAndField(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"unknown field", "- id: a\n  title: t\n  severity: info\n  summary: s\n  remediation: r\n  when: [{fact: f, op: eq, value: x}]\n  bogus: 1\n", "c.yaml:7: "},
+		{"unknown op", "- id: a\n  title: t\n  severity: info\n  summary: s\n  remediation: r\n  when:\n    - {fact: f, op: like, value: x}\n", `c.yaml:6: check "a": when: condition 1: unknown op "like"`},
+		{"missing title on the second check", "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n- id: b\n  severity: info\n  summary: s\n  remediation: r\n  when: [{fact: f, op: eq}]\n", `c.yaml:2: check "b": title: is required`},
+		{"bad severity", "- id: a\n  title: t\n  severity: huge\n", "c.yaml:3: "},
+		{"numeric op on a word", "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: ge, value: lots}]}\n", "needs a numeric value"},
+		{"value and ref", "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: ge, value: '1', ref: g}]}\n", "value or ref, not both"},
+		{"bad scope", "- {id: a, title: t, severity: info, summary: s, remediation: r, scope: galaxy, when: [{fact: f, op: eq}]}\n", "scope: want node or cluster"},
+		{"duplicate id", "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n", `c.yaml:2: id: "a" is already defined at c.yaml:1`},
+		{"not a list", "id: a\n", "c.yaml:1: want a list of checks"},
+	}
+	for _, tt := range tests {
+		_, err := ParseChecks("c.yaml", []byte(tt.text))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestUniformCheck(t *testing.T) {
+	c := Check{ID: "mode-mixed", Severity: SeverityCritical, Uniform: "mode", When: []Condition{{Fact: "mode", Op: "ne", Value: "unknown"}}}
+	mk := func(name, mode string) Node {
+		return Node{Name: name, Status: StatusOK, Facts: map[string]string{"mode": mode}}
+	}
+	failing := func(nodes []Node) []string {
+		var out []string
+		for _, r := range Judge(nodes, nil, []Check{c}) {
+			if r.Outcome == OutcomeFail {
+				out = append(out, r.Node)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		nodes []Node
+		want  []string
+	}{
+		{"all the same", []Node{mk("a", "iptables"), mk("b", "iptables")}, nil},
+		{"one outlier", []Node{mk("a", "iptables"), mk("b", "ipvs"), mk("c", "iptables")}, []string{"b"}},
+		{"unknown is not compared", []Node{mk("a", "iptables"), mk("b", "unknown"), mk("c", "iptables")}, nil},
+		{"a tie fails everyone", []Node{mk("a", "iptables"), mk("b", "ipvs")}, []string{"a", "b"}},
+		{"unaudited nodes are skipped", []Node{mk("a", "iptables"), {Name: "b", Status: StatusUnreachable}, mk("c", "iptables")}, nil},
+	}
+	for _, tt := range tests {
+		if got := failing(tt.nodes); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: failing = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestFleetMedianCondition(t *testing.T) {
+	c := Check{ID: "few-rules", Severity: SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
+	var nodes []Node
+	for i, v := range []string{"120", "118", "40", "121", "not-root"} {
+		nodes = append(nodes, Node{Name: string(rune('a' + i)), Status: StatusOK, Facts: map[string]string{"rules": v}})
+	}
+	got := map[string]string{}
+	for _, r := range Judge(nodes, nil, []Check{c}) {
+		got[r.Node] = r.Outcome
+	}
+	want := map[string]string{"a": OutcomePass, "b": OutcomePass, "c": OutcomeFail, "d": OutcomePass, "e": OutcomeSkip}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes = %v, want %v", got, want)
+	}
+	// Two peers are too few to call either an outlier.
+	if rs := Judge(nodes[:2], nil, []Check{c}); rs[0].Outcome != OutcomeSkip {
+		t.Fatalf("with two nodes: %+v", rs)
+	}
+}
+
+func TestClusterChecksSeeClusterFactsAndNodeChecksToo(t *testing.T) {
+	cluster := &Cluster{Status: ClusterOK, Facts: map[string]string{"cluster.readyz": "failed", "cluster.rbac.ok": "yes"}}
+	checks := []Check{
+		{ID: "readyz", Scope: ScopeCluster, Severity: SeverityCritical, When: []Condition{{Fact: "cluster.readyz", Op: "ne", Value: "ok"}}},
+		{ID: "transient", Scope: ScopeNode, Severity: SeverityInfo, When: []Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
+	}
+	nodes := []Node{{Name: "a", Status: StatusOK, Facts: map[string]string{"denied": "yes"}}, {Name: "b", Status: StatusOK, Facts: map[string]string{"denied": "no"}}}
+	got := map[string]string{}
+	for _, r := range Judge(nodes, cluster, checks) {
+		got[r.Check+"@"+r.Node] = r.Outcome
+	}
+	want := map[string]string{"readyz@" + ClusterNode: OutcomeFail, "transient@a": OutcomeFail, "transient@b": OutcomePass}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes = %v, want %v", got, want)
+	}
+	fs := CheckFindings(checks, Judge(nodes, cluster, checks))
+	if len(fs) != 2 || fs[0].Check != "readyz" || len(fs[0].Nodes) != 0 {
+		t.Fatalf("findings = %+v", fs)
+	}
+	// Without cluster facts, cluster checks skip and say why.
+	rs := Judge(nodes, &Cluster{Status: ClusterNoServer, Message: "no reachable RKE2 server node"}, checks[:1])
+	if rs[0].Outcome != OutcomeSkip || !strings.Contains(rs[0].Detail, "no reachable") {
+		t.Fatalf("no cluster: %+v", rs[0])
+	}
+}
+
+func TestJoinNodeFacts(t *testing.T) {
+	nodes := []Node{
+		{Name: "etcd-1", Address: "10.0.0.1", Status: StatusOK, Facts: map[string]string{"os.hostname": "cluster-a-etcd-1"}},
+		{Name: "worker-1", Address: "10.0.0.5", Status: StatusOK, Facts: map[string]string{"os.hostname": "ip-10-0-0-5"}},
+		{Name: "worker-2", Address: "10.0.0.6", Status: StatusOK, Facts: map[string]string{}},
+		{Name: "worker-3", Address: "10.0.0.7", Status: StatusOK, Facts: map[string]string{}},
+		{Name: "down", Status: StatusUnreachable, Facts: map[string]string{}},
+	}
+	perNode := map[string]map[string]string{
+		"cluster-a-etcd-1":   {"k8s.kubeproxy.pod.reason": "CrashLoopBackOff"}, // by hostname
+		"ip-10-0-0-5":        {"k8s.kubeproxy.pod.reason": "Running"},          // by hostname
+		"node-x":             {"k8s.node.internal_ip": "10.0.0.6"},             // by address
+		"cluster-a-worker-3": {"k8s.kubeproxy.pod.reason": "Running"},          // by unique suffix
+		"stranger":           {"k8s.kubeproxy.pod.reason": "Running"},
+	}
+	c := &Cluster{Joined: map[string]string{}}
+	joinNodeFacts(c, perNode, nodes)
+	want := map[string]string{"cluster-a-etcd-1": "etcd-1", "ip-10-0-0-5": "worker-1", "node-x": "worker-2", "cluster-a-worker-3": "worker-3", "stranger": ""}
+	if !reflect.DeepEqual(c.Joined, want) {
+		t.Fatalf("joined = %v, want %v", c.Joined, want)
+	}
+	if nodes[0].Facts["k8s.kubeproxy.pod.reason"] != "CrashLoopBackOff" || nodes[0].Facts["k8s.node.registered"] != "yes" {
+		t.Fatalf("etcd-1 facts = %v", nodes[0].Facts)
+	}
+	if _, ok := nodes[4].Facts["k8s.node.registered"]; ok {
+		t.Fatalf("an unreachable node got a registration fact: %v", nodes[4].Facts)
+	}
+	if got := c.UnjoinedK8sNodes(); !reflect.DeepEqual(got, []string{"stranger"}) {
+		t.Fatalf("unjoined = %v", got)
+	}
+}
+
+func TestPlanRollout(t *testing.T) {
+	nodes := []Node{
+		{Name: "w1", Roles: []string{"worker"}}, {Name: "e1", Roles: []string{"etcd"}}, {Name: "cp1", Roles: []string{"control-plane", "etcd"}},
+		{Name: "cp2", Roles: []string{"master"}}, {Name: "mon", Roles: []string{"monitoring"}}, {Name: "w2", Roles: []string{"worker"}},
+		{Name: "bare-server", Facts: map[string]string{"rke2.service": "rke2-server"}}, {Name: "bare"},
+	}
+	got := PlanRollout([]string{"w1", "w2", "e1", "cp1", "cp2", "mon", "bare-server", "bare"}, nodes, map[string]bool{"w2": true})
+	want := []RolloutStep{
+		{Class: "etcd", Nodes: []string{"e1", "cp1"}, OneAtATime: true},
+		{Class: "control-plane", Nodes: []string{"cp2", "bare-server"}, OneAtATime: true},
+		{Class: "infra", Nodes: []string{"mon"}, OneAtATime: true},
+		{Class: "worker", Nodes: []string{"w2", "w1", "bare"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("rollout =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestProbeHeaderScope(t *testing.T) {
+	ok := "# id: c\n# description: d\n# needs_root: true\n# timeout: 5s\n# scope: cluster\n# facts: cluster.readyz\n# node_facts: k8s.pod.phase k8s.pod.restarts\n# volatile: k8s.pod.restarts\necho\n"
+	p, err := ParseProbe("c.sh", ok)
+	if err != nil || p.Scope != ScopeCluster || len(p.NodeFacts) != 2 {
+		t.Fatalf("ParseProbe = %+v, %v", p, err)
+	}
+	for name, text := range map[string]string{
+		"node facts on a node probe": "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n# facts: a.b\n# node_facts: k8s.x\n",
+		"cluster fact not cluster.*": "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n# scope: cluster\n# facts: readyz\n",
+		"node probe with cluster.*":  "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n# facts: cluster.x\n",
+		"node fact not k8s.*":        "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n# scope: cluster\n# facts: cluster.x\n# node_facts: pod.phase\n",
+		"bad scope":                  "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n# scope: fleet\n# facts: a\n",
+	} {
+		if _, err := ParseProbe("c.sh", text); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestParseNodeFactsFromClusterProbe(t *testing.T) {
+	p := Probe{ID: "cluster", Scope: ScopeCluster, Facts: []string{"cluster.readyz"}, NodeFacts: []string{"k8s.pod.phase"}}
+	out := "@@FA:n1:begin:cluster\ncluster.readyz=ok\n@cluster-a-etcd-1 k8s.pod.phase=CrashLoopBackOff\n@Bad_Name k8s.pod.phase=x\n@n2 k8s.undeclared=x\n@n3 cluster.readyz=forged\n@@FA:n1:end:cluster:0\n"
+	got := ParseOutput([]byte(out), "n1", []Probe{p})
+	if got.Facts["cluster.readyz"] != "ok" {
+		t.Fatalf("facts = %v", got.Facts)
+	}
+	want := map[string]map[string]string{"cluster-a-etcd-1": {"k8s.pod.phase": "CrashLoopBackOff"}}
+	if !reflect.DeepEqual(got.NodeFacts, want) {
+		t.Fatalf("node facts = %v, want %v", got.NodeFacts, want)
+	}
+}
