@@ -116,7 +116,12 @@ func node(name, address string, roles []string, facts map[string]string, seconds
 }
 
 // incidentReport is the seed incident: UFW active on etcd-1, etcd-2,
-// worker-2 and worker-4, kube-proxy /healthz 503 on exactly those four.
+// worker-2 and worker-4, kube-proxy /healthz 503 on exactly those four. It
+// also carries what a real run adds around it: a --target-version, the
+// rollout plans, the ranked candidate causes, the cluster probes (run on
+// etcd-1, which see a tenth Kubernetes node the inventory lacks), one
+// cluster-scoped check, and a conntrack warning on worker-3 that a waiver
+// accepts.
 func incidentReport() *audit.Report {
 	r := newReport("inventories/cluster-a.yaml")
 	ufw := map[string]bool{"cluster-a-etcd-1": true, "cluster-a-etcd-2": true, "cluster-a-worker-2": true, "cluster-a-worker-4": true}
@@ -128,6 +133,7 @@ func incidentReport() *audit.Report {
 		}
 		if name == "cluster-a-worker-3" {
 			f["os.kernel"] = "6.8.0-51-generic"
+			f["conntrack.count"] = "121344"
 		}
 		r.Nodes = append(r.Nodes, node(name, fmt.Sprintf("10.0.1.%d", 10+i), []string{role}, f, 1.5+float64(i)/10))
 	}
@@ -145,8 +151,45 @@ func incidentReport() *audit.Report {
 		i++
 	}
 	judge(r)
+	r.TargetVersion = "v1.32.1+rke2r1"
+	waiver := audit.Waiver{
+		Check: "conntrack.pressure", Nodes: []string{"cluster-a-worker-3"},
+		Reason:  "worker-3 carries the ingress load test until the upgrade window; accepted by j.doe (CHG-4711)",
+		Expires: "2026-12-31", Source: "waivers.yaml:4",
+	}
+	// conntrack.pressure is judged on every node, as audit does; only the
+	// incident has it, so the other scenarios' goldens do not move.
+	for _, n := range r.Nodes {
+		cr := audit.CheckResult{Check: "conntrack.pressure", Node: n.Name, Severity: audit.SeverityWarning, Outcome: audit.OutcomePass}
+		cr.Detail = fmt.Sprintf("conntrack.count=%s of conntrack.max=%s", n.Facts["conntrack.count"], n.Facts["conntrack.max"])
+		if n.Name == "cluster-a-worker-3" {
+			cr.Outcome = audit.OutcomeWaived
+			cr.Detail += " (92%, want below 90%) (waived until 2026-12-31 by waivers.yaml:4)"
+		}
+		r.Checks = append(r.Checks, cr)
+	}
+	r.Checks = append(r.Checks, audit.CheckResult{Check: "cluster.readyz", Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomePass, Detail: "cluster.readyz=ok"})
+	joined := map[string]string{"cluster-a-worker-5": ""}
+	for _, n := range r.Nodes {
+		joined[n.Name] = n.Name
+	}
+	r.Cluster = &audit.Cluster{
+		Node: "cluster-a-etcd-1", Status: audit.ClusterOK,
+		Facts: map[string]string{
+			"cluster.nodes.count":    "10",
+			"cluster.rbac.ok":        "yes",
+			"cluster.readyz":         "ok",
+			"cluster.server_version": "v1.31.4+rke2r1",
+		},
+		Probes: []audit.ProbeRun{{ID: "cluster", Status: "ok"}},
+		Joined: joined,
+	}
 
 	four := []string{"cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-worker-2", "cluster-a-worker-4"}
+	rollout := []audit.RolloutStep{
+		{Class: "etcd", Nodes: []string{"cluster-a-etcd-1", "cluster-a-etcd-2"}, OneAtATime: true},
+		{Class: "worker", Nodes: []string{"cluster-a-worker-2", "cluster-a-worker-4"}},
+	}
 	five := []string{"cluster-a-cp-1", "cluster-a-cp-2", "cluster-a-etcd-3", "cluster-a-worker-1", "cluster-a-worker-3"}
 	var ufwEvidence, healthzEvidence []string
 	for _, n := range four {
@@ -164,9 +207,15 @@ func incidentReport() *audit.Report {
 			},
 			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent.",
 			Cause: &audit.Cause{
-				Fact: "ufw.active", Value: "active", Symptom: "kubeproxy.healthz-failing",
+				Fact: "ufw.active", Value: "active", Symptom: "kubeproxy.healthz-failing", Symptoms: []string{"kubeproxy.healthz-failing"},
 				Matched: 4, Extra: 0, Missed: 0, Healthy: 5, Score: 1, Exact: true, Also: []string{"ufw.enabled"},
+				Ranked: []audit.Candidate{
+					{Fact: "ufw.active", Value: "active", Matched: 4, Score: 1},
+					{Fact: "ufw.enabled", Value: "enabled", Matched: 4, Score: 1},
+					{Fact: "os.kernel", Value: "6.8.0-49-generic", Matched: 4, Extra: 4, Score: 0.5},
+				},
 			},
+			Rollout: rollout,
 		},
 		{
 			Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: "UFW is active on a Kubernetes node",
@@ -174,6 +223,7 @@ func incidentReport() *audit.Report {
 			Summary:     "UFW manages iptables policy and chains beside kube-proxy; it breaks Service rules and makes kube-proxy's /healthz fail.",
 			Evidence:    ufwEvidence,
 			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent; add it to the node baseline so it does not come back on reboot.",
+			Rollout:     rollout,
 		},
 		{
 			Check: "kubeproxy.healthz-failing", Kind: audit.KindCheck, Title: "kube-proxy /healthz fails while /livez is fine",
@@ -189,6 +239,25 @@ func incidentReport() *audit.Report {
 			Evidence:    []string{"cluster-a-worker-3: os.kernel=6.8.0-51-generic"},
 			Remediation: "Bring the node image in line with its role, or record why it differs.",
 		},
+		{
+			Check: "cluster.nodes-not-in-inventory", Kind: audit.KindCheck, Title: "the cluster has nodes the inventory does not list",
+			Severity: audit.SeverityWarning, Nodes: []string{},
+			Summary:     "1 Kubernetes node is not audited because no inventory host matches: cluster-a-worker-5.",
+			Evidence:    []string{"cluster-a-worker-5"},
+			Remediation: "Add these nodes to the inventory (or set their inventory name or address to match), so drift on them is seen before the upgrade.",
+		},
+		{
+			Check: "conntrack.pressure", Kind: audit.KindCheck, Title: "conntrack table close to full",
+			Severity: audit.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
+			Summary: "A full conntrack table drops new connections, Service traffic first (default threshold 90% of conntrack.max) (1 node: cluster-a-worker-3)",
+			Evidence: []string{
+				"cluster-a-worker-3: conntrack.count=121344 of conntrack.max=131072 (92%, want below 90%)",
+				"waived until 2026-12-31 by waivers.yaml:4: " + waiver.Reason,
+			},
+			Remediation: "sysctl -w net.netfilter.nf_conntrack_max=262144 and persist it in /etc/sysctl.d/90-conntrack.conf.",
+			Rollout:     []audit.RolloutStep{{Class: "worker", Nodes: []string{"cluster-a-worker-3"}}},
+			Waived:      &waiver,
+		},
 	}
 	eight := []string{"cluster-a-cp-1", "cluster-a-cp-2", "cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-etcd-3", "cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}
 	r.Drift = []audit.Drift{
@@ -198,7 +267,7 @@ func incidentReport() *audit.Report {
 		{Fact: "ufw.enabled", Scope: "fleet", Majority: "disabled", Groups: []audit.DriftGroup{{Value: "disabled", Nodes: five}, {Value: "enabled", Nodes: four}}},
 		{Fact: "os.kernel", Scope: "role:worker", Majority: "6.8.0-49-generic", Groups: []audit.DriftGroup{{Value: "6.8.0-49-generic", Nodes: []string{"cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
 	}
-	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings"}}
+	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings", "1 finding waived"}}
 	return r
 }
 
@@ -254,6 +323,19 @@ var hostile = []string{
 	"]]><x>&amp;</x><![CDATA[",
 }
 
+// Markers name the new model fields in the hostile fixture, so that a test
+// can tell a hostile value that was rendered inert from one that was
+// dropped.
+const (
+	markWaiver    = "mark-waiver-reason"
+	markClusterV  = "mark-cluster-value"
+	markK8sNode   = "mark-k8s-node"
+	markCandidate = "mark-candidate"
+	markRollout   = "mark-rollout-node"
+	markTarget    = "mark-target"
+	markSymptom   = "mark-symptom"
+)
+
 // hostileReport puts hostile text everywhere a node or an inventory can.
 func hostileReport() *audit.Report {
 	r := newReport("<script>alert('inv')</script>\x1b[2J")
@@ -287,14 +369,64 @@ func hostileReport() *audit.Report {
 	for i, n := range names {
 		evidence = append(evidence, n+": "+join(i+10))
 	}
+	r.TargetVersion = markTarget + hostile[0] + hostile[5]
+	rolloutNode := markRollout + hostile[1] + hostile[9]
+	rollout := []audit.RolloutStep{
+		{Class: hostile[0], Nodes: []string{rolloutNode, names[0]}, OneAtATime: true},
+		{Class: hostile[13], Nodes: append([]string{rolloutNode + hostile[6]}, names[1:]...)},
+	}
+	waiver := &audit.Waiver{
+		Check: hostile[4], Nodes: []string{names[0], hostile[1]}, Roles: []string{hostile[2]},
+		Reason: markWaiver + join(22), Expires: hostile[6] + hostile[3], Source: join(23),
+	}
+	r.Checks = append(r.Checks,
+		audit.CheckResult{Check: hostile[4], Node: names[0], Severity: audit.SeverityCritical, Outcome: audit.OutcomeWaived, Detail: join(24)},
+		audit.CheckResult{Check: "cluster." + hostile[0], Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomeFail, Detail: join(25)},
+		audit.CheckResult{Check: "cluster." + hostile[4], Node: audit.ClusterNode, Severity: audit.SeverityWarning, Outcome: audit.OutcomeWaived, Detail: join(26)})
+	cf := map[string]string{
+		"cluster.readyz":         markClusterV + hostile[0] + hostile[5],
+		"cluster.server_version": markClusterV + hostile[6] + hostile[9],
+		"cluster." + hostile[1]:  markClusterV + join(27),
+	}
+	for j, h := range hostile {
+		cf[fmt.Sprintf("cluster.f%02d", j)] = markClusterV + h
+	}
+	joined := map[string]string{names[0]: names[0]}
+	for j, h := range hostile {
+		joined[fmt.Sprintf("%s%02d-%s", markK8sNode, j, h)] = ""
+	}
+	r.Cluster = &audit.Cluster{
+		Node: hostile[0] + hostile[6], Status: audit.ClusterFailed, Message: join(28), Facts: cf,
+		Probes: []audit.ProbeRun{{ID: hostile[2], Status: "failed", ExitCode: 2, Stderr: join(29)}},
+		Joined: joined,
+	}
 	r.Findings = []audit.Finding{
 		{
 			Check: "correlation." + hostile[0], Kind: audit.KindCorrelation, Title: join(11), Severity: audit.SeverityCritical,
 			Nodes: names, Summary: join(12), Evidence: evidence, Remediation: join(13),
-			Cause: &audit.Cause{Fact: hostile[5], Value: join(14), Symptom: hostile[1], Matched: 3, Healthy: 0, Exact: true, Also: []string{hostile[2]}},
+			Cause: &audit.Cause{
+				Fact: hostile[5], Value: join(14), Symptom: hostile[1], Symptoms: []string{markSymptom + hostile[1], markSymptom + hostile[7]},
+				Matched: 3, Healthy: 0, Exact: true, Also: []string{hostile[2]},
+				Ranked: []audit.Candidate{
+					{Fact: hostile[5], Value: markCandidate + join(14), Matched: 3, Score: 1},
+					{Fact: markCandidate + hostile[8], Value: hostile[9] + hostile[16], Matched: 2, Missed: 1, Score: 0.67},
+				},
+			},
+			Rollout: rollout,
 		},
-		{Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: join(15), Severity: audit.SeverityCritical, Nodes: names, Summary: join(16), Evidence: evidence, Remediation: join(17)},
+		{Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: join(15), Severity: audit.SeverityCritical, Nodes: names, Summary: join(16), Evidence: evidence, Remediation: join(17), Rollout: rollout},
 		{Check: hostile[8], Kind: audit.KindDrift, Title: join(18), Severity: audit.SeverityWarning, Nodes: names[:1], Summary: join(19)},
+		{
+			Check: hostile[4], Kind: audit.KindCheck, Title: join(30), Severity: audit.SeverityCritical, Nodes: names[:1],
+			Summary: join(31), Evidence: evidence[:1], Remediation: join(32), Rollout: rollout[:1], Waived: waiver,
+		},
+		{
+			Check: "correlation." + hostile[4], Kind: audit.KindCorrelation, Title: join(33), Severity: audit.SeverityCritical, Nodes: names[:1],
+			Summary: join(34), Cause: &audit.Cause{Fact: hostile[3], Value: join(35), Symptom: hostile[4], Matched: 1, Healthy: 2,
+				Ranked: []audit.Candidate{{Fact: hostile[3], Value: markCandidate + hostile[0], Matched: 1, Score: 1}}},
+			Rollout: rollout, Waived: waiver,
+		},
+		{Check: "cluster." + hostile[4], Kind: audit.KindCheck, Title: join(36), Severity: audit.SeverityWarning, Nodes: []string{}, Summary: join(37), Waived: waiver},
 	}
 	r.Drift = []audit.Drift{
 		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []audit.DriftGroup{{Value: "inactive", Nodes: sorted[1:]}, {Value: "active\x1b[0m<b>", Nodes: names[:1]}}},

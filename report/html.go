@@ -40,6 +40,7 @@ type htmlView struct {
 	CSP string
 
 	Inventory, Tool  string
+	TargetVersion    string
 	Passed           bool
 	ExitCode         int
 	Reasons          []string
@@ -54,13 +55,28 @@ type htmlView struct {
 	Down             []htmlNode
 	SeverityGroups   []htmlSeverityGroup
 	FindingCount     int
+	FindingTitle     string
 	Drift            []htmlDrift
 	Matrix           htmlMatrix
 	Nodes            []htmlNode
 	HasDriftedMatrix bool
+	Cluster          *htmlCluster
 }
 
-type htmlCause struct{ Head, Stats string }
+type htmlCause struct {
+	Head, Stats string
+	Ranked      []candidateRow
+}
+
+type htmlCluster struct {
+	Status, Node, Message string
+	OK                    bool
+	Facts                 []htmlFact
+	Probes                []htmlProbe
+	Unjoined              []string
+}
+
+type htmlWaiver struct{ Expires, Source, Reason, Scope string }
 
 type htmlSeverityGroup struct {
 	Severity string
@@ -74,6 +90,8 @@ type htmlFinding struct {
 	Nodes                        []string
 	Evidence                     []string
 	Cause                        *htmlCause
+	Rollout                      []rolloutStep
+	Waived                       *htmlWaiver
 }
 
 type htmlDrift struct {
@@ -128,6 +146,7 @@ type htmlNode struct {
 	Probes                   []htmlProbe
 	Checks                   []htmlCheck
 	FailedChecks, PassChecks int
+	WaivedChecks             int
 }
 
 type htmlFact struct{ Key, Value, Why string }
@@ -160,6 +179,7 @@ func buildHTMLView(r *audit.Report) htmlView {
 		CSP:              htmlCSP,
 		Inventory:        text(r.Inventory),
 		Tool:             text(strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)),
+		TargetVersion:    text(r.TargetVersion),
 		Passed:           r.Gate.Passed,
 		ExitCode:         r.Gate.ExitCode,
 		Reasons:          texts(r.Gate.Reasons),
@@ -177,11 +197,23 @@ func buildHTMLView(r *audit.Report) htmlView {
 	}
 
 	fs := orderFindings(r.Findings)
+	v.FindingTitle = findingsTitle(fs)
+	failing := failingNodes(r)
+	// Waived findings form their own group after every severity: they are
+	// shown, but must not sit among the findings that fail the gate.
+	var active, waived []audit.Finding
+	for _, f := range fs {
+		if f.Waived != nil {
+			waived = append(waived, f)
+		} else {
+			active = append(active, f)
+		}
+	}
 	for _, sev := range severityOrder {
 		g := htmlSeverityGroup{Severity: sev.String()}
-		for _, f := range fs {
+		for _, f := range active {
 			if f.Severity == sev {
-				g.Findings = append(g.Findings, newHTMLFinding(f))
+				g.Findings = append(g.Findings, newHTMLFinding(f, failing))
 			}
 		}
 		if len(g.Findings) > 0 {
@@ -190,22 +222,41 @@ func buildHTMLView(r *audit.Report) htmlView {
 	}
 	// Severities outside the known set still get shown, last.
 	var other []htmlFinding
-	for _, f := range fs {
+	for _, f := range active {
 		known := false
 		for _, sev := range severityOrder {
 			known = known || f.Severity == sev
 		}
 		if !known {
-			other = append(other, newHTMLFinding(f))
+			other = append(other, newHTMLFinding(f, failing))
 		}
 	}
 	if len(other) > 0 {
 		v.SeverityGroups = append(v.SeverityGroups, htmlSeverityGroup{Severity: "other", Findings: other})
 	}
-	for _, f := range fs {
+	if len(waived) > 0 {
+		g := htmlSeverityGroup{Severity: "waived"}
+		for _, f := range waived {
+			g.Findings = append(g.Findings, newHTMLFinding(f, failing))
+		}
+		v.SeverityGroups = append(v.SeverityGroups, g)
+	}
+	for _, f := range active {
 		if f.Cause != nil {
 			v.Causes = append(v.Causes, htmlCause{Head: text(causeHead(f.Cause)), Stats: text(causeStats(f.Cause))})
 		}
+	}
+	if c := r.Cluster; c != nil {
+		hc := &htmlCluster{Status: text(c.Status), Node: text(c.Node), Message: block(c.Message), OK: c.Status == audit.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
+		for _, k := range clusterFacts(c) {
+			hc.Facts = append(hc.Facts, htmlFact{Key: text(k), Value: text(c.Facts[k])})
+		}
+		for _, p := range c.Probes {
+			if p.Status != "ok" {
+				hc.Probes = append(hc.Probes, htmlProbe{ID: text(p.ID), Status: text(p.Status), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
+			}
+		}
+		v.Cluster = hc
 	}
 
 	for _, d := range r.Drift {
@@ -246,6 +297,8 @@ func buildHTMLView(r *audit.Report) htmlView {
 				continue
 			case audit.OutcomeFail:
 				hn.FailedChecks++
+			case audit.OutcomeWaived:
+				hn.WaivedChecks++
 			}
 			hn.Checks = append(hn.Checks, htmlCheck{Check: text(c.Check), Severity: c.Severity.String(), Outcome: text(c.Outcome), Detail: text(c.Detail)})
 		}
@@ -257,7 +310,7 @@ func buildHTMLView(r *audit.Report) htmlView {
 	return v
 }
 
-func newHTMLFinding(f audit.Finding) htmlFinding {
+func newHTMLFinding(f audit.Finding, failing map[string]bool) htmlFinding {
 	hf := htmlFinding{
 		Check: text(f.Check), Kind: text(f.Kind), Title: text(f.Title), Severity: f.Severity.String(),
 		Summary: text(f.Summary), Remediation: text(f.Remediation),
@@ -265,6 +318,16 @@ func newHTMLFinding(f audit.Finding) htmlFinding {
 	}
 	if f.Cause != nil {
 		hf.Cause = &htmlCause{Head: text(causeHead(f.Cause)), Stats: text(causeStats(f.Cause))}
+		for _, c := range candidateRows(f.Cause) {
+			hf.Cause.Ranked = append(hf.Cause.Ranked, candidateRow{Pair: text(c.Pair), Failing: c.Failing, Healthy: c.Healthy, Score: c.Score})
+		}
+	}
+	for _, s := range rolloutSteps(f.Rollout, failing) {
+		s.Class, s.Nodes = text(s.Class), texts(s.Nodes)
+		hf.Rollout = append(hf.Rollout, s)
+	}
+	if w := f.Waived; w != nil {
+		hf.Waived = &htmlWaiver{Expires: text(w.Expires), Source: text(w.Source), Reason: block(w.Reason), Scope: text(waiverScope(w))}
 	}
 	return hf
 }
@@ -367,6 +430,7 @@ dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 .badge.sev-warning { background: var(--warnbg); color: #000; border-color: var(--warn); }
 .badge.sev-info { background: var(--info); color: #fff; }
 .badge.sev-unknown, .badge.sev-other { background: var(--unk); color: #fff; }
+.badge.sev-waived { background: var(--soft); color: var(--muted); border-color: var(--muted); }
 .status { font-weight: 700; }
 .status.bad { color: var(--crit); }
 .status.good { color: var(--pass); }
@@ -376,6 +440,11 @@ dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 .finding.sev-info { border-left-color: var(--info); }
 .finding.sev-unknown, .finding.sev-other { border-left-color: var(--unk); }
 .finding.correlation { background: #fff7f8; border-width: 2px 2px 2px 8px; }
+.finding.waived { border-style: dashed; border-left-style: solid; border-left-color: var(--muted); background: var(--soft); }
+.finding .waiver { border-left: 3px solid var(--muted); padding-left: 0.6rem; }
+ol.rollout { margin: 0.3rem 0; padding-left: 1.6rem; }
+ol.rollout li { overflow-wrap: anywhere; }
+table.ranked { font-size: 0.9rem; }
 .finding p { margin: 0.35rem 0; }
 .finding .kind { color: var(--muted); font-size: 0.85rem; }
 ul.evidence { margin: 0.3rem 0; padding-left: 1.2rem; }
@@ -434,7 +503,7 @@ const htmlTemplate = `<!DOCTYPE html>
 <body>
 <header>
 <h1>fleet-audit report{{with .Inventory}}: <span class="mono">{{.}}</span>{{end}}</h1>
-<nav aria-label="sections"><a href="#findings">Findings ({{.FindingCount}})</a><a href="#drift">Drift ({{len .Drift}})</a><a href="#matrix">Fact matrix</a><a href="#nodes">Nodes ({{.NodeCount}})</a></nav>
+<nav aria-label="sections">{{if .Cluster}}<a href="#cluster">Cluster</a>{{end}}<a href="#findings">Findings ({{.FindingCount}})</a><a href="#drift">Drift ({{len .Drift}})</a><a href="#matrix">Fact matrix</a><a href="#nodes">Nodes ({{.NodeCount}})</a></nav>
 </header>
 <main>
 <section class="verdict {{if .Passed}}passed{{else}}failed{{end}}" aria-labelledby="verdict">
@@ -447,6 +516,7 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- end}}
 <dl class="meta">
 {{- with .Inventory}}<dt>Inventory</dt><dd class="mono">{{.}}</dd>{{end}}
+{{- with .TargetVersion}}<dt>Target</dt><dd class="mono">{{.}}</dd>{{end}}
 <dt>Fleet</dt><dd>{{.NodeCount}} nodes: {{.Audited}} audited, {{.NotAud}} not audited{{if .Interrupted}} — <strong>run interrupted</strong>{{end}}</dd>
 {{- if .RanAt}}<dt>Ran</dt><dd><time datetime="{{.RanAtISO}}">{{.RanAt}}</time></dd>{{end}}
 {{- if .RunTime}}<dt>Took</dt><dd>{{.RunTime}}</dd>{{end}}
@@ -468,18 +538,64 @@ const htmlTemplate = `<!DOCTYPE html>
 </section>
 {{- end}}
 
+{{- with .Cluster}}
+<section aria-labelledby="cluster">
+<h2 id="cluster">Cluster</h2>
+<dl class="meta">
+<dt>Status</dt><dd class="status {{if .OK}}good{{else}}bad{{end}}">{{.Status}}</dd>
+{{- if .Node}}<dt>Ran on</dt><dd class="mono">{{.Node}}</dd>{{end}}
+{{- if .Message}}<dt>Message</dt><dd><pre>{{.Message}}</pre></dd>{{end}}
+{{- if .Unjoined}}<dt>Not in the inventory</dt><dd>{{len .Unjoined}} Kubernetes {{if eq (len .Unjoined) 1}}node{{else}}nodes{{end}}, not audited: {{range $i, $n := .Unjoined}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</dd>{{end}}
+</dl>
+{{- if .Facts}}
+<div class="scroll"><table>
+<thead><tr><th scope="col">Fact</th><th scope="col">Value</th></tr></thead>
+<tbody>
+{{- range .Facts}}
+<tr><th scope="row"><code>{{.Key}}</code></th><td><code>{{.Value}}</code></td></tr>
+{{- end}}
+</tbody>
+</table></div>
+{{- end}}
+{{- if .Probes}}
+<div class="scroll"><table>
+<thead><tr><th scope="col">Probe</th><th scope="col">Status</th><th scope="col">Exit</th><th scope="col">Stderr</th></tr></thead>
+<tbody>
+{{- range .Probes}}
+<tr><th scope="row"><code>{{.ID}}</code></th><td>{{.Status}}</td><td>{{.ExitCode}}</td><td>{{if .Stderr}}<pre>{{.Stderr}}</pre>{{end}}</td></tr>
+{{- end}}
+</tbody>
+</table></div>
+{{- end}}
+</section>
+{{- end}}
+
 <section aria-labelledby="findings">
-<h2 id="findings">Findings ({{.FindingCount}})</h2>
+<h2 id="findings">{{.FindingTitle}}</h2>
 {{- if not .SeverityGroups}}
 <p>No findings.</p>
 {{- end}}
 {{- range .SeverityGroups}}
 <h3><span class="badge sev-{{.Severity}}">{{.Severity}}</span> {{len .Findings}}</h3>
 {{- range .Findings}}
-<article class="finding sev-{{.Severity}}{{if .Cause}} correlation{{end}}">
-<div class="fhead"><span class="badge sev-{{.Severity}}">{{.Severity}}</span> <h4>{{.Title}}</h4> <code>{{.Check}}</code> <span class="kind">{{.Kind}}</span></div>
+<article class="finding sev-{{.Severity}}{{if .Cause}} correlation{{end}}{{if .Waived}} waived{{end}}">
+<div class="fhead">{{if .Waived}}<span class="badge sev-waived">waived</span> {{end}}<span class="badge sev-{{.Severity}}">{{.Severity}}</span> <h4>{{.Title}}</h4> <code>{{.Check}}</code> <span class="kind">{{.Kind}}</span></div>
+{{- with .Waived}}
+<p class="waiver"><strong>Waived</strong> until <code>{{.Expires}}</code> by <code>{{.Source}}</code>{{if .Scope}} (covers {{.Scope}}){{end}}; it does not fail the gate. Reason:</p>
+<pre>{{.Reason}}</pre>
+{{- end}}
 {{- with .Cause}}
 <p><strong>{{.Head}}</strong><br>{{.Stats}}</p>
+{{- if .Ranked}}
+<div class="scroll"><table class="ranked">
+<thead><tr><th scope="col">Candidate cause</th><th scope="col">Failing nodes with it</th><th scope="col">Healthy nodes with it</th><th scope="col">Score</th></tr></thead>
+<tbody>
+{{- range .Ranked}}
+<tr><th scope="row"><code>{{.Pair}}</code></th><td>{{.Failing}}</td><td>{{.Healthy}}</td><td>{{.Score}}</td></tr>
+{{- end}}
+</tbody>
+</table></div>
+{{- end}}
 {{- end}}
 {{- if .Summary}}
 <p>{{.Summary}}</p>
@@ -491,6 +607,10 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- end}}
 {{- if .Remediation}}
 <p><strong>Remediation:</strong> {{.Remediation}}</p>
+{{- end}}
+{{- if .Rollout}}
+<p><strong>Rollout</strong> (apply the fix in this order)</p>
+<ol class="rollout">{{range .Rollout}}<li>{{.Class}}{{if .OneAtATime}}, <strong>one at a time</strong>{{end}}: <span class="mono">{{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{end}}</span>{{if .FailingFirst}} (failing first){{end}}</li>{{end}}</ol>
 {{- end}}
 </article>
 {{- end}}
@@ -541,7 +661,7 @@ const htmlTemplate = `<!DOCTYPE html>
 <h2 id="nodes">Nodes ({{.NodeCount}})</h2>
 {{- range .Nodes}}
 <details class="node" id="node-{{.Index}}">
-<summary>{{.Name}} — <span class="status {{if .OK}}good{{else}}bad{{end}}">{{.Status}}</span>{{if .Roles}} · {{.Roles}}{{end}} · {{.FailedChecks}} failing, {{.PassChecks}} passing checks</summary>
+<summary>{{.Name}} — <span class="status {{if .OK}}good{{else}}bad{{end}}">{{.Status}}</span>{{if .Roles}} · {{.Roles}}{{end}} · {{.FailedChecks}} failing, {{if .WaivedChecks}}{{.WaivedChecks}} waived, {{end}}{{.PassChecks}} passing checks</summary>
 <dl class="meta">
 <dt>Status</dt><dd class="status {{if .OK}}good{{else}}bad{{end}}">{{.Status}}</dd>
 {{- if .Address}}<dt>Address</dt><dd class="mono">{{.Address}}</dd>{{end}}

@@ -24,8 +24,14 @@ var _ Formatter = (*JUnit)(nil)
 //
 //	fail, critical/warning/unknown → <failure type="<severity>">
 //	fail, info                     → <skipped message="info: ...">
+//	waived                         → <skipped message="waived: reason (until date)">
 //	skip                           → <skipped>
 //	node not ok                    → an extra test case with <error>
+//
+// Cluster-scoped checks (CheckResult.Node "(cluster)") are no node's: they
+// get a suite of their own, "cluster", with the cluster facts as its
+// output; when the cluster probes did not run, a skipped "probes" case
+// says why.
 //
 // JUnit only shows what the report says; the exit code stays the gate's.
 type JUnit struct{}
@@ -94,19 +100,27 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 	for _, n := range r.Nodes {
 		names[n.Name] = true
 	}
+	var target []junitProperty
+	if r.TargetVersion != "" {
+		// The schema has no properties on <testsuites>, so every suite
+		// carries the target the run was judged against.
+		target = []junitProperty{{Name: "target_version", Value: xmlText(r.TargetVersion, false)}}
+	}
+	timestamp := ""
+	if !r.StartedAt.IsZero() {
+		// The JUnit schema's timestamp has no zone; it is UTC.
+		timestamp = r.StartedAt.UTC().Format("2006-01-02T15:04:05")
+	}
 	for _, n := range r.Nodes {
 		s := junitSuite{
 			Name:     xmlText(n.Name, false),
 			Time:     fmt.Sprintf("%.3f", n.DurationSeconds),
 			Hostname: xmlText(n.Address, false),
-			Properties: []junitProperty{
+			Properties: append([]junitProperty{
 				{Name: "status", Value: n.Status.String()},
 				{Name: "roles", Value: xmlText(strings.Join(n.Roles, ","), false)},
-			},
-		}
-		if !r.StartedAt.IsZero() {
-			// The JUnit schema's timestamp has no zone; it is UTC.
-			s.Timestamp = r.StartedAt.UTC().Format("2006-01-02T15:04:05")
+			}, target...),
+			Timestamp: timestamp,
 		}
 		if n.Status != audit.StatusOK {
 			name := "connect"
@@ -125,30 +139,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 			})
 			s.Errors++
 		}
-		for _, c := range r.Checks {
-			if c.Node != n.Name {
-				continue
-			}
-			tc := junitCase{Name: xmlText(c.Check, false), Classname: s.Name}
-			switch c.Outcome {
-			case audit.OutcomePass:
-			case audit.OutcomeFail:
-				msg, text := failureText(r, c, names)
-				if c.Severity == audit.SeverityInfo {
-					tc.Skipped = &junitSkipped{Message: xmlText("info: "+msg, false)}
-					s.Skipped++
-				} else {
-					tc.Failure = &junitProblem{Message: xmlText(msg, false), Type: c.Severity.String(), Text: xmlText(text, true)}
-					s.Failures++
-				}
-			default:
-				// skip, and any outcome this version does not know:
-				// not judged, so neither passed nor failed.
-				tc.Skipped = &junitSkipped{Message: xmlText(c.Detail, false)}
-				s.Skipped++
-			}
-			s.Cases = append(s.Cases, tc)
-		}
+		addCases(&s, r, n.Name, names)
 		s.Tests = len(s.Cases)
 		var out strings.Builder
 		for _, k := range sortedKeys(n.Facts) {
@@ -162,11 +153,16 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 		if out.Len() > 0 {
 			s.SystemOut = &junitText{Text: xmlText(out.String(), true)}
 		}
+		doc.Suites = append(doc.Suites, s)
+	}
+	if s, ok := clusterSuite(r, names, target, timestamp); ok {
+		doc.Suites = append(doc.Suites, s)
+	}
+	for _, s := range doc.Suites {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
 		doc.Skipped += s.Skipped
-		doc.Suites = append(doc.Suites, s)
 	}
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
@@ -180,6 +176,101 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 	return err
 }
 
+// addCases appends one test case per check result of node (an inventory
+// name, or audit.ClusterNode) to s.
+func addCases(s *junitSuite, r *audit.Report, node string, names map[string]bool) {
+	for _, c := range r.Checks {
+		if c.Node != node {
+			continue
+		}
+		tc := junitCase{Name: xmlText(c.Check, false), Classname: s.Name}
+		switch c.Outcome {
+		case audit.OutcomePass:
+		case audit.OutcomeFail:
+			msg, text := failureText(r, c, names)
+			if c.Severity == audit.SeverityInfo {
+				tc.Skipped = &junitSkipped{Message: xmlText("info: "+msg, false)}
+				s.Skipped++
+			} else {
+				tc.Failure = &junitProblem{Message: xmlText(msg, false), Type: c.Severity.String(), Text: xmlText(text, true)}
+				s.Failures++
+			}
+		case audit.OutcomeWaived:
+			// Accepted by a waiver: not a failure, and the reason is what
+			// CI shows next to the skip.
+			tc.Skipped = &junitSkipped{Message: xmlText(waivedMessage(r, c), false)}
+			s.Skipped++
+		default:
+			// skip, and any outcome this version does not know:
+			// not judged, so neither passed nor failed.
+			tc.Skipped = &junitSkipped{Message: xmlText(c.Detail, false)}
+			s.Skipped++
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+}
+
+// clusterSuite is the "cluster" suite: the cluster-scoped check results
+// and, when the cluster probes did not run, why. There is none when the
+// run had neither.
+func clusterSuite(r *audit.Report, names map[string]bool, target []junitProperty, timestamp string) (junitSuite, bool) {
+	s := junitSuite{Name: "cluster", Time: "0.000", Timestamp: timestamp}
+	c := r.Cluster
+	if c != nil {
+		s.Properties = []junitProperty{{Name: "status", Value: xmlText(c.Status, false)}}
+		if c.Node != "" {
+			s.Properties = append(s.Properties, junitProperty{Name: "node", Value: xmlText(c.Node, false)})
+		}
+		if c.Status != audit.ClusterOK {
+			msg := c.Status
+			if c.Message != "" {
+				msg += ": " + c.Message
+			}
+			s.Cases = append(s.Cases, junitCase{Name: "probes", Classname: "cluster", Skipped: &junitSkipped{Message: xmlText(msg, false)}})
+			s.Skipped++
+		}
+	}
+	s.Properties = append(s.Properties, target...)
+	addCases(&s, r, audit.ClusterNode, names)
+	if c == nil && len(s.Cases) == 0 {
+		return s, false
+	}
+	s.Tests = len(s.Cases)
+	if c != nil {
+		var out strings.Builder
+		for _, k := range clusterFacts(c) {
+			out.WriteString(k + "=" + c.Facts[k] + "\n")
+		}
+		for _, k := range c.UnjoinedK8sNodes() {
+			out.WriteString("# kubernetes node not in the inventory: " + k + "\n")
+		}
+		for _, p := range c.Probes {
+			if p.Stderr != "" {
+				fmt.Fprintf(&out, "# probe %s %s (exit %d) stderr: %s\n", p.ID, p.Status, p.ExitCode, p.Stderr)
+			}
+		}
+		if out.Len() > 0 {
+			s.SystemOut = &junitText{Text: xmlText(out.String(), true)}
+		}
+	}
+	return s, true
+}
+
+// waivedMessage is "waived: reason (until YYYY-MM-DD)" from the waived
+// finding that covers c, or the result's own detail when a saved report
+// lost the finding.
+func waivedMessage(r *audit.Report, c audit.CheckResult) string {
+	for _, f := range r.Findings {
+		if f.Waived == nil || f.Check != c.Check {
+			continue
+		}
+		if contains(f.Nodes, c.Node) || c.Node == audit.ClusterNode && len(f.Nodes) == 0 {
+			return fmt.Sprintf("waived: %s (until %s)", f.Waived.Reason, f.Waived.Expires)
+		}
+	}
+	return "waived: " + c.Detail
+}
+
 // failureText is the failure message (the finding's summary, or the check's
 // detail when no finding names this node) and its body: what was seen, the
 // probable cause, the evidence about this node and the fix.
@@ -188,13 +279,18 @@ func failureText(r *audit.Report, c audit.CheckResult, nodes map[string]bool) (m
 	var cause *audit.Finding
 	for i := range r.Findings {
 		fi := &r.Findings[i]
-		if !contains(fi.Nodes, c.Node) {
+		// A cluster check's finding names no node.
+		if !contains(fi.Nodes, c.Node) && !(c.Node == audit.ClusterNode && len(fi.Nodes) == 0) {
+			continue
+		}
+		if fi.Waived != nil {
+			// A partly waived finding is split; this node is in the other part.
 			continue
 		}
 		if fi.Check == c.Check && f == nil {
 			f = fi
 		}
-		if fi.Cause != nil && fi.Cause.Symptom == c.Check && cause == nil {
+		if fi.Cause != nil && explains(fi.Cause, c.Check) && cause == nil {
 			cause = fi
 		}
 	}

@@ -37,6 +37,9 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 		}
 	}
 	line := []string{gate, fmt.Sprintf("%s: %d audited, %d not audited", plural(len(r.Nodes), "node", "nodes"), audited, notAudited)}
+	if r.TargetVersion != "" {
+		line = append(line, "target "+mdCode(r.TargetVersion, false))
+	}
 	if at := ranAt(r); at != "" {
 		ran := "ran " + at
 		if d := runTime(r); d != "" {
@@ -51,15 +54,31 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 	p("%s\n\n", strings.Join(line, " · "))
 
 	fs := orderFindings(r.Findings)
+	failing := failingNodes(r)
 	for _, f := range fs {
-		if f.Kind != audit.KindCorrelation {
+		if f.Kind != audit.KindCorrelation || f.Waived != nil {
 			continue
 		}
 		// A blockquote above the table: the cause is what a reviewer must
-		// read even if they read nothing else.
+		// read even if they read nothing else. A waived one was accepted and
+		// is in the details under the table instead.
 		if f.Cause != nil {
-			p("> **Probable cause of %s: %s**  \n", mdCode(f.Cause.Symptom, false), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
+			verdict := "Probable"
+			if !f.Cause.Exact {
+				verdict = "Likely"
+			}
+			var symptoms []string
+			for _, s := range causeSymptoms(f.Cause) {
+				symptoms = append(symptoms, mdCode(s, false))
+			}
+			p("> **%s cause of %s: %s**  \n", verdict, strings.Join(symptoms, " and "), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
 			p("> %s\n", mdLine(causeStats(f.Cause)))
+			if rows := candidateRows(f.Cause); len(rows) > 0 {
+				p(">\n> | Candidate | Failing nodes with it | Healthy nodes with it | Score |\n> | --- | --- | --- | --- |\n")
+				for _, c := range rows {
+					p("> | %s | %s | %s | %s |\n", mdCode(c.Pair, true), c.Failing, c.Healthy, c.Score)
+				}
+			}
 		} else {
 			p("> **%s**\n", mdText(f.Title))
 		}
@@ -74,6 +93,12 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 		}
 		if f.Remediation != "" {
 			p(">\n> Fix: %s\n", mdText(f.Remediation))
+		}
+		if len(f.Rollout) > 0 {
+			p(">\n> Rollout:\n>\n")
+			for _, l := range mdRollout(f.Rollout, failing) {
+				p("> %s\n", l)
+			}
 		}
 		p("\n")
 	}
@@ -96,9 +121,16 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 			if f.Title != "" && f.Title != f.Summary {
 				summary = "**" + mdText(f.Title) + "**<br>" + summary
 			}
+			if f.Waived != nil {
+				sev = "*waived* (" + f.Severity.String() + ")"
+				summary = "**Waived** " + mdText(waiverText(f.Waived)) + "<br>" + summary
+			}
 			p("| %s | %s | %s | %s |\n", sev, mdCode(f.Check, true), nodes, summary)
 		}
 		p("\n")
+		for _, f := range fs {
+			mdFindingDetails(p, f, failing)
+		}
 	}
 
 	var down []audit.Node
@@ -117,6 +149,41 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 			p("| %s | %s | %s |\n", mdText(n.Name), mdCode(n.Status.String(), true), mdText(msg))
 		}
 		p("\n")
+	}
+
+	if c := r.Cluster; c != nil {
+		p("## Cluster\n\n")
+		head := "Cluster-scoped probes: " + mdCode(c.Status, false)
+		if c.Node != "" {
+			head += " on " + mdCode(c.Node, false)
+		}
+		p("%s\n\n", head)
+		if c.Message != "" {
+			p("%s\n\n", mdLine(c.Message))
+		}
+		for _, pr := range c.Probes {
+			if pr.Status != "ok" {
+				p("- probe %s: %s (exit %d)", mdCode(pr.ID, false), mdText(pr.Status), pr.ExitCode)
+				if pr.Stderr != "" {
+					p(": %s", mdCode(pr.Stderr, false))
+				}
+				p("\n")
+			}
+		}
+		if keys := clusterFacts(c); len(keys) > 0 {
+			p("| Fact | Value |\n| --- | --- |\n")
+			for _, k := range keys {
+				p("| %s | %s |\n", mdCode(k, true), mdCode(c.Facts[k], true))
+			}
+			p("\n")
+		}
+		if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
+			var names []string
+			for _, n := range extra {
+				names = append(names, mdCode(n, false))
+			}
+			p("Kubernetes nodes not in the inventory (not audited): %s\n\n", strings.Join(names, ", "))
+		}
 	}
 
 	p("## Drift\n\n")
@@ -187,6 +254,59 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 		_, err = io.WriteString(w, "\n")
 	}
 	return err
+}
+
+// mdRollout is a rollout as Markdown ordered-list items, node names in
+// code spans; the order is the plan's.
+func mdRollout(steps []audit.RolloutStep, failing map[string]bool) []string {
+	var out []string
+	for _, s := range rolloutSteps(steps, failing) {
+		names := make([]string, len(s.Nodes))
+		for i, n := range s.Nodes {
+			names[i] = mdCode(n, false)
+		}
+		// The label begins the item's content, where "# x" would be a heading.
+		l := fmt.Sprintf("%d. %s: %s", s.N, mdLine(s.label()), strings.Join(names, ", "))
+		if s.FailingFirst {
+			l += " (failing first)"
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// mdFindingDetails writes a collapsed block under the findings table for a
+// finding that carries more than its row can: who waived it and why, and
+// the order to roll its fix out in, next to the fix itself. Unwaived
+// correlation findings have all this in their blockquote already.
+func mdFindingDetails(p func(string, ...any), f audit.Finding, failing map[string]bool) {
+	if f.Waived == nil && (f.Kind == audit.KindCorrelation || len(f.Rollout) == 0) {
+		return
+	}
+	what := "rollout"
+	if f.Waived != nil {
+		what = "waived"
+	}
+	// Inside an HTML block Markdown is not parsed, so the summary is
+	// escaped as HTML, not as Markdown.
+	p("<details><summary>%s: %s</summary>\n\n", html.EscapeString(oneLine(f.Check)), what)
+	if w := f.Waived; w != nil {
+		p("**Waived** until %s by %s: %s\n\n", mdCode(w.Expires, false), mdCode(w.Source, false), mdText(w.Reason))
+		if scope := waiverScope(w); scope != "" {
+			p("The waiver covers %s.\n\n", mdText(scope))
+		}
+	}
+	if f.Remediation != "" {
+		p("Fix: %s\n\n", mdText(f.Remediation))
+	}
+	if len(f.Rollout) > 0 {
+		p("Rollout:\n\n")
+		for _, l := range mdRollout(f.Rollout, failing) {
+			p("%s\n", l)
+		}
+		p("\n")
+	}
+	p("</details>\n\n")
 }
 
 // mdText escapes s for a table cell or the middle of a line: one line

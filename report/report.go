@@ -65,16 +65,170 @@ func New(name string, o Options) (Formatter, error) {
 // and never reorders a slice of the report in place.
 
 // orderFindings returns the findings with correlation findings first: the
-// probable cause is the headline, the checks it explains come after. The
-// report's own order (severity, then check id) is kept otherwise.
+// probable cause is the headline, the checks it explains come after.
+// Waived findings stay last whatever their kind, as audit.SortFindings
+// put them: an accepted risk must not read as the headline. The report's
+// own order (severity, then check id) is kept otherwise.
 func orderFindings(fs []audit.Finding) []audit.Finding {
 	out := make([]audit.Finding, len(fs))
 	copy(out, fs)
-	sort.SliceStable(out, func(i, j int) bool {
-		return out[i].Kind == audit.KindCorrelation && out[j].Kind != audit.KindCorrelation
-	})
+	rank := func(f audit.Finding) int {
+		switch {
+		case f.Waived != nil:
+			return 2
+		case f.Kind == audit.KindCorrelation:
+			return 0
+		}
+		return 1
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
 	return out
 }
+
+// waivedCount is how many findings a waiver accepted.
+func waivedCount(fs []audit.Finding) int {
+	n := 0
+	for _, f := range fs {
+		if f.Waived != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// findingsTitle is "Findings (5)" or "Findings (5, 1 waived)": a count that
+// hides the waived ones would make an accepted risk look fixed.
+func findingsTitle(fs []audit.Finding) string {
+	if w := waivedCount(fs); w > 0 {
+		return fmt.Sprintf("Findings (%d, %d waived)", len(fs), w)
+	}
+	return fmt.Sprintf("Findings (%d)", len(fs))
+}
+
+// waiverText is "until 2026-12-31 (waivers.yaml:4): reason", the words every
+// human format uses for an accepted finding; the caller escapes it.
+func waiverText(w *audit.Waiver) string {
+	s := "until " + w.Expires
+	if w.Source != "" {
+		s += " (" + w.Source + ")"
+	}
+	return s + ": " + w.Reason
+}
+
+// waiverScope says what a waiver covers: its nodes and roles, or "" when it
+// names neither (it then covers every node of its check).
+func waiverScope(w *audit.Waiver) string {
+	var parts []string
+	if len(w.Nodes) > 0 {
+		parts = append(parts, "nodes "+strings.Join(w.Nodes, ", "))
+	}
+	if len(w.Roles) > 0 {
+		parts = append(parts, "roles "+strings.Join(w.Roles, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rolloutStep is one step of a finding's rollout, ready to print.
+type rolloutStep struct {
+	N          int
+	Class      string
+	Nodes      []string
+	OneAtATime bool
+	// FailingFirst marks a parallel step that starts with nodes showing the
+	// symptom, so the reader knows the order is deliberate and not the
+	// inventory's.
+	FailingFirst bool
+}
+
+// rolloutSteps numbers a finding's rollout. The node order is the plan's
+// and is kept: it is the order to act in, so names are never sorted or
+// folded into a nodeset here.
+func rolloutSteps(steps []audit.RolloutStep, failing map[string]bool) []rolloutStep {
+	out := make([]rolloutStep, 0, len(steps))
+	for i, s := range steps {
+		out = append(out, rolloutStep{
+			N: i + 1, Class: s.Class, Nodes: append([]string(nil), s.Nodes...), OneAtATime: s.OneAtATime,
+			FailingFirst: !s.OneAtATime && len(s.Nodes) > 0 && failing[s.Nodes[0]],
+		})
+	}
+	return out
+}
+
+// label is "etcd, one at a time" or "worker".
+func (s rolloutStep) label() string {
+	if s.OneAtATime {
+		return s.Class + ", one at a time"
+	}
+	return s.Class
+}
+
+// rolloutLine is the whole rollout on one line, unescaped:
+// "1. etcd, one at a time: etcd-1, etcd-2 → 2. worker: worker-2 (failing first)".
+func rolloutLine(steps []rolloutStep) string {
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		parts[i] = fmt.Sprintf("%d. %s: %s", s.N, s.label(), strings.Join(s.Nodes, ", "))
+		if s.FailingFirst {
+			parts[i] += " (failing first)"
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+// failingNodes are the nodes with a symptom: those of the correlation
+// findings, which audit builds from exactly the symptom checks that failed.
+// The rollout puts them first; this only lets the formats say so.
+func failingNodes(r *audit.Report) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Kind == audit.KindCorrelation {
+			for _, n := range f.Nodes {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}
+
+// candidateRow is one ranked candidate cause with its counts in words.
+type candidateRow struct {
+	Pair             string
+	Failing, Healthy string
+	Score            string
+}
+
+// candidateRows lays out c.Ranked: "fact=value", failing nodes with it,
+// healthy nodes with it, score.
+func candidateRows(c *audit.Cause) []candidateRow {
+	out := make([]candidateRow, 0, len(c.Ranked))
+	for _, cd := range c.Ranked {
+		out = append(out, candidateRow{
+			Pair:    cd.Fact + "=" + cd.Value,
+			Failing: fmt.Sprintf("%d of %d", cd.Matched, cd.Matched+cd.Missed),
+			Healthy: fmt.Sprintf("%d of %d", cd.Extra, c.Healthy),
+			Score:   fmt.Sprintf("%.2f", cd.Score),
+		})
+	}
+	return out
+}
+
+// clusterHead is the cluster section's status line, unescaped:
+// "ok on cp-1", "failed on cp-1: why", "no_server: why".
+func clusterHead(c *audit.Cluster) string {
+	s := c.Status
+	if c.Node != "" {
+		s += " on " + c.Node
+	}
+	if c.Message != "" {
+		s += ": " + c.Message
+	}
+	return s
+}
+
+// clusterFacts are the cluster.* facts, sorted; a fact of another name in
+// Cluster.Facts (a saved report from a probe that broke the rule) is shown
+// too rather than hidden.
+func clusterFacts(c *audit.Cluster) []string { return sortedKeys(c.Facts) }
 
 // severityOrder is the order findings are grouped in. A finding without a
 // severity is shown right after the critical ones: the model's zero value
@@ -112,9 +266,29 @@ func Verdict(g audit.Gate) string {
 // only a likely cause.
 func causeHead(c *audit.Cause) string {
 	if !c.Exact {
-		return fmt.Sprintf("likely cause of %s: %s=%s (near match)", c.Symptom, c.Fact, c.Value)
+		return fmt.Sprintf("likely cause of %s: %s=%s (near match)", strings.Join(causeSymptoms(c), " and "), c.Fact, c.Value)
 	}
-	return fmt.Sprintf("probable cause of %s: %s=%s", c.Symptom, c.Fact, c.Value)
+	return fmt.Sprintf("probable cause of %s: %s=%s", strings.Join(causeSymptoms(c), " and "), c.Fact, c.Value)
+}
+
+// causeSymptoms are the symptom checks the cause explains. Symptoms lists
+// them all when audit merged several (healthz 503 and CrashLoopBackOff on
+// the same nodes); a report written before it existed has only Symptom.
+func causeSymptoms(c *audit.Cause) []string {
+	if len(c.Symptoms) > 0 {
+		return c.Symptoms
+	}
+	return []string{c.Symptom}
+}
+
+// explains reports whether the cause explains the symptom check id.
+func explains(c *audit.Cause, check string) bool {
+	for _, s := range causeSymptoms(c) {
+		if s == check {
+			return true
+		}
+	}
+	return false
 }
 
 // causeStats explains how well the cause splits the fleet, in the words an

@@ -35,6 +35,7 @@ const (
 	sgrYellow = "\x1b[33m"
 	sgrCyan   = "\x1b[36m"
 	sgrGreen  = "\x1b[1;32m"
+	sgrDim    = "\x1b[2m"
 )
 
 const (
@@ -59,6 +60,7 @@ func (t *Terminal) Format(w io.Writer, r *audit.Report) error {
 	if err := p.nodes(r); err != nil {
 		return err
 	}
+	p.cluster(r)
 	if err := p.findings(r); err != nil {
 		return err
 	}
@@ -95,6 +97,9 @@ func (p *termPrinter) header(r *audit.Report) {
 	}
 	if r.Inventory != "" {
 		first = append(first, "inventory "+oneLine(r.Inventory))
+	}
+	if r.TargetVersion != "" {
+		first = append(first, "target "+oneLine(r.TargetVersion))
 	}
 	if at := ranAt(r); at != "" {
 		if d := runTime(r); d != "" {
@@ -141,13 +146,44 @@ func (p *termPrinter) nodes(r *audit.Report) error {
 	}, rows)
 }
 
+// cluster is one line: where the cluster-scoped probes ran and how it
+// went, the two facts an operator asks first, and the Kubernetes nodes the
+// audit could not see. The full set is in the other formats.
+func (p *termPrinter) cluster(r *audit.Report) {
+	c := r.Cluster
+	if c == nil {
+		return
+	}
+	status := oneLine(c.Status)
+	if c.Status != audit.ClusterOK {
+		status = p.paint(sgrYellow, status)
+	}
+	s := p.paint(sgrBold, "Cluster:") + " " + status
+	if c.Node != "" {
+		s += " on " + oneLine(c.Node)
+	}
+	if c.Message != "" {
+		s += ": " + oneLine(c.Message)
+	}
+	for _, k := range []string{"cluster.readyz", "cluster.server_version"} {
+		if v, ok := c.Facts[k]; ok {
+			s += " · " + k + "=" + truncate(oneLine(v), maxValue)
+		}
+	}
+	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
+		s += fmt.Sprintf(" · %s not in the inventory: %s", plural(len(extra), "Kubernetes node", "Kubernetes nodes"), oneLine(compressNodes(extra)))
+	}
+	p.line("")
+	p.line(s)
+}
+
 func (p *termPrinter) findings(r *audit.Report) error {
 	if len(r.Findings) == 0 {
 		p.title("Findings: none")
 		return nil
 	}
 	fs := orderFindings(r.Findings)
-	p.title(fmt.Sprintf("Findings (%d)", len(fs)))
+	p.title(findingsTitle(fs))
 	rows := make([][]string, 0, len(fs))
 	for _, f := range fs {
 		nodes := "fleet"
@@ -159,7 +195,14 @@ func (p *termPrinter) findings(r *audit.Report) error {
 			// The cause lines follow the table; the title names it here.
 			summary = f.Title
 		}
-		rows = append(rows, []string{f.Severity.String(), oneLine(f.Check), nodes, oneLine(summary)})
+		sev := f.Severity.String()
+		if f.Waived != nil {
+			// The severity it would have had stays readable in the summary;
+			// the column says at a glance that it does not count.
+			sev = "waived"
+			summary = fmt.Sprintf("waived %s %s", f.Severity, waiverText(f.Waived))
+		}
+		rows = append(rows, []string{sev, oneLine(f.Check), nodes, oneLine(summary)})
 	}
 	err := p.table([]column{
 		{title: "SEVERITY", min: 8, mode: modeTrunc, paint: severitySGR},
@@ -172,8 +215,10 @@ func (p *termPrinter) findings(r *audit.Report) error {
 	}
 	// The cause and its evidence follow the table as whole lines, never
 	// wrapped: the terminal wraps them if it must, and scripts grep them.
+	// A waived cause was accepted; its row in the table says so and why.
+	failing := failingNodes(r)
 	for _, f := range fs {
-		if f.Kind != audit.KindCorrelation {
+		if f.Kind != audit.KindCorrelation || f.Waived != nil {
 			continue
 		}
 		p.line("")
@@ -192,8 +237,37 @@ func (p *termPrinter) findings(r *audit.Report) error {
 		if f.Remediation != "" {
 			p.line("  fix: " + oneLine(f.Remediation))
 		}
+		if len(f.Rollout) > 0 {
+			p.line("  rollout: " + oneLine(rolloutLine(rolloutSteps(f.Rollout, failing))))
+		}
 	}
+	p.rollouts(fs, failing)
 	return nil
+}
+
+// rollouts prints the rollout of each critical check finding, the ones that
+// block the upgrade; warnings keep theirs in the other formats so that the
+// terminal stays short. Findings with the same plan share one line.
+func (p *termPrinter) rollouts(fs []audit.Finding, failing map[string]bool) {
+	var order []string
+	checks := map[string][]string{}
+	for _, f := range fs {
+		if f.Kind == audit.KindCorrelation || f.Waived != nil || f.Severity != audit.SeverityCritical || len(f.Rollout) == 0 {
+			continue
+		}
+		line := oneLine(rolloutLine(rolloutSteps(f.Rollout, failing)))
+		if _, ok := checks[line]; !ok {
+			order = append(order, line)
+		}
+		checks[line] = append(checks[line], oneLine(f.Check))
+	}
+	if len(order) == 0 {
+		return
+	}
+	p.line("")
+	for _, line := range order {
+		p.line("rollout of " + strings.Join(checks[line], ", ") + ": " + line)
+	}
 }
 
 func (p *termPrinter) drift(r *audit.Report, max int) error {
@@ -244,6 +318,8 @@ func (p *termPrinter) gate(r *audit.Report) {
 
 func severitySGR(s string) string {
 	switch s {
+	case "waived":
+		return sgrDim
 	case "critical", "unknown":
 		return sgrRed
 	case "warning":

@@ -1,0 +1,468 @@
+package report
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+// Tests for the parts of the model added with issue 3: rollout plans,
+// waivers, the cluster section, ranked causes, the target version and
+// cluster-scoped check results.
+
+const (
+	incidentRollout = "1. etcd, one at a time: cluster-a-etcd-1, cluster-a-etcd-2 → 2. worker: cluster-a-worker-2, cluster-a-worker-4 (failing first)"
+	incidentReason  = "worker-3 carries the ingress load test until the upgrade window; accepted by j.doe (CHG-4711)"
+)
+
+func TestRolloutSteps(t *testing.T) {
+	failing := map[string]bool{"w2": true, "e1": true}
+	for _, tc := range []struct {
+		name  string
+		steps []audit.RolloutStep
+		want  string
+	}{
+		{"none", nil, ""},
+		{"etcd one at a time, never marked failing-first",
+			[]audit.RolloutStep{{Class: "etcd", Nodes: []string{"e1", "e2"}, OneAtATime: true}},
+			"1. etcd, one at a time: e1, e2"},
+		{"workers led by a failing node",
+			[]audit.RolloutStep{{Class: "control-plane", Nodes: []string{"c1"}, OneAtATime: true}, {Class: "worker", Nodes: []string{"w2", "w1"}}},
+			"1. control-plane, one at a time: c1 → 2. worker: w2, w1 (failing first)"},
+		{"workers none failing: order is the inventory's, no mark",
+			[]audit.RolloutStep{{Class: "worker", Nodes: []string{"w1", "w3"}}},
+			"1. worker: w1, w3"},
+		{"plan order kept, not sorted",
+			[]audit.RolloutStep{{Class: "infra", Nodes: []string{"i9", "i1"}}},
+			"1. infra: i9, i1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := rolloutLine(rolloutSteps(tc.steps, failing)); got != tc.want {
+				t.Errorf("rolloutLine = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCauseHeadSymptoms(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    audit.Cause
+		want string
+	}{
+		{"old report without Symptoms", audit.Cause{Fact: "ufw.active", Value: "active", Symptom: "a", Exact: true}, "probable cause of a: ufw.active=active"},
+		{"merged symptoms", audit.Cause{Fact: "ufw.active", Value: "active", Symptom: "a", Symptoms: []string{"a", "b"}, Exact: true}, "probable cause of a and b: ufw.active=active"},
+		{"near match", audit.Cause{Fact: "f", Value: "v", Symptom: "a", Symptoms: []string{"a"}}, "likely cause of a: f=v (near match)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := causeHead(&tc.c); got != tc.want {
+				t.Errorf("causeHead = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	c := audit.Cause{Symptom: "a", Symptoms: []string{"a", "b"}}
+	if !explains(&c, "b") || explains(&c, "x") {
+		t.Error("explains must accept every merged symptom and nothing else")
+	}
+}
+
+func TestOrderFindingsWaivedLast(t *testing.T) {
+	w := &audit.Waiver{Reason: "r"}
+	in := []audit.Finding{
+		{Check: "c1", Kind: audit.KindCheck},
+		{Check: "corr-waived", Kind: audit.KindCorrelation, Waived: w},
+		{Check: "corr", Kind: audit.KindCorrelation},
+		{Check: "c2-waived", Kind: audit.KindCheck, Waived: w},
+		{Check: "c3", Kind: audit.KindDrift},
+	}
+	var got []string
+	for _, f := range orderFindings(in) {
+		got = append(got, f.Check)
+	}
+	if want := "corr c1 c3 corr-waived c2-waived"; strings.Join(got, " ") != want {
+		t.Errorf("order = %v, want %s", got, want)
+	}
+}
+
+func TestCandidateRows(t *testing.T) {
+	c := &audit.Cause{Healthy: 5, Ranked: []audit.Candidate{
+		{Fact: "ufw.active", Value: "active", Matched: 4, Score: 1},
+		{Fact: "os.kernel", Value: "6.8", Matched: 3, Extra: 2, Missed: 1, Score: 3.0 / 6},
+	}}
+	got := candidateRows(c)
+	want := []candidateRow{{"ufw.active=active", "4 of 4", "0 of 5", "1.00"}, {"os.kernel=6.8", "3 of 4", "2 of 5", "0.50"}}
+	if len(got) != len(want) {
+		t.Fatalf("rows = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestTerminalNewSections(t *testing.T) {
+	out := string(render(t, "terminal", Options{Width: 100}, incidentReport()))
+	for _, want := range []string{
+		"inventory inventories/cluster-a.yaml · target v1.32.1+rke2r1 ·",
+		"Cluster: ok on cluster-a-etcd-1 · cluster.readyz=ok · cluster.server_version=v1.31.4+rke2r1 · 1 Kubernetes node not in the inventory: cluster-a-worker-5",
+		"Findings (6, 1 waived)",
+		"  rollout: " + incidentRollout,
+		"rollout of firewall.ufw-active: " + incidentRollout,
+		"│ waived   │ conntrack.pressure",
+		"waived warning until",
+		"gate: FAILED (exit 1): 3 critical findings; 1 finding waived",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terminal lacks %q\n%s", want, out)
+		}
+	}
+	// Short on purpose: warnings (waived or not) keep their rollout to the
+	// other formats, and the cluster facts beyond the two key ones too.
+	if n := strings.Count(out, "rollout"); n != 2 {
+		t.Errorf("%d rollout lines, want 2 (the cause and the critical check)", n)
+	}
+	for _, absent := range []string{"cluster-a-worker-3 (failing first)", "cluster.rbac.ok", "os.kernel=6.8.0-49-generic"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("terminal shows %q, which belongs to the long formats", absent)
+		}
+	}
+	// The waived row comes after every unwaived one.
+	if strings.Index(out, "│ waived ") < strings.Index(out, "cluster.nodes-not-in-") {
+		t.Error("waived finding is not listed after the others")
+	}
+
+	col := string(render(t, "terminal", Options{Color: true, Width: 100}, incidentReport()))
+	if !strings.Contains(col, sgrDim+"waived") {
+		t.Error("the waived severity is not dimmed")
+	}
+}
+
+func TestTerminalClusterStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    *audit.Cluster
+		want string
+	}{
+		{"none", nil, ""},
+		{"no server", &audit.Cluster{Status: audit.ClusterNoServer, Message: "no reachable RKE2 server node"}, "Cluster: no_server: no reachable RKE2 server node\n"},
+		{"failed", &audit.Cluster{Status: audit.ClusterFailed, Node: "cp-1", Message: "cluster probes on cp-1: timeout"}, "Cluster: failed on cp-1: cluster probes on cp-1: timeout\n"},
+		{"ok without key facts", &audit.Cluster{Status: audit.ClusterOK, Node: "cp-1", Facts: map[string]string{"cluster.rbac.ok": "yes"}}, "Cluster: ok on cp-1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cleanReport()
+			r.Cluster = tc.c
+			out := string(render(t, "terminal", Options{}, r))
+			if tc.want == "" {
+				if strings.Contains(out, "Cluster:") {
+					t.Errorf("cluster line without a cluster:\n%s", out)
+				}
+				return
+			}
+			if !strings.Contains(out, "\n"+tc.want) {
+				t.Errorf("terminal lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+func TestMarkdownNewSections(t *testing.T) {
+	out := string(render(t, "markdown", Options{}, incidentReport()))
+	for _, want := range []string{
+		"· target `v1.32.1+rke2r1` ·",
+		"> | Candidate | Failing nodes with it | Healthy nodes with it | Score |",
+		"> | `os.kernel=6.8.0-49-generic` | 4 of 4 | 4 of 5 | 0.50 |",
+		"> 1. etcd, one at a time: `cluster-a-etcd-1`, `cluster-a-etcd-2`\n> 2. worker: `cluster-a-worker-2`, `cluster-a-worker-4` (failing first)\n",
+		"<details><summary>firewall.ufw-active: rollout</summary>",
+		"| *waived* (warning) | `conntrack.pressure` | `cluster-a-worker-3` | **Waived** until 2026-12-31 (waivers.yaml:4): " + incidentReason,
+		"<details><summary>conntrack.pressure: waived</summary>\n\n**Waived** until `2026-12-31` by `waivers.yaml:4`: " + incidentReason,
+		"## Cluster\n\nCluster-scoped probes: `ok` on `cluster-a-etcd-1`",
+		"| `cluster.rbac.ok` | `yes` |",
+		"Kubernetes nodes not in the inventory (not audited): `cluster-a-worker-5`",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	// Symptom checks get no rollout (audit plans none), so no details block.
+	if strings.Contains(out, "<summary>kubeproxy.healthz-failing") {
+		t.Error("details block for a finding without rollout or waiver")
+	}
+	checkMarkdownTables(t, out)
+}
+
+func TestHTMLNewSections(t *testing.T) {
+	doc := string(render(t, "html", Options{}, incidentReport()))
+	for _, want := range []string{
+		`<dt>Target</dt><dd class="mono">v1.32.1&#43;rke2r1</dd>`,
+		`<a href="#cluster">Cluster</a>`,
+		`<h2 id="cluster">Cluster</h2>`,
+		`<dt>Ran on</dt><dd class="mono">cluster-a-etcd-1</dd>`,
+		`1 Kubernetes node, not audited: <code>cluster-a-worker-5</code>`,
+		`<tr><th scope="row"><code>cluster.server_version</code></th><td><code>v1.31.4&#43;rke2r1</code></td></tr>`,
+		`<tr><th scope="row"><code>os.kernel=6.8.0-49-generic</code></th><td>4 of 4</td><td>4 of 5</td><td>0.50</td></tr>`,
+		`<ol class="rollout"><li>etcd, <strong>one at a time</strong>: <span class="mono">cluster-a-etcd-1, cluster-a-etcd-2</span></li><li>worker: <span class="mono">cluster-a-worker-2, cluster-a-worker-4</span> (failing first)</li></ol>`,
+		`<h2 id="findings">Findings (6, 1 waived)</h2>`,
+		`<article class="finding sev-warning waived">`,
+		`<strong>Waived</strong> until <code>2026-12-31</code> by <code>waivers.yaml:4</code> (covers nodes cluster-a-worker-3)`,
+		"<pre>" + incidentReason + "</pre>",
+		"0 failing, 1 waived, 6 passing checks",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+	// The waived group comes after every severity group and is its own.
+	waived := strings.Index(doc, `<h3><span class="badge sev-waived">waived</span> 1</h3>`)
+	if waived < 0 || waived < strings.Index(doc, `<h3><span class="badge sev-warning">warning</span> 2</h3>`) {
+		t.Error("waived findings are not a group after the warnings")
+	}
+	if strings.Count(doc, `<ol class="rollout">`) != 3 {
+		t.Errorf("want 3 rollouts (cause, ufw check, waived conntrack), got %d", strings.Count(doc, `<ol class="rollout">`))
+	}
+}
+
+// TestWaivedCauseNotHeadline: a waived correlation is accepted risk; it
+// must not be printed as the probable cause in the verdict or the blocks.
+func TestWaivedCauseNotHeadline(t *testing.T) {
+	r := incidentReport()
+	r.Findings[0].Waived = &audit.Waiver{Check: r.Findings[0].Check, Reason: "accepted", Expires: "2026-12-31", Source: "w.yaml:1"}
+	doc := string(render(t, "html", Options{}, r))
+	verdict := doc[:strings.Index(doc, `<h2 id="findings">`)]
+	if strings.Contains(verdict, "probable cause") {
+		t.Error("html verdict shows a waived cause")
+	}
+	if !strings.Contains(doc[strings.Index(doc, `sev-waived">waived</span> 2`):], "probable cause of kubeproxy.healthz-failing") {
+		t.Error("waived cause is not in the waived group")
+	}
+	md := string(render(t, "markdown", Options{}, r))
+	if strings.Contains(md, "> **Probable cause") {
+		t.Error("markdown headlines a waived cause")
+	}
+	if !strings.Contains(md, "<details><summary>correlation.kubeproxy.healthz-failing: waived</summary>") {
+		t.Error("markdown has no details for the waived cause")
+	}
+	term := string(render(t, "terminal", Options{}, r))
+	if strings.Contains(term, "\nprobable cause of") {
+		t.Error("terminal prints a cause block for a waived cause")
+	}
+}
+
+func junitDoc(t *testing.T, r *audit.Report) junitSuites {
+	t.Helper()
+	var doc junitSuites
+	if err := xml.Unmarshal(render(t, "junit", Options{}, r), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func suiteNamed(doc junitSuites, name string) *junitSuite {
+	for i := range doc.Suites {
+		if doc.Suites[i].Name == name {
+			return &doc.Suites[i]
+		}
+	}
+	return nil
+}
+
+func caseNamed(s *junitSuite, name string) *junitCase {
+	for i := range s.Cases {
+		if s.Cases[i].Name == name {
+			return &s.Cases[i]
+		}
+	}
+	return nil
+}
+
+func TestJUnitWaived(t *testing.T) {
+	doc := junitDoc(t, incidentReport())
+	w3 := suiteNamed(doc, "cluster-a-worker-3")
+	c := caseNamed(w3, "conntrack.pressure")
+	if c == nil || c.Skipped == nil || c.Failure != nil {
+		t.Fatalf("waived case = %+v, want skipped", c)
+	}
+	if want := "waived: " + incidentReason + " (until 2026-12-31)"; c.Skipped.Message != want {
+		t.Errorf("skipped message = %q, want %q", c.Skipped.Message, want)
+	}
+	if w3.Skipped != 1 || w3.Failures != 0 || doc.Skipped != 1 || doc.Failures != 8 {
+		t.Errorf("waived counted wrongly: suite %d skipped/%d failures, total %d/%d", w3.Skipped, w3.Failures, doc.Skipped, doc.Failures)
+	}
+	if p := caseNamed(suiteNamed(doc, "cluster-a-worker-1"), "conntrack.pressure"); p == nil || p.Skipped != nil || p.Failure != nil {
+		t.Errorf("passing conntrack case on worker-1 = %+v", p)
+	}
+	for _, s := range doc.Suites {
+		found := false
+		for _, p := range s.Properties {
+			found = found || p.Name == "target_version" && p.Value == "v1.32.1+rke2r1"
+		}
+		if !found {
+			t.Errorf("suite %s lacks the target_version property", s.Name)
+		}
+	}
+
+	// A saved report that lost the finding still says why it is skipped.
+	r := incidentReport()
+	r.Findings = r.Findings[:5]
+	c = caseNamed(suiteNamed(junitDoc(t, r), "cluster-a-worker-3"), "conntrack.pressure")
+	if c == nil || c.Skipped == nil || !strings.HasPrefix(c.Skipped.Message, "waived: conntrack.count=121344") {
+		t.Errorf("waived case without its finding = %+v", c)
+	}
+}
+
+func TestJUnitClusterSuite(t *testing.T) {
+	doc := junitDoc(t, incidentReport())
+	cl := suiteNamed(doc, "cluster")
+	if cl == nil || len(cl.Cases) != 1 || cl.Cases[0].Name != "cluster.readyz" || cl.Cases[0].Classname != "cluster" {
+		t.Fatalf("cluster suite = %+v", cl)
+	}
+	for _, s := range doc.Suites {
+		if s.Name != "cluster" && caseNamed(&s, "cluster.readyz") != nil {
+			t.Errorf("cluster check in node suite %s", s.Name)
+		}
+	}
+	if cl.SystemOut == nil || !strings.Contains(cl.SystemOut.Text, "cluster.readyz=ok\n") || !strings.Contains(cl.SystemOut.Text, "not in the inventory: cluster-a-worker-5") {
+		t.Errorf("cluster system-out = %+v", cl.SystemOut)
+	}
+
+	for _, tc := range []struct {
+		name      string
+		edit      func(r *audit.Report)
+		wantSuite bool
+		check     func(t *testing.T, s *junitSuite)
+	}{
+		{"no cluster, no cluster checks: no suite", func(r *audit.Report) {}, false, nil},
+		{"cluster probes did not run", func(r *audit.Report) {
+			r.Cluster = &audit.Cluster{Status: audit.ClusterNoServer, Message: "no reachable RKE2 server node"}
+		}, true, func(t *testing.T, s *junitSuite) {
+			c := caseNamed(s, "probes")
+			if c == nil || c.Skipped == nil || c.Skipped.Message != "no_server: no reachable RKE2 server node" || s.Skipped != 1 {
+				t.Errorf("probes case = %+v", c)
+			}
+		}},
+		{"failing cluster check takes the finding's summary and fix", func(r *audit.Report) {
+			r.Cluster = &audit.Cluster{Status: audit.ClusterOK, Node: "lab-1", Facts: map[string]string{"cluster.readyz": "failed"}}
+			r.Checks = append(r.Checks, audit.CheckResult{Check: "cluster.readyz", Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomeFail, Detail: "cluster.readyz=failed (want ok)"})
+			r.Findings = append(r.Findings, audit.Finding{Check: "cluster.readyz", Kind: audit.KindCheck, Severity: audit.SeverityCritical, Nodes: []string{},
+				Summary: "the API server is not ready", Remediation: "kubectl get --raw='/readyz?verbose'"})
+		}, true, func(t *testing.T, s *junitSuite) {
+			c := caseNamed(s, "cluster.readyz")
+			if c == nil || c.Failure == nil || c.Failure.Message != "the API server is not ready" || !strings.Contains(c.Failure.Text, "remediation: kubectl get") || s.Failures != 1 {
+				t.Errorf("cluster failure = %+v", c)
+			}
+		}},
+		{"waived cluster check", func(r *audit.Report) {
+			r.Checks = append(r.Checks, audit.CheckResult{Check: "cluster.readyz", Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomeWaived, Detail: "cluster.readyz=failed"})
+			r.Findings = append(r.Findings, audit.Finding{Check: "cluster.readyz", Kind: audit.KindCheck, Severity: audit.SeverityCritical, Nodes: []string{},
+				Waived: &audit.Waiver{Check: "cluster.readyz", Reason: "API maintenance", Expires: "2026-12-03"}})
+		}, true, func(t *testing.T, s *junitSuite) {
+			c := caseNamed(s, "cluster.readyz")
+			if c == nil || c.Skipped == nil || c.Skipped.Message != "waived: API maintenance (until 2026-12-03)" {
+				t.Errorf("waived cluster case = %+v", c)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cleanReport()
+			tc.edit(r)
+			s := suiteNamed(junitDoc(t, r), "cluster")
+			if (s != nil) != tc.wantSuite {
+				t.Fatalf("cluster suite present = %v, want %v", s != nil, tc.wantSuite)
+			}
+			if tc.check != nil {
+				tc.check(t, s)
+			}
+		})
+	}
+}
+
+// TestJUnitMergedSymptoms: a check that is the second symptom of a merged
+// correlation still gets the probable cause in its failure text.
+func TestJUnitMergedSymptoms(t *testing.T) {
+	r := incidentReport()
+	r.Findings[0].Cause.Symptom = "kubeproxy.pod-crashloop"
+	r.Findings[0].Cause.Symptoms = []string{"kubeproxy.pod-crashloop", "kubeproxy.healthz-failing"}
+	c := caseNamed(suiteNamed(junitDoc(t, r), "cluster-a-etcd-1"), "kubeproxy.healthz-failing")
+	if c == nil || c.Failure == nil || !strings.Contains(c.Failure.Text, "probable cause of kubeproxy.pod-crashloop and kubeproxy.healthz-failing: ufw.active=active") {
+		t.Errorf("failure = %+v", c)
+	}
+}
+
+// TestHostileNewFields: every new field of the hostile fixture is rendered
+// (its marker is there) and inert (shown escaped right after its marker);
+// the whole-document checks of the older tests run on the same output.
+func TestHostileNewFields(t *testing.T) {
+	r := hostileReport()
+	want := map[string][]string{
+		"terminal": {
+			markTarget + "<script>alert(1)</script>" + `\x1b[31mred\x1b[0m`,
+			markWaiver + `\x1b[31mred\x1b[0m`,
+			"cluster.readyz=" + markClusterV + "<script>",
+			markK8sNode + `06-\x1b]0;title\x07`,
+			markRollout + `"><img src=x onerror=alert(1)>line1\nline2\r\nline3`,
+			markSymptom + `a|b|c`,
+		},
+		"markdown": {
+			"<code>" + markTarget + "&lt;script&gt;alert(1)&lt;/script&gt;",
+			markWaiver + `\\x1b\[31mred\\x1b\[0m back\\x08space`,
+			"<code>" + markClusterV + "&lt;script&gt;alert(1)&lt;/script&gt;</code>",
+			"`" + markClusterV + `a\|b\|c` + "`",
+			"<code>" + markK8sNode + "00-&lt;script&gt;alert(1)&lt;/script&gt;</code>",
+			"<code>" + markCandidate + "\\`code\\`",
+			"<code>" + markRollout + `"&gt;&lt;img src=x onerror=alert(1)&gt;line1\\nline2`,
+			"2. &#35; heading: ",
+			"<code>" + markSymptom + `"&gt;&lt;img`,
+		},
+		"html": {
+			markTarget + "&lt;script&gt;alert(1)&lt;/script&gt;",
+			"<pre>" + markWaiver + `\x1b[31mred\x1b[0m back\x08space\x00nul`,
+			"<code>" + markClusterV + "&lt;script&gt;alert(1)&lt;/script&gt;</code>",
+			"<code>" + markK8sNode + "01-&#34;&gt;&lt;img src=x onerror=alert(1)&gt;</code>",
+			"<code>" + markCandidate + "`code`",
+			markRollout + "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;",
+			markSymptom + "&#34;&gt;&lt;img",
+		},
+		"junit": {
+			markTarget,
+			`message="waived: ` + markWaiver + `\x1b[31mred\x1b[0m`,
+			// system-out is CDATA, where markup is text; TestJUnitParses
+			// proves nothing closes the section.
+			"cluster.readyz=" + markClusterV + "<script>alert(1)</script>",
+			"not in the inventory: " + markK8sNode + "00-<script>",
+		},
+	}
+	for format, wants := range want {
+		// Wide enough that no table cell wraps a marked value.
+		out := string(render(t, format, Options{Width: 4000}, r))
+		for _, w := range wants {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s lacks %q (dropped, or escaped differently)", format, w)
+			}
+		}
+	}
+	html := string(render(t, "html", Options{}, r))
+	checkHTML(t, "hostile", html)
+	for _, bad := range []string{"\x1b", "\x00", "\x07", "\b", "\u202e"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("html contains raw %q", bad)
+		}
+	}
+	checkTerminalControls(t, "hostile", render(t, "terminal", Options{}, r))
+	md := string(render(t, "markdown", Options{}, r))
+	for _, m := range mdTagRe.FindAllStringSubmatch(md, -1) {
+		if tag := strings.ToLower(m[2]); tag != "details" && tag != "summary" && tag != "br" && tag != "code" {
+			t.Errorf("markdown contains raw tag %q", m[0])
+		}
+	}
+	// No new line may start a block from node data: a heading or a
+	// thematic break in a list item or paragraph.
+	for _, l := range strings.Split(md, "\n") {
+		l = strings.TrimPrefix(l, "> ")
+		if strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "# fleet-audit report") && !strings.HasPrefix(l, "## ") {
+			t.Errorf("markdown line starts a heading from node data: %q", l)
+		}
+	}
+	checkMarkdownTables(t, md)
+}
