@@ -216,9 +216,15 @@ func TestShippedProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	declared := map[string]bool{}
-	writeVerbs := regexp.MustCompile(`(^|[\s;|&(])(rm|mv|cp|tee|dd\s+of=|touch|mkdir|chmod|chown|ln|truncate|sed\s+-i|iptables\s+-[ADIFXNPR]|ufw\s+(enable|disable|allow|deny|reset)|systemctl\s+(start|stop|restart|enable|disable|reload)|modprobe|sysctl\s+-w|kill)\b|[^&0-9<>]>\s*[^&/\s]|>>`)
+	writeVerbs := regexp.MustCompile(`(^|[\s;|&(])(rm|mv|cp|tee|dd\s+of=|touch|mkdir|chmod|chown|ln|truncate|sed\s+-i|iptables\s+-[ADIFXNPR]|ufw\s+(enable|disable|allow|deny|reset)|systemctl\s+(start|stop|restart|enable|disable|reload)|modprobe|sysctl\s+-w|kill)\b|[^&0-9<>]>\s*[^&/\s=0-9]|>>`)
+	// Facts that Go code provides: the target version and the join of
+	// the cluster probes to the inventory.
+	global := map[string]bool{"target.version": true, "k8s.node.registered": true}
+	for f := range global {
+		declared[f] = true
+	}
 	for _, p := range probes {
-		for _, f := range p.Facts {
+		for _, f := range append(append([]string{}, p.Facts...), p.NodeFacts...) {
 			if declared[f] {
 				t.Errorf("fact %s declared by two probes", f)
 			}
@@ -250,14 +256,25 @@ func TestShippedProbes(t *testing.T) {
 			}
 		}
 	}
-	// Every declared fact is really emitted on a simulated node.
-	inv, tr := simulate(t, nodesim.Clean(1))
+	// Every declared fact is really emitted on a simulated fleet: node
+	// facts on a node, cluster facts once, node facts of the cluster probe
+	// joined to the node they name.
+	inv, tr := simulate(t, nodesim.WithCluster(nodesim.Clean(2)))
 	r := runSim(t, inv, tr)
 	if got := r.Nodes[0].Facts["kubeproxy.port10256.listening"]; got != "yes" {
 		t.Errorf("kubeproxy.port10256.listening = %s on a node listening on 10256", got)
 	}
+	if r.Cluster == nil || r.Cluster.Status != ClusterOK {
+		t.Fatalf("cluster = %+v", r.Cluster)
+	}
 	for f := range declared {
-		if _, ok := r.Nodes[0].Facts[f]; !ok {
+		if global[f] && f == "target.version" {
+			continue
+		}
+		if _, ok := r.Nodes[0].Facts[f]; ok {
+			continue
+		}
+		if _, ok := r.Cluster.Facts[f]; !ok {
 			t.Errorf("fact %s declared but not emitted", f)
 		}
 	}

@@ -46,6 +46,8 @@ type Probe struct {
 	Source string
 }
 
+var headerKeyRe = regexp.MustCompile(`^[a-z_]+$`)
+
 var factKeyRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]*$`)
 
 // ParseProbe reads the header of one probe script.
@@ -57,11 +59,13 @@ func ParseProbe(name, text string) (Probe, error) {
 			break
 		}
 		key, val, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "#")), ":")
-		if !ok {
-			continue
+		key = strings.TrimSpace(key)
+		if !ok || !headerKeyRe.MatchString(key) {
+			// The header is the leading run of "# key: value" lines; the
+			// first comment that is prose ends it.
+			break
 		}
 		val = strings.TrimSpace(val)
-		key = strings.TrimSpace(key)
 		if seen[key] {
 			return Probe{}, fmt.Errorf("%s:%d: header %q given twice", name, i+1, key)
 		}

@@ -1,45 +1,183 @@
 # id: kubeproxy
-# description: kube-proxy /healthz and /livez on 127.0.0.1:10256, asked from the node itself
+# description: kube-proxy /healthz and /livez on 127.0.0.1:10256 and its sync metrics on 127.0.0.1:10249, asked from the node itself
 # needs_root: false
 # timeout: 20s
-# facts: kubeproxy.port10256.listening kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.livez.code kubeproxy.livez.body
-# volatile: kubeproxy.healthz.body kubeproxy.livez.body
+# facts: kubeproxy.port10256.listening kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.healthz.stale_seconds kubeproxy.livez.code kubeproxy.livez.body kubeproxy.metrics.status kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
+# volatile: kubeproxy.healthz.body kubeproxy.livez.body kubeproxy.healthz.stale_seconds kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
+
+# Health and metrics share one probe (one shell and one timeout(1) fewer per
+# node): both are kube-proxy's own view of its dataplane, and neither can
+# explain the other's symptoms. The proxy mode and its kernel modules are a
+# separate probe (kubeproxy_mode) on purpose: the comparator never offers a
+# symptom's own probe as its cause, and a missing ip_vs module must be able to
+# explain a failing /healthz.
+#
 # 10256 is 0x2810; state 0A is LISTEN. /proc/net/tcp needs no root, unlike ss -p.
-listening=no
+set -- /dev/null
 for f in /proc/net/tcp /proc/net/tcp6; do
-	if [ -r "$R$f" ] && awk 'NR != 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == "2810") found = 1 } END { exit !found }' "$R$f"; then
-		listening=yes
-	fi
+	[ -r "$R$f" ] && set -- "$@" "$R$f"
 done
-fact kubeproxy.port10256.listening "$listening"
-# get PATH prints the body, a newline, and the HTTP code (000 when the
-# connection failed). Only loopback is ever asked.
+if awk 'FNR != 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == "2810") found = 1 } END { exit !found }' "$@"; then
+	fact kubeproxy.port10256.listening yes
+else
+	fact kubeproxy.port10256.listening no
+fi
+# get PORT PATH SECONDS prints the body, a newline and the HTTP code (000 when
+# nothing answered). Only loopback is ever asked.
 get() {
 	if have curl; then
-		curl -s -m 5 -w '\n%{http_code}' "http://127.0.0.1:10256$1" 2>/dev/null
+		curl -s -m "$3" -w '\n%{http_code}' "http://127.0.0.1:$1$2" 2>/dev/null
 	elif have wget; then
-		b=$(wget -q -T 5 -O - "http://127.0.0.1:10256$1" 2>/dev/null) && printf '%s\n200' "$b" || printf '\n000'
+		# wget has no -w; GNU wget exits 8 on an HTTP error status, which is
+		# an answer (a 503 /healthz), not a dead port.
+		b=$(wget -q -T "$3" -O - "http://127.0.0.1:$1$2" 2>/dev/null)
+		case $? in
+		0) printf '%s\n200' "$b" ;;
+		8) printf '%s\nhttp-error' "$b" ;;
+		*) printf '\n000' ;;
+		esac
 	else
 		printf '\nabsent'
 	fi
 }
-for p in healthz livez; do
-	out=$(get "/$p")
-	code=$(printf '%s\n' "$out" | tail -n 1)
-	body=$(printf '%s\n' "$out" | sed '$d' | dd bs=2048 count=1 2>/dev/null)
-	case $code in
-	000 | "") code=connect-failed ;;
-	esac
-	fact "kubeproxy.$p.code" "$code"
-	fact "kubeproxy.$p.body" "${body:-absent}"
-	if [ "$p" = healthz ]; then
-		# KEP-3836: since 1.28 /healthz also fails on a node being drained or
-		# deleted; the body says so with "nodeEligible": false.
-		case $(printf '%s' "$body" | tr -d ' \t\n') in
-		*'"nodeEligible":false'*) el=false ;;
-		*'"nodeEligible":true'*) el=true ;;
-		*) el=absent ;;
-		esac
-		fact kubeproxy.healthz.node_eligible "$el"
-	fi
+hz=$(get 10256 /healthz 5)
+lz=$(get 10256 /livez 5)
+# One awk reads the metrics from stdin and both health answers from the
+# environment, and prints "key value" lines. The sync age needs the node's
+# clock (date +%s); the staleness of /healthz comes from the two times in its
+# own body, so it does not depend on any clock. Label values may hold spaces,
+# so a sample's value is taken after the closing brace. Series of both IP
+# families (ip_family labels, newer kube-proxy) are summed per bucket, and the
+# family that synced longest ago counts for the age.
+get 10249 /metrics 3 | hz=$hz lz=$lz awk -v now="$(date +%s)" '
+function answer(s, w,   n, a, i, b) {
+	n = split(s, a, "\n")
+	code[w] = a[n]
+	b = ""
+	for (i = 1; i < n; i++) b = b (i == 1 ? "" : " ") a[i]
+	body[w] = b
+}
+# secs turns Go time.Time.String() ("2026-12-02 10:00:00.5 +0000 UTC
+# m=+12.3") into seconds since an arbitrary epoch; only differences are used.
+function secs(t,   a, d, c, y, m, s, sign) {
+	if (split(t, a, " ") < 3 || split(a[1], d, "-") != 3 || split(a[2], c, ":") != 3) return ""
+	y = d[1] + 0; m = d[2] + 0
+	if (y <= 1) return "zero"
+	if (m <= 2) { y--; m += 12 }
+	s = (365 * y + int(y / 4) - int(y / 100) + int(y / 400) + int((153 * (m - 3) + 2) / 5) + d[3]) * 86400
+	s += c[1] * 3600 + c[2] * 60 + c[3]
+	sign = substr(a[3], 1, 1) == "-" ? -1 : 1
+	return s - sign * (substr(a[3], 2, 2) * 3600 + substr(a[3], 4, 2) * 60)
+}
+function jtime(b, key,   s) {
+	if (!match(b, "\"" key "\": *\"[^\"]*\"")) return ""
+	s = substr(b, RSTART, RLENGTH)
+	sub(/^[^:]*: *"/, "", s)
+	sub(/"$/, "", s)
+	return secs(s)
+}
+function label(l, k) {
+	if (!match(l, k "=\"[^\"]*\"")) return ""
+	return substr(l, RSTART + length(k) + 2, RLENGTH - length(k) - 3)
+}
+# bucket adds one _bucket sample to histogram h, keyed by its le label.
+function bucket(h, le, v) {
+	if (!((h, le) in cnt)) { nle[h]++; les[h, nle[h]] = le }
+	cnt[h, le] += v
+}
+# quantile is histogram_quantile(): the bucket holding the rank, with linear
+# interpolation inside it; a rank in the +Inf bucket gives the highest finite
+# bound, as Prometheus does. No observation at all is "none", not a number.
+function quantile(h, q,   i, j, n, u, c, x, y, rank, lo, below) {
+	if (!((h, "+Inf") in cnt) || cnt[h, "+Inf"] == 0) return "none"
+	n = 0
+	for (i = 1; i <= nle[h]; i++) {
+		if (les[h, i] == "+Inf") continue
+		x = les[h, i] + 0; y = cnt[h, les[h, i]]
+		for (j = n; 0 < j && x < u[j]; j--) { u[j + 1] = u[j]; c[j + 1] = c[j] }
+		u[j + 1] = x; c[j + 1] = y; n++
+	}
+	rank = q * cnt[h, "+Inf"]
+	for (i = 1; i <= n; i++) if (rank <= c[i]) break
+	if (n < i) return n ? sprintf("%.3f", u[n]) : "none"
+	if (i == 1) { if (u[1] <= 0) return sprintf("%.3f", u[1]); lo = 0; below = 0 }
+	else { lo = u[i - 1]; below = c[i - 1] }
+	return sprintf("%.3f", lo + (u[i] - lo) * (rank - below) / (c[i] - below))
+}
+function metric(l,   p, e, name, lab, rest, f, v, fam) {
+	if (l !~ /^kubeproxy_/) return
+	p = index(l, "{")
+	if (p) {
+		name = substr(l, 1, p - 1); e = index(l, "}")
+		lab = substr(l, p + 1, e - p - 1); rest = substr(l, e + 1)
+	} else {
+		p = index(l, " "); name = substr(l, 1, p - 1); lab = ""; rest = substr(l, p)
+	}
+	if (split(rest, f, " ") == 0) return
+	v = f[1] + 0; fam = label(lab, "ip_family")
+	if (name == "kubeproxy_sync_proxy_rules_duration_seconds_bucket") bucket("sync", label(lab, "le"), v)
+	else if (name == "kubeproxy_sync_proxy_rules_duration_seconds_sum") { ssum += v; seen["sum"] = 1 }
+	else if (name == "kubeproxy_sync_proxy_rules_duration_seconds_count") { scount += v; seen["count"] = 1 }
+	else if (name == "kubeproxy_network_programming_duration_seconds_bucket") bucket("netprog", label(lab, "le"), v)
+	else if (name == "kubeproxy_sync_proxy_rules_iptables_total") { rules[label(lab, "table")] += v; seen["rules"] = 1 }
+	else if (name == "kubeproxy_sync_proxy_rules_last_timestamp_seconds") { last[fam] = v; seen["last"] = 1 }
+	else if (name == "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds") queued[fam] = v
+	else if (name == "kubeproxy_sync_proxy_rules_iptables_restore_failures_total" || name == "kubeproxy_sync_proxy_rules_nftables_sync_failures_total") { fails += v; seen["fails"] = 1 }
+	else if (name == "kubeproxy_sync_proxy_rules_endpoint_changes_pending") { epend += v; seen["epend"] = 1 }
+	else if (name == "kubeproxy_sync_proxy_rules_service_changes_pending") { spend += v; seen["spend"] = 1 }
+}
+# val prints a metric fact: absent when the endpoint did not answer 200 or
+# kube-proxy does not export that series (older versions, another mode).
+function val(k, present, fmtv, v) { print "kubeproxy.metrics." k, (ok && present) ? sprintf(fmtv, v) : "absent" }
+BEGIN {
+	answer(ENVIRON["hz"], "healthz"); answer(ENVIRON["lz"], "livez")
+	for (w in code) {
+		c = code[w]
+		if (c == "000" || c == "") c = "connect-failed"
+		print "kubeproxy." w ".code", c
+		print "kubeproxy." w ".body", (body[w] == "" ? "absent" : substr(body[w], 1, 2048))
+	}
+	# KEP-3836: since 1.28 /healthz also fails on a node being drained or
+	# deleted; the body says so with "nodeEligible": false.
+	b = body["healthz"]; t = b; gsub(/[ \t]/, "", t)
+	el = index(t, "\"nodeEligible\":false") ? "false" : index(t, "\"nodeEligible\":true") ? "true" : "absent"
+	print "kubeproxy.healthz.node_eligible", el
+	lu = jtime(b, "lastUpdated"); ct = jtime(b, "currentTime")
+	if (lu == "" || ct == "") st = "absent"
+	else if (lu == "zero") st = "never"
+	else { d = ct - lu; st = sprintf("%.1f", d < 0 ? 0 : d) }
+	print "kubeproxy.healthz.stale_seconds", st
+}
+# The answer ends with the HTTP code on its own line: each line is held back
+# until the next one shows it was not the last.
+NR != 1 { metric(prev) }
+{ prev = $0 }
+END {
+	status = prev == "200" ? "ok" : prev == "absent" ? "absent" : (prev == "000" || prev == "") ? "connect-failed" : "http-" prev
+	print "kubeproxy.metrics.status", status
+	ok = status == "ok"
+	val("sync_count", "count" in seen, "%.0f", scount)
+	val("sync_sum_seconds", "sum" in seen, "%.3f", ssum)
+	print "kubeproxy.metrics.sync_mean_seconds", !(ok && ("count" in seen) && ("sum" in seen)) ? "absent" : scount == 0 ? "none" : sprintf("%.3f", ssum / scount)
+	print "kubeproxy.metrics.sync_p50_seconds", (ok && nle["sync"]) ? quantile("sync", 0.5) : "absent"
+	print "kubeproxy.metrics.sync_p95_seconds", (ok && nle["sync"]) ? quantile("sync", 0.95) : "absent"
+	print "kubeproxy.metrics.sync_p99_seconds", (ok && nle["sync"]) ? quantile("sync", 0.99) : "absent"
+	print "kubeproxy.metrics.netprog_p99_seconds", (ok && nle["netprog"]) ? quantile("netprog", 0.99) : "absent"
+	val("iptables_rules_filter", "rules" in seen, "%.0f", rules["filter"])
+	val("iptables_rules_nat", "rules" in seen, "%.0f", rules["nat"])
+	# queued after last means a sync is still waiting; a healthy loop runs
+	# it within --iptables-min-sync-period plus one sync.
+	oldest = ""; worst = 0
+	for (f in last) {
+		if (oldest == "" || last[f] < oldest) oldest = last[f]
+		if ((f in queued) && worst < queued[f] - last[f]) worst = queued[f] - last[f]
+	}
+	age = now - oldest
+	val("sync_age_seconds", ("last" in seen) && now != "", "%.0f", age < 0 ? 0 : age)
+	val("queue_lag_seconds", "last" in seen, "%.0f", worst)
+	val("restore_failures", "fails" in seen, "%.0f", fails)
+	val("endpoint_changes_pending", "epend" in seen, "%.0f", epend)
+	val("service_changes_pending", "spend" in seen, "%.0f", spend)
+}' | while read -r k v; do
+	fact "$k" "$v"
 done

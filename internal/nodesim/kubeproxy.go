@@ -1,4 +1,460 @@
 package nodesim
 
-// healthyKubeProxy adds what a healthy node shows to the kube-proxy mode and metrics probes.
-func healthyKubeProxy(s *State, server bool) {}
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// KubeProxyManifest is where RKE2 writes kube-proxy's static pod.
+const KubeProxyManifest = "var/lib/rancher/rke2/agent/pod-manifests/kube-proxy.yaml"
+
+// ProxyMetrics describes what a simulated kube-proxy's /metrics shows. The
+// text is rendered in the Prometheus exposition format kube-proxy serves.
+// Timestamps are given as ages ("seconds before the scrape") and rendered as
+// @NOW-<age>@, which the curl stub turns into absolute times at request time,
+// so the ages a probe computes do not depend on when the node was built.
+type ProxyMetrics struct {
+	// Mode decides which rule metrics exist: iptables exports
+	// kubeproxy_sync_proxy_rules_iptables_*, nftables its nftables_*
+	// failures, ipvs neither.
+	Mode string
+	// Families, when set (e.g. IPv4, IPv6), adds the ip_family label newer
+	// kube-proxy versions put on per-proxier series, one series each.
+	Families []string
+	// Sync and NetProg map an observed duration in seconds to how many
+	// syncs (or programmed endpoints) took that long.
+	Sync, NetProg map[float64]int
+	// LastAgo and QueuedAgo are the ages of the last successful sync and of
+	// the last queued one; per family when Families is set (missing
+	// families get the first value).
+	LastAgo, QueuedAgo []float64
+	RestoreFailures    int
+	EndpointsPending   int
+	ServicesPending    int
+	FilterRules        int
+	NATRules           int
+}
+
+// HealthyProxyMetrics is a quiet, healthy iptables-mode kube-proxy: syncs
+// of tens of milliseconds, last one 4 s ago, nothing queued since.
+func HealthyProxyMetrics() ProxyMetrics {
+	return ProxyMetrics{
+		Mode: "iptables",
+		Sync: map[float64]int{0.003: 3, 0.006: 48, 0.012: 209, 0.024: 111, 0.05: 31, 0.1: 7, 0.2: 2, 0.4: 1},
+		NetProg: map[float64]int{
+			0.2: 150, 0.4: 40, 0.8: 15, 1.5: 5, 3: 2,
+		},
+		LastAgo:     []float64{4.2},
+		QueuedAgo:   []float64{4.5},
+		FilterRules: 9,
+		NATRules:    112,
+	}
+}
+
+// Render returns the /metrics body.
+func (m ProxyMetrics) Render() string {
+	var b strings.Builder
+	fams := m.Families
+	if len(fams) == 0 {
+		fams = []string{""}
+	}
+	lbl := func(fam string, extra ...string) string {
+		var ls []string
+		if fam != "" {
+			ls = append(ls, `ip_family="`+fam+`"`)
+		}
+		ls = append(ls, extra...)
+		if len(ls) == 0 {
+			return ""
+		}
+		return "{" + strings.Join(ls, ",") + "}"
+	}
+	at := func(list []float64, i int) float64 {
+		if i < len(list) {
+			return list[i]
+		}
+		if len(list) > 0 {
+			return list[0]
+		}
+		return 0
+	}
+	head := func(name, typ, help string) {
+		fmt.Fprintf(&b, "# HELP %s [ALPHA] %s\n# TYPE %s %s\n", name, help, name, typ)
+	}
+	b.WriteString("# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 63\n")
+	head("kubernetes_build_info", "gauge", "A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.")
+	b.WriteString(`kubernetes_build_info{build_date="2024-12-12T18:02:09Z",compiler="gc",git_commit="9d7db2a7b4b4d1e8b1e6f83d4fb8de2ba4e1c0f7",git_tree_state="clean",git_version="v1.31.4+rke2r1",go_version="go1.22.9 X:boringcrypto",major="1",minor="31",platform="linux/amd64"} 1` + "\n")
+	head("kubeproxy_network_programming_duration_seconds", "histogram", "In Cluster Network Programming Latency in seconds")
+	for _, f := range fams {
+		histogram(&b, "kubeproxy_network_programming_duration_seconds", lbl, f, netProgBounds(), m.NetProg)
+	}
+	head("kubeproxy_sync_full_proxy_rules_duration_seconds", "histogram", "SyncProxyRules latency in seconds for full resyncs")
+	for _, f := range fams {
+		histogram(&b, "kubeproxy_sync_full_proxy_rules_duration_seconds", lbl, f, syncBounds(), map[float64]int{0.05: 2})
+	}
+	head("kubeproxy_sync_proxy_rules_duration_seconds", "histogram", "SyncProxyRules latency in seconds")
+	for _, f := range fams {
+		histogram(&b, "kubeproxy_sync_proxy_rules_duration_seconds", lbl, f, syncBounds(), m.Sync)
+	}
+	head("kubeproxy_sync_proxy_rules_endpoint_changes_pending", "gauge", "Pending proxy rules Endpoint changes")
+	fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_endpoint_changes_pending %d\n", m.EndpointsPending)
+	head("kubeproxy_sync_proxy_rules_endpoint_changes_total", "counter", "Cumulative proxy rules Endpoint changes")
+	b.WriteString("kubeproxy_sync_proxy_rules_endpoint_changes_total 388\n")
+	if m.Mode == "iptables" {
+		head("kubeproxy_sync_proxy_rules_iptables_last", "gauge", "Number of iptables rules written by kube-proxy in last sync")
+		for _, f := range fams {
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_iptables_last%s 4\n", lbl(f, `table="filter"`))
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_iptables_last%s 11\n", lbl(f, `table="nat"`))
+		}
+		head("kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total", "counter", "Cumulative proxy iptables partial restore failures")
+		for _, f := range fams {
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total%s 0\n", lbl(f))
+		}
+		head("kubeproxy_sync_proxy_rules_iptables_restore_failures_total", "counter", "Cumulative proxy iptables restore failures")
+		for _, f := range fams {
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_iptables_restore_failures_total%s %d\n", lbl(f), m.RestoreFailures)
+		}
+		head("kubeproxy_sync_proxy_rules_iptables_total", "gauge", "Total number of iptables rules owned by kube-proxy")
+		for _, f := range fams {
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_iptables_total%s %d\n", lbl(f, `table="filter"`), m.FilterRules)
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_iptables_total%s %d\n", lbl(f, `table="nat"`), m.NATRules)
+		}
+	}
+	head("kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", "gauge", "The last time a sync of proxy rules was queued")
+	for i, f := range fams {
+		fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds%s @NOW-%s@\n", lbl(f), ftoa(at(m.QueuedAgo, i)))
+	}
+	head("kubeproxy_sync_proxy_rules_last_timestamp_seconds", "gauge", "The last time proxy rules were successfully synced")
+	for i, f := range fams {
+		fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_last_timestamp_seconds%s @NOW-%s@\n", lbl(f), ftoa(at(m.LastAgo, i)))
+	}
+	if m.Mode == "nftables" {
+		head("kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total", "counter", "Cumulative proxy nftables cleanup failures")
+		for _, f := range fams {
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total%s 0\n", lbl(f))
+		}
+		head("kubeproxy_sync_proxy_rules_nftables_sync_failures_total", "counter", "Cumulative proxy nftables sync failures")
+		for _, f := range fams {
+			fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total%s %d\n", lbl(f), m.RestoreFailures)
+		}
+	}
+	head("kubeproxy_sync_proxy_rules_no_local_endpoints_total", "gauge", "Number of services with a Local traffic policy and no endpoints")
+	for _, f := range fams {
+		fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_no_local_endpoints_total%s 0\n", lbl(f, `traffic_policy="external"`))
+		fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_no_local_endpoints_total%s 0\n", lbl(f, `traffic_policy="internal"`))
+	}
+	head("kubeproxy_sync_proxy_rules_service_changes_pending", "gauge", "Pending proxy rules Service changes")
+	fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_service_changes_pending %d\n", m.ServicesPending)
+	head("kubeproxy_sync_proxy_rules_service_changes_total", "counter", "Cumulative proxy rules Service changes")
+	b.WriteString("kubeproxy_sync_proxy_rules_service_changes_total 146\n")
+	b.WriteString("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds @NOW-86400@\n")
+	head("rest_client_requests_total", "counter", "Number of HTTP requests, partitioned by status code, method, and host.")
+	b.WriteString(`rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 2841` + "\n")
+	b.WriteString(`rest_client_requests_total{code="201",host="127.0.0.1:6443",method="POST"} 3` + "\n")
+	return b.String()
+}
+
+// syncBounds are kube-proxy's sync histogram buckets:
+// ExponentialBuckets(0.001, 2, 15).
+func syncBounds() []float64 {
+	var out []float64
+	for v, i := 0.001, 0; i < 15; v, i = v*2, i+1 {
+		out = append(out, v)
+	}
+	return out
+}
+
+// netProgBounds are the network programming histogram's buckets: 0, 0.25,
+// 0.5, 1..59 s, 60..115 s by 5, 120..300 s by 30.
+func netProgBounds() []float64 {
+	out := []float64{0, 0.25, 0.5}
+	for v := 1.0; v <= 59; v++ {
+		out = append(out, v)
+	}
+	for v := 60.0; v <= 115; v += 5 {
+		out = append(out, v)
+	}
+	for v := 120.0; v <= 300; v += 30 {
+		out = append(out, v)
+	}
+	return out
+}
+
+// histogram writes one histogram's cumulative buckets, _sum and _count.
+func histogram(b *strings.Builder, name string, lbl func(string, ...string) string, fam string, bounds []float64, obs map[float64]int) {
+	durs := make([]float64, 0, len(obs))
+	for d := range obs {
+		durs = append(durs, d)
+	}
+	sort.Float64s(durs)
+	var sum float64
+	total := 0
+	for _, d := range durs {
+		sum += d * float64(obs[d])
+		total += obs[d]
+	}
+	for _, ub := range bounds {
+		n := 0
+		for _, d := range durs {
+			if d <= ub {
+				n += obs[d]
+			}
+		}
+		fmt.Fprintf(b, "%s_bucket%s %d\n", name, lbl(fam, `le="`+ftoa(ub)+`"`), n)
+	}
+	fmt.Fprintf(b, "%s_bucket%s %d\n", name, lbl(fam, `le="+Inf"`), total)
+	fmt.Fprintf(b, "%s_sum%s %s\n", name, lbl(fam), ftoa(sum))
+	fmt.Fprintf(b, "%s_count%s %d\n", name, lbl(fam), total)
+}
+
+// ftoa formats a float as the Prometheus client does (shortest 'g').
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// healthyKubeProxy adds what a healthy node shows to the kube-proxy mode and
+// metrics probes: kube-proxy's metrics server on 127.0.0.1:10249 says it runs
+// iptables mode and serves quiet, healthy sync metrics. The kube-proxy static
+// pod manifest comes from healthyHost (RKE2 passes --proxy-mode only when
+// configured, and kube-proxy's default is iptables).
+func healthyKubeProxy(s *State, server bool) {
+	s.HTTP = kubeProxyHTTP(s.HTTP)
+	s.HTTP["10249/proxyMode"] = HTTP{Code: 200, Body: "iptables"}
+	s.HTTP["10249/metrics"] = HTTP{Code: 200, Body: HealthyProxyMetrics().Render()}
+}
+
+// kubeProxyHTTP copies m so a With helper never changes the State it was
+// derived from.
+func kubeProxyHTTP(m map[string]HTTP) map[string]HTTP {
+	out := make(map[string]HTTP, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func kubeProxyFiles(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// withKubeProxyManifest writes the static pod RKE2 renders when
+// kube-proxy-arg sets extra flags (e.g. "--proxy-mode=ipvs").
+func withKubeProxyManifest(s State, flags ...string) State {
+	s.Files = kubeProxyFiles(s.Files)
+	args := []string{
+		"--cluster-cidr=10.42.0.0/16",
+		"--conntrack-max-per-core=0",
+		"--conntrack-tcp-timeout-close-wait=0s",
+		"--conntrack-tcp-timeout-established=0s",
+		"--healthz-bind-address=127.0.0.1",
+		"--hostname-override=" + s.Hostname,
+		"--kubeconfig=/var/lib/rancher/rke2/agent/kubeproxy.kubeconfig",
+	}
+	args = append(args, flags...)
+	sort.Strings(args)
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    component: kube-proxy\n    tier: control-plane\n  name: kube-proxy\n  namespace: kube-system\nspec:\n  containers:\n  - args:\n")
+	for _, a := range args {
+		fmt.Fprintf(&b, "    - %s\n", a)
+	}
+	b.WriteString("    command:\n    - kube-proxy\n    image: index.docker.io/rancher/hardened-kubernetes:v1.31.4-rke2r1-build20241212\n    name: kube-proxy\n  hostNetwork: true\n  priorityClassName: system-node-critical\n")
+	s.Files[KubeProxyManifest] = b.String()
+	return s
+}
+
+// WithoutKubeProxy is a node where no kube-proxy process runs: nothing
+// listens on 10256 or 10249 and nothing answers there.
+func WithoutKubeProxy(s State) State {
+	var ps []int
+	for _, p := range s.Listening {
+		if p != 10256 && p != 10249 {
+			ps = append(ps, p)
+		}
+	}
+	s.Listening = ps
+	s.HealthHTTP = nil
+	s.HTTP = kubeProxyHTTP(s.HTTP)
+	for k := range s.HTTP {
+		if strings.HasPrefix(k, "10249/") {
+			delete(s.HTTP, k)
+		}
+	}
+	return s
+}
+
+// WithHealthPortDown is kube-proxy configured but not running (exiting at
+// start or crash-looping between restarts): 10256 does not listen and
+// nothing answers on 10256 or 10249.
+func WithHealthPortDown(s State) State { return WithoutKubeProxy(s) }
+
+// ipvsTable is ipvsadm -Ln on a small RKE2 cluster in IPVS mode: the
+// apiserver, CoreDNS (TCP, UDP, metrics), the ingress controller with
+// ClientIP affinity (persistent), and an IPv6 ClusterIP.
+const ipvsTable = `IP Virtual Server version 1.2.1 (size=4096)
+Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn
+TCP  10.43.0.1:443 rr
+  -> 192.168.10.11:6443           Masq    1      4          0
+  -> 192.168.10.12:6443           Masq    1      3          0
+TCP  10.43.0.10:53 rr
+  -> 10.42.0.5:53                 Masq    1      0          0
+  -> 10.42.1.7:53                 Masq    1      0          0
+TCP  10.43.0.10:9153 rr
+  -> 10.42.0.5:9153               Masq    1      0          0
+  -> 10.42.1.7:9153               Masq    1      0          0
+TCP  10.43.88.14:443 rr persistent 10800
+  -> 10.42.2.9:8443               Masq    1      0          1
+UDP  10.43.0.10:53 rr
+  -> 10.42.0.5:53                 Masq    1      0          12
+  -> 10.42.1.7:53                 Masq    1      0          11
+TCP  [fd00:43::1]:443 rr
+  -> [fd00:10::11]:6443           Masq    1      0          0
+`
+
+// ipvsProc is the same table as the kernel lists it in /proc/net/ip_vs:
+// addresses and ports in hex.
+const ipvsProc = `IP Virtual Server version 1.2.1 (size=4096)
+Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port Forward Weight ActiveConn InActConn
+TCP  0A2B0001:01BB rr
+  -> C0A80A0B:192B      Masq    1      4          0
+  -> C0A80A0C:192B      Masq    1      3          0
+TCP  0A2B000A:0035 rr
+  -> 0A2A0005:0035      Masq    1      0          0
+  -> 0A2A0107:0035      Masq    1      0          0
+TCP  0A2B000A:23C1 rr
+  -> 0A2A0005:23C1      Masq    1      0          0
+  -> 0A2A0107:23C1      Masq    1      0          0
+TCP  0A2B580E:01BB rr persistent 10800 FFFFFFFF
+  -> 0A2A0209:20FB      Masq    1      0          1
+UDP  0A2B000A:0035 rr
+  -> 0A2A0005:0035      Masq    1      0          12
+  -> 0A2A0107:0035      Masq    1      0          11
+TCP  [fd00:0043:0000:0000:0000:0000:0000:0001]:01BB rr
+  -> [fd00:0010:0000:0000:0000:0000:0000:0011]:192B      Masq    1      0          0
+`
+
+// IPVSVirtualServices and IPVSRealServers count the simulated IPVS table.
+const (
+	IPVSVirtualServices = 6
+	IPVSRealServers     = 10
+)
+
+// WithIPVS is kube-proxy in IPVS mode (kube-proxy-arg: proxy-mode=ipvs):
+// /proxyMode says ipvs, the IPVS modules are loaded, ipvsadm -Ln and
+// /proc/net/ip_vs list a few services, and the metrics carry no iptables
+// rule counts.
+func WithIPVS(s State) State {
+	s = withKubeProxyManifest(s, "--proxy-mode=ipvs")
+	s.Files["proc/net/ip_vs"] = ipvsProc
+	s.Modules = append(append([]string{}, s.Modules...), "ip_vs", "ip_vs_rr", "ip_vs_wrr", "ip_vs_sh", "nf_defrag_ipv6")
+	s.SetCommand(Command{Name: "ipvsadm", Args: "-Ln", Out: ipvsTable})
+	m := HealthyProxyMetrics()
+	m.Mode = "ipvs"
+	s.HTTP = kubeProxyHTTP(s.HTTP)
+	s.HTTP["10249/proxyMode"] = HTTP{Code: 200, Body: "ipvs"}
+	s.HTTP["10249/metrics"] = HTTP{Code: 200, Body: m.Render()}
+	return s
+}
+
+// WithHungSync is kube-proxy whose sync loop stopped 15 minutes ago while
+// changes keep being queued: the last sync is 900 s old, the last queued
+// change 3 s, changes are pending, and /healthz reports the stale dataplane
+// with 503 while /livez stays 200.
+func WithHungSync(s State) State {
+	m := HealthyProxyMetrics()
+	m.LastAgo = []float64{900}
+	m.QueuedAgo = []float64{3}
+	m.EndpointsPending = 14
+	m.ServicesPending = 2
+	s.HTTP = kubeProxyHTTP(s.HTTP)
+	s.HTTP["10249/metrics"] = HTTP{Code: 200, Body: m.Render()}
+	s.HealthHTTP = map[string]HTTP{
+		"/healthz": {Code: 503, Body: `{"lastUpdated": "2026-12-02 09:45:01.2 +0000 UTC m=+85.614392118","currentTime": "2026-12-02 10:00:01.2 +0000 UTC m=+985.614392118", "nodeEligible": true}`},
+		"/livez":   {Code: 200, Body: `{"lastUpdated": "2026-12-02 09:45:01.2 +0000 UTC m=+85.614392118","currentTime": "2026-12-02 10:00:01.2 +0000 UTC m=+985.614392118"}`},
+	}
+	return s
+}
+
+// WithNFTablesOldKernel is a node configured for nftables mode
+// (kube-proxy-arg: proxy-mode=nftables) on a 5.10 kernel: kube-proxy refuses
+// to start there (nftables mode needs 5.13), so nothing answers and only the
+// manifest tells the mode.
+func WithNFTablesOldKernel(s State) State {
+	s = withKubeProxyManifest(s, "--proxy-mode=nftables")
+	s.Kernel = "5.10.0-33-amd64"
+	s.Modules = append(append([]string{}, s.Modules...), "nf_tables")
+	return WithoutKubeProxy(s)
+}
+
+// ciliumStatus is the agent CLI's `cilium status` on a node where Cilium
+// replaces kube-proxy.
+const ciliumStatus = `KVStore:                 Ok   Disabled
+Kubernetes:              Ok   1.31 (v1.31.4+rke2r1) [linux/amd64]
+Kubernetes APIs:         ["EndpointSliceOrEndpoint", "cilium/v2::CiliumClusterwideNetworkPolicy", "cilium/v2::CiliumEndpoint", "cilium/v2::CiliumNetworkPolicy", "cilium/v2::CiliumNode", "core/v1::Namespace", "core/v1::Pods", "core/v1::Service", "networking.k8s.io/v1::NetworkPolicy"]
+KubeProxyReplacement:    True   [eth0   192.168.10.21 fe80::be24:11ff:fe5a:1c3 (Direct Routing)]
+Host firewall:           Disabled
+SRv6:                    Disabled
+CNI Chaining:            none
+CNI Config file:         successfully wrote CNI configuration file to /host/etc/cni/net.d/05-cilium.conflist
+Cilium:                  Ok   1.16.5 (v1.16.5-ad688277)
+NodeMonitor:             Listening for events on 4 CPUs with 64x4096 of shared memory
+Cilium health daemon:    Ok
+IPAM:                    IPv4: 7/254 allocated from 10.42.1.0/24,
+IPv4 BIG TCP:            Disabled
+IPv6 BIG TCP:            Disabled
+BandwidthManager:        Disabled
+Routing:                 Network: Tunnel [vxlan]   Host: BPF
+Attach Mode:             TCX
+Masquerading:            BPF   [eth0]   10.42.1.0/24 [IPv4: Enabled, IPv6: Disabled]
+Controller Status:       43/43 healthy
+Proxy Status:            OK, ip 10.42.1.112, 0 redirects active on ports 10000-20000, Envoy: external
+Global Identity Range:   min 256, max 65535
+Hubble:                  Ok              Current/Max Flows: 4095/4095 (100.00%), Flows/s: 11.62   Metrics: Disabled
+Encryption:              Disabled
+Cluster health:          3/3 reachable   (2026-12-02T10:00:00Z)
+Name                     IP              Node          Endpoints
+Modules Health:          Stopped(0) Degraded(0) OK(58)
+`
+
+// bpftoolMaps is `bpftool map list` on a Cilium node: its load-balancer
+// maps (names cut to 15 characters by the kernel) among the others.
+const bpftoolMaps = `12: lpm_trie  flags 0x1
+	key 8B  value 8B  max_entries 1  memlock 4096B
+37: hash  name cilium_lb4_serv  flags 0x1
+	key 12B  value 12B  max_entries 65536  memlock 1839104B
+	btf_id 132
+38: hash  name cilium_lb4_back  flags 0x1
+	key 4B  value 16B  max_entries 65536  memlock 1576960B
+	btf_id 133
+39: hash  name cilium_lb4_reve  flags 0x1
+	key 2B  value 6B  max_entries 65536  memlock 1052672B
+40: lru_hash  name cilium_lb4_affi  flags 0x0
+	key 16B  value 16B  max_entries 65536  memlock 2101248B
+41: hash  name cilium_lb_affini  flags 0x1
+	key 8B  value 1B  max_entries 65536  memlock 1052672B
+52: lru_hash  name cilium_ct4_glob  flags 0x0
+	key 14B  value 56B  max_entries 131072  memlock 9437184B
+	btf_id 140
+53: prog_array  name cilium_calls_ov  flags 0x0
+	key 4B  value 4B  max_entries 50  memlock 4096B
+	owner_prog_type sched_cls  owner jited
+`
+
+// WithEBPF is a node where Cilium replaces kube-proxy (RKE2 with
+// disable-kube-proxy: true): no kube-proxy manifest or process, a Cilium
+// agent socket, the agent CLI reporting KubeProxyReplacement True, and
+// bpftool listing Cilium's load-balancer maps.
+func WithEBPF(s State) State {
+	s = WithoutKubeProxy(s)
+	s.Files = kubeProxyFiles(s.Files)
+	delete(s.Files, KubeProxyManifest)
+	s.Files["var/run/cilium/cilium.sock"] = ""
+	s.SetCommand(Command{Name: "cilium", Args: "status -H unix://*/var/run/cilium/cilium.sock", Out: ciliumStatus})
+	s.SetCommand(Command{Name: "bpftool", Args: "map list", Out: bpftoolMaps})
+	return s
+}

@@ -1,0 +1,628 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// runProbeOn is runProbe for one probe file with a hook that changes the
+// built node before the probe runs (e.g. to take away curl, which every
+// simulated node gets).
+func runProbeOn(t *testing.T, file string, s nodesim.State, mutate func(root string)) Parsed {
+	t.Helper()
+	b, err := probeFS.ReadFile("probes/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseProbe(file, string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, s); err != nil {
+		t.Fatal(err)
+	}
+	if mutate != nil {
+		mutate(root)
+	}
+	nonce := NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle([]Probe{p}, "", nonce), p.Timeout+5e9)
+	if err != nil {
+		t.Fatalf("probe %s: %v", p.ID, err)
+	}
+	parsed := ParseOutput(res.Stdout, nonce, []Probe{p})
+	if r := parsed.Runs[0]; r.Status != ProbeOK {
+		t.Fatalf("probe %s: status %s exit %d, stderr %q\nstdout:\n%s", p.ID, r.Status, r.ExitCode, res.Stderr, res.Stdout)
+	}
+	return parsed
+}
+
+// wantFacts compares the facts a case names; a value "~lo..hi" accepts any
+// number in that range, for ages that depend on the second the probe ran.
+func wantFacts(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("%s not emitted", k)
+			continue
+		}
+		if lo, hi, isRange := strings.Cut(strings.TrimPrefix(w, "~"), ".."); strings.HasPrefix(w, "~") && isRange {
+			n, err := strconv.ParseFloat(g, 64)
+			l, _ := strconv.ParseFloat(lo, 64)
+			h, _ := strconv.ParseFloat(hi, 64)
+			if err != nil || n < l || n > h {
+				t.Errorf("%s = %q, want a number in [%s, %s]", k, g, lo, hi)
+			}
+			continue
+		}
+		if g != w {
+			t.Errorf("%s = %q, want %q", k, g, w)
+		}
+	}
+}
+
+func healthy() nodesim.State { return nodesim.Healthy("node-1", false) }
+
+func withHTTP(s nodesim.State, portPath string, h nodesim.HTTP) nodesim.State {
+	m := make(map[string]nodesim.HTTP, len(s.HTTP)+1)
+	for k, v := range s.HTTP {
+		m[k] = v
+	}
+	m[portPath] = h
+	s.HTTP = m
+	return s
+}
+
+func withMetrics(s nodesim.State, m nodesim.ProxyMetrics) nodesim.State {
+	return withHTTP(s, "10249/metrics", nodesim.HTTP{Code: 200, Body: m.Render()})
+}
+
+func withHealthz(s nodesim.State, code int, body string) nodesim.State {
+	s.HealthHTTP = map[string]nodesim.HTTP{"/healthz": {Code: code, Body: body}, "/livez": s.HealthHTTP["/livez"]}
+	return s
+}
+
+func withFile(s nodesim.State, path, content string) nodesim.State {
+	f := make(map[string]string, len(s.Files)+1)
+	for k, v := range s.Files {
+		f[k] = v
+	}
+	if content == "\x00delete" {
+		delete(f, path)
+	} else {
+		f[path] = content
+	}
+	s.Files = f
+	return s
+}
+
+func withoutFile(s nodesim.State, path string) nodesim.State { return withFile(s, path, "\x00delete") }
+
+func withModules(s nodesim.State, drop []string, add ...string) nodesim.State {
+	var out []string
+	for _, m := range s.Modules {
+		keep := true
+		for _, d := range drop {
+			if m == d {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, m)
+		}
+	}
+	s.Modules = append(out, add...)
+	return s
+}
+
+func withoutSysctls(s nodesim.State, names ...string) nodesim.State {
+	m := make(map[string]string, len(s.Sysctls))
+	for k, v := range s.Sysctls {
+		m[k] = v
+	}
+	for _, n := range names {
+		delete(m, n)
+	}
+	s.Sysctls = m
+	return s
+}
+
+func withCommand(s nodesim.State, c nodesim.Command) nodesim.State {
+	s.SetCommand(c)
+	return s
+}
+
+func TestKubeProxyHealthProbe(t *testing.T) {
+	const live = `{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC"}`
+	tcp6 := "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
+		"   0: 00000000000000000000000001000000:2810 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31337 1 0000000000000000 100 0 0 10 0\n"
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  map[string]string
+	}{
+		{"healthy", healthy(), map[string]string{
+			"kubeproxy.port10256.listening": "yes", "kubeproxy.healthz.code": "200", "kubeproxy.livez.code": "200",
+			"kubeproxy.healthz.node_eligible": "true", "kubeproxy.healthz.stale_seconds": "0.7", "kubeproxy.livez.body": live,
+		}},
+		{"ufw 503 dataplane stale 19 min", nodesim.WithUFWActive(healthy()), map[string]string{
+			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "200", "kubeproxy.healthz.stale_seconds": "1129.1",
+		}},
+		{"monotonic clock suffix and draining node", withHealthz(healthy(), 503,
+			`{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC m=+2466.131578404","currentTime": "2026-12-02 10:02:00.5 +0000 UTC m=+2586.131578404", "nodeEligible": false}`),
+			map[string]string{"kubeproxy.healthz.stale_seconds": "120.0", "kubeproxy.healthz.node_eligible": "false", "kubeproxy.healthz.code": "503"}},
+		{"positive zone offset", withHealthz(healthy(), 200,
+			`{"lastUpdated": "2026-12-02 11:00:00 +0100 CET","currentTime": "2026-12-02 10:00:30 +0000 UTC", "nodeEligible": true}`),
+			map[string]string{"kubeproxy.healthz.stale_seconds": "30.0"}},
+		{"negative zone offset", withHealthz(healthy(), 200,
+			`{"lastUpdated": "2026-12-02 04:59:00 -0500 EST","currentTime": "2026-12-02 10:00:00 +0000 UTC", "nodeEligible": true}`),
+			map[string]string{"kubeproxy.healthz.stale_seconds": "60.0"}},
+		{"across new year", withHealthz(healthy(), 200,
+			`{"lastUpdated": "2026-12-31 23:59:50 +0000 UTC","currentTime": "2027-01-01 00:00:10 +0000 UTC", "nodeEligible": true}`),
+			map[string]string{"kubeproxy.healthz.stale_seconds": "20.0"}},
+		{"across a leap day", withHealthz(healthy(), 503,
+			`{"lastUpdated": "2028-02-28 23:59:59 +0000 UTC","currentTime": "2028-03-01 00:00:01 +0000 UTC", "nodeEligible": true}`),
+			map[string]string{"kubeproxy.healthz.stale_seconds": "86402.0"}},
+		{"never synced (zero time)", withHealthz(healthy(), 503,
+			`{"lastUpdated": "0001-01-01 00:00:00 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC", "nodeEligible": true}`),
+			map[string]string{"kubeproxy.healthz.stale_seconds": "never"}},
+		{"body without times", withHealthz(healthy(), 200, "ok"),
+			map[string]string{"kubeproxy.healthz.stale_seconds": "absent", "kubeproxy.healthz.node_eligible": "absent", "kubeproxy.healthz.body": "ok"}},
+		{"port down", nodesim.WithHealthPortDown(healthy()), map[string]string{
+			"kubeproxy.port10256.listening": "no", "kubeproxy.healthz.code": "connect-failed", "kubeproxy.livez.code": "connect-failed",
+			"kubeproxy.healthz.body": "absent", "kubeproxy.healthz.stale_seconds": "absent", "kubeproxy.healthz.node_eligible": "absent",
+		}},
+		{"listening on IPv6 only", withFile(nodesim.WithoutPort(healthy(), 10256), "proc/net/tcp6", tcp6),
+			map[string]string{"kubeproxy.port10256.listening": "yes"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantFacts(t, runProbe(t, "kubeproxy", c.state).Facts, c.want)
+		})
+	}
+}
+
+func TestKubeProxyMetricsProbe(t *testing.T) {
+	m := nodesim.HealthyProxyMetrics
+	hung := m()
+	hung.LastAgo, hung.QueuedAgo, hung.EndpointsPending, hung.ServicesPending = []float64{900}, []float64{3}, 14, 2
+	dual := m()
+	dual.Families, dual.LastAgo, dual.QueuedAgo = []string{"IPv4", "IPv6"}, []float64{5, 700}, []float64{6, 2}
+	failing := m()
+	failing.RestoreFailures = 3
+	nft := m()
+	nft.Mode, nft.RestoreFailures = "nftables", 2
+	ipvs := m()
+	ipvs.Mode = "ipvs"
+	idle := m()
+	idle.Sync, idle.NetProg = map[float64]int{}, map[float64]int{}
+	offScale := m()
+	offScale.Sync = map[float64]int{30: 10}
+	slowTail := m()
+	slowTail.Sync = map[float64]int{0.01: 90, 6: 10}
+	slowNet := m()
+	slowNet.NetProg = map[float64]int{0.2: 50, 45: 50}
+	absent := map[string]string{}
+	for _, k := range []string{"sync_count", "sync_sum_seconds", "sync_mean_seconds", "sync_p50_seconds", "sync_p95_seconds", "sync_p99_seconds",
+		"netprog_p99_seconds", "iptables_rules_filter", "iptables_rules_nat", "sync_age_seconds", "queue_lag_seconds", "restore_failures",
+		"endpoint_changes_pending", "service_changes_pending"} {
+		absent["kubeproxy.metrics."+k] = "absent"
+	}
+	with := func(extra map[string]string, base map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  map[string]string
+	}{
+		{"healthy", healthy(), map[string]string{
+			"kubeproxy.metrics.status": "ok", "kubeproxy.metrics.sync_count": "412", "kubeproxy.metrics.sync_sum_seconds": "8.519",
+			"kubeproxy.metrics.sync_mean_seconds": "0.021", "kubeproxy.metrics.sync_p50_seconds": "0.014",
+			"kubeproxy.metrics.sync_p95_seconds": "0.053", "kubeproxy.metrics.sync_p99_seconds": "0.118",
+			"kubeproxy.metrics.netprog_p99_seconds": "1.976", "kubeproxy.metrics.iptables_rules_filter": "9",
+			"kubeproxy.metrics.iptables_rules_nat": "112", "kubeproxy.metrics.sync_age_seconds": "~1..15",
+			"kubeproxy.metrics.queue_lag_seconds": "0", "kubeproxy.metrics.restore_failures": "0",
+			"kubeproxy.metrics.endpoint_changes_pending": "0", "kubeproxy.metrics.service_changes_pending": "0",
+		}},
+		{"hung sync loop", withMetrics(healthy(), hung), map[string]string{
+			"kubeproxy.metrics.queue_lag_seconds": "897", "kubeproxy.metrics.sync_age_seconds": "~897..915",
+			"kubeproxy.metrics.endpoint_changes_pending": "14", "kubeproxy.metrics.service_changes_pending": "2",
+		}},
+		{"WithHungSync", nodesim.WithHungSync(healthy()), map[string]string{
+			"kubeproxy.metrics.queue_lag_seconds": "897", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.stale_seconds": "900.0",
+		}},
+		{"dual-stack ip_family series are summed, oldest family counts", withMetrics(healthy(), dual), map[string]string{
+			"kubeproxy.metrics.sync_count": "824", "kubeproxy.metrics.sync_sum_seconds": "17.038", "kubeproxy.metrics.sync_p99_seconds": "0.118",
+			"kubeproxy.metrics.iptables_rules_nat": "224", "kubeproxy.metrics.iptables_rules_filter": "18",
+			"kubeproxy.metrics.sync_age_seconds": "~697..715", "kubeproxy.metrics.queue_lag_seconds": "698",
+		}},
+		{"restore failures", withMetrics(healthy(), failing), map[string]string{"kubeproxy.metrics.restore_failures": "3"}},
+		{"nftables mode", withMetrics(healthy(), nft), map[string]string{
+			"kubeproxy.metrics.restore_failures": "2", "kubeproxy.metrics.iptables_rules_nat": "absent", "kubeproxy.metrics.sync_count": "412",
+		}},
+		{"ipvs mode", withMetrics(healthy(), ipvs), map[string]string{
+			"kubeproxy.metrics.restore_failures": "absent", "kubeproxy.metrics.iptables_rules_filter": "absent", "kubeproxy.metrics.sync_p99_seconds": "0.118",
+		}},
+		{"no sync yet", withMetrics(healthy(), idle), map[string]string{
+			"kubeproxy.metrics.sync_count": "0", "kubeproxy.metrics.sync_mean_seconds": "none", "kubeproxy.metrics.sync_p50_seconds": "none",
+			"kubeproxy.metrics.sync_p99_seconds": "none", "kubeproxy.metrics.netprog_p99_seconds": "none",
+		}},
+		{"every sync beyond the last bucket", withMetrics(healthy(), offScale), map[string]string{
+			"kubeproxy.metrics.sync_p50_seconds": "16.384", "kubeproxy.metrics.sync_p99_seconds": "16.384", "kubeproxy.metrics.sync_mean_seconds": "30.000",
+		}},
+		{"slow tail interpolated in its bucket", withMetrics(healthy(), slowTail), map[string]string{
+			"kubeproxy.metrics.sync_p50_seconds": "0.012", "kubeproxy.metrics.sync_p95_seconds": "6.144", "kubeproxy.metrics.sync_p99_seconds": "7.782",
+			"kubeproxy.metrics.sync_mean_seconds": "0.609",
+		}},
+		{"slow network programming", withMetrics(healthy(), slowNet), map[string]string{"kubeproxy.metrics.netprog_p99_seconds": "44.980"}},
+		{"metrics endpoint errors", withHTTP(healthy(), "10249/metrics", nodesim.HTTP{Code: 500, Body: "Internal Server Error\n"}),
+			with(map[string]string{"kubeproxy.metrics.status": "http-500"}, absent)},
+		{"nothing on 10249", nodesim.WithHealthPortDown(healthy()),
+			with(map[string]string{"kubeproxy.metrics.status": "connect-failed"}, absent)},
+		{"another exporter on 10249", withHTTP(healthy(), "10249/metrics", nodesim.HTTP{Code: 200, Body: "# TYPE up gauge\nup 1\n"}),
+			with(map[string]string{"kubeproxy.metrics.status": "ok"}, absent)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantFacts(t, runProbe(t, "kubeproxy", c.state).Facts, c.want)
+		})
+	}
+}
+
+func TestKubeProxyWithoutCurl(t *testing.T) {
+	noCurl := func(root string) {
+		if err := os.Remove(filepath.Join(root, "bin", "curl")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("no http client", func(t *testing.T) {
+		wantFacts(t, runProbeOn(t, "kubeproxy.sh", healthy(), noCurl).Facts, map[string]string{
+			"kubeproxy.healthz.code": "absent", "kubeproxy.livez.code": "absent", "kubeproxy.metrics.status": "absent",
+			"kubeproxy.metrics.sync_p99_seconds": "absent", "kubeproxy.port10256.listening": "yes",
+		})
+		// The mode then comes from the manifest RKE2 wrote.
+		wantFacts(t, runProbeOn(t, "kubeproxy_mode.sh", healthy(), noCurl).Facts, map[string]string{
+			"kubeproxy.mode": "iptables", "kubeproxy.mode.source": "manifest",
+		})
+	})
+	t.Run("wget", func(t *testing.T) {
+		s := healthy()
+		s = withCommand(s, nodesim.Command{Name: "wget", Args: "-q -T 5 -O - http://127.0.0.1:10256/healthz", RC: 8,
+			Out: `{"lastUpdated": "2026-12-02 09:58:01.2 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC", "nodeEligible": true}`})
+		s = withCommand(s, nodesim.Command{Name: "wget", Args: "-q -T 5 -O - http://127.0.0.1:10256/livez", Out: "{}"})
+		s = withCommand(s, nodesim.Command{Name: "wget", Args: "-q -T 3 -O - http://127.0.0.1:10249/metrics", RC: 4})
+		s = withCommand(s, nodesim.Command{Name: "wget", Args: "-q -T 3 -O - http://127.0.0.1:10249/proxyMode", Out: "ipvs"})
+		wantFacts(t, runProbeOn(t, "kubeproxy.sh", s, noCurl).Facts, map[string]string{
+			"kubeproxy.healthz.code": "http-error", "kubeproxy.livez.code": "200", "kubeproxy.healthz.stale_seconds": "120.0",
+			"kubeproxy.metrics.status": "connect-failed",
+		})
+		wantFacts(t, runProbeOn(t, "kubeproxy_mode.sh", s, noCurl).Facts, map[string]string{
+			"kubeproxy.mode": "ipvs", "kubeproxy.mode.source": "proxyMode",
+		})
+	})
+}
+
+func TestKubeProxyModeProbe(t *testing.T) {
+	ipvs := nodesim.WithIPVS(healthy())
+	down := nodesim.WithoutKubeProxy
+	noManifest := func(s nodesim.State) nodesim.State { return withoutFile(s, nodesim.KubeProxyManifest) }
+	nftTables := func(s nodesim.State, out string) nodesim.State {
+		return withCommand(s, nodesim.Command{Name: "nft", Args: "list tables", Out: out})
+	}
+	manifest := func(flags string) string {
+		return "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - args:\n    - --cluster-cidr=10.42.0.0/16\n" + flags +
+			"    - --kubeconfig=/var/lib/rancher/rke2/agent/kubeproxy.kubeconfig\n    command:\n    - kube-proxy\n"
+	}
+	const denied = "Can't initialize ipvs: Permission denied (you must be root)\n"
+	strict := "KVStore:                 Ok   Disabled\nKubeProxyReplacement:    Strict   [eth0 192.168.10.21 (Direct Routing)]\nCilium:                  Ok   1.13.4 (v1.13.4-4061cdfc)\n"
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  map[string]string
+	}{
+		{"healthy iptables", healthy(), map[string]string{
+			"kubeproxy.mode": "iptables", "kubeproxy.mode.source": "proxyMode", "kubeproxy.mode.configured": "iptables",
+			"kubeproxy.mode.missing_modules": "none", "kubeproxy.module.ip_vs": "absent", "kubeproxy.module.nf_conntrack": "loaded",
+			"kubeproxy.module.nf_tables": "absent", "kubeproxy.ipvs.virtual_services": "0", "kubeproxy.ipvs.schedulers": "none",
+			"kubeproxy.cilium.agent": "absent", "kubeproxy.cilium.status": "absent", "kubeproxy.cilium.kube_proxy_replacement": "absent",
+			"kubeproxy.bpftool.maps": "absent", "kubeproxy.bpftool.cilium_lb_maps": "absent",
+		}},
+		{"ipvs", ipvs, map[string]string{
+			"kubeproxy.mode": "ipvs", "kubeproxy.mode.source": "proxyMode", "kubeproxy.mode.configured": "ipvs",
+			"kubeproxy.ipvs.virtual_services": strconv.Itoa(nodesim.IPVSVirtualServices), "kubeproxy.ipvs.real_servers": strconv.Itoa(nodesim.IPVSRealServers),
+			"kubeproxy.ipvs.schedulers": "rr", "kubeproxy.ipvs.scheduler_module": "loaded", "kubeproxy.module.ip_vs": "loaded",
+			"kubeproxy.module.ip_vs_rr": "loaded", "kubeproxy.module.ip_vs_wrr": "loaded", "kubeproxy.module.ip_vs_sh": "loaded",
+			"kubeproxy.mode.missing_modules": "none",
+		}},
+		{"ipvs without its scheduler and conntrack modules",
+			withoutSysctls(withModules(ipvs, []string{"ip_vs_rr", "nf_conntrack"}), "net.netfilter.nf_conntrack_count", "net.netfilter.nf_conntrack_max"),
+			map[string]string{"kubeproxy.mode.missing_modules": "ip_vs_rr,nf_conntrack", "kubeproxy.ipvs.scheduler_module": "absent",
+				"kubeproxy.module.ip_vs_rr": "absent", "kubeproxy.module.nf_conntrack": "absent"}},
+		{"ipvs with a configured scheduler whose module is missing",
+			withFile(ipvs, nodesim.KubeProxyManifest, manifest("    - --ipvs-scheduler=lc\n    - --proxy-mode=ipvs\n")),
+			map[string]string{"kubeproxy.mode.missing_modules": "ip_vs_lc", "kubeproxy.ipvs.scheduler_module": "absent"}},
+		{"ipvs table from ipvsadm", withoutFile(ipvs, "proc/net/ip_vs"), map[string]string{
+			"kubeproxy.ipvs.virtual_services": strconv.Itoa(nodesim.IPVSVirtualServices), "kubeproxy.ipvs.real_servers": strconv.Itoa(nodesim.IPVSRealServers),
+			"kubeproxy.ipvs.schedulers": "rr",
+		}},
+		{"ipvsadm without root", withCommand(withoutFile(ipvs, "proc/net/ip_vs"), nodesim.Command{Name: "ipvsadm", Args: "-Ln", Out: denied, RC: 2}),
+			map[string]string{"kubeproxy.ipvs.virtual_services": "denied", "kubeproxy.ipvs.schedulers": "denied"}},
+		{"ip_vs loaded, no table and no ipvsadm", func() nodesim.State {
+			s := withoutFile(ipvs, "proc/net/ip_vs")
+			s.RemoveCommand("ipvsadm")
+			return s
+		}(), map[string]string{"kubeproxy.ipvs.virtual_services": "absent", "kubeproxy.ipvs.real_servers": "absent"}},
+		// ipvsadm would modprobe ip_vs: with the module absent it must not run.
+		{"ipvsadm is not run without ip_vs", withCommand(healthy(), nodesim.Command{Name: "ipvsadm", Args: "*", Out: "TCP  10.43.0.1:443 rr\n"}),
+			map[string]string{"kubeproxy.ipvs.virtual_services": "0", "kubeproxy.mode": "iptables"}},
+		{"ip_vs built in (modules.builtin)", withFile(healthy(), "lib/modules/6.1.0-28-amd64/modules.builtin",
+			"kernel/net/netfilter/ipvs/ip_vs.ko\nkernel/net/netfilter/ipvs/ip_vs_rr.ko\nkernel/net/netfilter/nf_tables.ko\n"),
+			map[string]string{"kubeproxy.module.ip_vs": "builtin", "kubeproxy.module.ip_vs_rr": "builtin", "kubeproxy.module.nf_tables": "builtin", "kubeproxy.module.ip_vs_sh": "absent"}},
+		{"ip_vs built in (only /proc/net/ip_vs shows it)", withModules(ipvs, []string{"ip_vs"}),
+			map[string]string{"kubeproxy.module.ip_vs": "builtin", "kubeproxy.mode.missing_modules": "none"}},
+		{"nf_conntrack built in (only its sysctls show it)", withModules(healthy(), []string{"nf_conntrack"}),
+			map[string]string{"kubeproxy.module.nf_conntrack": "builtin", "kubeproxy.mode.missing_modules": "none"}},
+		{"iptables without nf_conntrack", withoutSysctls(withModules(healthy(), []string{"nf_conntrack"}), "net.netfilter.nf_conntrack_count", "net.netfilter.nf_conntrack_max"),
+			map[string]string{"kubeproxy.module.nf_conntrack": "absent", "kubeproxy.mode.missing_modules": "nf_conntrack"}},
+		{"kube-proxy down, IPVS table left", down(ipvs), map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.mode.source": "ipvs"}},
+		{"kube-proxy down, its nftables tables left",
+			nftTables(withModules(noManifest(down(healthy())), nil, "nf_tables"), "table inet filter\ntable ip kube-proxy\ntable ip6 kube-proxy\n"),
+			map[string]string{"kubeproxy.mode": "nftables", "kubeproxy.mode.source": "nft", "kubeproxy.mode.configured": "absent"}},
+		// nft's netlink request autoloads nf_tables: with it absent nft must not run.
+		{"nft is not run without nf_tables", nftTables(noManifest(down(healthy())), "table ip kube-proxy\n"),
+			map[string]string{"kubeproxy.mode": "absent", "kubeproxy.mode.source": "none"}},
+		{"nft without root", nftTables(withModules(noManifest(down(healthy())), nil, "nf_tables"), "Error: Could not process rule: Operation not permitted\n"),
+			map[string]string{"kubeproxy.mode": "unknown", "kubeproxy.mode.source": "none"}},
+		{"kube-proxy down, manifest says nftables", nodesim.WithNFTablesOldKernel(healthy()), map[string]string{
+			"kubeproxy.mode": "nftables", "kubeproxy.mode.source": "manifest", "kubeproxy.mode.configured": "nftables",
+			"kubeproxy.module.nf_tables": "loaded", "kubeproxy.mode.missing_modules": "none",
+		}},
+		{"kube-proxy down, mode in a config file", withFile(down(healthy()), nodesim.KubeProxyManifest, manifest("    - --config=/etc/kube-proxy/config.yaml\n")),
+			map[string]string{"kubeproxy.mode.configured": "unknown", "kubeproxy.mode": "unknown", "kubeproxy.mode.source": "none"}},
+		{"no kube-proxy at all", noManifest(down(healthy())), map[string]string{"kubeproxy.mode": "absent", "kubeproxy.mode.source": "none"}},
+		{"cilium replaces kube-proxy", nodesim.WithEBPF(healthy()), map[string]string{
+			"kubeproxy.mode": "ebpf", "kubeproxy.mode.source": "cilium", "kubeproxy.mode.configured": "absent",
+			"kubeproxy.cilium.agent": "socket", "kubeproxy.cilium.status": "Ok", "kubeproxy.cilium.kube_proxy_replacement": "True",
+			"kubeproxy.bpftool.maps": "8", "kubeproxy.bpftool.cilium_lb_maps": "5", "kubeproxy.mode.missing_modules": "none",
+		}},
+		{"older cilium says Strict", withCommand(nodesim.WithEBPF(healthy()), nodesim.Command{Name: "cilium", Args: "status -H unix://*/var/run/cilium/cilium.sock", Out: strict}),
+			map[string]string{"kubeproxy.mode": "ebpf", "kubeproxy.cilium.kube_proxy_replacement": "Strict"}},
+		{"cilium-dbg is the agent CLI of newer releases", func() nodesim.State {
+			s := nodesim.WithEBPF(healthy())
+			s.RemoveCommand("cilium")
+			return withCommand(s, nodesim.Command{Name: "cilium-dbg", Args: "status -H unix://*/var/run/cilium/cilium.sock", Out: strict})
+		}(), map[string]string{"kubeproxy.mode": "ebpf", "kubeproxy.cilium.status": "Ok"}},
+		{"cilium agent not answering", withCommand(nodesim.WithEBPF(healthy()), nodesim.Command{Name: "cilium", Args: "status -H unix://*/var/run/cilium/cilium.sock", RC: 1,
+			Out: "Error: Unable to reach agent: Get \"http://localhost/v1/healthz\": dial unix /var/run/cilium/cilium.sock: connect: connection refused\n"}),
+			map[string]string{"kubeproxy.cilium.status": "error", "kubeproxy.cilium.kube_proxy_replacement": "unknown", "kubeproxy.mode": "absent"}},
+		{"cilium socket, no agent CLI on the host", func() nodesim.State {
+			s := nodesim.WithEBPF(healthy())
+			s.RemoveCommand("cilium")
+			return s
+		}(), map[string]string{"kubeproxy.cilium.agent": "socket", "kubeproxy.cilium.status": "no-cli", "kubeproxy.cilium.kube_proxy_replacement": "unknown"}},
+		{"cilium without kube-proxy replacement, kube-proxy running", withCommand(withFile(healthy(), "var/run/cilium/cilium.sock", ""),
+			nodesim.Command{Name: "cilium", Args: "status -H *", Out: "KubeProxyReplacement:    False\nCilium:                  Ok   1.16.5 (v1.16.5-ad688277)\n"}),
+			map[string]string{"kubeproxy.mode": "iptables", "kubeproxy.cilium.kube_proxy_replacement": "False"}},
+		{"bpftool without root", withCommand(nodesim.WithEBPF(healthy()), nodesim.Command{Name: "bpftool", Args: "map list", RC: 255,
+			Out: "Error: can't get next map: Operation not permitted\n"}),
+			map[string]string{"kubeproxy.bpftool.maps": "denied", "kubeproxy.bpftool.cilium_lb_maps": "denied"}},
+		{"kube-proxy reports a mode this audit does not know", withHTTP(healthy(), "10249/proxyMode", nodesim.HTTP{Code: 200, Body: "userspace"}),
+			map[string]string{"kubeproxy.mode": "unknown", "kubeproxy.mode.source": "proxyMode"}},
+		{"no /proxyMode (404)", withHTTP(healthy(), "10249/proxyMode", nodesim.HTTP{Code: 404, Body: "404 page not found\n"}),
+			map[string]string{"kubeproxy.mode": "iptables", "kubeproxy.mode.source": "manifest"}},
+		{"nftables answered by kube-proxy", withModules(withHTTP(healthy(), "10249/proxyMode", nodesim.HTTP{Code: 200, Body: "nftables"}), nil, "nf_tables"),
+			map[string]string{"kubeproxy.mode": "nftables", "kubeproxy.mode.source": "proxyMode", "kubeproxy.mode.missing_modules": "none"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantFacts(t, runProbe(t, "kubeproxy_mode", c.state).Facts, c.want)
+		})
+	}
+}
+
+// healthyKubeProxyFacts is what a healthy simulated node reports to the
+// checks of this area, from the real probes.
+func healthyKubeProxyFacts(t *testing.T) map[string]string {
+	t.Helper()
+	s := healthy()
+	// Other areas' facts these checks read, as their probes report them on
+	// the same node.
+	facts := map[string]string{"rke2.version": s.RKE2Version, "rke2.service": "rke2-agent", "os.kernel": s.Kernel}
+	for _, id := range []string{"kubeproxy", "kubeproxy_mode"} {
+		for k, v := range runProbe(t, id, s).Facts {
+			facts[k] = v
+		}
+	}
+	return facts
+}
+
+func TestKubeProxyChecks(t *testing.T) {
+	all, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]Check{}
+	for _, c := range all {
+		byID[c.ID] = c
+	}
+	base := healthyKubeProxyFacts(t)
+	cases := []struct {
+		check   string
+		planted map[string]string
+		globals map[string]string
+		want    string // outcome on the planted node
+	}{
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ipvs"}, nil, OutcomeFail},
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ebpf"}, nil, OutcomeFail},
+		// A node whose mode is not known is not compared.
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "absent"}, nil, OutcomePass},
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "unknown"}, nil, OutcomePass},
+		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.mode.missing_modules": "ip_vs,ip_vs_rr"}, nil, OutcomeFail},
+		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode.missing_modules": "nf_conntrack"}, nil, OutcomeFail},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.35.0+rke2r1"}, nil, OutcomeFail},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.34.3+rke2r1"}, nil, OutcomePass},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "iptables", "rke2.version": "v1.35.0+rke2r1"}, nil, OutcomePass},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, map[string]string{"target.version": "v1.35.1+rke2r1"}, OutcomeFail},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, map[string]string{"target.version": "v1.34.2+rke2r1"}, OutcomePass},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, nil, OutcomeSkip},
+		// Already past 1.35: kubeproxy.ipvs-deprecated says so, not this one.
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.35.0+rke2r1"}, map[string]string{"target.version": "v1.36.0+rke2r1"}, OutcomePass},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "nftables", "os.kernel": "5.10.0-33-amd64"}, nil, OutcomeFail},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "nftables", "os.kernel": "5.13.0-52-generic"}, nil, OutcomePass},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "iptables", "os.kernel": "4.19.0-27-amd64"}, nil, OutcomePass},
+		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "4000.0"}, nil, OutcomeFail},
+		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "1129.1"}, nil, OutcomePass},
+		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "never"}, nil, OutcomeSkip},
+		{"kubeproxy.sync-stale", map[string]string{"kubeproxy.metrics.sync_age_seconds": "3901"}, nil, OutcomeFail},
+		{"kubeproxy.sync-stale", map[string]string{"kubeproxy.metrics.sync_age_seconds": "absent"}, nil, OutcomeSkip},
+		{"kubeproxy.sync-loop-hung", map[string]string{"kubeproxy.metrics.queue_lag_seconds": "897"}, nil, OutcomeFail},
+		{"kubeproxy.sync-loop-hung", map[string]string{"kubeproxy.metrics.queue_lag_seconds": "60"}, nil, OutcomePass},
+		{"kubeproxy.restore-failures", map[string]string{"kubeproxy.metrics.restore_failures": "3"}, nil, OutcomeFail},
+		{"kubeproxy.sync-slow", map[string]string{"kubeproxy.metrics.sync_p99_seconds": "7.782"}, nil, OutcomeFail},
+		{"kubeproxy.sync-slow", map[string]string{"kubeproxy.metrics.sync_p99_seconds": "none"}, nil, OutcomeSkip},
+		{"kubeproxy.sync-mean-slow", map[string]string{"kubeproxy.metrics.sync_mean_seconds": "1.5"}, nil, OutcomeFail},
+		{"kubeproxy.netprog-slow", map[string]string{"kubeproxy.metrics.netprog_p99_seconds": "44.980"}, nil, OutcomeFail},
+		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "20"}, nil, OutcomeFail},
+		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "100"}, nil, OutcomePass},
+		{"kubeproxy.ipvs-services-below-peers", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.ipvs.virtual_services": "1"}, nil, OutcomeFail},
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed"}, nil, OutcomeFail},
+		// Cilium replaces kube-proxy: nothing on 10256 is expected.
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf"}, nil, OutcomePass},
+		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.healthz.code": "503"}, nil, OutcomeFail},
+	}
+	for _, c := range cases {
+		name := c.check
+		for _, k := range sortedKeys(c.planted) {
+			name += " " + k + "=" + c.planted[k]
+		}
+		t.Run(name, func(t *testing.T) {
+			check, ok := byID[c.check]
+			if !ok {
+				t.Fatalf("no check %s", c.check)
+			}
+			var nodes []Node
+			for i := 1; i <= 4; i++ {
+				f := map[string]string{}
+				for k, v := range base {
+					f[k] = v
+				}
+				// The IPVS median check compares IPVS nodes: the peers are
+				// IPVS nodes too in that case.
+				if c.check == "kubeproxy.ipvs-services-below-peers" {
+					f["kubeproxy.mode"], f["kubeproxy.ipvs.virtual_services"] = "ipvs", "6"
+				}
+				if i == 4 {
+					for k, v := range c.planted {
+						f[k] = v
+					}
+				}
+				nodes = append(nodes, Node{Name: "node-" + strconv.Itoa(i), Status: StatusOK, Facts: f})
+			}
+			for _, r := range judge(nodes, nil, []Check{check}, c.globals) {
+				want := OutcomePass
+				if r.Node == "node-4" {
+					want = c.want
+				}
+				if r.Outcome != want {
+					t.Errorf("%s on %s: %s (%s), want %s", c.check, r.Node, r.Outcome, r.Detail, want)
+				}
+			}
+		})
+	}
+}
+
+func kubeProxyFindings(r *Report) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range r.Findings {
+		if strings.Contains(f.Check, "kubeproxy.") {
+			out[f.Check] = f.Nodes
+		}
+	}
+	return out
+}
+
+func TestKubeProxyCleanFleet(t *testing.T) {
+	inv, tr := simulate(t, nodesim.Clean(3))
+	r := runSim(t, inv, tr)
+	if got := kubeProxyFindings(r); len(got) != 0 {
+		t.Errorf("clean fleet has kube-proxy findings: %v", got)
+	}
+	for _, d := range r.Drift {
+		if strings.HasPrefix(d.Fact, "kubeproxy.") {
+			t.Errorf("clean fleet drifts on %s: %+v", d.Fact, d.Groups)
+		}
+	}
+	for _, n := range r.Nodes {
+		if n.Facts["kubeproxy.mode"] != "iptables" || n.Facts["kubeproxy.metrics.status"] != "ok" {
+			t.Errorf("%s: mode %q, metrics %q", n.Name, n.Facts["kubeproxy.mode"], n.Facts["kubeproxy.metrics.status"])
+		}
+	}
+}
+
+func TestKubeProxyScenarioFleet(t *testing.T) {
+	fleet := nodesim.Clean(6)
+	fleet[3].State = nodesim.WithIPVS(fleet[3].State)              // node-4
+	fleet[4].State = nodesim.WithHungSync(fleet[4].State)          // node-5
+	fleet[5].State = nodesim.WithNFTablesOldKernel(fleet[5].State) // node-6
+	inv, tr := simulate(t, fleet)
+	r := runSim(t, inv, tr)
+	got := kubeProxyFindings(r)
+	want := map[string]string{
+		"kubeproxy.mode-mixed":                 "node-4,node-6",
+		"kubeproxy.sync-loop-hung":             "node-5",
+		"kubeproxy.healthz-failing":            "node-5",
+		"kubeproxy.down":                       "node-6",
+		"kubeproxy.nftables-old-kernel":        "node-6",
+		"correlation.kubeproxy.sync-loop-hung": "node-5",
+	}
+	for id, nodes := range want {
+		if g := strings.Join(got[id], ","); g != nodes {
+			t.Errorf("%s on %q, want %q", id, g, nodes)
+		}
+	}
+	for _, id := range []string{"kubeproxy.ipvs-deprecated", "kubeproxy.ipvs-deprecated-by-target", "kubeproxy.mode-modules-missing", "kubeproxy.sync-stale"} {
+		if _, ok := got[id]; ok {
+			t.Errorf("unexpected %s on %v", id, got[id])
+		}
+	}
+	// Re-judged with --target-version past 1.35, the IPVS node is warned.
+	r.TargetVersion = "v1.35.1+rke2r1"
+	probes, _ := BuiltinProbes()
+	checks, _ := BuiltinChecks()
+	Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
+	if g := strings.Join(kubeProxyFindings(r)["kubeproxy.ipvs-deprecated-by-target"], ","); g != "node-4" {
+		t.Errorf("kubeproxy.ipvs-deprecated-by-target on %q, want node-4", g)
+	}
+}
+
+func TestKubeProxyEBPFFleet(t *testing.T) {
+	fleet := nodesim.Clean(3)
+	for i := range fleet {
+		fleet[i].State = nodesim.WithEBPF(fleet[i].State)
+	}
+	inv, tr := simulate(t, fleet)
+	r := runSim(t, inv, tr)
+	if got := kubeProxyFindings(r); len(got) != 0 {
+		t.Errorf("a fleet where Cilium replaces kube-proxy has kube-proxy findings: %v", got)
+	}
+	for _, n := range r.Nodes {
+		if n.Facts["kubeproxy.mode"] != "ebpf" {
+			t.Errorf("%s: mode %q, want ebpf", n.Name, n.Facts["kubeproxy.mode"])
+		}
+	}
+}
