@@ -1,0 +1,560 @@
+package audit
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// kubectlAnswer overrides one answer of the simulated node-local kubectl.
+func kubectlAnswer(s *nodesim.State, args, out string, rc int) {
+	s.SetCommand(nodesim.Command{Name: "kubectl", Path: nodesim.KubectlPath, Args: args, Out: out, RC: rc})
+}
+
+// clusterServer is the first member of WithCluster(fleet), a server node.
+func clusterServer(fleet []nodesim.Member) nodesim.State {
+	return nodesim.WithCluster(fleet)[0].State
+}
+
+func TestClusterProbeOnIncidentFleet(t *testing.T) {
+	fleet := nodesim.WithCluster(nodesim.Incident())
+	p := runProbe(t, "cluster", fleet[0].State)
+	wantCluster := map[string]string{
+		"cluster.kubectl":                       "ok",
+		"cluster.api":                           "ok",
+		"cluster.readyz":                        "passed",
+		"cluster.readyz.failed":                 "none",
+		"cluster.server_version":                "v1.31.4+rke2r1",
+		"cluster.nodes.count":                   "9",
+		"cluster.nodes.not_ready":               "0",
+		"cluster.kubeproxy.pods":                "9",
+		"cluster.kubeproxy.crashloop":           "4",
+		"cluster.kubeproxy.restarted":           "4",
+		"cluster.kubeproxy.logs_checked":        "4",
+		"cluster.kubeproxy.ds":                  "absent",
+		"cluster.kubeproxy.ds.liveness_path":    "absent",
+		"cluster.kubeproxy.ds.startup_path":     "absent",
+		"cluster.rbac.kube_proxy_can_get_nodes": "yes",
+		"cluster.rbac.crb.kube_proxy":           "system:kube-proxy",
+		"cluster.rbac.crb.node_proxier":         "system:node-proxier",
+	}
+	for k, want := range wantCluster {
+		if got := p.Facts[k]; got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	var names []string
+	for n := range p.NodeFacts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) != 9 {
+		t.Fatalf("node facts for %d nodes, want 9 (no coredns or apiserver pod as a node): %v", len(names), names)
+	}
+	crash := map[string]bool{"etcd-1": true, "etcd-2": true, "worker-2": true, "worker-4": true}
+	var crashing, denied []string
+	for i, m := range fleet {
+		k := nodesim.K8sNodeName(m.Name)
+		f := p.NodeFacts[k]
+		if f == nil {
+			t.Fatalf("no node facts for %s", k)
+		}
+		if f["k8s.kubeproxy.pod.reason"] == "CrashLoopBackOff" {
+			crashing = append(crashing, m.Name)
+		}
+		if f["k8s.kubeproxy.previous_rbac_denied"] == "yes" {
+			denied = append(denied, m.Name)
+		}
+		want := map[string]string{
+			"k8s.node.ready":              "True",
+			"k8s.node.kubelet_version":    "v1.31.4+rke2r1",
+			"k8s.node.kube_proxy_version": "v1.31.4+rke2r1",
+			"k8s.node.roles":              "none",
+			"k8s.kubeproxy.pod.name":      "kube-proxy-" + k,
+			"k8s.kubeproxy.pod.phase":     "Running",
+			"k8s.kubeproxy.pod.ready":     "true",
+			"k8s.kubeproxy.pod.restarts":  "0",
+			"k8s.kubeproxy.pod.reason":    "Running",
+			"k8s.kubeproxy.pod.last_exit": "none",
+			"k8s.kubeproxy.liveness_path": "/healthz",
+			"k8s.kubeproxy.startup_path":  "/healthz",
+		}
+		if i < 5 {
+			want["k8s.node.roles"] = "control-plane,etcd,master"
+		}
+		if crash[m.Name] {
+			want["k8s.kubeproxy.pod.ready"] = "false"
+			want["k8s.kubeproxy.pod.reason"] = "CrashLoopBackOff"
+			want["k8s.kubeproxy.pod.last_exit"] = "Error/2"
+			delete(want, "k8s.kubeproxy.pod.restarts")
+			if f["k8s.kubeproxy.pod.restarts"] == "0" {
+				t.Errorf("%s: a crash-looping pod with 0 restarts", k)
+			}
+		} else if got := f["k8s.kubeproxy.previous_rbac_denied"]; got != "not-checked" {
+			t.Errorf("%s: previous_rbac_denied = %q on a pod that never restarted", k, got)
+		}
+		for key, w := range want {
+			if got := f[key]; got != w {
+				t.Errorf("%s: %s = %q, want %q", k, key, got, w)
+			}
+		}
+		if !strings.HasPrefix(f["k8s.node.internal_ip"], "10.0.0.") {
+			t.Errorf("%s: internal_ip = %q", k, f["k8s.node.internal_ip"])
+		}
+	}
+	if got := strings.Join(crashing, ","); got != "etcd-1,etcd-2,worker-2,worker-4" {
+		t.Errorf("CrashLoopBackOff on %s, want etcd-1,etcd-2,worker-2,worker-4", got)
+	}
+	if len(denied) != 1 || !crash[denied[0]] {
+		t.Errorf("previous-log RBAC denial on %v, want exactly one crash-looping pod (the red herring)", denied)
+	}
+	// Only server nodes carry RKE2's kubectl and rke2.yaml.
+	if got := runProbe(t, "cluster", fleet[5].State).Facts["cluster.kubectl"]; got != "absent" {
+		t.Errorf("worker-1: cluster.kubectl = %q, want absent", got)
+	}
+}
+
+// A custom pods answer, in the field order of the probe's jsonpath: name,
+// node, phase, component, k8s-app, ready, restarts, waiting, startedAt,
+// terminated, last terminated reason and exit code, liveness, startup.
+func podsLine(fields ...string) string { return strings.Join(fields, "\t") + "\n" }
+
+func TestClusterProbeVariants(t *testing.T) {
+	clean := func() nodesim.State { return clusterServer(nodesim.Clean(3)) }
+	n1 := nodesim.K8sNodeName("node-1")
+	tests := []struct {
+		name      string
+		state     func() nodesim.State
+		want      map[string]string
+		node      map[string]string // facts of cluster-a-node-1
+		noFact    []string
+		noNodes   bool
+		nodeCount int
+	}{
+		{
+			name:    "kubectl not installed",
+			state:   func() nodesim.State { return nodesim.Healthy("srv", true) },
+			want:    map[string]string{"cluster.kubectl": "absent"},
+			noFact:  []string{"cluster.api", "cluster.readyz", "cluster.server_version"},
+			noNodes: true,
+		},
+		{
+			name: "kubeconfig missing",
+			state: func() nodesim.State {
+				s := clean()
+				files := map[string]string{}
+				for k, v := range s.Files {
+					if k != nodesim.KubeconfigPath {
+						files[k] = v
+					}
+				}
+				s.Files = files
+				return s
+			},
+			want:    map[string]string{"cluster.kubectl": "no-kubeconfig"},
+			noFact:  []string{"cluster.api"},
+			noNodes: true,
+		},
+		{
+			name:      "healthy clean cluster",
+			state:     clean,
+			want:      map[string]string{"cluster.readyz": "passed", "cluster.nodes.count": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.logs_checked": "0"},
+			node:      map[string]string{"k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.node.roles": "control-plane,etcd,master"},
+			nodeCount: 3,
+		},
+		{
+			name:  "readyz fails (HTTP 500 on stderr, escaped newlines)",
+			state: func() nodesim.State { return nodesim.WithReadyzFailing(clean(), "etcd", "etcd-readiness") },
+			want:  map[string]string{"cluster.api": "ok", "cluster.readyz": "failed", "cluster.readyz.failed": "etcd,etcd-readiness", "cluster.nodes.count": "3"},
+		},
+		{
+			name: "API server refuses connections",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlReadyz, "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n", 1)
+				return s
+			},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.readyz": "unreachable", "cluster.readyz.failed": "none"},
+			noFact:  []string{"cluster.server_version", "cluster.nodes.count", "cluster.rbac.kube_proxy_can_get_nodes"},
+			noNodes: true,
+		},
+		{
+			name: "kubeconfig not authorized",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlReadyz, "error: You must be logged in to the server (Unauthorized)\n", 1)
+				return s
+			},
+			want: map[string]string{"cluster.api": "unauthorized", "cluster.readyz": "unknown"},
+		},
+		{
+			name:  "kube-proxy RBAC really broken",
+			state: func() nodesim.State { return nodesim.WithKubeProxyRBACBroken(clean()) },
+			want:  map[string]string{"cluster.rbac.kube_proxy_can_get_nodes": "no", "cluster.rbac.crb.kube_proxy": "system:kube-proxy", "cluster.rbac.crb.node_proxier": "absent"},
+		},
+		{
+			name: "bindings unreadable",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlCRB, `Error from server (Forbidden): clusterrolebindings.rbac.authorization.k8s.io "system:kube-proxy" is forbidden: User "audit" cannot get resource "clusterrolebindings"`+"\n", 1)
+				kubectlAnswer(&s, nodesim.KubectlCanI, "", 1)
+				return s
+			},
+			want: map[string]string{"cluster.rbac.crb.kube_proxy": "unknown", "cluster.rbac.crb.node_proxier": "unknown", "cluster.rbac.kube_proxy_can_get_nodes": "unknown"},
+		},
+		{
+			name: "kube-proxy DaemonSet with both probes",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlDS, "/healthz\t/livez", 0)
+				return s
+			},
+			want: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/healthz", "cluster.kubeproxy.ds.startup_path": "/livez"},
+		},
+		{
+			name: "kube-proxy DaemonSet without startup probe",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlDS, "/livez\t", 0)
+				return s
+			},
+			want: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/livez", "cluster.kubeproxy.ds.startup_path": "none"},
+		},
+		{
+			name: "DaemonSet pods, a pending one, dual-stack node, unstructured RBAC denial",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlNodes,
+					n1+"\tTrue\tv1.31.4+rke2r1\tv1.31.4+rke2r1\t10.0.0.11 fd00::11\t{\"kubernetes.io/hostname\":\""+n1+"\",\"node-role.kubernetes.io/worker\":\"true\"}\n"+
+						"cluster-a-node-2\tFalse\tv1.31.4+rke2r1\t\t10.0.0.12\t{}\n", 0)
+				kubectlAnswer(&s, nodesim.KubectlPods,
+					podsLine("kube-proxy-7xk2q", n1, "Running", "", "kube-proxy", "false", "7", "", "", "", "Error", "2", "/healthz", "")+
+						podsLine("kube-proxy-p9d4m", "cluster-a-node-2", "Pending", "", "kube-proxy", "", "", "", "", "", "", "", "/healthz", "/healthz")+
+						podsLine("kube-proxy-unsched", "", "Pending", "", "kube-proxy", "", "", "", "", "", "", "", "", ""), 0)
+				kubectlAnswer(&s, nodesim.KubectlPreviousLogs("kube-proxy-7xk2q"),
+					"I1202 09:41:01.902114       1 server_linux.go:66] Using iptables proxy\n"+
+						"E1202 09:41:02.118327       1 node.go:152] Failed to retrieve node info: nodes \""+n1+"\" is forbidden: User \"system:kube-proxy\" cannot get resource \"nodes\" in API group \"\" at the cluster scope\n", 0)
+				return s
+			},
+			want: map[string]string{"cluster.nodes.count": "2", "cluster.nodes.not_ready": "1", "cluster.kubeproxy.pods": "3", "cluster.kubeproxy.restarted": "1", "cluster.kubeproxy.logs_checked": "1"},
+			node: map[string]string{
+				"k8s.node.internal_ip": "10.0.0.11", "k8s.node.roles": "worker", "k8s.kubeproxy.pod.name": "kube-proxy-7xk2q",
+				"k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.pod.ready": "false", "k8s.kubeproxy.pod.restarts": "7",
+				"k8s.kubeproxy.pod.last_exit": "Error/2", "k8s.kubeproxy.startup_path": "none", "k8s.kubeproxy.previous_rbac_denied": "yes",
+			},
+			nodeCount: 2,
+		},
+		{
+			name: "previous log unavailable, clean log, no pod",
+			state: func() nodesim.State {
+				fleet := nodesim.Clean(3)
+				fleet[1].State = nodesim.WithUFWActive(fleet[1].State)
+				fleet[2].State = nodesim.WithUFWActive(fleet[2].State)
+				fleet[2].State.Listening = []int{10250}
+				s := clusterServer(fleet)
+				kubectlAnswer(&s, nodesim.KubectlPods,
+					podsLine("kube-proxy-"+n1, n1, "Running", "kube-proxy", "", "true", "3", "", "2026-12-02T09:12:00Z", "", "Completed", "0", "/healthz", "/healthz")+
+						podsLine("kube-proxy-cluster-a-node-2", "cluster-a-node-2", "Running", "kube-proxy", "", "false", "9", "CrashLoopBackOff", "", "", "Error", "2", "/healthz", "/healthz"), 0)
+				kubectlAnswer(&s, nodesim.KubectlPreviousLogs("kube-proxy-"+n1), "", 1)
+				return s
+			},
+			want: map[string]string{"cluster.kubeproxy.crashloop": "1", "cluster.kubeproxy.logs_checked": "2"},
+			node: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "unavailable", "k8s.kubeproxy.pod.last_exit": "Completed/0", "k8s.kubeproxy.pod.reason": "Running"},
+		},
+		{
+			name: "node list fails",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlNodes, "", 1)
+				return s
+			},
+			want: map[string]string{"cluster.nodes.count": "error", "cluster.nodes.not_ready": "error", "cluster.kubeproxy.pods": "3"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := runProbe(t, "cluster", tc.state())
+			for k, want := range tc.want {
+				if got := p.Facts[k]; got != want {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+			for _, k := range tc.noFact {
+				if v, ok := p.Facts[k]; ok {
+					t.Errorf("%s = %q, want not reported", k, v)
+				}
+			}
+			if tc.noNodes && len(p.NodeFacts) != 0 {
+				t.Errorf("node facts reported: %v", p.NodeFacts)
+			}
+			if tc.nodeCount != 0 && len(p.NodeFacts) != tc.nodeCount {
+				t.Errorf("node facts for %d nodes, want %d: %v", len(p.NodeFacts), tc.nodeCount, p.NodeFacts)
+			}
+			for k, want := range tc.node {
+				if got := p.NodeFacts[n1][k]; got != want {
+					t.Errorf("%s: %s = %q, want %q", n1, k, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestClusterProbeNodeWithoutKubeProxy(t *testing.T) {
+	fleet := nodesim.Clean(3)
+	fleet[2].State.Listening = []int{10250}         // kube-proxy never bound its port
+	fleet[1].State.Units = map[string]nodesim.Unit{ // kubelet stopped
+		"ufw": {Active: "inactive", Enabled: "disabled"}, "rke2-agent": {Active: "failed", Enabled: "enabled"},
+	}
+	p := runProbe(t, "cluster", clusterServer(fleet))
+	if got := p.NodeFacts["cluster-a-node-3"]["k8s.kubeproxy.pod.name"]; got != "absent" {
+		t.Errorf("node-3 pod = %q, want absent", got)
+	}
+	if got := p.NodeFacts["cluster-a-node-2"]["k8s.node.ready"]; got != "Unknown" {
+		t.Errorf("node-2 ready = %q, want Unknown", got)
+	}
+	if got := p.Facts["cluster.nodes.not_ready"]; got != "1" {
+		t.Errorf("not_ready = %q, want 1", got)
+	}
+}
+
+// The probe's raw output (stdout and stderr of the whole bundle) never holds
+// the kubeconfig's key or token, nor the join token of config.yaml.
+func TestClusterProbeNeverPrintsSecrets(t *testing.T) {
+	all, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p []Probe
+	for _, pr := range all {
+		if pr.ID == "cluster" {
+			p = append(p, pr)
+		}
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, clusterServer(nodesim.Incident())); err != nil {
+		t.Fatal(err)
+	}
+	nonce := NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle(p, "", nonce), p[0].Timeout+5e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stdout) + string(res.Stderr)
+	if !strings.Contains(out, "cluster.kubectl=ok") {
+		t.Fatalf("the probe did not use the kubeconfig; output:\n%s", out)
+	}
+	for _, secret := range []string{nodesim.FakeKubeconfigToken, nodesim.FakeKubeconfigSecret, "s3cr3t-demo-token", "token:", "client-key-data", "is forbidden"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("output holds %q", secret)
+		}
+	}
+}
+
+// clusterChecks are the checks of checks/cluster.yaml.
+func clusterChecks(t *testing.T) []Check {
+	t.Helper()
+	all, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Check
+	for _, c := range all {
+		if strings.HasPrefix(c.Source, "checks/cluster.yaml:") {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no checks from checks/cluster.yaml")
+	}
+	return out
+}
+
+// healthyK8s is what the cluster probe reports on a healthy node.
+func healthyK8s() map[string]string {
+	return map[string]string{
+		"k8s.node.registered": "yes", "k8s.node.ready": "True", "k8s.node.kubelet_version": "v1.31.4+rke2r1",
+		"k8s.kubeproxy.pod.name": "kube-proxy-x", "k8s.kubeproxy.pod.phase": "Running", "k8s.kubeproxy.pod.ready": "true",
+		"k8s.kubeproxy.pod.restarts": "0", "k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.pod.last_exit": "none",
+		"k8s.kubeproxy.liveness_path": "/healthz", "k8s.kubeproxy.startup_path": "/healthz",
+		"k8s.kubeproxy.previous_rbac_denied": "not-checked",
+	}
+}
+
+func healthyClusterFacts() map[string]string {
+	return map[string]string{
+		"cluster.kubectl": "ok", "cluster.api": "ok", "cluster.readyz": "passed", "cluster.readyz.failed": "none",
+		"cluster.server_version": "v1.31.4+rke2r1", "cluster.nodes.count": "3", "cluster.nodes.not_ready": "0",
+		"cluster.kubeproxy.pods": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.restarted": "0",
+		"cluster.kubeproxy.logs_checked": "0", "cluster.kubeproxy.ds": "absent", "cluster.kubeproxy.ds.liveness_path": "absent",
+		"cluster.kubeproxy.ds.startup_path": "absent", "cluster.rbac.kube_proxy_can_get_nodes": "yes",
+		"cluster.rbac.crb.kube_proxy": "system:kube-proxy", "cluster.rbac.crb.node_proxier": "system:node-proxier",
+	}
+}
+
+func TestClusterChecks(t *testing.T) {
+	checks := clusterChecks(t)
+	tests := []struct {
+		name    string
+		node    map[string]string // planted on "bad"; "ok-1" and "ok-2" stay healthy
+		cluster map[string]string // changes to the healthy cluster facts
+		// fail maps check id → nodes it must fail on ("(cluster)" for a
+		// cluster check); every other check of cluster.yaml must not fail.
+		fail map[string]string
+	}{
+		{name: "healthy", fail: map[string]string{}},
+		{name: "readyz failing", cluster: map[string]string{"cluster.readyz": "failed", "cluster.readyz.failed": "etcd"},
+			fail: map[string]string{"cluster.readyz-failing": ClusterNode}},
+		{name: "API unreachable", cluster: map[string]string{"cluster.api": "unreachable", "cluster.readyz": "unreachable"},
+			fail: map[string]string{"cluster.api-unavailable": ClusterNode}},
+		{name: "crash loop", node: map[string]string{"k8s.kubeproxy.pod.reason": "CrashLoopBackOff", "k8s.kubeproxy.pod.ready": "false", "k8s.kubeproxy.pod.restarts": "17", "k8s.kubeproxy.pod.last_exit": "Error/2"},
+			cluster: map[string]string{"cluster.kubeproxy.crashloop": "1", "cluster.kubeproxy.restarted": "1"},
+			// The 1.31 liveness note is context for a restarting pod.
+			fail: map[string]string{"k8s.kubeproxy-crashloop": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "restarts below threshold", node: map[string]string{"k8s.kubeproxy.pod.restarts": "4"},
+			fail: map[string]string{"k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "restarts at threshold", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5"},
+			fail: map[string]string{"k8s.kubeproxy-restarts": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "restarts on a pod already in crash loop count once", node: map[string]string{"k8s.kubeproxy.pod.restarts": "30", "k8s.kubeproxy.pod.reason": "CrashLoopBackOff", "k8s.kubeproxy.pod.ready": "false"},
+			fail: map[string]string{"k8s.kubeproxy-crashloop": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "restarts on a 1.30 server: no 1.31 note", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5"}, cluster: map[string]string{"cluster.server_version": "v1.30.8+rke2r1"},
+			fail: map[string]string{"k8s.kubeproxy-restarts": "bad"}},
+		{name: "restarts with liveness on /livez", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5", "k8s.kubeproxy.liveness_path": "/livez"},
+			fail: map[string]string{"k8s.kubeproxy-restarts": "bad"}},
+		{name: "no kube-proxy pod", node: map[string]string{"k8s.kubeproxy.pod.name": "absent", "k8s.kubeproxy.pod.phase": "absent", "k8s.kubeproxy.pod.reason": "absent", "k8s.kubeproxy.pod.ready": "absent"},
+			fail: map[string]string{"k8s.kubeproxy-pod-missing": "bad"}},
+		{name: "node NotReady", node: map[string]string{"k8s.node.ready": "Unknown"},
+			fail: map[string]string{"k8s.node-not-ready": "bad"}},
+		{name: "inventory node not registered", node: map[string]string{"k8s.node.registered": "no"},
+			fail: map[string]string{"k8s.node-not-registered": "bad"}},
+		{name: "not registered because kubectl is absent is no finding", node: map[string]string{"k8s.node.registered": "no"},
+			cluster: map[string]string{"cluster.kubectl": "absent"}, fail: map[string]string{}},
+		{name: "red herring: denial in previous log, can-i yes",
+			node:    map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.pod.restarts": "2"},
+			cluster: map[string]string{"cluster.kubeproxy.restarted": "1"},
+			fail:    map[string]string{"k8s.kubeproxy-rbac-denial-transient": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "denial in previous log, can-i no",
+			node:    map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.pod.restarts": "2"},
+			cluster: map[string]string{"cluster.rbac.kube_proxy_can_get_nodes": "no", "cluster.rbac.crb.node_proxier": "absent"},
+			fail:    map[string]string{"cluster.rbac.kube-proxy-cannot-get-nodes": ClusterNode, "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "DaemonSet liveness on /healthz, pods restarting",
+			cluster: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/healthz", "cluster.kubeproxy.ds.startup_path": "/healthz", "cluster.kubeproxy.restarted": "2"},
+			fail:    map[string]string{"cluster.kubeproxy-ds-liveness-healthz": ClusterNode}},
+		{name: "DaemonSet liveness on /healthz, nothing restarting",
+			cluster: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/healthz", "cluster.kubeproxy.ds.startup_path": "/healthz"},
+			fail:    map[string]string{}},
+		{name: "DaemonSet already on /livez",
+			cluster: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/livez", "cluster.kubeproxy.restarted": "2"},
+			fail:    map[string]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var nodes []Node
+			for _, name := range []string{"bad", "ok-1", "ok-2"} {
+				f := healthyK8s()
+				if name == "bad" {
+					for k, v := range tc.node {
+						f[k] = v
+					}
+				}
+				nodes = append(nodes, Node{Name: name, Status: StatusOK, Facts: f})
+			}
+			cf := healthyClusterFacts()
+			for k, v := range tc.cluster {
+				cf[k] = v
+			}
+			results := Judge(nodes, &Cluster{Status: ClusterOK, Facts: cf}, checks)
+			got := map[string][]string{}
+			for _, r := range results {
+				if r.Outcome == OutcomeFail {
+					got[r.Check] = append(got[r.Check], r.Node)
+				}
+			}
+			for id, want := range tc.fail {
+				if strings.Join(got[id], ",") != want {
+					t.Errorf("%s fails on %v, want %s", id, got[id], want)
+				}
+			}
+			for id, on := range got {
+				if _, ok := tc.fail[id]; !ok {
+					t.Errorf("%s fails on %v, want it to pass", id, on)
+				}
+			}
+		})
+	}
+}
+
+// The red herring stays info: with can-i yes no critical finding comes
+// from it, whatever the logs say.
+func TestRBACRedHerringIsNeverCritical(t *testing.T) {
+	checks := clusterChecks(t)
+	for _, c := range checks {
+		for _, cond := range c.When {
+			if cond.Fact == "k8s.kubeproxy.previous_rbac_denied" && c.Severity != SeverityInfo {
+				t.Errorf("%s reads the previous-log denial with severity %s, want info", c.ID, c.Severity)
+			}
+		}
+	}
+	nodes := []Node{{Name: "etcd-1", Status: StatusOK, Facts: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.pod.restarts": "3"}}}
+	findings := CheckFindings(checks, Judge(nodes, &Cluster{Status: ClusterOK, Facts: healthyClusterFacts()}, checks))
+	for _, f := range findings {
+		if f.Severity == SeverityCritical {
+			t.Errorf("critical finding %s from a transient denial", f.Check)
+		}
+		if f.Check == "k8s.kubeproxy-rbac-denial-transient" && !strings.Contains(f.Title, "not the cause") {
+			t.Errorf("title %q does not say it is not the cause", f.Title)
+		}
+	}
+}
+
+func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		inv, tr := simulate(t, nodesim.WithCluster(nodesim.Clean(3)))
+		r := runSim(t, inv, tr)
+		if r.Cluster == nil || r.Cluster.Facts["cluster.readyz"] != "passed" {
+			t.Fatalf("cluster = %+v", r.Cluster)
+		}
+		if len(r.Findings) != 0 {
+			t.Errorf("findings on a clean fleet: %+v", r.Findings)
+		}
+		if len(r.Drift) != 0 {
+			t.Errorf("drift on a clean fleet: %+v", r.Drift)
+		}
+		for _, n := range r.Nodes {
+			if n.Facts["k8s.node.registered"] != "yes" || n.Facts["k8s.kubeproxy.pod.reason"] != "Running" {
+				t.Errorf("%s: registered=%s reason=%s", n.Name, n.Facts["k8s.node.registered"], n.Facts["k8s.kubeproxy.pod.reason"])
+			}
+		}
+	})
+	t.Run("incident", func(t *testing.T) {
+		inv, tr := simulate(t, nodesim.WithCluster(nodesim.Incident()))
+		r := runSim(t, inv, tr)
+		if len(r.Findings) == 0 || r.Findings[0].Cause == nil || r.Findings[0].Cause.Fact != "ufw.active" || r.Findings[0].Cause.Value != "active" {
+			t.Fatalf("first finding is not the UFW cause: %+v", r.Findings)
+		}
+		byCheck := map[string]Finding{}
+		for _, f := range r.Findings {
+			byCheck[f.Check] = f
+			for _, n := range f.Nodes {
+				if n == "worker-3" {
+					t.Errorf("%s blames worker-3", f.Check)
+				}
+			}
+		}
+		if got := strings.Join(byCheck["k8s.kubeproxy-crashloop"].Nodes, ","); got != "etcd-1,etcd-2,worker-2,worker-4" {
+			t.Errorf("crash loop finding on %q", got)
+		}
+		if f, ok := byCheck["k8s.kubeproxy-rbac-denial-transient"]; !ok || f.Severity != SeverityInfo || len(f.Nodes) != 1 {
+			t.Errorf("red herring finding = %+v", f)
+		}
+		if _, ok := byCheck["cluster.rbac.kube-proxy-cannot-get-nodes"]; ok {
+			t.Error("RBAC critical on a cluster where can-i says yes")
+		}
+		if !strings.Contains(r.Findings[0].Title, "ufw.active=active") {
+			t.Errorf("title = %q", r.Findings[0].Title)
+		}
+	})
+}

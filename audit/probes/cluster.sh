@@ -1,0 +1,231 @@
+# id: cluster
+# description: the Kubernetes view through RKE2's node-local kubectl and rke2.yaml (readyz, nodes, kube-proxy pods, logs and RBAC), so a broken service network cannot hide it
+# needs_root: true
+# timeout: 110s
+# scope: cluster
+# facts: cluster.kubectl cluster.api cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
+# node_facts: k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied
+# volatile: k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied
+
+# RKE2's own kubectl with rke2.yaml talks to the API server on this node
+# (127.0.0.1:6443), exactly as an SRE does when cluster networking is
+# suspect. rke2.yaml holds the admin client key: kubectl reads it, this
+# script only tests that it exists. Log lines are never printed, only
+# whether they hold the RBAC denial.
+K=$R/var/lib/rancher/rke2/bin/kubectl
+KC=$R/etc/rancher/rke2/rke2.yaml
+if [ ! -x "$K" ]; then
+	fact cluster.kubectl absent
+	exit 0
+fi
+if [ ! -e "$KC" ]; then
+	fact cluster.kubectl no-kubeconfig
+	exit 0
+fi
+if [ ! -r "$KC" ]; then
+	# rke2.yaml is 0600 root: the inventory needs become: sudo.
+	fact cluster.kubectl kubeconfig-unreadable
+	exit 0
+fi
+fact cluster.kubectl ok
+kc() { "$K" --kubeconfig "$KC" --request-timeout=10s "$@" </dev/null; }
+set -f # the words split out of awk's answers below are never globs
+tab=$(printf '\t')
+
+# A failing /readyz is an HTTP 500, which kubectl reports on stderr with the
+# verbose body quoted and its newlines escaped as \n: read both forms.
+out=$(kc get --raw='/readyz?verbose' 2>&1)
+rc=$?
+# shellcheck disable=SC2046
+set -- $(printf '%s\n' "$out" | awk -v rc="$rc" '
+	{
+		gsub(/\\n/, "\n")
+		n = split($0, part, "\n")
+		for (i = 1; i <= n; i++) {
+			s = part[i]
+			if (s ~ /readyz check passed/) passed = 1
+			if (s ~ /check failed/) failed = 1
+			if (s ~ /connection to the server .* was refused|Unable to connect to the server|dial tcp|i\/o timeout|context deadline exceeded/) down = 1
+			if (s ~ /Unauthorized|Forbidden|must be logged in/) denied = 1
+			while (match(s, /\[-\][^ ]+/)) {
+				name = substr(s, RSTART + 3, RLENGTH - 3)
+				if (!(name in seen)) { seen[name] = 1; bad = bad (bad == "" ? "" : ",") name }
+				s = substr(s, RSTART + RLENGTH)
+			}
+		}
+	}
+	END {
+		api = "ok"; state = "unknown"
+		if (bad != "" || failed) state = "failed"
+		else if (passed && rc == 0) state = "passed"
+		else if (down) { api = "unreachable"; state = "unreachable" }
+		else if (denied) { api = "unauthorized"; state = "unknown" }
+		else if (rc != 0) api = "error"
+		print api, state, (bad == "" ? "none" : bad)
+	}')
+api=${1:-error}
+fact cluster.api "$api"
+fact cluster.readyz "${2:-unknown}"
+fact cluster.readyz.failed "${3:-none}"
+if [ "$api" = unreachable ]; then
+	# Every further call would wait out its own request timeout.
+	exit 0
+fi
+
+v=$(kc get --raw /version 2>/dev/null | awk '
+	match($0, /"gitVersion" *: *"[^"]*"/) {
+		s = substr($0, RSTART, RLENGTH); sub(/^"gitVersion" *: *"/, "", s); sub(/"$/, "", s); print s; exit
+	}')
+fact cluster.server_version "${v:-unknown}"
+
+# Nodes and kube-system pods in two calls, joined by one awk that prints the
+# per-node lines itself (folding CR/LF as fact does): a fact call per value
+# would cost two forks for every key of every node of a large cluster.
+nodes=$(kc get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.conditions[?(@.type=="Ready")].status}{"\t"}{.status.nodeInfo.kubeletVersion}{"\t"}{.status.nodeInfo.kubeProxyVersion}{"\t"}{.status.addresses[?(@.type=="InternalIP")].address}{"\t"}{.metadata.labels}{"\n"}{end}' 2>/dev/null)
+nrc=$?
+# RKE2 runs kube-proxy as a static pod (mirror pod kube-proxy-<node>, label
+# component=kube-proxy); kubeadm-style clusters run a DaemonSet (label
+# k8s-app=kube-proxy). No single selector matches both, so the filter is awk's.
+pods=$(kc -n kube-system get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.spec.nodeName}{"\t"}{.status.phase}{"\t"}{.metadata.labels.component}{"\t"}{.metadata.labels.k8s-app}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].ready}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].restartCount}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.waiting.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.running.startedAt}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.terminated.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].lastState.terminated.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].lastState.terminated.exitCode}{"\t"}{.spec.containers[?(@.name=="kube-proxy")].livenessProbe.httpGet.path}{"\t"}{.spec.containers[?(@.name=="kube-proxy")].startupProbe.httpGet.path}{"\n"}{end}' 2>/dev/null)
+prc=$?
+# kubeproxy_pods prints name<TAB>node<TAB>restarts for each kube-proxy pod.
+kubeproxy_pods() {
+	printf '%s\n' "$pods" | awk -F "$tab" '
+		13 <= NF && $2 != "" && ($1 ~ /^kube-proxy-/ || $4 == "kube-proxy" || $5 == "kube-proxy") && !($2 in seen) {
+			seen[$2] = 1; print $1 "\t" $2 "\t" ($7 == "" ? 0 : $7)
+		}'
+}
+{
+	printf '@@nodes %s\n' "$nrc"
+	printf '%s\n' "$nodes"
+	printf '@@pods %s\n' "$prc"
+	printf '%s\n' "$pods"
+} | awk -F "$tab" '
+	function emit(node, key, val) {
+		gsub(/[\r\n]/, " ", val)
+		if (val == "") val = "absent"
+		print "@" node " " key "=" val
+	}
+	/^@@nodes / { sect = "n"; nrc = substr($0, 9); next }
+	/^@@pods / { sect = "p"; prc = substr($0, 8); next }
+	sect == "n" && 6 <= NF && $1 != "" {
+		node[$1] = 1; count++
+		ready = ($2 == "" ? "Unknown" : $2)
+		if (ready != "True") notready++
+		emit($1, "k8s.node.ready", ready)
+		emit($1, "k8s.node.kubelet_version", $3)
+		emit($1, "k8s.node.kube_proxy_version", $4)
+		ip = $5; sub(/ .*/, "", ip)
+		emit($1, "k8s.node.internal_ip", ip)
+		roles = ""; s = $6
+		while (match(s, /"node-role\.kubernetes\.io\/[^"]*"/)) {
+			r = substr(s, RSTART + 25, RLENGTH - 26)
+			if (r != "") roles = roles (roles == "" ? "" : ",") r
+			s = substr(s, RSTART + RLENGTH)
+		}
+		emit($1, "k8s.node.roles", roles == "" ? "none" : roles)
+		next
+	}
+	sect == "p" && 13 <= NF && ($1 ~ /^kube-proxy-/ || $4 == "kube-proxy" || $5 == "kube-proxy") {
+		pods++
+		# An unscheduled pod has no node; a second one on a node is a leftover.
+		if ($2 == "" || $2 in pod) next
+		pod[$2] = 1
+		restarts = ($7 == "" ? 0 : $7)
+		if (0 < restarts + 0) restarted++
+		if ($8 != "") reason = $8
+		else if ($10 != "") reason = $10
+		else if ($9 != "") reason = "Running"
+		else reason = ($3 == "" ? "unknown" : $3)
+		if (reason == "CrashLoopBackOff") crash++
+		emit($2, "k8s.kubeproxy.pod.name", $1)
+		emit($2, "k8s.kubeproxy.pod.phase", $3)
+		emit($2, "k8s.kubeproxy.pod.ready", $6 == "" ? "false" : $6)
+		emit($2, "k8s.kubeproxy.pod.restarts", restarts)
+		emit($2, "k8s.kubeproxy.pod.reason", reason)
+		emit($2, "k8s.kubeproxy.pod.last_exit", $11 == "" ? "none" : $11 "/" $12)
+		emit($2, "k8s.kubeproxy.liveness_path", $13 == "" ? "none" : $13)
+		emit($2, "k8s.kubeproxy.startup_path", $14 == "" ? "none" : $14)
+		# Only restarted pods have a previous log; the loop below reads it.
+		if (restarts + 0 == 0) emit($2, "k8s.kubeproxy.previous_rbac_denied", "not-checked")
+	}
+	END {
+		for (n in node) if (!(n in pod) && prc + 0 == 0) {
+			emit(n, "k8s.kubeproxy.pod.name", "absent")
+			emit(n, "k8s.kubeproxy.pod.phase", "absent")
+			emit(n, "k8s.kubeproxy.pod.ready", "absent")
+			emit(n, "k8s.kubeproxy.pod.reason", "absent")
+		}
+		print "cluster.nodes.count=" (nrc + 0 == 0 ? count + 0 : "error")
+		print "cluster.nodes.not_ready=" (nrc + 0 == 0 ? notready + 0 : "error")
+		print "cluster.kubeproxy.pods=" (prc + 0 == 0 ? pods + 0 : "error")
+		print "cluster.kubeproxy.crashloop=" (prc + 0 == 0 ? crash + 0 : "error")
+		print "cluster.kubeproxy.restarted=" (prc + 0 == 0 ? restarted + 0 : "error")
+	}'
+
+ci=$(kc auth can-i get nodes --as=system:kube-proxy 2>/dev/null)
+case $ci in
+yes*) ci=yes ;;
+no*) ci=no ;;
+*) ci=unknown ;;
+esac
+fact cluster.rbac.kube_proxy_can_get_nodes "$ci"
+# A binding that does not exist is a NotFound line on stderr; any other
+# error leaves both unknown rather than claiming they are gone.
+out=$(kc get clusterrolebinding system:kube-proxy system:node-proxier -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.roleRef.name}{"\n"}{end}' 2>&1)
+# shellcheck disable=SC2046
+set -- $(printf '%s\n' "$out" | awk -F "$tab" '
+	NF == 2 { ref[$1] = ($2 == "" ? "none" : $2); next }
+	/NotFound/ && /"system:kube-proxy"/ { ref["system:kube-proxy"] = "absent"; next }
+	/NotFound/ && /"system:node-proxier"/ { ref["system:node-proxier"] = "absent"; next }
+	END {
+		a = ref["system:kube-proxy"]; b = ref["system:node-proxier"]
+		print (a == "" ? "unknown" : a), (b == "" ? "unknown" : b)
+	}')
+fact cluster.rbac.crb.kube_proxy "${1:-unknown}"
+fact cluster.rbac.crb.node_proxier "${2:-unknown}"
+
+out=$(kc -n kube-system get ds kube-proxy -o jsonpath='{.spec.template.spec.containers[0].livenessProbe.httpGet.path}{"\t"}{.spec.template.spec.containers[0].startupProbe.httpGet.path}' 2>&1)
+if [ $? = 0 ]; then
+	fact cluster.kubeproxy.ds present
+	live=${out%%"$tab"*}
+	start=
+	case $out in *"$tab"*) start=${out#*"$tab"} ;; esac
+	fact cluster.kubeproxy.ds.liveness_path "${live:-none}"
+	fact cluster.kubeproxy.ds.startup_path "${start:-none}"
+else
+	case $out in
+	*NotFound* | *'not found'*) ds=absent ;;
+	*) ds=unknown ;;
+	esac
+	fact cluster.kubeproxy.ds "$ds"
+	fact cluster.kubeproxy.ds.liveness_path "$ds"
+	fact cluster.kubeproxy.ds.startup_path "$ds"
+fi
+
+# Previous logs of restarted pods, last: each may wait out its request
+# timeout when the node's kubelet is unreachable (UFW blocks 10250 too), so
+# at most 20 are read and none is started after 40 seconds.
+kubeproxy_pods | {
+	checked=0
+	deadline=$(($(date +%s) + 40))
+	while IFS="$tab" read -r pod node restarts; do
+		[ "$restarts" -gt 0 ] 2>/dev/null || continue
+		if [ "$checked" -ge 20 ] || [ "$(date +%s)" -ge "$deadline" ]; then
+			printf '@%s k8s.kubeproxy.previous_rbac_denied=not-checked\n' "$node"
+			continue
+		fi
+		checked=$((checked + 1))
+		logs=$(kc -n kube-system logs "$pod" -c kube-proxy --previous --tail=200 2>/dev/null)
+		# The seed's line, unstructured or in klog's structured form where
+		# the inner quotes are escaped: `err="nodes \"x\" is forbidden: ...`.
+		case $logs in
+		*'is forbidden: User '*'system:kube-proxy'*'cannot get resource '*'nodes'*) d=yes ;;
+		'') d=unavailable ;;
+		*) d=no ;;
+		esac
+		printf '@%s k8s.kubeproxy.previous_rbac_denied=%s\n' "$node" "$d"
+	done
+	fact cluster.kubeproxy.logs_checked "$checked"
+}
+exit 0

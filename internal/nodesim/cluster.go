@@ -1,0 +1,292 @@
+package nodesim
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The Kubernetes view of a simulated fleet, as RKE2's node-local kubectl
+// (/var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml)
+// shows it on a server node. Every answer is derived from the members'
+// states, so a node whose kube-proxy /healthz fails shows a CrashLoopBackOff
+// pod, and the output is what kubectl prints for the cluster probe's own
+// -o jsonpath templates (tab-separated fields, maps as compact JSON, several
+// matches of a filter joined by a space).
+
+// Paths of RKE2's kubectl and admin kubeconfig, relative to the node root.
+const (
+	KubectlPath    = "var/lib/rancher/rke2/bin/kubectl"
+	KubeconfigPath = "etc/rancher/rke2/rke2.yaml"
+)
+
+// Argument globs (matched against "$*") of the kubectl calls the cluster
+// probe makes; SetCommand with the same glob replaces an answer.
+const (
+	KubectlReadyz  = "* get --raw=/readyz?verbose"
+	KubectlVersion = "* get --raw /version"
+	KubectlNodes   = "* get nodes -o jsonpath=*"
+	KubectlPods    = "* -n kube-system get pods -o jsonpath=*"
+	KubectlDS      = "* -n kube-system get ds kube-proxy *"
+	KubectlCanI    = "* auth can-i get nodes --as=system:kube-proxy"
+	KubectlCRB     = "* get clusterrolebinding system:kube-proxy system:node-proxier *"
+)
+
+// KubectlPreviousLogs is the glob of `logs <pod> -c kube-proxy --previous`.
+func KubectlPreviousLogs(pod string) string {
+	return "* -n kube-system logs " + pod + " -c kube-proxy --previous --tail=200"
+}
+
+// ClusterName prefixes the Kubernetes node names, as in the seed
+// ("cluster-a-etcd-1" for inventory host etcd-1).
+const ClusterName = "cluster-a"
+
+// K8sNodeName is the Kubernetes node name of a fleet member.
+func K8sNodeName(member string) string { return ClusterName + "-" + member }
+
+// KubeProxyPod is the name of a member's kube-proxy mirror pod.
+func KubeProxyPod(member string) string { return "kube-proxy-" + K8sNodeName(member) }
+
+// FakeKubeconfigSecret and FakeKubeconfigToken are in every simulated
+// rke2.yaml; no probe output may ever contain them.
+const (
+	FakeKubeconfigSecret = "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY0NBUUVFSUZha2VLZXlEYXRhRm9yRmxlZXRBdWRpdFRlc3RzT25seQo="
+	FakeKubeconfigToken  = "K10fa4e5e55ce55a9d2b1c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a7b8::server:f1eetaudit5ecret"
+)
+
+const rke2Kubeconfig = `apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJkekNDQVIyZ0F3SUJBZ0lCQURBS0JnZ3Foa2pPUFFRREFqQWpNU0V3SHdZRFZRUUREQmh5YTJVeUxYTmwKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+    server: https://127.0.0.1:6443
+  name: default
+contexts:
+- context:
+    cluster: default
+    user: default
+  name: default
+current-context: default
+kind: Config
+preferences: {}
+users:
+- name: default
+  user:
+    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrVENDQVRlZ0F3SUJBZ0lJRmFrZUNlcnQKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+    client-key-data: ` + FakeKubeconfigSecret + `
+    token: ` + FakeKubeconfigToken + `
+`
+
+// readyzChecks are the checks kube-apiserver 1.31 lists on /readyz?verbose.
+var readyzChecks = []string{
+	"ping", "log", "etcd", "etcd-readiness", "informer-sync",
+	"poststarthook/start-apiserver-admission-initializer", "poststarthook/generic-apiserver-start-informers",
+	"poststarthook/priority-and-fairness-config-consumer", "poststarthook/priority-and-fairness-filter",
+	"poststarthook/storage-object-count-tracker-hook", "poststarthook/start-apiextensions-informers",
+	"poststarthook/start-apiextensions-controllers", "poststarthook/crd-informer-synced",
+	"poststarthook/start-system-namespaces-controller", "poststarthook/start-cluster-authentication-info-controller",
+	"poststarthook/start-kube-apiserver-identity-lease-controller", "poststarthook/start-legacy-token-tracking-controller",
+	"poststarthook/start-service-ip-repair-controllers", "poststarthook/rbac/bootstrap-roles",
+	"poststarthook/scheduling/bootstrap-system-priority-classes", "poststarthook/priority-and-fairness-config-producer",
+	"poststarthook/bootstrap-controller", "poststarthook/aggregator-reload-proxy-client-cert",
+	"poststarthook/start-kube-aggregator-informers", "poststarthook/apiservice-status-local-available-controller",
+	"poststarthook/apiservice-registration-controller", "poststarthook/apiservice-discovery-controller",
+	"poststarthook/kube-apiserver-autoregistration", "autoregister-completion",
+	"poststarthook/apiservice-openapi-controller", "poststarthook/apiservice-openapiv3-controller", "shutdown",
+}
+
+// readyzBody is the verbose /readyz body with the given checks failing.
+func readyzBody(failed map[string]bool) string {
+	var b strings.Builder
+	for _, c := range readyzChecks {
+		if failed[c] {
+			fmt.Fprintf(&b, "[-]%s failed: reason withheld\n", c)
+		} else {
+			fmt.Fprintf(&b, "[+]%s ok\n", c)
+		}
+	}
+	if len(failed) > 0 {
+		b.WriteString("readyz check failed")
+	} else {
+		b.WriteString("readyz check passed")
+	}
+	return b.String()
+}
+
+// WithReadyzFailing makes the API server's /readyz fail the named checks
+// (e.g. "etcd"). kubectl gets an HTTP 500 and prints, on stderr, the body
+// quoted with its newlines escaped; the probe reads stderr too.
+func WithReadyzFailing(s State, checks ...string) State {
+	failed := map[string]bool{}
+	for _, c := range checks {
+		failed[c] = true
+	}
+	body := strings.ReplaceAll(readyzBody(failed), "\n", `\n`)
+	s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlReadyz, RC: 1,
+		Out: fmt.Sprintf("Error from server (InternalError): an error on the server (\"%s\") has prevented the request from succeeding\n", body)})
+	return s
+}
+
+// WithKubeProxyRBACBroken removes the system:node-proxier binding, so
+// kube-proxy really cannot read its Node (can-i says no).
+func WithKubeProxyRBACBroken(s State) State {
+	s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlCanI, Out: "no\n", RC: 1})
+	s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlCRB, RC: 1,
+		Out: "system:kube-proxy\tsystem:kube-proxy\n" +
+			`Error from server (NotFound): clusterrolebindings.rbac.authorization.k8s.io "system:node-proxier" not found` + "\n"})
+	return s
+}
+
+func isServer(s State) bool {
+	_, ok := s.Units["rke2-server"]
+	return ok
+}
+
+func listening(s State, port int) bool {
+	for _, p := range s.Listening {
+		if p == port {
+			return true
+		}
+	}
+	return false
+}
+
+// WithCluster returns a copy of fleet whose server members carry RKE2's
+// kubectl and rke2.yaml, answering for the whole fleet: a member with RKE2
+// installed is a Kubernetes node (Ready while its rke2 unit is active), one
+// listening on 10256 has a kube-proxy mirror pod, Running 1/1 where its
+// /healthz answers 200 and CrashLoopBackOff with climbing restarts
+// elsewhere. The first crash-looping pod's previous log holds the seed's
+// transient RBAC denial, while can-i says yes: the red herring.
+func WithCluster(fleet []Member) []Member {
+	var nodes, pods strings.Builder
+	var logs []Command
+	server := ""
+	herring := false
+	for i, m := range fleet {
+		s := m.State
+		if s.RKE2Version == "" {
+			continue // not a Kubernetes node
+		}
+		if server == "" && isServer(s) {
+			server = s.RKE2Version
+		}
+		name := K8sNodeName(m.Name)
+		ip := fmt.Sprintf("10.0.0.%d", 11+i)
+		ready := "Unknown" // the kubelet stopped posting status
+		if s.Units["rke2-server"].Active == "active" || s.Units["rke2-agent"].Active == "active" {
+			ready = "True"
+		}
+		labels := map[string]string{
+			"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/instance-type": "rke2", "beta.kubernetes.io/os": "linux",
+			"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+			"node.kubernetes.io/instance-type": "rke2",
+		}
+		if isServer(s) {
+			for _, r := range []string{"control-plane", "etcd", "master"} {
+				labels["node-role.kubernetes.io/"+r] = "true"
+			}
+		}
+		lj, err := json.Marshal(labels) // sorted keys, compact: what jsonpath prints for a map
+		if err != nil {
+			panic(err) // a map of strings always marshals
+		}
+		fmt.Fprintf(&nodes, "%s\t%s\t%s\t%s\t%s\t%s\n", name, ready, s.RKE2Version, s.RKE2Version, ip, lj)
+		if isServer(s) {
+			for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+				fmt.Fprintf(&pods, "%s-%s\t%s\tRunning\t%s\t\t\t\t\t\t\t\t\t\t\n", c, name, name, c)
+			}
+		}
+		if !listening(s, 10256) {
+			continue // kube-proxy never started: no mirror pod
+		}
+		pod := KubeProxyPod(m.Name)
+		if s.HealthHTTP["/healthz"].Code == 200 {
+			fmt.Fprintf(&pods, "%s\t%s\tRunning\tkube-proxy\t\ttrue\t0\t\t2026-12-02T09:12:%02dZ\t\t\t\t/healthz\t/healthz\n", pod, name, i)
+			continue
+		}
+		restarts := 14 + 3*i
+		fmt.Fprintf(&pods, "%s\t%s\tRunning\tkube-proxy\t\tfalse\t%d\tCrashLoopBackOff\t\t\tError\t2\t/healthz\t/healthz\n", pod, name, restarts)
+		log := kubeProxyStartLog(ip)
+		if !herring {
+			herring = true
+			log = fmt.Sprintf(`E1202 09:41:02.118327       1 server.go:666] "Failed to retrieve node info" err="nodes \"%s\" is forbidden: User \"system:kube-proxy\" cannot get resource \"nodes\" in API group \"\" at the cluster scope"`+"\n", name) + log
+		}
+		logs = append(logs, Command{Name: "kubectl", Path: KubectlPath, Args: KubectlPreviousLogs(pod), Out: log})
+	}
+	if len(fleet) > 0 {
+		// A pod of another component, which the probe must leave out.
+		pods.WriteString("rke2-coredns-rke2-coredns-6b9548f79f-x7k2p\t" + K8sNodeName(fleet[0].Name) + "\tRunning\t\tkube-dns\t\t\t\t\t\t\t\t\t\n")
+	}
+	if server == "" {
+		server = "v1.31.4+rke2r1"
+	}
+	answers := append([]Command{
+		{Args: KubectlReadyz, Out: readyzBody(nil)},
+		{Args: KubectlVersion, Out: versionJSON(server)},
+		{Args: KubectlNodes, Out: nodes.String()},
+		{Args: KubectlPods, Out: pods.String()},
+		// RKE2 runs kube-proxy as a static pod, not a DaemonSet.
+		{Args: KubectlDS, RC: 1, Out: `Error from server (NotFound): daemonsets.apps "kube-proxy" not found` + "\n"},
+		{Args: KubectlCanI, Out: "yes\n"},
+		{Args: KubectlCRB, Out: "system:kube-proxy\tsystem:kube-proxy\nsystem:node-proxier\tsystem:node-proxier\n"},
+	}, logs...)
+	out := make([]Member, len(fleet))
+	for i, m := range fleet {
+		out[i] = m
+		if !isServer(m.State) {
+			continue
+		}
+		s := m.State
+		files := make(map[string]string, len(s.Files)+1)
+		for k, v := range s.Files {
+			files[k] = v
+		}
+		files[KubeconfigPath] = rke2Kubeconfig
+		s.Files = files
+		for _, a := range answers {
+			a.Name, a.Path = "kubectl", KubectlPath
+			s.SetCommand(a)
+		}
+		out[i].State = s
+	}
+	return out
+}
+
+// kubeProxyStartLog is a clean kube-proxy 1.31 start in klog's format: the
+// seed's "the logs looked normal".
+func kubeProxyStartLog(ip string) string {
+	return `I1202 09:41:01.902114       1 server_linux.go:66] "Using iptables proxy"
+I1202 09:41:02.120904       1 server.go:677] "Successfully retrieved node IP(s)" IPs=["` + ip + `"]
+I1202 09:41:02.123411       1 server_linux.go:146] "No iptables support for family" ipFamily="IPv6"
+I1202 09:41:02.125501       1 server.go:243] "kube-proxy running in dual-stack mode" primary ipFamily="IPv4"
+I1202 09:41:02.126002       1 server_linux.go:169] "Using iptables Proxier"
+I1202 09:41:02.131877       1 server.go:483] "Version info" version="v1.31.4+rke2r1"
+I1202 09:41:02.134120       1 config.go:199] "Starting service config controller"
+I1202 09:41:02.134161       1 shared_informer.go:313] Waiting for caches to sync for service config
+I1202 09:41:02.134190       1 config.go:105] "Starting endpoint slice config controller"
+I1202 09:41:02.134204       1 shared_informer.go:313] Waiting for caches to sync for endpoint slice config
+I1202 09:41:02.134772       1 config.go:328] "Starting node config controller"
+I1202 09:41:02.234520       1 shared_informer.go:320] Caches are synced for node config
+I1202 09:41:02.234561       1 shared_informer.go:320] Caches are synced for service config
+I1202 09:41:02.234597       1 shared_informer.go:320] Caches are synced for endpoint slice config
+`
+}
+
+// versionJSON is kube-apiserver's /version, as kubectl get --raw prints it.
+func versionJSON(git string) string {
+	minor := "31"
+	if v := strings.SplitN(strings.TrimPrefix(git, "v"), ".", 3); len(v) >= 2 {
+		minor = v[1]
+	}
+	return `{
+  "major": "1",
+  "minor": "` + minor + `",
+  "gitVersion": "` + git + `",
+  "gitCommit": "48d9a5a4b0ca3bb1d8e1f87e1e8b48c2da14e3e0",
+  "gitTreeState": "clean",
+  "buildDate": "2024-12-10T18:48:04Z",
+  "goVersion": "go1.22.9 X:boringcrypto",
+  "compiler": "gc",
+  "platform": "linux/amd64"
+}`
+}
