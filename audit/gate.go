@@ -18,14 +18,21 @@ type GatePolicy struct {
 }
 
 // EvaluateGate computes the verdict once from the findings and node
-// statuses. A finding at or above FailOn fails with 1; otherwise a node that
-// was not fully audited fails with 3 unless allowed; an interrupted run is
-// 130 whatever else happened, since its picture is incomplete.
+// statuses. A finding at or above FailOn fails with 1 unless a waiver
+// accepts it; otherwise a node that was not fully audited fails with 3
+// unless allowed; an interrupted run is 130 whatever else happened, since
+// its picture is incomplete. The reasons say how many findings were waived,
+// also when the gate passed, because a pass that rests on waivers is not
+// the same statement as a clean fleet.
 func EvaluateGate(r *Report, p GatePolicy) Gate {
 	g := Gate{FailOn: p.FailOn, AllowUnreachable: p.AllowUnreachable, Reasons: []string{}}
 	counts := map[Severity]int{}
+	waived := 0
 	for _, f := range r.Findings {
-		if f.Severity >= p.FailOn {
+		switch {
+		case f.Waived != nil:
+			waived++
+		case f.Severity >= p.FailOn:
 			counts[f.Severity]++
 		}
 	}
@@ -35,6 +42,11 @@ func EvaluateGate(r *Report, p GatePolicy) Gate {
 		}
 	}
 	failing := len(g.Reasons) > 0
+	waivedReason := ""
+	if waived > 0 {
+		waivedReason = fmt.Sprintf("%d %s waived", waived, plural(waived, "finding"))
+		g.Reasons = append(g.Reasons, waivedReason)
+	}
 	unaudited := 0
 	for _, n := range r.Nodes {
 		if n.Status != StatusOK {
@@ -62,6 +74,9 @@ func EvaluateGate(r *Report, p GatePolicy) Gate {
 	g.Passed = g.ExitCode == ExitOK
 	if g.Passed && !p.AllowUnreachable {
 		g.Reasons = []string{}
+		if waivedReason != "" {
+			g.Reasons = append(g.Reasons, waivedReason)
+		}
 	}
 	return g
 }

@@ -1,9 +1,377 @@
 package audit
 
-import "time"
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Finding ids of the waiver bookkeeping itself. They are never waivable:
+// waiving "waiver.expired" would silence exactly the signal it exists for.
+const (
+	WaiverExpiredID = "waiver.expired"
+	WaiverUnusedID  = "waiver.unused"
+)
+
+// nonCheckFindingIDs are the findings built in Go rather than from a check,
+// which a waiver may still name. Keep in step with skew.go and cluster.go: a
+// waivers file naming an id missing here is rejected as a typo.
+var nonCheckFindingIDs = []string{
+	"cluster.unavailable",
+	"cluster.nodes-not-in-inventory",
+	"skew.servers",
+	"skew.kubelet-newer",
+	"skew.kubelet-too-old",
+	"skew.mixed-versions",
+	"skew.target-skips-minor",
+	"skew.target-downgrade",
+	"skew.upgrade-order",
+}
+
+// WaivableIDs lists every finding id a waiver may name: the checks, the
+// correlation finding of each symptom check, and the findings built in Go.
+func WaivableIDs(checks []Check) []string {
+	ids := append([]string{}, nonCheckFindingIDs...)
+	for _, c := range checks {
+		ids = append(ids, c.ID)
+		if c.Symptom {
+			ids = append(ids, "correlation."+c.ID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+const waiverDate = "2006-01-02"
+
+// LoadWaivers reads a --waivers file; see ParseWaivers.
+func LoadWaivers(file string, known []string) ([]Waiver, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("waivers: %w", err)
+	}
+	return ParseWaivers(file, b, known)
+}
+
+// waiverYAML is the file format; Waiver itself is the report's model and
+// carries Source, which a file must not set.
+type waiverYAML struct {
+	Check   string   `yaml:"check"`
+	Nodes   []string `yaml:"nodes"`
+	Roles   []string `yaml:"roles"`
+	Reason  string   `yaml:"reason"`
+	Expires string   `yaml:"expires"`
+}
+
+// ParseWaivers decodes a waivers file: a YAML list of {check, nodes, roles,
+// reason, expires}. known is the set of finding ids (WaivableIDs); a check
+// pattern matching none of them is almost always a typo, and a typo in a
+// waiver would silently waive nothing, so it is an error. Every problem is
+// reported at once as "file:line: waiver N: field: why".
+func ParseWaivers(name string, data []byte, known []string) ([]Waiver, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s:%d: %s", name, yamlErrLine(err), yamlErrText(err))
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	list := doc.Content[0]
+	if list.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s:%d: want a list of waivers (- check: ..., reason: ..., expires: YYYY-MM-DD)", name, list.Line)
+	}
+	var out []Waiver
+	var errs []error
+	for i, item := range list.Content {
+		w, err := parseWaiver(name, i+1, item, known)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, w)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+func parseWaiver(file string, n int, item *yaml.Node, known []string) (Waiver, error) {
+	if item.Kind != yaml.MappingNode {
+		return Waiver{}, fmt.Errorf("%s:%d: waiver %d: want a mapping with check, reason and expires", file, item.Line, n)
+	}
+	var y waiverYAML
+	var buf bytes.Buffer
+	// Re-encoded so KnownFields can reject a misspelt field, as in parseCheck.
+	if err := yaml.NewEncoder(&buf).Encode(item); err != nil {
+		return Waiver{}, fmt.Errorf("%s:%d: waiver %d: %w", file, item.Line, n, err)
+	}
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	if err := dec.Decode(&y); err != nil {
+		return Waiver{}, fmt.Errorf("%s:%d: waiver %d: %s", file, item.Line+yamlErrLine(err)-1, n, yamlErrText(err))
+	}
+	line := func(field string) int {
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			if item.Content[i].Value == field {
+				return item.Content[i].Line
+			}
+		}
+		return item.Line
+	}
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: waiver %d: %s: %s", file, line(field), n, field, fmt.Sprintf(format, args...)))
+	}
+	w := Waiver{Check: strings.TrimSpace(y.Check), Nodes: y.Nodes, Roles: y.Roles, Reason: strings.TrimSpace(y.Reason),
+		Expires: strings.TrimSpace(y.Expires), Source: fmt.Sprintf("%s:%d", file, item.Line)}
+	switch {
+	case w.Check == "":
+		bad("check", "is required (a check id or a glob such as firewall.*)")
+	case strings.HasPrefix(w.Check, "waiver."):
+		bad("check", "the waiver findings themselves cannot be waived; fix or remove the waiver they name")
+	default:
+		if _, err := path.Match(w.Check, ""); err != nil {
+			bad("check", "bad glob %q: %v", w.Check, err)
+		} else if !matchesAny(w.Check, known) {
+			bad("check", "%q matches no known check (see fleet-audit probes)", w.Check)
+		}
+	}
+	if w.Reason == "" {
+		bad("reason", "is required: say who accepted the risk and why")
+	}
+	if w.Expires == "" {
+		bad("expires", "is required (YYYY-MM-DD, the last day the waiver applies)")
+	} else if _, err := time.Parse(waiverDate, w.Expires); err != nil {
+		bad("expires", "want a date YYYY-MM-DD, got %q", w.Expires)
+	}
+	for _, list := range []struct {
+		field string
+		vals  []string
+	}{{"nodes", w.Nodes}, {"roles", w.Roles}} {
+		for _, v := range list.vals {
+			if strings.TrimSpace(v) == "" {
+				bad(list.field, "empty name in the list")
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Waiver{}, errors.Join(errs...)
+	}
+	return w, nil
+}
+
+func matchesAny(pattern string, ids []string) bool {
+	for _, id := range ids {
+		if ok, _ := path.Match(pattern, id); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// expired reports whether now is past the waiver's last day (UTC). A date
+// that does not parse counts as expired, so a hand-built waiver with a bad
+// date never waives anything silently.
+func (w Waiver) expired(now time.Time) bool {
+	d, err := time.Parse(waiverDate, w.Expires)
+	if err != nil {
+		return true
+	}
+	return !now.UTC().Before(d.AddDate(0, 0, 1))
+}
+
+// covers reports whether the waiver applies to a node: a waiver naming no
+// nodes and no roles covers every node.
+func (w Waiver) covers(n Node) bool {
+	if len(w.Nodes) == 0 && len(w.Roles) == 0 {
+		return true
+	}
+	if contains(w.Nodes, n.Name) {
+		return true
+	}
+	for _, r := range n.Roles {
+		if contains(w.Roles, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w Waiver) scope() string {
+	var parts []string
+	if len(w.Nodes) > 0 {
+		parts = append(parts, "nodes "+strings.Join(w.Nodes, ", "))
+	}
+	if len(w.Roles) > 0 {
+		parts = append(parts, "roles "+strings.Join(w.Roles, ", "))
+	}
+	if len(parts) == 0 {
+		return "all nodes"
+	}
+	return strings.Join(parts, " and ")
+}
+
+func (w Waiver) describe() string {
+	return fmt.Sprintf("%s: %s on %s, expires %s: %s", w.Source, w.Check, w.scope(), w.Expires, w.Reason)
+}
 
 // ApplyWaivers marks the findings that waivers accept and returns the new
-// finding list. (Being built: see issue 3.)
+// finding list. A finding whose nodes are all covered is waived whole; one
+// only partly covered is split into an unwaived finding for the other nodes
+// and a waived one, so the gate still sees the nodes nobody accepted. The
+// (check, node) results of waived pairs become OutcomeWaived. Waivers past
+// their expiry do not apply and are reported as a warning, so an expired
+// waiver shows up in CI instead of an old finding silently failing again;
+// waivers that matched nothing are reported as info.
 func ApplyWaivers(r *Report, waivers []Waiver, now time.Time) []Finding {
-	return r.Findings
+	findings := r.Findings
+	if len(waivers) == 0 {
+		return findings
+	}
+	byName := map[string]Node{}
+	for _, n := range r.Nodes {
+		byName[n.Name] = n
+	}
+	var expired, unused []Waiver
+	for _, w := range waivers {
+		if w.expired(now) {
+			expired = append(expired, w)
+			continue
+		}
+		used := false
+		var next []Finding
+		for _, f := range findings {
+			if f.Waived != nil || strings.HasPrefix(f.Check, "waiver.") {
+				next = append(next, f)
+				continue
+			}
+			if ok, _ := path.Match(w.Check, f.Check); !ok {
+				next = append(next, f)
+				continue
+			}
+			var in, out []string
+			for _, name := range f.Nodes {
+				if w.covers(byName[name]) {
+					in = append(in, name)
+				} else {
+					out = append(out, name)
+				}
+			}
+			switch {
+			case len(f.Nodes) == 0 && len(w.Nodes) == 0 && len(w.Roles) == 0:
+				next = append(next, waive(f, w))
+				markWaived(r.Checks, f.Check, []string{ClusterNode}, w)
+			case len(in) == 0:
+				next = append(next, f)
+				continue
+			case len(out) == 0:
+				next = append(next, waive(f, w))
+				markWaived(r.Checks, f.Check, in, w)
+			default:
+				next = append(next, restrict(f, out), waive(restrict(f, in), w))
+				markWaived(r.Checks, f.Check, in, w)
+			}
+			used = true
+		}
+		findings = next
+		if !used {
+			unused = append(unused, w)
+		}
+	}
+	if len(expired) > 0 {
+		findings = append(findings, waiverFinding(WaiverExpiredID, SeverityWarning, expired,
+			"waiver has expired and no longer applies",
+			"A waiver past its expiry date no longer hides its finding; the finding counts against the gate again. It is reported on its own so that CI says why a gate that passed yesterday fails today.",
+			"Fix the finding, or renew the waiver: have its owner re-accept the risk and move expires to a new date in the waivers file."))
+	}
+	if len(unused) > 0 {
+		findings = append(findings, waiverFinding(WaiverUnusedID, SeverityInfo, unused,
+			"waiver matched no finding in this run",
+			"A waiver that matches nothing is either fixed debt, a check skipped in this run, or a waiver already covered by another; stale waivers hide the next regression.",
+			"Remove the waiver from the waivers file once the finding is fixed on every node it names."))
+	}
+	return findings
+}
+
+func waiverFinding(id string, sev Severity, ws []Waiver, title, summary, remediation string) Finding {
+	f := Finding{Check: id, Kind: KindCheck, Severity: sev, Title: title, Nodes: []string{}, Remediation: remediation}
+	for _, w := range ws {
+		f.Evidence = append(f.Evidence, w.describe())
+	}
+	f.Summary = fmt.Sprintf("%s (%d %s)", summary, len(ws), plural(len(ws), "waiver"))
+	return f
+}
+
+// waive returns f marked as accepted by w, with the acceptance in its
+// evidence so every report format shows who accepted it and until when.
+func waive(f Finding, w Waiver) Finding {
+	wc := w
+	wc.Nodes = append([]string(nil), w.Nodes...)
+	wc.Roles = append([]string(nil), w.Roles...)
+	f.Waived = &wc
+	f.Evidence = append(append([]string{}, f.Evidence...),
+		fmt.Sprintf("waived until %s by %s: %s", w.Expires, w.Source, w.Reason))
+	return f
+}
+
+// restrict returns f narrowed to nodes: evidence lines of other nodes
+// ("<node>: ...") are dropped, lines about no node in particular are kept,
+// and the node list in a check finding's summary and the rollout follow.
+func restrict(f Finding, nodes []string) Finding {
+	keep := map[string]bool{}
+	for _, n := range nodes {
+		keep[n] = true
+	}
+	var ev []string
+	for _, line := range f.Evidence {
+		owner := ""
+		for _, n := range f.Nodes {
+			if strings.HasPrefix(line, n+": ") && len(n) > len(owner) {
+				owner = n
+			}
+		}
+		if owner == "" || keep[owner] {
+			ev = append(ev, line)
+		}
+	}
+	old := fmt.Sprintf(" (%d %s: %s)", len(f.Nodes), plural(len(f.Nodes), "node"), strings.Join(f.Nodes, ", "))
+	if strings.HasSuffix(f.Summary, old) {
+		f.Summary = strings.TrimSuffix(f.Summary, old) +
+			fmt.Sprintf(" (%d %s: %s)", len(nodes), plural(len(nodes), "node"), strings.Join(nodes, ", "))
+	}
+	var steps []RolloutStep
+	for _, s := range f.Rollout {
+		var in []string
+		for _, n := range s.Nodes {
+			if keep[n] {
+				in = append(in, n)
+			}
+		}
+		if len(in) > 0 {
+			s.Nodes = in
+			steps = append(steps, s)
+		}
+	}
+	f.Rollout = steps
+	f.Nodes = append([]string{}, nodes...)
+	f.Evidence = ev
+	return f
+}
+
+func markWaived(results []CheckResult, check string, nodes []string, w Waiver) {
+	for i := range results {
+		r := &results[i]
+		if r.Check == check && r.Outcome == OutcomeFail && contains(nodes, r.Node) {
+			r.Outcome = OutcomeWaived
+			r.Detail += fmt.Sprintf(" (waived until %s by %s)", w.Expires, w.Source)
+		}
+	}
 }

@@ -105,6 +105,7 @@ EXAMPLES:
 			runCommand(),
 			inventoryCommand(),
 			demoCommand(),
+			probesCommand(),
 		},
 	}
 }

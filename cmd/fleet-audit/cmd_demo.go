@@ -26,10 +26,11 @@ gate fails, since the failure is the point of the demo.
 
 EXAMPLES:
    fleet-audit demo
-   fleet-audit demo --out /tmp/fleet-audit-demo`,
+   fleet-audit demo --out /tmp/fleet-audit-demo
+   fleet-audit demo --probes examples/probes --skip 'conntrack.*'`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "write the reports to `DIR`"},
-		}, auditFlags()[:4]...),
+		}, append(append([]cli.Flag{}, auditFlags()[:4]...), ruleFlags()...)...),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -31,6 +33,23 @@ type runOptions struct {
 	Quiet            bool
 	// Outputs maps a report format to the file it is written to.
 	Outputs map[string]string
+	// WaiversPath, ProbesDir, Only, Skip and TargetVersion choose what the
+	// run judges; see loadRules.
+	WaiversPath   string
+	ProbesDir     string
+	Only, Skip    []string
+	TargetVersion string
+}
+
+// ruleFlags choose what a run judges; run and demo both take them.
+func ruleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "waivers", Usage: "accept the findings listed in this YAML `FILE` (check, nodes/roles, reason, expires): shown as waived, not failing the gate"},
+		&cli.StringSliceFlag{Name: "only", Usage: "judge only the checks whose id matches `PATTERN` (a glob such as 'sysctl.*'; repeatable or comma-separated)"},
+		&cli.StringSliceFlag{Name: "skip", Usage: "do not judge the checks whose id matches `PATTERN` (applied after --only; repeatable or comma-separated)"},
+		&cli.StringFlag{Name: "probes", Usage: "also run the probes (*.sh) and checks (*.yaml) in `DIR`"},
+		&cli.StringFlag{Name: "target-version", Usage: "the RKE2 `VERSION` the fleet is about to be upgraded to (v1.xx.y+rke2rN), for the version-skew checks"},
+	}
 }
 
 func auditFlags() []cli.Flag {
@@ -62,6 +81,8 @@ EXAMPLES:
    fleet-audit run -i inventory.yaml
    fleet-audit run -i inventory.yaml --forks 20 --html report.html --junit junit.xml
    fleet-audit run -i inventory.yaml --fail-on warning --allow-unreachable
+   fleet-audit run -i inventory.yaml --waivers waivers.yaml --skip 'conntrack.*'
+   fleet-audit run -i inventory.yaml --probes ./site-probes --target-version v1.32.5+rke2r1
 
 Report formats: ` + formatNames() + `
 
@@ -70,7 +91,7 @@ Report formats: ` + formatNames() + `
 			&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE` (YAML)"},
 			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
 			&cli.BoolFlag{Name: "no-agent", Usage: "do not use the ssh-agent at SSH_AUTH_SOCK"},
-		}, auditFlags()...),
+		}, append(auditFlags(), ruleFlags()...)...),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {
@@ -109,19 +130,80 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 			o.Outputs[f] = p
 		}
 	}
+	o.WaiversPath, o.ProbesDir = c.String("waivers"), c.String("probes")
+	o.Only, o.Skip = patterns(c.StringSlice("only")), patterns(c.StringSlice("skip"))
+	o.TargetVersion = strings.TrimSpace(c.String("target-version"))
+	if o.TargetVersion != "" && !targetVersionRe.MatchString(o.TargetVersion) {
+		return o, &usageError{fmt.Errorf("--target-version %q: want an RKE2 release such as v1.31.4+rke2r1 (v1.MINOR.PATCH+rke2rN)", o.TargetVersion)}
+	}
 	return o, nil
+}
+
+// targetVersionRe is the form of an RKE2 release tag; anything looser would
+// let "1.31" or "v1.31" through and make the skew checks compare the wrong
+// thing.
+var targetVersionRe = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+\+rke2r[0-9]+$`)
+
+// patterns trims what urfave already split at commas and drops empty
+// entries, so "--skip 'a, b'" and a trailing comma do what they look like.
+func patterns(in []string) []string {
+	var out []string
+	for _, p := range in {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rules is what loadRules resolves from the flags.
+type rules struct {
+	Probes  []audit.Probe
+	Checks  []audit.Check
+	Waivers []audit.Waiver
+}
+
+// loadRules loads the embedded and --probes probes and checks, selects the
+// checks, and reads the waivers, all before anything is contacted: any
+// problem with them is input, exit 2. Waivers are validated against every
+// known check, not only the selected ones, so one waivers file can serve
+// runs with different --skip lists.
+func loadRules(o runOptions) (rules, error) {
+	probes, err := audit.BuiltinProbes()
+	if err != nil {
+		return rules{}, fmt.Errorf("embedded probes: %w", err)
+	}
+	checks, err := audit.BuiltinChecks()
+	if err != nil {
+		return rules{}, fmt.Errorf("embedded checks: %w", err)
+	}
+	if o.ProbesDir != "" {
+		up, uc, err := audit.LoadProbeDir(o.ProbesDir)
+		if err != nil {
+			return rules{}, &usageError{err}
+		}
+		probes = append(probes, up...)
+		checks = append(checks, uc...)
+	}
+	var r rules
+	r.Probes = probes
+	if o.WaiversPath != "" {
+		if r.Waivers, err = audit.LoadWaivers(o.WaiversPath, audit.WaivableIDs(checks)); err != nil {
+			return rules{}, &usageError{err}
+		}
+	}
+	if r.Checks, err = audit.SelectChecks(checks, o.Only, o.Skip); err != nil {
+		return rules{}, &usageError{err}
+	}
+	return r, nil
 }
 
 // auditAndReport is the one path from a loaded inventory to written reports
 // and an exit code, shared by run and demo.
 func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions, stdout, stderr io.Writer) error {
-	probes, err := audit.BuiltinProbes()
+	rl, err := loadRules(o)
 	if err != nil {
-		return fmt.Errorf("embedded probes: %w", err)
-	}
-	checks, err := audit.BuiltinChecks()
-	if err != nil {
-		return fmt.Errorf("embedded checks: %w", err)
+		return err
 	}
 	// Check output paths before contacting anything.
 	for format, p := range o.Outputs {
@@ -152,7 +234,8 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Inventory: inv, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
-		Probes: probes, Checks: checks, ToolVersion: version, Progress: progress,
+		Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
+		ToolVersion: version, Progress: progress,
 		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
 	})
 	if err != nil {

@@ -27,7 +27,13 @@ func TestMain(m *testing.M) {
 //	clean       3 healthy nodes
 //	down        3 healthy nodes, one of which refuses connections
 //	hostkey     3 healthy nodes, one whose known_hosts entry is of another key
+//
+// $EXAMPLES is the repository's examples/ directory.
 func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs(filepath.Join("..", "..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
@@ -56,6 +62,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SSH_AUTH_SOCK", "")
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
 	})

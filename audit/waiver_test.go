@@ -1,0 +1,386 @@
+package audit
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+func builtinChecks(t *testing.T) []Check {
+	t.Helper()
+	cs, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func TestParseWaivers(t *testing.T) {
+	known := WaivableIDs(builtinChecks(t))
+	tests := []struct {
+		name string
+		in   string
+		// want: one substring per expected error, or nil for success.
+		want  []string
+		check func(t *testing.T, ws []Waiver)
+	}{
+		{
+			name: "valid entries keep their fields and file:line",
+			in: `# comment
+- check: firewall.ufw-active
+  nodes: [worker-2]
+  reason: "NET-1, accepted by J. Doe"
+  expires: 2026-09-30
+- check: "firewall.*"
+  roles: [etcd]
+  reason: r
+  expires: 2026-01-01
+- check: correlation.kubeproxy.healthz-failing
+  reason: r
+  expires: 2026-01-01
+- check: cluster.unavailable
+  reason: r
+  expires: 2026-01-01
+`,
+			check: func(t *testing.T, ws []Waiver) {
+				if len(ws) != 4 {
+					t.Fatalf("got %d waivers, want 4: %+v", len(ws), ws)
+				}
+				w := ws[0]
+				if w.Check != "firewall.ufw-active" || strings.Join(w.Nodes, ",") != "worker-2" || w.Reason != "NET-1, accepted by J. Doe" ||
+					w.Expires != "2026-09-30" || w.Source != "w.yaml:2" {
+					t.Errorf("first waiver = %+v", w)
+				}
+				if ws[1].Source != "w.yaml:6" || strings.Join(ws[1].Roles, ",") != "etcd" {
+					t.Errorf("second waiver = %+v", ws[1])
+				}
+			},
+		},
+		{name: "empty file", in: "", check: func(t *testing.T, ws []Waiver) {
+			if len(ws) != 0 {
+				t.Errorf("got %+v", ws)
+			}
+		}},
+		{name: "not a list", in: "check: firewall.ufw-active\n", want: []string{"w.yaml:1: want a list of waivers"}},
+		{name: "entry not a mapping", in: "- firewall.ufw-active\n", want: []string{"w.yaml:1: waiver 1: want a mapping"}},
+		{name: "yaml syntax", in: "- check: [\n", want: []string{"w.yaml:"}},
+		{name: "unknown field names its line", in: "- check: firewall.ufw-active\n  reason: r\n  expires: 2026-01-01\n  node: [a]\n",
+			want: []string{"w.yaml:4: waiver 1: field node not found"}},
+		{name: "missing check", in: "- reason: r\n  expires: 2026-01-01\n", want: []string{"w.yaml:1: waiver 1: check: is required"}},
+		{name: "missing and empty reason", in: "- check: firewall.ufw-active\n  reason: '  '\n  expires: 2026-01-01\n",
+			want: []string{"w.yaml:2: waiver 1: reason: is required"}},
+		{name: "missing expires", in: "- check: firewall.ufw-active\n  reason: r\n", want: []string{"w.yaml:1: waiver 1: expires: is required"}},
+		{name: "bad date", in: "- check: firewall.ufw-active\n  reason: r\n  expires: 2026-13-01\n",
+			want: []string{`w.yaml:3: waiver 1: expires: want a date YYYY-MM-DD, got "2026-13-01"`}},
+		{name: "date with time", in: "- check: firewall.ufw-active\n  reason: r\n  expires: 2026-01-01T00:00:00Z\n",
+			want: []string{"w.yaml:3: waiver 1: expires: want a date"}},
+		{name: "check matching nothing", in: "- check: firewall.ufw-activ\n  reason: r\n  expires: 2026-01-01\n",
+			want: []string{`w.yaml:1: waiver 1: check: "firewall.ufw-activ" matches no known check`}},
+		{name: "glob matching nothing", in: "- check: 'fw.*'\n  reason: r\n  expires: 2026-01-01\n",
+			want: []string{`check: "fw.*" matches no known check`}},
+		{name: "bad glob", in: "- check: 'firewall.['\n  reason: r\n  expires: 2026-01-01\n", want: []string{"check: bad glob"}},
+		{name: "waiver findings are not waivable", in: "- check: waiver.expired\n  reason: r\n  expires: 2026-01-01\n",
+			want: []string{"check: the waiver findings themselves cannot be waived"}},
+		{name: "empty node name", in: "- check: firewall.ufw-active\n  nodes: ['']\n  reason: r\n  expires: 2026-01-01\n",
+			want: []string{"w.yaml:2: waiver 1: nodes: empty name"}},
+		{name: "every problem at once", in: "- check: nope\n  reason: r\n  expires: 2026-01-01\n- check: firewall.ufw-active\n  expires: soon\n",
+			want: []string{"w.yaml:1: waiver 1: check", "w.yaml:4: waiver 2: reason", "w.yaml:5: waiver 2: expires"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, err := ParseWaivers("w.yaml", []byte(tt.in), known)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				tt.check(t, ws)
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q; got %+v", tt.want, ws)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if ws != nil {
+				t.Errorf("waivers returned with an error: %+v", ws)
+			}
+		})
+	}
+}
+
+func TestLoadWaiversMissingFile(t *testing.T) {
+	if _, err := LoadWaivers("/nonexistent/waivers.yaml", nil); err == nil || !strings.Contains(err.Error(), "/nonexistent/waivers.yaml") {
+		t.Fatalf("err = %v, want it to name the file", err)
+	}
+}
+
+func TestWaivableIDs(t *testing.T) {
+	ids := WaivableIDs(builtinChecks(t))
+	for _, want := range []string{"firewall.ufw-active", "correlation.kubeproxy.healthz-failing", "cluster.unavailable", "skew.mixed-versions"} {
+		if !contains(ids, want) {
+			t.Errorf("WaivableIDs lacks %q", want)
+		}
+	}
+	if contains(ids, "correlation.firewall.ufw-active") {
+		t.Errorf("a correlation id for a non-symptom check: %v", ids)
+	}
+}
+
+// waiverChecks stand in for the builtin ones, so these tests do not follow
+// every change to the shipped conditions.
+const waiverChecks = `
+- id: firewall.ufw-active
+  title: UFW is active
+  severity: critical
+  when: [{fact: ufw.active, op: eq, value: active}]
+  summary: UFW fights kube-proxy.
+  remediation: systemctl disable --now ufw
+- id: sysctl.ip-forward
+  title: forwarding is off
+  severity: critical
+  when: [{fact: net.ipv4.ip_forward, op: ne, value: "1"}]
+  summary: s
+  remediation: r
+`
+
+// waiverReport is a small judged fleet: UFW active on etcd-1 and worker-2,
+// not on worker-1, plus a cluster-level finding.
+func waiverReport(t *testing.T) *Report {
+	t.Helper()
+	checks, err := ParseChecks("test.yaml", []byte(waiverChecks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := []Node{
+		{Name: "etcd-1", Roles: []string{"etcd"}, Status: StatusOK, Facts: map[string]string{"ufw.active": "active"}},
+		{Name: "worker-1", Roles: []string{"worker"}, Status: StatusOK, Facts: map[string]string{"ufw.active": "inactive"}},
+		{Name: "worker-2", Roles: []string{"worker"}, Status: StatusOK, Facts: map[string]string{"ufw.active": "active"}},
+	}
+	r := &Report{Nodes: nodes}
+	r.Checks = Judge(nodes, nil, checks)
+	r.Findings = CheckFindings(checks, r.Checks)
+	r.Findings = append(r.Findings, clusterFindings(&Cluster{Status: ClusterFailed, Message: "no server reachable"})...)
+	addRollouts(r.Findings, r.Nodes, checks, r.Checks)
+	return r
+}
+
+func findingsOf(fs []Finding, id string) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Check == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func outcomes(r *Report, check string) map[string]string {
+	out := map[string]string{}
+	for _, c := range r.Checks {
+		if c.Check == check {
+			out[c.Node] = c.Outcome
+		}
+	}
+	return out
+}
+
+func TestApplyWaivers(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	ufw := func(nodes, roles []string, expires string) Waiver {
+		return Waiver{Check: "firewall.ufw-active", Nodes: nodes, Roles: roles, Reason: "NET-1 by J. Doe", Expires: expires, Source: "w.yaml:2"}
+	}
+	type part struct {
+		nodes  string
+		waived bool
+	}
+	tests := []struct {
+		name    string
+		waivers []Waiver
+		now     time.Time
+		// ufw is the firewall.ufw-active findings after waiving.
+		ufw []part
+		// outcome per node of firewall.ufw-active.
+		outcome map[string]string
+		// bookkeeping findings expected (id → evidence substring).
+		extra map[string]string
+		// cluster: whether cluster.unavailable ends waived.
+		cluster bool
+	}{
+		{name: "no waivers", ufw: []part{{"etcd-1,worker-2", false}},
+			outcome: map[string]string{"etcd-1": OutcomeFail, "worker-1": OutcomePass, "worker-2": OutcomeFail}},
+		{name: "all nodes", waivers: []Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
+			outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-1": OutcomePass, "worker-2": OutcomeWaived}},
+		{name: "glob", waivers: []Waiver{{Check: "firewall.*", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:9"}},
+			ufw: []part{{"etcd-1,worker-2", true}}, cluster: false,
+			outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeWaived}},
+		{name: "some nodes split the finding", waivers: []Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30")},
+			ufw:     []part{{"etcd-1", false}, {"worker-2", true}},
+			outcome: map[string]string{"etcd-1": OutcomeFail, "worker-1": OutcomePass, "worker-2": OutcomeWaived}},
+		{name: "by role", waivers: []Waiver{ufw(nil, []string{"etcd"}, "2026-06-30")},
+			ufw:     []part{{"worker-2", false}, {"etcd-1", true}},
+			outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeFail}},
+		{name: "nodes and roles add up", waivers: []Waiver{ufw([]string{"worker-2"}, []string{"etcd"}, "2026-06-30")},
+			ufw: []part{{"etcd-1,worker-2", true}}, outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeWaived}},
+		{name: "two waivers each take a node", waivers: []Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30"), ufw([]string{"etcd-1"}, nil, "2026-06-30")},
+			ufw: []part{{"etcd-1", true}, {"worker-2", true}}, outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeWaived}},
+		{name: "applies through its last day UTC", now: time.Date(2026, 6, 30, 23, 59, 59, 0, time.UTC),
+			waivers: []Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
+			outcome: map[string]string{"etcd-1": OutcomeWaived}},
+		{name: "the day after, in another zone, it has expired", now: time.Date(2026, 6, 30, 21, 0, 0, 0, time.FixedZone("UTC-3", -3*3600)),
+			waivers: []Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", false}},
+			outcome: map[string]string{"etcd-1": OutcomeFail},
+			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on all nodes, expires 2026-06-30: NET-1 by J. Doe"}},
+		{name: "expired", waivers: []Waiver{ufw([]string{"worker-2"}, nil, "2026-05-31")}, ufw: []part{{"etcd-1,worker-2", false}},
+			outcome: map[string]string{"worker-2": OutcomeFail},
+			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on nodes worker-2, expires 2026-05-31: NET-1 by J. Doe"}},
+		{name: "bad date counts as expired", waivers: []Waiver{ufw(nil, nil, "someday")}, ufw: []part{{"etcd-1,worker-2", false}},
+			extra: map[string]string{WaiverExpiredID: "someday"}},
+		{name: "unused: node without the finding", waivers: []Waiver{ufw([]string{"worker-1"}, nil, "2026-06-30")},
+			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{WaiverUnusedID: "firewall.ufw-active on nodes worker-1"}},
+		{name: "unused: check that did not fail", waivers: []Waiver{{Check: "sysctl.ip-forward", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:5"}},
+			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{WaiverUnusedID: "w.yaml:5: sysctl.ip-forward"}},
+		{name: "redundant waiver is unused", waivers: []Waiver{ufw(nil, nil, "2026-06-30"), {Check: "firewall.ufw-active", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:7"}},
+			ufw: []part{{"etcd-1,worker-2", true}}, extra: map[string]string{WaiverUnusedID: "w.yaml:7"}},
+		{name: "cluster finding waived by a waiver naming no nodes", waivers: []Waiver{{Check: "cluster.unavailable", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
+			ufw: []part{{"etcd-1,worker-2", false}}, cluster: true},
+		{name: "cluster finding not waived by a node waiver", waivers: []Waiver{{Check: "cluster.*", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
+			ufw: []part{{"etcd-1,worker-2", false}}, cluster: false, extra: map[string]string{WaiverUnusedID: "w.yaml:3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := waiverReport(t)
+			when := now
+			if !tt.now.IsZero() {
+				when = tt.now
+			}
+			got := ApplyWaivers(r, tt.waivers, when)
+			fs := findingsOf(got, "firewall.ufw-active")
+			if len(fs) != len(tt.ufw) {
+				t.Fatalf("got %d ufw findings, want %d: %+v", len(fs), len(tt.ufw), fs)
+			}
+			for i, want := range tt.ufw {
+				f := fs[i]
+				if strings.Join(f.Nodes, ",") != want.nodes || (f.Waived != nil) != want.waived {
+					t.Errorf("ufw finding %d: nodes %v waived %v, want %s waived %v", i, f.Nodes, f.Waived, want.nodes, want.waived)
+				}
+				// Evidence and summary follow the finding's own nodes.
+				for _, n := range []string{"etcd-1", "worker-2"} {
+					in := contains(f.Nodes, n)
+					if has := strings.Contains(strings.Join(f.Evidence, "\n"), n+": ufw.active=active"); has != in {
+						t.Errorf("ufw finding %d (nodes %v): evidence %q, want %s's line %v", i, f.Nodes, f.Evidence, n, in)
+					}
+					if has := strings.Contains(f.Summary, n); has != in {
+						t.Errorf("ufw finding %d (nodes %v): summary %q", i, f.Nodes, f.Summary)
+					}
+				}
+				for _, s := range f.Rollout {
+					for _, n := range s.Nodes {
+						if !contains(f.Nodes, n) {
+							t.Errorf("ufw finding %d: rollout names %s outside %v", i, n, f.Nodes)
+						}
+					}
+				}
+				if f.Waived != nil {
+					last := f.Evidence[len(f.Evidence)-1]
+					if !strings.Contains(last, "waived until "+f.Waived.Expires) || !strings.Contains(last, f.Waived.Reason) || !strings.Contains(last, f.Waived.Source) {
+						t.Errorf("waived evidence %q lacks expiry, source or reason", last)
+					}
+				}
+			}
+			for node, want := range tt.outcome {
+				if got := outcomes(r, "firewall.ufw-active")[node]; got != want {
+					t.Errorf("outcome on %s = %s, want %s", node, got, want)
+				}
+			}
+			for _, id := range []string{WaiverExpiredID, WaiverUnusedID} {
+				bk := findingsOf(got, id)
+				want, wanted := tt.extra[id]
+				if !wanted {
+					if len(bk) != 0 {
+						t.Errorf("unexpected %s: %+v", id, bk)
+					}
+					continue
+				}
+				if len(bk) != 1 || !strings.Contains(strings.Join(bk[0].Evidence, "\n"), want) {
+					t.Fatalf("%s = %+v, want one with evidence %q", id, bk, want)
+				}
+				wantSev := map[string]Severity{WaiverExpiredID: SeverityWarning, WaiverUnusedID: SeverityInfo}[id]
+				if bk[0].Severity != wantSev || bk[0].Waived != nil || bk[0].Title == "" || bk[0].Remediation == "" {
+					t.Errorf("%s = %+v, want severity %s, a title and a remediation", id, bk[0], wantSev)
+				}
+			}
+			cl := findingsOf(got, "cluster.unavailable")
+			if len(cl) != 1 || (cl[0].Waived != nil) != tt.cluster {
+				t.Errorf("cluster.unavailable = %+v, want one, waived=%v", cl, tt.cluster)
+			}
+		})
+	}
+}
+
+// The incident fleet with the UFW check and its correlation waived on all
+// nodes still fails the gate, on the kube-proxy symptom alone.
+func TestIncidentWithWaivers(t *testing.T) {
+	inv, tr := simulate(t, nodesim.Incident())
+	checks := builtinChecks(t)
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waivers, err := ParseWaivers("w.yaml", []byte(`
+- check: firewall.ufw-active
+  reason: accepted by test
+  expires: 2026-12-31
+- check: correlation.kubeproxy.*
+  reason: accepted by test
+  expires: 2026-12-31
+- check: firewall.firewalld-active
+  nodes: [etcd-1]
+  reason: not expected to match
+  expires: 2026-12-31
+- check: sysctl.ip-forward
+  reason: old
+  expires: 2026-01-31
+`), WaivableIDs(checks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
+		Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: SeverityCritical},
+		Now: func() time.Time { return time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waived := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Waived != nil {
+			waived[f.Check] = true
+		}
+	}
+	if !waived["firewall.ufw-active"] || !waived["correlation.kubeproxy.healthz-failing"] {
+		t.Errorf("waived = %v, want the ufw check and its correlation", waived)
+	}
+	if len(findingsOf(r.Findings, WaiverUnusedID)) != 1 || len(findingsOf(r.Findings, WaiverExpiredID)) != 1 {
+		t.Errorf("want one unused and one expired finding: %+v", r.Findings)
+	}
+	if r.Gate.ExitCode != ExitGateFailed || !strings.HasSuffix(strings.Join(r.Gate.Reasons, "; "), "critical finding; 2 findings waived") {
+		t.Errorf("gate = %+v, want exit 1 for kubeproxy.healthz-failing with 2 waived", r.Gate)
+	}
+	if live := findingsOf(r.Findings, "kubeproxy.healthz-failing"); len(live) != 1 || live[0].Waived != nil {
+		t.Errorf("kubeproxy.healthz-failing = %+v, want it live", live)
+	}
+	// Waived findings sort after the live ones.
+	if last := r.Findings[len(r.Findings)-1]; last.Waived == nil {
+		t.Errorf("last finding %s is not waived", last.Check)
+	}
+	for _, c := range r.Checks {
+		if c.Check == "firewall.ufw-active" && c.Outcome == OutcomeFail {
+			t.Errorf("%s still fails firewall.ufw-active", c.Node)
+		}
+	}
+}

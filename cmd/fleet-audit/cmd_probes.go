@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+// catalogEntry is one row of `fleet-audit probes`, and one element of its
+// --json output. Probes leave Severity empty; checks leave NeedsRoot false
+// and list the facts they read in Facts.
+type catalogEntry struct {
+	Kind        string   `json:"kind"`
+	ID          string   `json:"id"`
+	Scope       string   `json:"scope"`
+	NeedsRoot   bool     `json:"needs_root"`
+	Severity    string   `json:"severity,omitempty"`
+	Source      string   `json:"source"`
+	Description string   `json:"description"`
+	Facts       []string `json:"facts"`
+	// Timeout is the probe's bound, in seconds (0 for checks).
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+}
+
+func probesCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "probes",
+		Usage:     "list the probes and checks a run would use",
+		UsageText: "fleet-audit probes [--probes DIR] [--json]",
+		Description: `Lists the probes embedded in the binary and the checks judged on their
+facts, with each one's scope (node or cluster), whether it needs root, its
+severity and where it is defined ("builtin" or a file of --probes DIR).
+The check ids are what --only, --skip and waivers match. Contacts nothing;
+a --probes DIR with errors exits 2 with file:line, as run would.
+
+EXAMPLES:
+   fleet-audit probes
+   fleet-audit probes --probes examples/probes
+   fleet-audit probes --json | jq -r '.checks[].id'`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "probes", Usage: "also list the probes and checks in `DIR`"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON ({\"probes\": [...], \"checks\": [...]}) for machines"},
+		},
+		Action: func(c *cli.Context) error {
+			rl, err := loadRules(runOptions{ProbesDir: c.String("probes")})
+			if err != nil {
+				return err
+			}
+			probes, checks, err := catalog(rl)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks})
+			}
+			t := tablewriter.NewTable(c.App.Writer)
+			t.Header("kind", "id", "scope", "root", "severity", "source", "description")
+			for _, e := range append(probes, checks...) {
+				root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
+				if e.Kind == "check" {
+					root = "-"
+				}
+				sev := e.Severity
+				if sev == "" {
+					sev = "-"
+				}
+				if err := t.Append(e.Kind, e.ID, e.Scope, root, sev, e.Source, e.Description); err != nil {
+					return fmt.Errorf("probes table: %w", err)
+				}
+			}
+			return t.Render()
+		},
+	}
+}
+
+// catalog turns the loaded rules into listing rows. Embedded checks carry
+// their embedded file:line as Source; they are shown as builtin like the
+// embedded probes, since that path exists only inside the binary.
+func catalog(rl rules) (probes, checks []catalogEntry, err error) {
+	builtin, err := audit.BuiltinChecks()
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded checks: %w", err)
+	}
+	isBuiltin := map[string]bool{}
+	for _, c := range builtin {
+		isBuiltin[c.Source] = true
+	}
+	probes, checks = []catalogEntry{}, []catalogEntry{}
+	for _, p := range rl.Probes {
+		facts := append(append([]string{}, p.Facts...), p.NodeFacts...)
+		probes = append(probes, catalogEntry{Kind: "probe", ID: p.ID, Scope: p.Scope, NeedsRoot: p.NeedsRoot,
+			Source: p.Source, Description: p.Description, Facts: facts, TimeoutSeconds: p.Timeout.Seconds()})
+	}
+	for _, c := range rl.Checks {
+		src := c.Source
+		if isBuiltin[src] {
+			src = "builtin"
+		}
+		checks = append(checks, catalogEntry{Kind: "check", ID: c.ID, Scope: c.Scope, Severity: c.Severity.String(),
+			Source: src, Description: c.Title, Facts: uniq(c.Facts())})
+	}
+	return probes, checks, nil
+}
+
+func uniq(in []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
