@@ -252,6 +252,11 @@ func counts(r *audit.Report) (audited, notAudited int) {
 // It prints the gate; it never recomputes it.
 func Verdict(g audit.Gate) string {
 	if g.Passed {
+		// A pass can still carry reasons worth a line: waived findings,
+		// nodes let through by --allow-unreachable.
+		if len(g.Reasons) > 0 {
+			return "passed (" + strings.Join(g.Reasons, "; ") + ")"
+		}
 		return "passed"
 	}
 	s := fmt.Sprintf("FAILED (exit %d)", g.ExitCode)
