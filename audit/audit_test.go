@@ -261,7 +261,7 @@ func TestShippedProbes(t *testing.T) {
 	// Every declared fact is really emitted on a simulated fleet: node
 	// facts on a node, cluster facts once, node facts of the cluster probe
 	// joined to the node they name.
-	inv, tr := simulate(t, nodesim.WithCluster(nodesim.Clean(2)))
+	inv, tr := simulate(t, nodesim.Clean(2))
 	r := runSim(t, inv, tr)
 	if got := r.Nodes[0].Facts["kubeproxy.port10256.listening"]; got != "yes" {
 		t.Errorf("kubeproxy.port10256.listening = %s on a node listening on 10256", got)

@@ -21,7 +21,7 @@ func clusterServer(fleet []nodesim.Member) nodesim.State {
 }
 
 func TestClusterProbeOnIncidentFleet(t *testing.T) {
-	fleet := nodesim.WithCluster(nodesim.Incident())
+	fleet := nodesim.Incident()
 	p := runProbe(t, "cluster", fleet[0].State)
 	wantCluster := map[string]string{
 		"cluster.kubectl":                       "ok",
@@ -512,7 +512,7 @@ func TestRBACRedHerringIsNeverCritical(t *testing.T) {
 
 func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
-		inv, tr := simulate(t, nodesim.WithCluster(nodesim.Clean(3)))
+		inv, tr := simulate(t, nodesim.Clean(3))
 		r := runSim(t, inv, tr)
 		if r.Cluster == nil || r.Cluster.Facts["cluster.readyz"] != "passed" {
 			t.Fatalf("cluster = %+v", r.Cluster)
@@ -530,7 +530,7 @@ func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("incident", func(t *testing.T) {
-		inv, tr := simulate(t, nodesim.WithCluster(nodesim.Incident()))
+		inv, tr := simulate(t, nodesim.Incident())
 		r := runSim(t, inv, tr)
 		if len(r.Findings) == 0 || r.Findings[0].Cause == nil || r.Findings[0].Cause.Fact != "ufw.active" || r.Findings[0].Cause.Value != "active" {
 			t.Fatalf("first finding is not the UFW cause: %+v", r.Findings)

@@ -70,8 +70,10 @@ func WithUFWActive(s State) State {
 }
 
 // Incident is the seed incident's fleet: 3 etcd, 2 control-plane and 4
-// worker nodes, UFW active on etcd-1, etcd-2, worker-2 and worker-4. worker-3
-// runs a newer kernel, a harmless drift that must not be blamed.
+// worker nodes, UFW active on etcd-1, etcd-2, worker-2 and worker-4, whose
+// kube-proxy pods loop in CrashLoopBackOff (one with the seed's transient
+// RBAC denial in its previous log). worker-3 runs a newer kernel, a
+// harmless drift that must not be blamed.
 func Incident() []Member {
 	var fleet []Member
 	add := func(name string, roles []string, server, ufw bool) {
@@ -91,10 +93,11 @@ func Incident() []Member {
 		add(fmt.Sprintf("worker-%d", i), []string{"worker"}, false, i == 2 || i == 4)
 	}
 	fleet[7].State.Kernel = "6.1.0-31-amd64" // worker-3
-	return fleet
+	return WithCluster(fleet)
 }
 
-// Clean is a fleet of n healthy nodes with no drift at all.
+// Clean is a fleet of n healthy nodes with no drift at all; node-1 is the
+// server the cluster-scoped probes run on.
 func Clean(n int) []Member {
 	var fleet []Member
 	for i := 1; i <= n; i++ {
@@ -102,7 +105,7 @@ func Clean(n int) []Member {
 		role := map[bool]string{true: "control-plane", false: "worker"}[i == 1]
 		fleet = append(fleet, Member{Name: name, Roles: []string{role}, State: Healthy(name, i == 1)})
 	}
-	return fleet
+	return WithCluster(fleet)
 }
 
 func copyUnits(m map[string]Unit) map[string]Unit {
