@@ -1,4 +1,540 @@
 package nodesim
 
-// healthyHost adds what a healthy node shows to the OS, time, disk, ports, NetworkManager, CNI probes.
-func healthyHost(s *State, server bool) {}
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The outputs below are what the real tools print, so the host, rke2 and
+// network probes' parsers meet real formats: chronyc's aligned "Key : value"
+// tracking report, timedatectl's --value answers, df -P / df -Pi with one
+// line per filesystem, /proc/swaps and /proc/loadavg as the kernel writes
+// them, NetworkManager keyfile configuration and RKE2's CNI conflists.
+
+// swapsHeader is /proc/swaps with no active swap: the kernel always prints
+// the header line.
+const swapsHeader = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+
+// chronyTracking is `chronyc -n tracking` of a synchronised chronyd.
+const chronyTracking = `Reference ID    : C0A80001 (192.168.0.1)
+Stratum         : 3
+Ref time (UTC)  : Wed Dec 02 09:58:51 2026
+System time     : 0.000012345 seconds slow of NTP time
+Last offset     : +0.000003210 seconds
+RMS offset      : 0.000021077 seconds
+Frequency       : 12.517 ppm slow
+Residual freq   : +0.001 ppm
+Skew            : 0.033 ppm
+Root delay      : 0.001234567 seconds
+Root dispersion : 0.000456789 seconds
+Update interval : 64.4 seconds
+Leap status     : Normal
+`
+
+// chronyUnsynced is the same report from a chronyd that has lost its
+// sources: no reference, leap status "Not synchronised".
+const chronyUnsynced = `Reference ID    : 00000000 ()
+Stratum         : 0
+Ref time (UTC)  : Thu Jan 01 00:00:00 1970
+System time     : 0.000000000 seconds fast of NTP time
+Last offset     : +0.000000000 seconds
+RMS offset      : 0.000000000 seconds
+Frequency       : 12.517 ppm slow
+Residual freq   : +0.000 ppm
+Skew            : 0.000 ppm
+Root delay      : 1.000000000 seconds
+Root dispersion : 1.000000000 seconds
+Update interval : 0.0 seconds
+Leap status     : Not synchronised
+`
+
+// ChronyTracking returns a synchronised `chronyc -n tracking` report whose
+// system clock is offsetSeconds away from NTP time (negative: slow).
+func ChronyTracking(offsetSeconds float64) string {
+	dir := "fast"
+	if offsetSeconds < 0 {
+		dir, offsetSeconds = "slow", -offsetSeconds
+	}
+	return strings.Replace(chronyTracking, "0.000012345 seconds slow of NTP time",
+		fmt.Sprintf("%.9f seconds %s of NTP time", offsetSeconds, dir), 1)
+}
+
+// DF returns `df -P` (inodes false) or `df -Pi` output for the two paths the
+// host probe asks about, both on the root filesystem at usedPct percent.
+func DF(inodes bool, usedPct int) string {
+	if inodes {
+		const total = 6553600
+		used := total * usedPct / 100
+		line := fmt.Sprintf("/dev/sda1        %d %7d %7d %4d%% /\n", total, used, total-used, usedPct)
+		return "Filesystem        Inodes   IUsed   IFree IUse% Mounted on\n" + line + line
+	}
+	const total = 102687672
+	used := total * usedPct / 100
+	line := fmt.Sprintf("/dev/sda1           %d %8d  %8d     %3d%% /\n", total, used, total-used, usedPct)
+	return "Filesystem     1024-blocks     Used Available Capacity Mounted on\n" + line + line
+}
+
+// CNI config files as RKE2's charts write them to /etc/cni/net.d.
+const (
+	canalConflist = `{
+  "name": "k8s-pod-network",
+  "cniVersion": "0.3.1",
+  "plugins": [
+    {
+      "type": "calico",
+      "log_level": "info",
+      "datastore_type": "kubernetes",
+      "mtu": 1450,
+      "ipam": {
+          "type": "host-local",
+          "subnet": "usePodCidr"
+      },
+      "policy": {
+          "type": "k8s"
+      },
+      "kubernetes": {
+          "kubeconfig": "/etc/cni/net.d/calico-kubeconfig"
+      }
+    },
+    {
+      "type": "portmap",
+      "snat": true,
+      "capabilities": {"portMappings": true}
+    },
+    {
+      "type": "bandwidth",
+      "capabilities": {"bandwidth": true}
+    }
+  ]
+}
+`
+	calicoConflist = `{
+  "name": "k8s-pod-network",
+  "cniVersion": "0.3.1",
+  "plugins": [
+    {
+      "type": "calico",
+      "datastore_type": "kubernetes",
+      "mtu": 0,
+      "nodename_file_optional": false,
+      "log_level": "Info",
+      "log_file_path": "/var/log/calico/cni/cni.log",
+      "ipam": { "type": "calico-ipam", "assign_ipv4" : "true", "assign_ipv6" : "false"},
+      "container_settings": {
+          "allow_ip_forwarding": false
+      },
+      "policy": {
+          "type": "k8s"
+      },
+      "kubernetes": {
+          "k8s_api_root":"https://10.43.0.1:443",
+          "kubeconfig": "/etc/cni/net.d/calico-kubeconfig"
+      }
+    },
+    {
+      "type": "bandwidth",
+      "capabilities": {"bandwidth": true}
+    },
+    {"type": "portmap", "snat": true, "capabilities": {"portMappings": true}}
+  ]
+}
+`
+	ciliumConflist = `{
+  "cniVersion": "0.3.1",
+  "name": "cilium",
+  "plugins": [
+    {
+       "type": "cilium-cni",
+       "enable-debug": false,
+       "log-file": "/var/run/cilium/cilium-cni.log"
+    }
+  ]
+}
+`
+	flannelConflist = `{
+  "name":"cbr0",
+  "cniVersion":"1.0.0",
+  "plugins":[
+    {
+      "type":"flannel",
+      "delegate":{
+        "hairpinMode":true,
+        "forceAddress":true,
+        "isDefaultGateway":true
+      }
+    },
+    {
+      "type":"portmap",
+      "capabilities":{
+        "portMappings":true
+      }
+    }
+  ]
+}
+`
+	multusConf = `{
+  "cniVersion": "0.3.1",
+  "name": "multus-cni-network",
+  "type": "multus",
+  "capabilities": {"portMappings": true, "bandwidth": true},
+  "kubeconfig": "/etc/cni/net.d/multus.d/multus.kubeconfig",
+  "delegates": [
+    {"cniVersion": "0.3.1", "name": "k8s-pod-network", "plugins": [{"type": "calico"}]}
+  ]
+}
+`
+	// calicoKubeconfig is the kubeconfig Calico's CNI plugin uses; its token
+	// must never reach a report.
+	calicoKubeconfig = `# Kubeconfig file for Calico CNI plugin. Installed by calico/node.
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://10.43.0.1:443
+    certificate-authority-data: "LS0tLS1CRUdJTi1DRVJUSUZJQ0FURS0tLS0t"
+users:
+- name: calico
+  user:
+    token: eyJhbGciOiJSUzI1NiIsImtpZCI6ImNhbGljby1zZWNyZXQifQ.c2ltdWxhdGVkLWNhbGljby10b2tlbg.c2lnbmF0dXJl
+contexts:
+- name: calico-context
+  context:
+    cluster: local
+    user: calico
+current-context: calico-context
+`
+)
+
+// rke2NMConf is the NetworkManager drop-in RKE2's docs prescribe.
+const rke2NMConf = "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n"
+
+// nmMainConf is a distribution's stock NetworkManager.conf.
+const nmMainConf = "[main]\nplugins=ifupdown,keyfile\n\n[ifupdown]\nmanaged=false\n"
+
+const (
+	rke2Bin      = "var/lib/rancher/rke2/bin/"
+	podManifests = "var/lib/rancher/rke2/agent/pod-manifests/"
+	cniDir       = "etc/cni/net.d/"
+)
+
+// staticPod is a static pod manifest as RKE2 writes it, cut to what
+// identifies it; the probes only test that the file exists.
+func staticPod(name, image string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: kube-system\n  labels:\n    component: %s\n    tier: control-plane\nspec:\n  hostNetwork: true\n  containers:\n  - name: %s\n    image: %s\n", name, name, name, image)
+}
+
+// containerdFor is the containerd each RKE2 minor line ships (the k3s fork,
+// whose --version carries the "-k3sN" suffix); unknown lines get the 1.31
+// one. Patch releases move the suffix, which the simulation does not need.
+var containerdFor = map[int]string{
+	28: "v1.7.11-k3s2",
+	29: "v1.7.17-k3s1",
+	30: "v1.7.21-k3s2",
+	31: "v1.7.23-k3s1",
+	32: "v1.7.23-k3s2",
+	33: "v2.0.4-k3s4",
+}
+
+// healthyHost adds what a healthy node shows to the OS, time, disk, ports,
+// NetworkManager and CNI probes: no swap, chrony synchronised, disks at 40%,
+// a quiet 4-core machine, RKE2's containerd and kubelet, the ports of its
+// role listening, no NetworkManager, no nm-cloud-setup, and Canal.
+func healthyHost(s *State, server bool) {
+	if s.Files == nil {
+		s.Files = map[string]string{}
+	}
+	if s.Units == nil {
+		s.Units = map[string]Unit{}
+	}
+	s.Files["proc/swaps"] = swapsHeader
+	s.Files["proc/loadavg"] = "0.42 0.37 0.31 2/611 48213\n"
+	s.Files["sys/devices/system/cpu/online"] = "0-3\n"
+	s.Units["chrony"] = Unit{Active: "active", Enabled: "enabled"}
+	s.SetCommand(Command{Name: "chronyc", Args: "-n tracking", Out: chronyTracking})
+	s.SetCommand(Command{Name: "timedatectl", Args: "show -p NTPSynchronized --value", Out: "yes\n"})
+	s.SetCommand(Command{Name: "df", Args: "-P *", Out: DF(false, 40)})
+	s.SetCommand(Command{Name: "df", Args: "-Pi *", Out: DF(true, 7)})
+	setRKE2Binaries(s, s.RKE2Version)
+	// The kubelet's directory exists on every joined node.
+	s.Files["var/lib/kubelet/cpu_manager_state"] = `{"policyName":"none","defaultCpuSet":"","checksum":1353318690}`
+	s.Files[podManifests+"kube-proxy.yaml"] = staticPod("kube-proxy", "index.docker.io/rancher/hardened-kubernetes:v1.31.4-rke2r1-build20241212")
+	if server {
+		s.Listening = append(append([]int{}, s.Listening...), 6443, 9345, 2379, 2380)
+		s.Files[podManifests+"etcd.yaml"] = staticPod("etcd", "index.docker.io/rancher/hardened-etcd:v3.5.16-k3s1-build20241106")
+		s.Files[podManifests+"kube-apiserver.yaml"] = staticPod("kube-apiserver", "index.docker.io/rancher/hardened-kubernetes:v1.31.4-rke2r1-build20241212")
+	}
+	if !hasPort(s.Listening, 10250) {
+		s.Listening = append(append([]int{}, s.Listening...), 10250)
+	}
+	s.Files[cniDir+"10-canal.conflist"] = canalConflist
+	s.Files[cniDir+"calico-kubeconfig"] = calicoKubeconfig
+	if cfg, ok := s.Files["etc/rancher/rke2/config.yaml"]; ok && !strings.Contains(cfg, "\ncni:") {
+		s.Files["etc/rancher/rke2/config.yaml"] = cfg + "cni: canal\n"
+	}
+}
+
+// setRKE2Binaries installs the containerd and kubelet of RKE2 release v in
+// RKE2's bin directory (nothing when v is "": RKE2 not installed).
+func setRKE2Binaries(s *State, v string) {
+	s.RemoveCommand("containerd")
+	s.RemoveCommand("kubelet")
+	if v == "" {
+		return
+	}
+	minor := 31
+	if p := strings.Split(strings.TrimPrefix(v, "v"), "."); len(p) >= 2 {
+		if m, err := strconv.Atoi(p[1]); err == nil {
+			minor = m
+		}
+	}
+	ctr, ok := containerdFor[minor]
+	if !ok {
+		ctr = containerdFor[31]
+	}
+	s.SetCommand(Command{Name: "containerd", Path: rke2Bin + "containerd", Args: "--version",
+		Out: "containerd github.com/k3s-io/containerd " + ctr + " 2e0bb8a3e4ec0d8a43c0ba6e0a2e9b7d5e6f7a8b\n"})
+	s.SetCommand(Command{Name: "kubelet", Path: rke2Bin + "kubelet", Args: "--version", Out: "Kubernetes " + v + "\n"})
+}
+
+func hasPort(ports []int, port int) bool {
+	for _, p := range ports {
+		if p == port {
+			return true
+		}
+	}
+	return false
+}
+
+// hostFiles returns a copy of s.Files that a With helper may change without
+// touching the State it was derived from.
+func hostFiles(s State) map[string]string {
+	out := make(map[string]string, len(s.Files)+2)
+	for k, v := range s.Files {
+		out[k] = v
+	}
+	return out
+}
+
+func hostSysctls(s State) map[string]string {
+	out := make(map[string]string, len(s.Sysctls))
+	for k, v := range s.Sysctls {
+		out[k] = v
+	}
+	return out
+}
+
+// WithIPForwardOff is a node whose net.ipv4.ip_forward was reset to 0 (a
+// sysctl --system run by a hardening baseline after RKE2 started).
+func WithIPForwardOff(s State) State {
+	s.Sysctls = hostSysctls(s)
+	s.Sysctls["net.ipv4.ip_forward"] = "0"
+	return s
+}
+
+// WithConntrackUse fills the conntrack table to pct percent of its current
+// nf_conntrack_max (131072 on a healthy node).
+func WithConntrackUse(s State, pct int) State {
+	s.Sysctls = hostSysctls(s)
+	max, err := strconv.Atoi(s.Sysctls["net.netfilter.nf_conntrack_max"])
+	if err != nil || max <= 0 {
+		max = 131072
+		s.Sysctls["net.netfilter.nf_conntrack_max"] = strconv.Itoa(max)
+	}
+	s.Sysctls["net.netfilter.nf_conntrack_count"] = strconv.Itoa(max * pct / 100)
+	return s
+}
+
+// WithConntrackMax pins nf_conntrack_max, as a tuning file that kube-proxy
+// cannot override would.
+func WithConntrackMax(s State, max int) State {
+	s.Sysctls = hostSysctls(s)
+	s.Sysctls["net.netfilter.nf_conntrack_max"] = strconv.Itoa(max)
+	return s
+}
+
+// WithoutBrNetfilter is a node where br_netfilter is not loaded: as on a
+// real kernel, the net.bridge.bridge-nf-call-* sysctls then do not exist.
+func WithoutBrNetfilter(s State) State {
+	var mods []string
+	for _, m := range s.Modules {
+		if m != "br_netfilter" {
+			mods = append(mods, m)
+		}
+	}
+	s.Modules = mods
+	s.Sysctls = hostSysctls(s)
+	delete(s.Sysctls, "net.bridge.bridge-nf-call-iptables")
+	delete(s.Sysctls, "net.bridge.bridge-nf-call-ip6tables")
+	return s
+}
+
+// WithRKE2Version runs RKE2 release v (e.g. "v1.30.8+rke2r1"), with the
+// containerd and kubelet that release ships.
+func WithRKE2Version(s State, v string) State {
+	s.RKE2Version = v
+	setRKE2Binaries(&s, v)
+	return s
+}
+
+// WithCPUs gives the node n online cores.
+func WithCPUs(s State, n int) State {
+	s.Files = hostFiles(s)
+	s.Files["sys/devices/system/cpu/online"] = fmt.Sprintf("0-%d\n", n-1)
+	return s
+}
+
+// WithSwapOn activates a 2 GiB swap partition.
+func WithSwapOn(s State) State {
+	s.Files = hostFiles(s)
+	s.Files["proc/swaps"] = swapsHeader + "/dev/sda3                               partition\t2097148\t\t0\t\t-2\n"
+	return s
+}
+
+// WithClockUnsynced is a node whose chronyd has lost its time sources.
+func WithClockUnsynced(s State) State {
+	s.SetCommand(Command{Name: "chronyc", Args: "-n tracking", Out: chronyUnsynced})
+	s.SetCommand(Command{Name: "timedatectl", Args: "show -p NTPSynchronized --value", Out: "no\n"})
+	return s
+}
+
+// WithClockOffset is a synchronised chronyd whose clock is still
+// offsetSeconds away from NTP time (it slews slowly after a jump).
+func WithClockOffset(s State, offsetSeconds float64) State {
+	s.SetCommand(Command{Name: "chronyc", Args: "-n tracking", Out: ChronyTracking(offsetSeconds)})
+	return s
+}
+
+// WithTimesyncd replaces chrony with systemd-timesyncd; synced is what
+// timedatectl reports.
+func WithTimesyncd(s State, synced bool) State {
+	s.RemoveCommand("chronyc")
+	s.Units = copyUnits(s.Units)
+	delete(s.Units, "chrony")
+	s.Units["systemd-timesyncd"] = Unit{Active: "active", Enabled: "enabled"}
+	s.SetCommand(Command{Name: "timedatectl", Args: "show -p NTPSynchronized --value", Out: map[bool]string{true: "yes\n", false: "no\n"}[synced]})
+	return s
+}
+
+// WithoutTimeSync is a node running no time daemon at all.
+func WithoutTimeSync(s State) State {
+	s = WithTimesyncd(s, false)
+	s.Units = copyUnits(s.Units)
+	delete(s.Units, "systemd-timesyncd")
+	return s
+}
+
+// WithDiskUsed fills the filesystem holding /var/lib/rancher and
+// /var/lib/kubelet to usedPct percent of its blocks.
+func WithDiskUsed(s State, usedPct int) State {
+	s.SetCommand(Command{Name: "df", Args: "-P *", Out: DF(false, usedPct)})
+	return s
+}
+
+// WithInodesUsed uses usedPct percent of that filesystem's inodes.
+func WithInodesUsed(s State, usedPct int) State {
+	s.SetCommand(Command{Name: "df", Args: "-Pi *", Out: DF(true, usedPct)})
+	return s
+}
+
+// WithLoad sets the 1- and 15-minute load averages.
+func WithLoad(s State, load1, load15 float64) State {
+	s.Files = hostFiles(s)
+	s.Files["proc/loadavg"] = fmt.Sprintf("%.2f %.2f %.2f 9/611 48213\n", load1, (load1+load15)/2, load15)
+	return s
+}
+
+// WithNetworkManager runs NetworkManager; with rke2Conf it carries RKE2's
+// drop-in leaving cali* and flannel* unmanaged, without it NetworkManager
+// manages Canal's interfaces.
+func WithNetworkManager(s State, rke2Conf bool) State {
+	s.Files = hostFiles(s)
+	s.Files["etc/NetworkManager/NetworkManager.conf"] = nmMainConf
+	delete(s.Files, "etc/NetworkManager/conf.d/rke2-canal.conf")
+	if rke2Conf {
+		s.Files["etc/NetworkManager/conf.d/rke2-canal.conf"] = rke2NMConf
+	}
+	s.Units = copyUnits(s.Units)
+	s.Units["NetworkManager"] = Unit{Active: "active", Enabled: "enabled"}
+	return s
+}
+
+// WithNetworkManagerManagingCNI is NetworkManager running without RKE2's
+// drop-in: it manages cali* and flannel*.
+func WithNetworkManagerManagingCNI(s State) State { return WithNetworkManager(s, false) }
+
+// WithNMCloudSetup has nm-cloud-setup's service and timer enabled, as on
+// RHEL cloud images.
+func WithNMCloudSetup(s State) State {
+	s.Units = copyUnits(s.Units)
+	s.Units["nm-cloud-setup"] = Unit{Active: "inactive", Enabled: "enabled"}
+	s.Units["nm-cloud-setup.timer"] = Unit{Active: "active", Enabled: "enabled"}
+	return s
+}
+
+// WithoutPort stops whatever listens on port (e.g. 6443 on a server whose
+// kube-apiserver is down).
+func WithoutPort(s State, port int) State {
+	var ps []int
+	for _, p := range s.Listening {
+		if p != port {
+			ps = append(ps, p)
+		}
+	}
+	s.Listening = ps
+	return s
+}
+
+// WithCNI replaces the node's CNI config with the one RKE2 writes for name:
+// canal, calico, cilium, flannel, multus+<one of those>, or "none" for an
+// empty /etc/cni/net.d. kubeProxyReplacement (Cilium only) also removes
+// kube-proxy: no static pod and nothing on 10256.
+func WithCNI(s State, name string, kubeProxyReplacement bool) State {
+	s.Files = hostFiles(s)
+	for k := range s.Files {
+		if strings.HasPrefix(k, cniDir) {
+			delete(s.Files, k)
+		}
+	}
+	files := map[string]string{
+		"canal":   "10-canal.conflist",
+		"calico":  "10-calico.conflist",
+		"cilium":  "05-cilium.conflist",
+		"flannel": "10-flannel.conflist",
+	}
+	bodies := map[string]string{
+		"canal": canalConflist, "calico": calicoConflist, "cilium": ciliumConflist, "flannel": flannelConflist,
+	}
+	base := strings.TrimPrefix(name, "multus+")
+	if base != name {
+		s.Files[cniDir+"00-multus.conf"] = multusConf
+	}
+	if f, ok := files[base]; ok {
+		s.Files[cniDir+f] = bodies[base]
+	}
+	if base == "canal" || base == "calico" {
+		s.Files[cniDir+"calico-kubeconfig"] = calicoKubeconfig
+	}
+	if cfg, ok := s.Files["etc/rancher/rke2/config.yaml"]; ok {
+		var lines []string
+		for _, l := range strings.Split(cfg, "\n") {
+			if !strings.HasPrefix(l, "cni:") && l != "" {
+				lines = append(lines, l)
+			}
+		}
+		if name != "none" {
+			lines = append(lines, "cni: "+strings.ReplaceAll(name, "+", ","))
+		}
+		s.Files["etc/rancher/rke2/config.yaml"] = strings.Join(lines, "\n") + "\n"
+	}
+	if kubeProxyReplacement {
+		delete(s.Files, podManifests+"kube-proxy.yaml")
+		// The manifests directory still exists: RKE2 runs its other static
+		// pods (or none, on an agent) from it.
+		s.Files[podManifests+".keep"] = ""
+		s = WithoutPort(s, 10256)
+		s.HealthHTTP = nil
+	}
+	return s
+}
