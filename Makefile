@@ -9,7 +9,9 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/fleet-audit ./cmd/fleet-audit
 
 test:
-	$(GO) test -race -count=1 ./...
+	# The audit and cmd suites run the real probe bundle on dozens of simulated
+	# nodes; on a busy 2-core machine that outlasts go test's default 10m.
+	$(GO) test -race -count=1 -timeout 25m ./...
 
 demo: build
 	./bin/fleet-audit demo --out demo-out
