@@ -1,9 +1,14 @@
 package audit
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 )
 
 // BenchmarkAnalyze measures judging, correlating and drift over a large
@@ -55,5 +60,32 @@ func BenchmarkParseOutput(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ParseOutput(out, "n", probes)
+	}
+}
+
+// BenchmarkBundleOnHealthyNode runs the whole probe bundle (node probes)
+// against one simulated healthy node with /bin/sh: the cost every audited
+// node pays, dominated by the processes the probes fork.
+func BenchmarkBundleOnHealthyNode(b *testing.B) {
+	probes, err := BuiltinProbes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodeProbes, _ := SplitScope(probes)
+	root := filepath.Join(b.TempDir(), "node")
+	if err := nodesim.Build(root, nodesim.Healthy("bench-1", true)); err != nil {
+		b.Fatal(err)
+	}
+	sess := &shSession{root: root}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		nonce := NewNonce()
+		res, err := sess.Exec(context.Background(), BuildBundle(nodeProbes, "", nonce), 5*time.Minute)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p := ParseOutput(res.Stdout, nonce, nodeProbes); len(p.Facts) == 0 {
+			b.Fatal("no facts")
+		}
 	}
 }

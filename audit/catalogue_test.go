@@ -1,0 +1,92 @@
+package audit
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateCatalogue = flag.Bool("update", false, "rewrite docs/catalogue.md from the embedded probes and checks")
+
+// TestCatalogueDocIsCurrent keeps docs/catalogue.md, the operator's list of
+// every probe and check, in step with what the binary embeds: run
+// `go test ./audit -run Catalogue -update` after changing a probe or check.
+func TestCatalogueDocIsCurrent(t *testing.T) {
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := renderCatalogue(probes, checks)
+	path := filepath.Join("..", "docs", "catalogue.md")
+	if *updateCatalogue {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./audit -run Catalogue -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("docs/catalogue.md is stale: run go test ./audit -run Catalogue -update")
+	}
+}
+
+func renderCatalogue(probes []Probe, checks []Check) []byte {
+	var b bytes.Buffer
+	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
+	b.WriteString("# Diagnosis catalogue\n\n")
+	b.WriteString("Generated from the embedded probes and checks by `go test ./audit -run Catalogue -update`; ")
+	b.WriteString("`fleet-audit probes` prints the same from the binary.\n\n")
+	b.WriteString("## Probes\n\n| probe | scope | root | timeout | what it reads | facts |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, p := range probes {
+		facts := append(append([]string{}, p.Facts...), p.NodeFacts...)
+		root := "no"
+		if p.NeedsRoot {
+			root = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", p.ID, p.Scope, root, p.Timeout, cell(p.Description), "`"+strings.Join(facts, "` `")+"`")
+	}
+	b.WriteString("\nFacts marked volatile (left out of drift and correlation): ")
+	var vol []string
+	for _, p := range probes {
+		vol = append(vol, p.Volatile...)
+	}
+	b.WriteString("`" + strings.Join(vol, "` `") + "`.\n")
+	b.WriteString("\n## Checks\n\n| check | severity | scope | title | when | remediation |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, c := range checks {
+		var when []string
+		if c.Uniform != "" {
+			when = append(when, "uniform "+c.Uniform)
+		}
+		for _, cond := range c.When {
+			operand := cond.Value
+			if cond.Ref != "" && cond.Value != "" {
+				operand = cond.Value + " of " + cond.Ref
+			} else if cond.Ref != "" {
+				operand = cond.Ref
+			}
+			when = append(when, fmt.Sprintf("%s %s %s", cond.Fact, cond.Op, operand))
+		}
+		title := c.Title
+		if c.Symptom {
+			title += " (symptom)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.ID, c.Severity, c.Scope, cell(title), cell("`"+strings.Join(when, "` and `")+"`"), cell(c.Remediation))
+	}
+	b.WriteString("\n## Findings computed in Go\n\n")
+	b.WriteString("- `correlation.<symptom>`: the fact value whose split of the fleet best matches a symptom's, ranked with evidence counts; or that nothing explains it; or that every node fails (cluster-wide).\n")
+	b.WriteString("- `skew.servers`, `skew.kubelet-newer`, `skew.kubelet-too-old`, `skew.mixed-versions`: Kubernetes' version skew policy over the fleet's RKE2 versions.\n")
+	b.WriteString("- `skew.target-skips-minor`, `skew.target-downgrade`, `skew.upgrade-order`: the path to `--target-version` (one minor at a time; servers first, one at a time, then agents).\n")
+	b.WriteString("- `cluster.unavailable`, `cluster.nodes-not-in-inventory`: what the cluster-scoped probes could not do, and Kubernetes nodes no inventory host matches.\n")
+	b.WriteString("- `waiver.expired`, `waiver.unused`: waivers past their date, and waivers that matched nothing.\n")
+	return b.Bytes()
+}

@@ -1,0 +1,490 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// nfNotRoot makes the simulated node's id(1) report an unprivileged user, so
+// the probes take their not-root paths even when the tests run as root.
+func nfNotRoot(s nodesim.State) nodesim.State {
+	s.SetCommand(nodesim.Command{Name: "id", Args: "-u", Out: "1000\n"})
+	return s
+}
+
+// nfWantFacts compares the listed facts only; "" means the fact must be missing.
+func nfWantFacts(t *testing.T, got map[string]string, want map[string]string) {
+	t.Helper()
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, ok := got[k]
+		if want[k] == "" {
+			if ok {
+				t.Errorf("%s = %q, want it not emitted", k, v)
+			}
+			continue
+		}
+		if !ok || v != want[k] {
+			t.Errorf("%s = %q (emitted %v), want %q", k, v, ok, want[k])
+		}
+	}
+}
+
+// Counts of the healthy simulated iptables-save, by hand from
+// nodesim.IPTablesSave's text (grep -c '^:KUBE-', grep -cE '^-A KUBE-| -j KUBE-',
+// wc -l), so the probe's awk is checked against an independent count.
+const (
+	nfHealthyLines      = "107"
+	nfHealthyKubeChains = "24"
+	nfHealthyKubeRules  = "41"
+)
+
+func TestIptablesProbe(t *testing.T) {
+	healthy := nodesim.Healthy("n1", false)
+	dup := healthy
+	save := nodesim.IPTablesSave("iptables-nft-save", "v1.8.4 (nf_tables)", true, "ACCEPT")
+	// The 1.8.0-1.8.4 bug: each resync appends the same rules again. Two
+	// copies go into mangle (1 duplicate) and two into filter, which already
+	// holds that rule (2 more).
+	save = strings.Replace(save, "COMMIT\n", "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\nCOMMIT\n", 2)
+	dup.SetCommand(nodesim.Command{Name: "iptables-save", Args: "*", Out: save})
+	drop := healthy
+	drop.SetCommand(nodesim.Command{Name: "iptables-save", Args: "*", Out: nodesim.IPTablesSave("iptables-nft-save", "v1.8.10 (nf_tables)", true, "DROP")})
+	saveFails := healthy
+	saveFails.SetCommand(nodesim.Command{Name: "iptables-save", Args: "*", RC: 1})
+	otherFails := healthy
+	otherFails.SetCommand(nodesim.Command{Name: "iptables-legacy-save", Args: "*", RC: 1})
+	noOther := healthy
+	noOther.RemoveCommand("iptables-legacy-save")
+	absent := healthy
+	absent.IPTables = ""
+	for _, c := range []string{"iptables-save", "iptables-nft-save", "iptables-legacy-save", "update-alternatives"} {
+		absent.RemoveCommand(c)
+	}
+	old16 := healthy
+	old16.IPTables = "iptables v1.6.1"
+	noAltGroup := healthy
+	noAltGroup.SetCommand(nodesim.Command{Name: "update-alternatives", Args: "--query iptables", RC: 2})
+	garbled := healthy
+	garbled.IPTables = "iptables: something else"
+
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  map[string]string
+	}{
+		{"healthy nf_tables node", healthy, map[string]string{
+			"iptables.version": "1.8.10", "iptables.backend": "nf_tables", "iptables.alternative": "iptables-nft",
+			"iptables.save.lines": nfHealthyLines, "iptables.kube_chains": nfHealthyKubeChains, "iptables.kube_rules": nfHealthyKubeRules,
+			"iptables.duplicate_rules": "0", "iptables.forward_policy": "ACCEPT",
+			"iptables.other_backend.kube_rules": "0", "iptables.dual_backend": "no"}},
+		{"legacy backend", nodesim.WithIPTablesLegacy(healthy), map[string]string{
+			"iptables.version": "1.8.9", "iptables.backend": "legacy", "iptables.alternative": "iptables-legacy",
+			"iptables.kube_rules": nfHealthyKubeRules, "iptables.other_backend.kube_rules": "0", "iptables.dual_backend": "no"}},
+		{"iptables 1.8.4", nodesim.WithIPTablesOld(healthy), map[string]string{
+			"iptables.version": "1.8.4", "iptables.backend": "nf_tables", "iptables.kube_rules": nfHealthyKubeRules}},
+		{"KUBE rules in both backends", nodesim.WithKubeRulesInBothBackends(healthy), map[string]string{
+			"iptables.save.lines": "108", "iptables.kube_rules": nfHealthyKubeRules,
+			"iptables.other_backend.kube_rules": nfHealthyKubeRules, "iptables.dual_backend": "yes"}},
+		{"kube-proxy programmed nothing", nodesim.WithFewKubeRules(healthy), map[string]string{
+			"iptables.kube_chains": "0", "iptables.kube_rules": "0", "iptables.dual_backend": "no", "iptables.forward_policy": "ACCEPT"}},
+		{"duplicated rules", dup, map[string]string{"iptables.duplicate_rules": "3", "iptables.kube_rules": "45"}},
+		{"FORWARD DROP", drop, map[string]string{"iptables.forward_policy": "DROP"}},
+		{"iptables-save fails", saveFails, map[string]string{
+			"iptables.save.lines": "error", "iptables.kube_rules": "error", "iptables.dual_backend": "error", "iptables.version": "1.8.10"}},
+		{"other backend's save fails", otherFails, map[string]string{
+			"iptables.kube_rules": nfHealthyKubeRules, "iptables.other_backend.kube_rules": "error", "iptables.dual_backend": "error"}},
+		{"no iptables-legacy-save", noOther, map[string]string{
+			"iptables.kube_rules": nfHealthyKubeRules, "iptables.other_backend.kube_rules": "absent", "iptables.dual_backend": "absent"}},
+		{"not root", nfNotRoot(healthy), map[string]string{
+			"iptables.version": "1.8.10", "iptables.backend": "nf_tables", "iptables.alternative": "iptables-nft",
+			"iptables.save.lines": "not-root", "iptables.kube_chains": "not-root", "iptables.kube_rules": "not-root",
+			"iptables.duplicate_rules": "not-root", "iptables.forward_policy": "not-root",
+			"iptables.other_backend.kube_rules": "not-root", "iptables.dual_backend": "not-root"}},
+		{"no iptables at all", absent, map[string]string{
+			"iptables.version": "absent", "iptables.backend": "absent", "iptables.alternative": "absent",
+			"iptables.kube_rules": "absent", "iptables.dual_backend": "absent", "iptables.forward_policy": "absent"}},
+		{"pre-1.8 iptables is legacy", old16, map[string]string{"iptables.version": "1.6.1", "iptables.backend": "legacy"}},
+		{"unparsable --version", garbled, map[string]string{"iptables.version": "unknown", "iptables.backend": "unknown",
+			"iptables.other_backend.kube_rules": "absent"}},
+		{"no alternatives group", noAltGroup, map[string]string{"iptables.alternative": "absent"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nfWantFacts(t, runProbe(t, "iptables", tc.state).Facts, tc.want)
+		})
+	}
+}
+
+// TestIptablesProbeAlternativesSymlink covers nodes without
+// update-alternatives (RHEL's alternatives has no --query): the selection is
+// read from the /etc/alternatives symlink, which nodesim.State cannot plant.
+func TestIptablesProbeAlternativesSymlink(t *testing.T) {
+	s := nodesim.Healthy("n1", false)
+	s.RemoveCommand("update-alternatives")
+	for _, tc := range []struct {
+		name, target, want string
+	}{
+		{"symlink to legacy", "/usr/sbin/iptables-legacy", "iptables-legacy"},
+		{"symlink to nft", "/usr/sbin/iptables-nft", "iptables-nft"},
+		{"no symlink", "", "absent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := nfRunProbeTweaked(t, "iptables", s, func(root string) {
+				if tc.target == "" {
+					return
+				}
+				if err := os.MkdirAll(filepath.Join(root, "etc/alternatives"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(tc.target, filepath.Join(root, "etc/alternatives/iptables")); err != nil {
+					t.Fatal(err)
+				}
+			})
+			nfWantFacts(t, got, map[string]string{"iptables.alternative": tc.want})
+		})
+	}
+}
+
+// nfRunProbeTweaked is runProbe with a hook that changes the built node tree
+// before the probe runs.
+func nfRunProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root string)) map[string]string {
+	t.Helper()
+	all, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p []Probe
+	for _, pr := range all {
+		if pr.ID == id {
+			p = append(p, pr)
+		}
+	}
+	if len(p) == 0 {
+		t.Fatalf("no embedded probe %q", id)
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, s); err != nil {
+		t.Fatal(err)
+	}
+	tweak(root)
+	nonce := NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle(p, "", nonce), p[0].Timeout+5e9)
+	if err != nil {
+		t.Fatalf("probe %s: %v", id, err)
+	}
+	parsed := ParseOutput(res.Stdout, nonce, p)
+	if r := parsed.Runs[0]; r.Status != ProbeOK {
+		t.Fatalf("probe %s: status %s, stderr %q", id, r.Status, res.Stderr)
+	}
+	return parsed.Facts
+}
+
+func TestFirewallProbe(t *testing.T) {
+	healthy := nodesim.Healthy("n1", false)
+	noUFW := healthy
+	noUFW.UFW = ""
+	// Ubuntu's default: ufw.service enabled and "active (exited)" while ufw
+	// itself was never enabled.
+	ubuntuIdle := healthy
+	ubuntuIdle.Units = map[string]nodesim.Unit{"ufw": {Active: "active", Enabled: "enabled"}}
+	customDefaults := nodesim.WithUFWActive(healthy)
+	customDefaults.Files = map[string]string{"state/ufw.defaults": "reject (incoming), allow (outgoing), disabled (routed)\n"}
+	leftover := noUFW
+	leftover.Files = map[string]string{"etc/ufw/ufw.conf": "ENABLED=\"yes\"\nLOGLEVEL=low\n"}
+	noEnabledLine := healthy
+	noEnabledLine.Files = map[string]string{"etc/ufw/ufw.conf": "LOGLEVEL=low\n"}
+	noUnits := healthy
+	noUnits.Units = map[string]nodesim.Unit{}
+
+	absentPolicies := map[string]string{"ufw.default_incoming": "absent", "ufw.default_outgoing": "absent", "ufw.default_routed": "absent"}
+	merge := func(a, b map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range a {
+			out[k] = v
+		}
+		for k, v := range b {
+			out[k] = v
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  map[string]string
+	}{
+		{"healthy: ufw installed, stopped, disabled", healthy, map[string]string{
+			"ufw.installed": "yes", "ufw.active": "inactive", "ufw.enabled": "disabled", "ufw.status": "inactive",
+			"ufw.config_enabled": "no", "ufw.default_incoming": "inactive", "ufw.default_outgoing": "inactive", "ufw.default_routed": "inactive",
+			"firewalld.installed": "no", "firewalld.active": "absent", "firewalld.enabled": "absent"}},
+		{"ufw active", nodesim.WithUFWActive(healthy), map[string]string{
+			"ufw.active": "active", "ufw.enabled": "enabled", "ufw.status": "active", "ufw.config_enabled": "yes",
+			"ufw.default_incoming": "deny", "ufw.default_outgoing": "allow", "ufw.default_routed": "deny"}},
+		{"ufw active with other defaults", customDefaults, map[string]string{
+			"ufw.default_incoming": "reject", "ufw.default_outgoing": "allow", "ufw.default_routed": "disabled"}},
+		{"ufw stopped but enabled", nodesim.WithUFWEnabledInactive(healthy), map[string]string{
+			"ufw.active": "inactive", "ufw.enabled": "enabled", "ufw.status": "inactive", "ufw.config_enabled": "yes"}},
+		{"ubuntu's idle ufw.service", ubuntuIdle, map[string]string{
+			"ufw.active": "active", "ufw.enabled": "enabled", "ufw.status": "inactive", "ufw.config_enabled": "no"}},
+		{"not root: status unknown, ufw.conf still read", nfNotRoot(nodesim.WithUFWActive(healthy)), map[string]string{
+			"ufw.active": "active", "ufw.status": "not-root", "ufw.config_enabled": "yes",
+			"ufw.default_incoming": "not-root", "ufw.default_outgoing": "not-root", "ufw.default_routed": "not-root"}},
+		{"ufw not installed", noUFW, merge(absentPolicies, map[string]string{
+			"ufw.installed": "no", "ufw.active": "absent", "ufw.enabled": "absent", "ufw.status": "absent", "ufw.config_enabled": "absent"})},
+		{"ufw.conf left by a removed package", leftover, merge(absentPolicies, map[string]string{
+			"ufw.installed": "yes", "ufw.status": "absent", "ufw.config_enabled": "yes"})},
+		{"ufw.conf without ENABLED", noEnabledLine, map[string]string{"ufw.config_enabled": "unknown"}},
+		{"no unit file", noUnits, map[string]string{
+			"ufw.active": "inactive", "ufw.enabled": "absent"}},
+		{"firewalld running", nodesim.WithFirewalld(healthy), map[string]string{
+			"firewalld.installed": "yes", "firewalld.active": "active", "firewalld.enabled": "enabled"}},
+		{"firewalld stopped but enabled", nodesim.WithFirewalldEnabledInactive(healthy), map[string]string{
+			"firewalld.installed": "yes", "firewalld.active": "inactive", "firewalld.enabled": "enabled"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nfWantFacts(t, runProbe(t, "firewall", tc.state).Facts, tc.want)
+		})
+	}
+}
+
+func TestNftablesProbe(t *testing.T) {
+	healthy := nodesim.Healthy("n1", false)
+	noNFT := healthy
+	noNFT.RemoveCommand("nft")
+	fails := healthy
+	fails.SetCommand(nodesim.Command{Name: "nft", Args: "list tables", RC: 1})
+	// nft lists tables in creation order; the fact must not depend on it.
+	shuffled := healthy
+	shuffled.SetCommand(nodesim.Command{Name: "nft", Args: "list tables", Out: "table ip6 nat\ntable ip kube-proxy\ntable ip filter\n"})
+	// Byte order ("ip6" before "ip:"), whatever the node's locale.
+	const iptTables = "ip6:filter,ip6:mangle,ip6:nat,ip:filter,ip:mangle,ip:nat"
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  map[string]string
+	}{
+		{"healthy: iptables-nft's tables", healthy, map[string]string{"nft.installed": "yes", "nft.tables": iptTables, "nft.kube_proxy_table": "no"}},
+		{"kube-proxy nftables mode", nodesim.WithNFTKubeProxy(healthy), map[string]string{
+			"nft.tables": "ip6:filter,ip6:kube-proxy,ip6:mangle,ip6:nat,ip:filter,ip:kube-proxy,ip:mangle,ip:nat", "nft.kube_proxy_table": "yes"}},
+		{"legacy node: no nft table", nodesim.WithIPTablesLegacy(healthy), map[string]string{"nft.tables": "none", "nft.kube_proxy_table": "no"}},
+		{"firewalld's table", nodesim.WithFirewalld(healthy), map[string]string{"nft.tables": "inet:firewalld," + iptTables}},
+		{"creation order does not matter", shuffled, map[string]string{"nft.tables": "ip6:nat,ip:filter,ip:kube-proxy", "nft.kube_proxy_table": "yes"}},
+		{"nft not installed", noNFT, map[string]string{"nft.installed": "no", "nft.tables": "absent", "nft.kube_proxy_table": "absent"}},
+		{"not root", nfNotRoot(healthy), map[string]string{"nft.installed": "yes", "nft.tables": "not-root", "nft.kube_proxy_table": "not-root"}},
+		{"nft fails", fails, map[string]string{"nft.tables": "error", "nft.kube_proxy_table": "error"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nfWantFacts(t, runProbe(t, "nftables", tc.state).Facts, tc.want)
+		})
+	}
+}
+
+// healthyNetfilterFacts is what the three probes report on a healthy node.
+func healthyNetfilterFacts() map[string]string {
+	return map[string]string{
+		"ufw.installed": "yes", "ufw.active": "inactive", "ufw.enabled": "disabled", "ufw.status": "inactive", "ufw.config_enabled": "no",
+		"ufw.default_incoming": "inactive", "ufw.default_outgoing": "inactive", "ufw.default_routed": "inactive",
+		"firewalld.installed": "no", "firewalld.active": "absent", "firewalld.enabled": "absent",
+		"iptables.version": "1.8.10", "iptables.backend": "nf_tables", "iptables.alternative": "iptables-nft",
+		"iptables.save.lines": "107", "iptables.kube_chains": "24", "iptables.kube_rules": "41", "iptables.duplicate_rules": "0",
+		"iptables.forward_policy": "ACCEPT", "iptables.other_backend.kube_rules": "0", "iptables.dual_backend": "no",
+		"nft.installed": "yes", "nft.tables": "ip:filter", "nft.kube_proxy_table": "no",
+	}
+}
+
+func TestNetfilterChecks(t *testing.T) {
+	all, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]Check{}
+	for _, c := range all {
+		byID[c.ID] = c
+	}
+	set := func(kv ...string) func(map[string]string) {
+		return func(f map[string]string) {
+			for i := 0; i+1 < len(kv); i += 2 {
+				f[kv[i]] = kv[i+1]
+			}
+		}
+	}
+	cases := []struct {
+		name  string
+		check string
+		plant func(map[string]string)
+		want  string // outcome on the planted node; the 4 healthy peers must pass
+	}{
+		{"ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "active", "ufw.config_enabled", "yes"), OutcomeFail},
+		{"ufw running, audited without root", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "yes"), OutcomeFail},
+		{"ubuntu's idle ufw.service is not ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "inactive"), OutcomePass},
+		{"idle ufw.service, without root, ENABLED=no", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "no"), OutcomePass},
+		{"ufw stopped, enabled, ENABLED=yes", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "yes"), OutcomeFail},
+		{"ufw stopped, enabled, ufw.conf unreadable", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "absent"), OutcomeFail},
+		{"ufw stopped, enabled, but ufw disable'd", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "no"), OutcomePass},
+		{"ufw running is the critical, not this", "firewall.ufw-enabled-inactive", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.config_enabled", "yes"), OutcomePass},
+		{"ufw not installed", "firewall.ufw-enabled-inactive", set("ufw.installed", "no", "ufw.active", "absent", "ufw.enabled", "absent", "ufw.config_enabled", "absent"), OutcomePass},
+		{"firewalld running", "firewall.firewalld-active", set("firewalld.installed", "yes", "firewalld.active", "active", "firewalld.enabled", "enabled"), OutcomeFail},
+		{"firewalld stopped, enabled", "firewall.firewalld-enabled-inactive", set("firewalld.installed", "yes", "firewalld.active", "inactive", "firewalld.enabled", "enabled"), OutcomeFail},
+		{"firewalld stopped, masked", "firewall.firewalld-enabled-inactive", set("firewalld.installed", "yes", "firewalld.active", "inactive", "firewalld.enabled", "masked"), OutcomePass},
+		{"firewalld running is the critical, not this", "firewall.firewalld-enabled-inactive", set("firewalld.active", "active", "firewalld.enabled", "enabled"), OutcomePass},
+		{"one legacy node", "iptables.backend-mixed", set("iptables.backend", "legacy"), OutcomeFail},
+		{"node without iptables is not compared", "iptables.backend-mixed", set("iptables.backend", "absent"), OutcomePass},
+		{"iptables 1.8.4", "iptables.version-buggy", set("iptables.version", "1.8.4"), OutcomeFail},
+		{"iptables 1.8.0", "iptables.version-buggy", set("iptables.version", "1.8.0"), OutcomeFail},
+		{"iptables 1.8.5", "iptables.version-buggy", set("iptables.version", "1.8.5"), OutcomePass},
+		{"iptables 1.6.1", "iptables.version-buggy", set("iptables.version", "1.6.1"), OutcomePass},
+		{"iptables version unknown", "iptables.version-buggy", set("iptables.version", "unknown"), OutcomeSkip},
+		{"KUBE rules in both backends", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "yes", "iptables.other_backend.kube_rules", "41"), OutcomeFail},
+		{"KUBE rules in both, not root", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "not-root", "iptables.other_backend.kube_rules", "not-root"), OutcomePass},
+		{"3 KUBE rules vs 41 on the peers", "iptables.kube-rules-low", set("iptables.kube_rules", "3"), OutcomeFail},
+		{"21 KUBE rules (51% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "21"), OutcomePass},
+		{"20 KUBE rules (48% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "20"), OutcomeFail},
+		{"rule count not collected without root", "iptables.kube-rules-low", set("iptables.kube_rules", "not-root"), OutcomeSkip},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := byID[tc.check]
+			if !ok {
+				t.Fatalf("no check %s", tc.check)
+			}
+			var nodes []Node
+			for i := 1; i <= 5; i++ {
+				f := healthyNetfilterFacts()
+				if i == 1 {
+					tc.plant(f)
+				}
+				nodes = append(nodes, Node{Name: "node-" + string(rune('0'+i)), Status: StatusOK, Facts: f})
+			}
+			for _, r := range Judge(nodes, nil, []Check{c}) {
+				want := OutcomePass
+				if r.Node == "node-1" {
+					want = tc.want
+				}
+				if r.Outcome != want {
+					t.Errorf("%s on %s: %s (%s), want %s", c.ID, r.Node, r.Outcome, r.Detail, want)
+				}
+			}
+		})
+	}
+}
+
+// runNetfilterSim audits a simulated fleet with only this area's probes and
+// checks: the whole bundle would cost minutes on a loaded machine and the
+// other areas are covered by their own tests (the full runs by audit_test).
+func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *Report {
+	t.Helper()
+	inv, tr := simulate(t, fleet)
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []Probe
+	for _, p := range probes {
+		if p.ID == "firewall" || p.ID == "iptables" || p.ID == "nftables" {
+			ps = append(ps, p)
+		}
+	}
+	var cs []Check
+	for _, c := range checks {
+		if strings.HasPrefix(c.ID, "firewall.") || strings.HasPrefix(c.ID, "iptables.") {
+			cs = append(cs, c)
+		}
+	}
+	if len(ps) != 3 || len(cs) < 8 {
+		t.Fatalf("netfilter probes %d, checks %d", len(ps), len(cs))
+	}
+	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
+		Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: SeverityCritical}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range r.Nodes {
+		if n.Status != StatusOK {
+			t.Fatalf("node %s: %s (%s)", n.Name, n.Status, n.Message)
+		}
+	}
+	return r
+}
+
+// TestNetfilterScenarios runs this area's probes and checks on a simulated
+// fleet with one drift per node beside a healthy node: each planted node gets
+// its own finding and no other netfilter finding.
+func TestNetfilterScenarios(t *testing.T) {
+	fleet := nodesim.Clean(8)
+	plant := map[string]func(nodesim.State) nodesim.State{
+		"node-2": nodesim.WithIPTablesLegacy,
+		"node-3": nodesim.WithFirewalld,
+		"node-4": nodesim.WithUFWEnabledInactive,
+		"node-5": nodesim.WithKubeRulesInBothBackends,
+		"node-6": nodesim.WithFewKubeRules,
+		"node-7": nodesim.WithIPTablesOld,
+		"node-8": nodesim.WithFirewalldEnabledInactive,
+	}
+	for i := range fleet {
+		if f, ok := plant[fleet[i].Name]; ok {
+			fleet[i].State = f(fleet[i].State)
+		}
+	}
+	r := runNetfilterSim(t, fleet)
+	got := map[string]string{}
+	for _, f := range r.Findings {
+		if f.Kind == KindCheck && (strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
+			got[f.Check] = strings.Join(f.Nodes, ",")
+		}
+	}
+	want := map[string]string{
+		"iptables.backend-mixed":              "node-2",
+		"firewall.firewalld-active":           "node-3",
+		"firewall.ufw-enabled-inactive":       "node-4",
+		"iptables.kube-rules-both-backends":   "node-5",
+		"iptables.kube-rules-low":             "node-6",
+		"iptables.version-buggy":              "node-7",
+		"firewall.firewalld-enabled-inactive": "node-8",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s fails on %q, want %q", k, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("unexpected finding %s on %s", k, v)
+		}
+	}
+}
+
+// TestIncidentNetfilterFindings: the seed incident fleet keeps its UFW
+// finding on exactly the four nodes and gains no other netfilter finding
+// (the healthy baseline and the UFW nodes agree on iptables).
+func TestIncidentNetfilterFindings(t *testing.T) {
+	r := runNetfilterSim(t, nodesim.Incident())
+	for _, f := range r.Findings {
+		if f.Kind != KindCheck || !(strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
+			continue
+		}
+		if f.Check != "firewall.ufw-active" {
+			t.Errorf("unexpected finding %s on %v", f.Check, f.Nodes)
+			continue
+		}
+		if got := strings.Join(f.Nodes, ","); got != "etcd-1,etcd-2,worker-2,worker-4" {
+			t.Errorf("firewall.ufw-active on %s", got)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package audit
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// plantedWant is, for each planted node of nodesim.Planted, the warning or
+// critical findings that must name it; no other node may be named by any
+// warning or critical finding.
+var plantedWant = map[string][]string{
+	"worker-1": {"critical iptables.backend-mixed"},
+	"worker-2": {"critical sysctl.ip-forward"},
+	"worker-3": {"warning conntrack.pressure"},
+	"worker-4": {"critical firewall.firewalld-active", "critical network.firewalld-with-canal"},
+	"worker-5": {"warning skew.mixed-versions"},
+	"worker-6": {"critical kubeproxy.mode-mixed"},
+	// Without the module the bridge sysctls do not exist, as on a real kernel.
+	"worker-7": {"critical module.br-netfilter", "critical sysctl.bridge-nf-call-ip6tables", "critical sysctl.bridge-nf-call-iptables"},
+	// The cluster view agrees: no kube-proxy pod on that node.
+	"worker-8": {"critical kubeproxy.down", "warning k8s.kubeproxy-pod-missing"},
+}
+
+// TestPlantedDriftsAreFoundOnTheirNodesOnly is the catalogue's acceptance
+// test: one drift per node, each found on exactly that node and nothing
+// found anywhere else.
+func TestPlantedDriftsAreFoundOnTheirNodesOnly(t *testing.T) {
+	inv, tr := simulate(t, nodesim.Planted())
+	r := runSim(t, inv, tr)
+	for _, n := range r.Nodes {
+		if n.Status != StatusOK {
+			t.Fatalf("node %s: status %s (%s)", n.Name, n.Status, n.Message)
+		}
+	}
+	if r.Cluster == nil || r.Cluster.Status != ClusterOK {
+		t.Fatalf("cluster = %+v", r.Cluster)
+	}
+	got := map[string][]string{}
+	for _, f := range r.Findings {
+		if f.Severity < SeverityWarning {
+			continue
+		}
+		if len(f.Nodes) == 0 {
+			t.Errorf("fleet-level %s finding %s: %s", f.Severity, f.Check, f.Summary)
+		}
+		for _, n := range f.Nodes {
+			got[n] = append(got[n], f.Severity.String()+" "+f.Check)
+		}
+	}
+	for n := range got {
+		sort.Strings(got[n])
+	}
+	drifts := nodesim.PlantedDrifts()
+	for n, fs := range got {
+		t.Logf("%s (%s): %s", n, drifts[n], strings.Join(fs, ", "))
+	}
+	if !reflect.DeepEqual(got, plantedWant) {
+		t.Errorf("findings by node =\n%v\nwant\n%v", got, plantedWant)
+	}
+	for n := range drifts {
+		if len(got[n]) == 0 {
+			t.Errorf("%s: planted %q, nothing found", n, drifts[n])
+		}
+	}
+}

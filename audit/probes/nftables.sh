@@ -1,0 +1,45 @@
+# id: nftables
+# description: nftables tables (as root), and whether kube-proxy's nftables mode has programmed its own tables
+# needs_root: true
+# timeout: 10s
+# facts: nft.installed nft.tables nft.kube_proxy_table
+if ! have nft; then
+	fact nft.installed no
+	fact nft.tables absent
+	fact nft.kube_proxy_table absent
+elif ! is_root; then
+	# Listing needs CAP_NET_ADMIN (netlink); an unprivileged nft only errors.
+	fact nft.installed yes
+	fact nft.tables not-root
+	fact nft.kube_proxy_table not-root
+else
+	fact nft.installed yes
+	# "table ip filter" per line, in creation order, which differs between
+	# otherwise identical nodes: insertion-sorted in awk so drift compares
+	# sets, without a sort(1) fork; LC_ALL=C so the order is bytes, not the
+	# node's collation. kube-proxy's nftables mode owns
+	# "table ip kube-proxy" and "table ip6 kube-proxy".
+	set -f
+	# shellcheck disable=SC2046
+	set -- $({
+		nft list tables 2>/dev/null
+		echo "rc=$?"
+	} | LC_ALL=C awk '
+/^rc=[0-9]+$/ { rc = substr($0, 4); next }
+$1 == "table" && NF == 3 {
+	t = $2 ":" $3
+	if ($3 == "kube-proxy" && ($2 == "ip" || $2 == "ip6")) kp = "yes"
+	n++
+	for (i = n; 1 < i && t < a[i - 1]; i--) a[i] = a[i - 1]
+	a[i] = t
+}
+END {
+	if (rc != 0) { print "error error"; exit }
+	s = ""
+	for (i = 1; i <= n; i++) s = s (i == 1 ? "" : ",") a[i]
+	print (s == "" ? "none" : s), (kp == "" ? "no" : kp)
+}')
+	set +f
+	fact nft.tables "${1:-error}"
+	fact nft.kube_proxy_table "${2:-error}"
+fi
