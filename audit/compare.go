@@ -236,7 +236,15 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 			}
 		}
 		ev := append([]string{evidence}, alsoLines(cause.Also)...)
-		ev = append(ev, rankedLines("next candidates", cands[1:], len(o.sick), len(o.healthy))...)
+		// The next candidates are those with a different split: the equal
+		// ones are already listed as the same split.
+		var next []candidate
+		for _, cd := range cands[1:] {
+			if cd.Score != best.Score || cd.Matched != best.Matched || cd.Extra != best.Extra {
+				next = append(next, cd)
+			}
+		}
+		ev = append(ev, rankedLines("next candidates", next, len(o.sick), len(o.healthy))...)
 		merged[key] = len(out)
 		out = append(out, Finding{
 			Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: c.Severity,
