@@ -336,7 +336,7 @@ func TestIncidentWithWaivers(t *testing.T) {
 - check: firewall.ufw-active
   reason: accepted by test
   expires: 2026-12-31
-- check: correlation.kubeproxy.*
+- check: correlation.*
   reason: accepted by test
   expires: 2026-12-31
 - check: firewall.firewalld-active
@@ -362,14 +362,14 @@ func TestIncidentWithWaivers(t *testing.T) {
 			waived[f.Check] = true
 		}
 	}
-	if !waived["firewall.ufw-active"] || !waived["correlation.kubeproxy.healthz-failing"] {
+	if !waived["firewall.ufw-active"] || !waived["correlation.k8s.kubeproxy-crashloop"] {
 		t.Errorf("waived = %v, want the ufw check and its correlation", waived)
 	}
 	if len(findingsOf(r.Findings, WaiverUnusedID)) != 1 || len(findingsOf(r.Findings, WaiverExpiredID)) != 1 {
 		t.Errorf("want one unused and one expired finding: %+v", r.Findings)
 	}
-	if r.Gate.ExitCode != ExitGateFailed || !strings.HasSuffix(strings.Join(r.Gate.Reasons, "; "), "critical finding; 2 findings waived") {
-		t.Errorf("gate = %+v, want exit 1 for kubeproxy.healthz-failing with 2 waived", r.Gate)
+	if r.Gate.ExitCode != ExitGateFailed || !strings.HasSuffix(strings.Join(r.Gate.Reasons, "; "), "critical findings; 2 findings waived") {
+		t.Errorf("gate = %+v, want exit 1 for the kube-proxy symptoms with 2 waived", r.Gate)
 	}
 	if live := findingsOf(r.Findings, "kubeproxy.healthz-failing"); len(live) != 1 || live[0].Waived != nil {
 		t.Errorf("kubeproxy.healthz-failing = %+v, want it live", live)
