@@ -114,6 +114,21 @@ func fleetMedians(nodes []Node, checks []Check) map[string]string {
 	return out
 }
 
+// majorityOf returns the most common value and whether another value is as
+// common (then no value has a majority).
+func majorityOf(count map[string]int) (majority string, tie bool) {
+	best := 0
+	for _, v := range sortedKeys(count) {
+		switch {
+		case count[v] > best:
+			majority, best, tie = v, count[v], false
+		case count[v] == best:
+			tie = true
+		}
+	}
+	return majority, tie
+}
+
 func clusterWhy(c *Cluster) string {
 	if c == nil {
 		return "the cluster probes did not run"
@@ -140,15 +155,7 @@ func judgeUniform(nodes []Node, checks []Check, results []CheckResult) {
 				count[byName[r.Node].Facts[c.Uniform]]++
 			}
 		}
-		majority, best, tie := "", 0, false
-		for _, v := range sortedKeys(count) {
-			switch {
-			case count[v] > best:
-				majority, best, tie = v, count[v], false
-			case count[v] == best:
-				tie = true
-			}
-		}
+		majority, tie := majorityOf(count)
 		var groups []string
 		for _, v := range sortedKeys(count) {
 			groups = append(groups, fmt.Sprintf("%s on %d", v, count[v]))

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,38 +9,6 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 )
-
-// runProbeOn is runProbe for one probe file with a hook that changes the
-// built node before the probe runs (e.g. to take away curl, which every
-// simulated node gets).
-func runProbeOn(t *testing.T, file string, s nodesim.State, mutate func(root string)) Parsed {
-	t.Helper()
-	b, err := probeFS.ReadFile("probes/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ParseProbe(file, string(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(t.TempDir(), "node")
-	if err := nodesim.Build(root, s); err != nil {
-		t.Fatal(err)
-	}
-	if mutate != nil {
-		mutate(root)
-	}
-	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle([]Probe{p}, "", nonce), p.Timeout+5e9)
-	if err != nil {
-		t.Fatalf("probe %s: %v", p.ID, err)
-	}
-	parsed := ParseOutput(res.Stdout, nonce, []Probe{p})
-	if r := parsed.Runs[0]; r.Status != ProbeOK {
-		t.Fatalf("probe %s: status %s exit %d, stderr %q\nstdout:\n%s", p.ID, r.Status, r.ExitCode, res.Stderr, res.Stdout)
-	}
-	return parsed
-}
 
 // wantFacts compares the facts a case names; a value "~lo..hi" accepts any
 // number in that range, for ages that depend on the second the probe ran.
@@ -215,16 +182,6 @@ func TestKubeProxyMetricsProbe(t *testing.T) {
 		"endpoint_changes_pending", "service_changes_pending"} {
 		absent["kubeproxy.metrics."+k] = "absent"
 	}
-	with := func(extra map[string]string, base map[string]string) map[string]string {
-		out := map[string]string{}
-		for k, v := range base {
-			out[k] = v
-		}
-		for k, v := range extra {
-			out[k] = v
-		}
-		return out
-	}
 	cases := []struct {
 		name  string
 		state nodesim.State
@@ -271,11 +228,11 @@ func TestKubeProxyMetricsProbe(t *testing.T) {
 		}},
 		{"slow network programming", withMetrics(healthy(), slowNet), map[string]string{"kubeproxy.metrics.netprog_p99_seconds": "44.980"}},
 		{"metrics endpoint errors", withHTTP(healthy(), "10249/metrics", nodesim.HTTP{Code: 500, Body: "Internal Server Error\n"}),
-			with(map[string]string{"kubeproxy.metrics.status": "http-500"}, absent)},
+			mergeFacts(absent, map[string]string{"kubeproxy.metrics.status": "http-500"})},
 		{"nothing on 10249", nodesim.WithHealthPortDown(healthy()),
-			with(map[string]string{"kubeproxy.metrics.status": "connect-failed"}, absent)},
+			mergeFacts(absent, map[string]string{"kubeproxy.metrics.status": "connect-failed"})},
 		{"another exporter on 10249", withHTTP(healthy(), "10249/metrics", nodesim.HTTP{Code: 200, Body: "# TYPE up gauge\nup 1\n"}),
-			with(map[string]string{"kubeproxy.metrics.status": "ok"}, absent)},
+			mergeFacts(absent, map[string]string{"kubeproxy.metrics.status": "ok"})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -291,12 +248,12 @@ func TestKubeProxyWithoutCurl(t *testing.T) {
 		}
 	}
 	t.Run("no http client", func(t *testing.T) {
-		wantFacts(t, runProbeOn(t, "kubeproxy.sh", healthy(), noCurl).Facts, map[string]string{
+		wantFacts(t, runProbeTweaked(t, "kubeproxy", healthy(), noCurl).Facts, map[string]string{
 			"kubeproxy.healthz.code": "absent", "kubeproxy.livez.code": "absent", "kubeproxy.metrics.status": "absent",
 			"kubeproxy.metrics.sync_p99_seconds": "absent", "kubeproxy.port10256.listening": "yes",
 		})
 		// The mode then comes from the manifest RKE2 wrote.
-		wantFacts(t, runProbeOn(t, "kubeproxy_mode.sh", healthy(), noCurl).Facts, map[string]string{
+		wantFacts(t, runProbeTweaked(t, "kubeproxy_mode", healthy(), noCurl).Facts, map[string]string{
 			"kubeproxy.mode": "iptables", "kubeproxy.mode.source": "manifest",
 		})
 	})
@@ -307,11 +264,11 @@ func TestKubeProxyWithoutCurl(t *testing.T) {
 		s = withCommand(s, nodesim.Command{Name: "wget", Args: "-q -T 5 -O - http://127.0.0.1:10256/livez", Out: "{}"})
 		s = withCommand(s, nodesim.Command{Name: "wget", Args: "-q -T 3 -O - http://127.0.0.1:10249/metrics", RC: 4})
 		s = withCommand(s, nodesim.Command{Name: "wget", Args: "-q -T 3 -O - http://127.0.0.1:10249/proxyMode", Out: "ipvs"})
-		wantFacts(t, runProbeOn(t, "kubeproxy.sh", s, noCurl).Facts, map[string]string{
+		wantFacts(t, runProbeTweaked(t, "kubeproxy", s, noCurl).Facts, map[string]string{
 			"kubeproxy.healthz.code": "http-error", "kubeproxy.livez.code": "200", "kubeproxy.healthz.stale_seconds": "120.0",
 			"kubeproxy.metrics.status": "connect-failed",
 		})
-		wantFacts(t, runProbeOn(t, "kubeproxy_mode.sh", s, noCurl).Facts, map[string]string{
+		wantFacts(t, runProbeTweaked(t, "kubeproxy_mode", s, noCurl).Facts, map[string]string{
 			"kubeproxy.mode": "ipvs", "kubeproxy.mode.source": "proxyMode",
 		})
 	})

@@ -141,7 +141,7 @@ func TestIptablesProbeAlternativesSymlink(t *testing.T) {
 		{"no symlink", "", "absent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := nfRunProbeTweaked(t, "iptables", s, func(root string) {
+			got := runProbeTweaked(t, "iptables", s, func(root string) {
 				if tc.target == "" {
 					return
 				}
@@ -152,43 +152,9 @@ func TestIptablesProbeAlternativesSymlink(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
-			nfWantFacts(t, got, map[string]string{"iptables.alternative": tc.want})
+			nfWantFacts(t, got.Facts, map[string]string{"iptables.alternative": tc.want})
 		})
 	}
-}
-
-// nfRunProbeTweaked is runProbe with a hook that changes the built node tree
-// before the probe runs.
-func nfRunProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root string)) map[string]string {
-	t.Helper()
-	all, err := BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p []Probe
-	for _, pr := range all {
-		if pr.ID == id {
-			p = append(p, pr)
-		}
-	}
-	if len(p) == 0 {
-		t.Fatalf("no embedded probe %q", id)
-	}
-	root := filepath.Join(t.TempDir(), "node")
-	if err := nodesim.Build(root, s); err != nil {
-		t.Fatal(err)
-	}
-	tweak(root)
-	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle(p, "", nonce), p[0].Timeout+5e9)
-	if err != nil {
-		t.Fatalf("probe %s: %v", id, err)
-	}
-	parsed := ParseOutput(res.Stdout, nonce, p)
-	if r := parsed.Runs[0]; r.Status != ProbeOK {
-		t.Fatalf("probe %s: status %s, stderr %q", id, r.Status, res.Stderr)
-	}
-	return parsed.Facts
 }
 
 func TestFirewallProbe(t *testing.T) {
@@ -209,16 +175,6 @@ func TestFirewallProbe(t *testing.T) {
 	noUnits.Units = map[string]nodesim.Unit{}
 
 	absentPolicies := map[string]string{"ufw.default_incoming": "absent", "ufw.default_outgoing": "absent", "ufw.default_routed": "absent"}
-	merge := func(a, b map[string]string) map[string]string {
-		out := map[string]string{}
-		for k, v := range a {
-			out[k] = v
-		}
-		for k, v := range b {
-			out[k] = v
-		}
-		return out
-	}
 	cases := []struct {
 		name  string
 		state nodesim.State
@@ -240,9 +196,9 @@ func TestFirewallProbe(t *testing.T) {
 		{"not root: status unknown, ufw.conf still read", nfNotRoot(nodesim.WithUFWActive(healthy)), map[string]string{
 			"ufw.active": "active", "ufw.status": "not-root", "ufw.config_enabled": "yes",
 			"ufw.default_incoming": "not-root", "ufw.default_outgoing": "not-root", "ufw.default_routed": "not-root"}},
-		{"ufw not installed", noUFW, merge(absentPolicies, map[string]string{
+		{"ufw not installed", noUFW, mergeFacts(absentPolicies, map[string]string{
 			"ufw.installed": "no", "ufw.active": "absent", "ufw.enabled": "absent", "ufw.status": "absent", "ufw.config_enabled": "absent"})},
-		{"ufw.conf left by a removed package", leftover, merge(absentPolicies, map[string]string{
+		{"ufw.conf left by a removed package", leftover, mergeFacts(absentPolicies, map[string]string{
 			"ufw.installed": "yes", "ufw.status": "absent", "ufw.config_enabled": "yes"})},
 		{"ufw.conf without ENABLED", noEnabledLine, map[string]string{"ufw.config_enabled": "unknown"}},
 		{"no unit file", noUnits, map[string]string{

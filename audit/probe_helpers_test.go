@@ -13,6 +13,14 @@ import (
 // parser kept. The test fails if the probe did not finish with exit 0.
 func runProbe(t *testing.T, id string, s nodesim.State) Parsed {
 	t.Helper()
+	return runProbeTweaked(t, id, s, nil)
+}
+
+// runProbeTweaked is runProbe with a hook that changes the built node tree
+// before the probe runs (e.g. to take away curl, which every simulated node
+// gets, or to replace a file by a symlink).
+func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root string)) Parsed {
+	t.Helper()
 	all, err := BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +38,9 @@ func runProbe(t *testing.T, id string, s nodesim.State) Parsed {
 	if err := nodesim.Build(root, s); err != nil {
 		t.Fatal(err)
 	}
+	if tweak != nil {
+		tweak(root)
+	}
 	nonce := NewNonce()
 	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle(p, "", nonce), p[0].Timeout+5e9)
 	if err != nil {
@@ -40,6 +51,17 @@ func runProbe(t *testing.T, id string, s nodesim.State) Parsed {
 		t.Fatalf("probe %s: status %s exit %d, stderr %q\nstdout:\n%s", id, r.Status, r.ExitCode, res.Stderr, res.Stdout)
 	}
 	return parsed
+}
+
+// mergeFacts returns the union of fact maps, later ones winning.
+func mergeFacts(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func TestRunProbeHelperSeesSimulatedIptables(t *testing.T) {

@@ -136,15 +136,7 @@ func mixedVersions(vs []nodeVersion) (Finding, bool) {
 	if len(count) < 2 {
 		return Finding{}, false
 	}
-	majority, best, tie := "", 0, false
-	for _, raw := range sortedKeys(count) {
-		switch {
-		case count[raw] > best:
-			majority, best, tie = raw, count[raw], false
-		case count[raw] == best:
-			tie = true
-		}
-	}
+	majority, tie := majorityOf(count)
 	var names, ev []string
 	for _, v := range vs {
 		if tie || v.raw != majority {
