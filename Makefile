@@ -8,9 +8,9 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/fleet-audit ./cmd/fleet-audit
 
+# The audit and cmd suites run the real probe bundle on dozens of simulated
+# nodes; on a busy 2-core machine that outlasts go test's default 10m.
 test:
-	# The audit and cmd suites run the real probe bundle on dozens of simulated
-	# nodes; on a busy 2-core machine that outlasts go test's default 10m.
 	$(GO) test -race -count=1 -timeout 25m ./...
 
 demo: build
