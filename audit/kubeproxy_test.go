@@ -295,7 +295,7 @@ func TestKubeProxyModeProbe(t *testing.T) {
 		{"healthy iptables", healthy(), map[string]string{
 			"kubeproxy.mode": "iptables", "kubeproxy.mode.source": "proxyMode", "kubeproxy.mode.configured": "iptables",
 			"kubeproxy.mode.missing_modules": "none", "kubeproxy.module.ip_vs": "absent", "kubeproxy.module.nf_conntrack": "loaded",
-			"kubeproxy.module.nf_tables": "absent", "kubeproxy.ipvs.virtual_services": "0", "kubeproxy.ipvs.schedulers": "none",
+			"kubeproxy.module.nf_tables": "loaded", "kubeproxy.ipvs.virtual_services": "0", "kubeproxy.ipvs.schedulers": "none",
 			"kubeproxy.cilium.agent": "absent", "kubeproxy.cilium.status": "absent", "kubeproxy.cilium.kube_proxy_replacement": "absent",
 			"kubeproxy.bpftool.maps": "absent", "kubeproxy.bpftool.cilium_lb_maps": "absent",
 		}},
@@ -327,7 +327,7 @@ func TestKubeProxyModeProbe(t *testing.T) {
 		// ipvsadm would modprobe ip_vs: with the module absent it must not run.
 		{"ipvsadm is not run without ip_vs", withCommand(healthy(), nodesim.Command{Name: "ipvsadm", Args: "*", Out: "TCP  10.43.0.1:443 rr\n"}),
 			map[string]string{"kubeproxy.ipvs.virtual_services": "0", "kubeproxy.mode": "iptables"}},
-		{"ip_vs built in (modules.builtin)", withFile(healthy(), "lib/modules/6.1.0-28-amd64/modules.builtin",
+		{"ip_vs built in (modules.builtin)", withFile(withModules(healthy(), []string{"nf_tables"}), "lib/modules/6.1.0-28-amd64/modules.builtin",
 			"kernel/net/netfilter/ipvs/ip_vs.ko\nkernel/net/netfilter/ipvs/ip_vs_rr.ko\nkernel/net/netfilter/nf_tables.ko\n"),
 			map[string]string{"kubeproxy.module.ip_vs": "builtin", "kubeproxy.module.ip_vs_rr": "builtin", "kubeproxy.module.nf_tables": "builtin", "kubeproxy.module.ip_vs_sh": "absent"}},
 		{"ip_vs built in (only /proc/net/ip_vs shows it)", withModules(ipvs, []string{"ip_vs"}),
@@ -341,7 +341,7 @@ func TestKubeProxyModeProbe(t *testing.T) {
 			nftTables(withModules(noManifest(down(healthy())), nil, "nf_tables"), "table inet filter\ntable ip kube-proxy\ntable ip6 kube-proxy\n"),
 			map[string]string{"kubeproxy.mode": "nftables", "kubeproxy.mode.source": "nft", "kubeproxy.mode.configured": "absent"}},
 		// nft's netlink request autoloads nf_tables: with it absent nft must not run.
-		{"nft is not run without nf_tables", nftTables(noManifest(down(healthy())), "table ip kube-proxy\n"),
+		{"nft is not run without nf_tables", nftTables(withModules(noManifest(down(healthy())), []string{"nf_tables"}), "table ip kube-proxy\n"),
 			map[string]string{"kubeproxy.mode": "absent", "kubeproxy.mode.source": "none"}},
 		{"nft without root", nftTables(withModules(noManifest(down(healthy())), nil, "nf_tables"), "Error: Could not process rule: Operation not permitted\n"),
 			map[string]string{"kubeproxy.mode": "unknown", "kubeproxy.mode.source": "none"}},

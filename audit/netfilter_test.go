@@ -224,6 +224,16 @@ func TestNftablesProbe(t *testing.T) {
 	// nft lists tables in creation order; the fact must not depend on it.
 	shuffled := healthy
 	shuffled.SetCommand(nodesim.Command{Name: "nft", Args: "list tables", Out: "table ip6 nat\ntable ip kube-proxy\ntable ip filter\n"})
+	// Without nf_tables loaded nft must not run: its netlink request would
+	// autoload the module. The stub would answer with a kube-proxy table.
+	unloaded := shuffled
+	var mods []string
+	for _, m := range unloaded.Modules {
+		if m != "nf_tables" {
+			mods = append(mods, m)
+		}
+	}
+	unloaded.Modules = mods
 	// Byte order ("ip6" before "ip:"), whatever the node's locale.
 	const iptTables = "ip6:filter,ip6:mangle,ip6:nat,ip:filter,ip:mangle,ip:nat"
 	cases := []struct {
@@ -240,6 +250,7 @@ func TestNftablesProbe(t *testing.T) {
 		{"nft not installed", noNFT, map[string]string{"nft.installed": "no", "nft.tables": "absent", "nft.kube_proxy_table": "absent"}},
 		{"not root", nfNotRoot(healthy), map[string]string{"nft.installed": "yes", "nft.tables": "not-root", "nft.kube_proxy_table": "not-root"}},
 		{"nft fails", fails, map[string]string{"nft.tables": "error", "nft.kube_proxy_table": "error"}},
+		{"nf_tables not loaded: nft not run", unloaded, map[string]string{"nft.installed": "yes", "nft.tables": "not-loaded", "nft.kube_proxy_table": "no"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

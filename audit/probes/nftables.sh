@@ -7,6 +7,13 @@ if ! have nft; then
 	fact nft.installed no
 	fact nft.tables absent
 	fact nft.kube_proxy_table absent
+elif ! grep -q '^nf_tables ' "$R/proc/modules" 2>/dev/null && [ ! -d "$R/sys/module/nf_tables" ]; then
+	# nft's netlink request would autoload nf_tables: a probe must not
+	# change the kernel. Without the module no nftables ruleset exists, so
+	# kube-proxy's nftables mode is not running either.
+	fact nft.installed yes
+	fact nft.tables not-loaded
+	fact nft.kube_proxy_table no
 elif ! is_root; then
 	# Listing needs CAP_NET_ADMIN (netlink); an unprivileged nft only errors.
 	fact nft.installed yes

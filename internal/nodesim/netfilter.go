@@ -202,6 +202,8 @@ func healthyNetfilter(s *State, server bool) {
 	setSaves(s, nft, nft, "")
 	s.SetCommand(Command{Name: "update-alternatives", Args: "--query iptables", Out: alternativesQuery("auto", "/usr/sbin/iptables-nft")})
 	s.SetCommand(Command{Name: "nft", Args: "list tables", Out: NFTTables()})
+	// The nf_tables backend of iptables runs on the nf_tables module.
+	s.Modules = append(append([]string{}, s.Modules...), "nf_tables")
 }
 
 func copyFiles(m map[string]string) map[string]string {
