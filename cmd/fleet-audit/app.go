@@ -106,6 +106,7 @@ EXAMPLES:
 			inventoryCommand(),
 			demoCommand(),
 			probesCommand(),
+			reportCommand(),
 		},
 	}
 }

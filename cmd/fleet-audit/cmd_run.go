@@ -241,14 +241,28 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if err != nil {
 		return err
 	}
+	return emit(r, o.Outputs, o.Quiet, stdout, stderr)
+}
+
+// emit writes the requested report files, prints the terminal report (or
+// the verdict alone with -q) and turns the gate into the exit status. It is
+// shared by run, demo and report, so a re-rendered run reads as the original.
+func emit(r *audit.Report, outputs map[string]string, quiet bool, stdout, stderr io.Writer) error {
 	var writeErr error
-	for format, p := range o.Outputs {
+	var written []string
+	for _, format := range report.Names() {
+		p, ok := outputs[format]
+		if !ok {
+			continue
+		}
 		if err := writeReport(format, p, r); err != nil {
 			fmt.Fprintf(stderr, "fleet-audit: error: %v\n", err)
 			writeErr = err
+			continue
 		}
+		written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to %s", format, p))
 	}
-	if o.Quiet {
+	if quiet {
 		fmt.Fprintln(stdout, "gate: "+report.Verdict(r.Gate))
 	} else {
 		color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
@@ -257,8 +271,8 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 			return fmt.Errorf("terminal report: %w", err)
 		}
 	}
-	for format, p := range o.Outputs {
-		fmt.Fprintf(stderr, "fleet-audit: wrote %s report to %s\n", format, p)
+	for _, line := range written {
+		fmt.Fprintln(stderr, line)
 	}
 	if writeErr != nil {
 		return &gateError{code: exitUsage}

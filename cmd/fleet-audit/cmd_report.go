@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+// reparsedFlag marks the second pass of report's argument parsing, so that
+// a file name starting with "-" after "--" cannot loop.
+const reparsedFlag = "fa-reparsed"
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "re-render a saved run (--json results) in any format, without contacting a node",
+		UsageText: "fleet-audit report RESULTS.json [--html FILE] [--markdown FILE] [--junit FILE] [--json FILE] [-q]",
+		Description: `Reads the JSON a run wrote with --json and renders it again: the terminal
+summary on stdout and any report file asked for. The saved judgement is kept
+as it was on the day (findings, waivers, gate), so a report attached to a
+change request today says what the audit said then. Exits with the saved
+run's gate, so CI can re-gate a stored run.
+
+EXAMPLES:
+   fleet-audit report results.json
+   fleet-audit report results.json --html report.html --markdown report.md --junit junit.xml
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "json", Usage: "write the results again to `FILE` (normalised)"},
+			&cli.StringFlag{Name: "markdown", Usage: "write a Markdown report to `FILE`"},
+			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report to `FILE`"},
+			&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
+			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
+		},
+		Action: func(c *cli.Context) error {
+			// urfave/cli v2 stops at the first argument, so the documented
+			// "report results.json --html F" leaves the flags unparsed: run
+			// the command again with the file moved behind them.
+			if c.NArg() > 1 && !c.Bool(reparsedFlag) && len(c.Args().Get(1)) > 1 && c.Args().Get(1)[0] == '-' {
+				args := append([]string{c.App.Name, "report", "--" + reparsedFlag}, c.Args().Tail()...)
+				return c.App.RunContext(c.Context, append(args, "--", c.Args().First()))
+			}
+			if c.NArg() != 1 {
+				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json), got %d arguments", c.NArg())}
+			}
+			path := c.Args().First()
+			f, err := os.Open(path)
+			if err != nil {
+				return &usageError{fmt.Errorf("report: %w", err)}
+			}
+			r, err := report.ReadJSON(f)
+			f.Close()
+			if err != nil {
+				return &usageError{fmt.Errorf("report: %s: %w", path, err)}
+			}
+			outputs := map[string]string{}
+			for _, format := range []string{"json", "markdown", "html", "junit"} {
+				p := c.String(format)
+				if p == "" {
+					continue
+				}
+				if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+					return &usageError{fmt.Errorf("--%s %s: directory %s does not exist", format, p, filepath.Dir(p))}
+				}
+				outputs[format] = p
+			}
+			return emit(r, outputs, c.Bool("quiet"), c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
