@@ -409,14 +409,7 @@ func healthyKubeProxyFacts(t *testing.T) map[string]string {
 }
 
 func TestKubeProxyChecks(t *testing.T) {
-	all, err := BuiltinChecks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]Check{}
-	for _, c := range all {
-		byID[c.ID] = c
-	}
+	byID := builtinChecksByID(t)
 	base := healthyKubeProxyFacts(t)
 	cases := []struct {
 		check   string

@@ -273,14 +273,7 @@ func healthyNetfilterFacts() map[string]string {
 }
 
 func TestNetfilterChecks(t *testing.T) {
-	all, err := BuiltinChecks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]Check{}
-	for _, c := range all {
-		byID[c.ID] = c
-	}
+	byID := builtinChecksByID(t)
 	set := func(kv ...string) func(map[string]string) {
 		return func(f map[string]string) {
 			for i := 0; i+1 < len(kv); i += 2 {

@@ -53,6 +53,26 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 	return parsed
 }
 
+// builtinChecks returns the embedded checks or fails the test.
+func builtinChecks(t *testing.T) []Check {
+	t.Helper()
+	cs, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// builtinChecksByID indexes the embedded checks by id.
+func builtinChecksByID(t *testing.T) map[string]Check {
+	t.Helper()
+	byID := map[string]Check{}
+	for _, c := range builtinChecks(t) {
+		byID[c.ID] = c
+	}
+	return byID
+}
+
 // mergeFacts returns the union of fact maps, later ones winning.
 func mergeFacts(maps ...map[string]string) map[string]string {
 	out := map[string]string{}

@@ -9,15 +9,6 @@ import (
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 )
 
-func builtinChecks(t *testing.T) []Check {
-	t.Helper()
-	cs, err := BuiltinChecks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
-}
-
 func TestParseWaivers(t *testing.T) {
 	known := WaivableIDs(builtinChecks(t))
 	tests := []struct {

@@ -397,7 +397,18 @@ var htmlCSP = func() string {
 	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'"
 }()
 
-var htmlTmpl = template.Must(template.New("report").Parse(htmlTemplate))
+// probeRunsTemplate is the table of how each probe went, shown for the
+// cluster probes and for every node.
+const probeRunsTemplate = `{{define "probeRuns"}}<div class="scroll"><table>
+<thead><tr><th scope="col">Probe</th><th scope="col">Status</th><th scope="col">Exit</th><th scope="col">Stderr</th></tr></thead>
+<tbody>
+{{- range .}}
+<tr><th scope="row"><code>{{.ID}}</code></th><td>{{.Status}}</td><td>{{.ExitCode}}</td><td>{{if .Stderr}}<pre>{{.Stderr}}</pre>{{end}}</td></tr>
+{{- end}}
+</tbody>
+</table></div>{{end}}`
+
+var htmlTmpl = template.Must(template.Must(template.New("report").Parse(htmlTemplate)).Parse(probeRunsTemplate))
 
 const htmlCSS = `
 :root { --fg: #1a1a1a; --muted: #4d4d4d; --line: #c8c8c8; --bg: #ffffff; --soft: #f4f4f4;
@@ -558,14 +569,7 @@ const htmlTemplate = `<!DOCTYPE html>
 </table></div>
 {{- end}}
 {{- if .Probes}}
-<div class="scroll"><table>
-<thead><tr><th scope="col">Probe</th><th scope="col">Status</th><th scope="col">Exit</th><th scope="col">Stderr</th></tr></thead>
-<tbody>
-{{- range .Probes}}
-<tr><th scope="row"><code>{{.ID}}</code></th><td>{{.Status}}</td><td>{{.ExitCode}}</td><td>{{if .Stderr}}<pre>{{.Stderr}}</pre>{{end}}</td></tr>
-{{- end}}
-</tbody>
-</table></div>
+{{template "probeRuns" .Probes}}
 {{- end}}
 </section>
 {{- end}}
@@ -696,14 +700,7 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- end}}
 {{- if .Probes}}
 <h3>Probes</h3>
-<div class="scroll"><table>
-<thead><tr><th scope="col">Probe</th><th scope="col">Status</th><th scope="col">Exit</th><th scope="col">Stderr</th></tr></thead>
-<tbody>
-{{- range .Probes}}
-<tr><th scope="row"><code>{{.ID}}</code></th><td>{{.Status}}</td><td>{{.ExitCode}}</td><td>{{if .Stderr}}<pre>{{.Stderr}}</pre>{{end}}</td></tr>
-{{- end}}
-</tbody>
-</table></div>
+{{template "probeRuns" .Probes}}
 {{- end}}
 </details>
 {{- end}}
