@@ -340,8 +340,10 @@ func TestRunFaults(t *testing.T) {
 func TestKeepAliveAnswered(t *testing.T) {
 	t.Parallel()
 	f := startFleet(t, sshfleet.NodeConfig{Name: "ok"})
-	c := dialOrFatal(t, testDialer(remote.SSHOptions{KeepAliveInterval: 20 * time.Millisecond}), f.target(0))
-	out, err := c.Run(t.Context(), remote.Script{Stdin: []byte("sleep 1; echo alive\n"), Timeout: 10 * time.Second})
+	// 250ms, eight keepalives while the script sleeps: at 20ms, three
+	// unanswered in a row (60ms) happened on a loaded CI machine.
+	c := dialOrFatal(t, testDialer(remote.SSHOptions{KeepAliveInterval: 250 * time.Millisecond}), f.target(0))
+	out, err := c.Run(t.Context(), remote.Script{Stdin: []byte("sleep 2; echo alive\n"), Timeout: 10 * time.Second})
 	if err != nil || string(out.Stdout) != "alive\n" {
 		t.Errorf("run with fast keepalives: stdout %q err %v", out.Stdout, err)
 	}
