@@ -1,0 +1,31 @@
+// Package testtools finds external programs that some tests drive (a real
+// browser, an XML schema validator, a Markdown renderer). On a developer
+// machine a missing program skips the test; in CI, where .ci/run installs
+// them and sets RequireEnv, a missing program fails it, so a broken install
+// can never turn the browser or schema tests into silent passes.
+package testtools
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// RequireEnv, set to "1", turns a missing tool into a test failure.
+const RequireEnv = "FLEET_AUDIT_REQUIRE_TOOLS"
+
+// Find returns the path of the first of names found in PATH. Without one it
+// skips t, or fails it when RequireEnv is set.
+func Find(t testing.TB, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("none of %v is installed and %s=1 requires it (.ci/run installs it)", names, RequireEnv)
+	}
+	t.Skipf("none of %v is installed (set %s=1 to fail instead)", names, RequireEnv)
+	return ""
+}
