@@ -1,0 +1,355 @@
+package audit
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// DiffSchemaVersion is the version of the JSON document `fleet-audit diff
+// --json` writes; bumped on every breaking change, like SchemaVersion.
+const DiffSchemaVersion = 1
+
+// Fact change kinds.
+const (
+	FactChanged = "changed"
+	FactAdded   = "added"
+	FactRemoved = "removed"
+)
+
+// Diff is what changed between two saved runs of the same fleet: "audit
+// before, audit after the upgrade", or the drift that crept in since the
+// last audit. It compares the judgements the runs made on their day; it
+// never re-judges either run.
+type Diff struct {
+	SchemaVersion int            `json:"schema_version"`
+	Before        DiffRun        `json:"before"`
+	After         DiffRun        `json:"after"`
+	NodesAdded    []string       `json:"nodes_added"`
+	NodesRemoved  []string       `json:"nodes_removed"`
+	StatusChanges []StatusChange `json:"status_changes"`
+	// FactChanges group identical changes across nodes, like clush -b: an
+	// upgrade that moved rke2.version on every node is one entry.
+	FactChanges []FactChange `json:"fact_changes"`
+	// NewFindings are (check, node) pairs active in after that were not
+	// active in before, or active at a lower severity; ResolvedFindings the
+	// reverse. A waived finding is not active. Nodes not audited in a run
+	// contribute nothing to either list: what was not looked at neither
+	// appeared nor went away.
+	NewFindings      []DiffFinding `json:"new_findings"`
+	ResolvedFindings []DiffFinding `json:"resolved_findings"`
+	// VolatileIncluded is set when volatile facts (counters, load) were
+	// compared too.
+	VolatileIncluded bool `json:"volatile_included"`
+	Gate             Gate `json:"gate"`
+}
+
+// DiffRun identifies one of the two runs.
+type DiffRun struct {
+	Source      string `json:"source"`
+	Inventory   string `json:"inventory"`
+	StartedAt   string `json:"started_at"`
+	ToolVersion string `json:"tool_version"`
+	Gate        Gate   `json:"gate"`
+}
+
+// StatusChange is a node audited in both runs whose status differs.
+type StatusChange struct {
+	Node    string     `json:"node"`
+	Before  NodeStatus `json:"before"`
+	After   NodeStatus `json:"after"`
+	Message string     `json:"message,omitempty"`
+}
+
+// FactChange is one fact that moved from Before to After on Nodes.
+type FactChange struct {
+	Fact   string   `json:"fact"`
+	Change string   `json:"change"`
+	Before string   `json:"before"`
+	After  string   `json:"after"`
+	Nodes  []string `json:"nodes"`
+}
+
+// DiffFinding is a finding that appeared or went away on Nodes.
+type DiffFinding struct {
+	Check    string   `json:"check"`
+	Title    string   `json:"title"`
+	Severity Severity `json:"severity"`
+	// Was is, for a new finding that escalated, its severity before; Now
+	// is, for a resolved finding that only de-escalated, its severity
+	// after. Both are unknown (omitted) when the finding was or is absent.
+	Was     Severity `json:"was,omitempty"`
+	Now     Severity `json:"now,omitempty"`
+	Nodes   []string `json:"nodes"`
+	Summary string   `json:"summary"`
+}
+
+// DiffOptions tune Compare.
+type DiffOptions struct {
+	// Volatile facts are skipped unless IncludeVolatile is set.
+	Volatile        map[string]bool
+	IncludeVolatile bool
+	// ProbeOf maps a fact to its probe, so facts of a probe that did not
+	// finish on one side are not reported as removed.
+	ProbeOf map[string]string
+	// FailOn is the least severity of a new finding that fails the diff.
+	FailOn           Severity
+	AllowUnreachable bool
+}
+
+// DiffOptionsFor derives the fact metadata from the probes that produced
+// the runs (the saved JSON does not carry it).
+func DiffOptionsFor(probes []Probe) DiffOptions {
+	meta := newFactMeta(probes)
+	return DiffOptions{Volatile: meta.volatile, ProbeOf: meta.probeOf, FailOn: SeverityCritical}
+}
+
+// Compare computes what changed from before to after. Its gate fails (exit
+// 1) when a finding at or above FailOn is new or escalated, and exits 3 when
+// a node audited before could not be audited after, since then the diff
+// cannot say that nothing broke there.
+func Compare(before, after *Report, o DiffOptions) *Diff {
+	if o.FailOn == SeverityUnknown {
+		o.FailOn = SeverityCritical
+	}
+	d := &Diff{
+		SchemaVersion: DiffSchemaVersion,
+		Before:        diffRun(before), After: diffRun(after),
+		NodesAdded: []string{}, NodesRemoved: []string{}, StatusChanges: []StatusChange{},
+		FactChanges: []FactChange{}, NewFindings: []DiffFinding{}, ResolvedFindings: []DiffFinding{},
+		VolatileIncluded: o.IncludeVolatile,
+	}
+	bn, an := nodesByName(before), nodesByName(after)
+	for _, n := range after.Nodes {
+		if _, ok := bn[n.Name]; !ok {
+			d.NodesAdded = append(d.NodesAdded, n.Name)
+		}
+	}
+	for _, n := range before.Nodes {
+		if _, ok := an[n.Name]; !ok {
+			d.NodesRemoved = append(d.NodesRemoved, n.Name)
+		}
+	}
+	var lost []string
+	facts := map[[3]string][]string{} // fact, before, after -> nodes
+	kinds := map[[3]string]string{}
+	for _, b := range before.Nodes {
+		a, ok := an[b.Name]
+		if !ok {
+			continue
+		}
+		if a.Status != b.Status {
+			d.StatusChanges = append(d.StatusChanges, StatusChange{Node: b.Name, Before: b.Status, After: a.Status, Message: a.Message})
+			if b.Status.HasFacts() && !a.Status.HasFacts() {
+				lost = append(lost, b.Name)
+			}
+		}
+		if b.Status.HasFacts() && a.Status.HasFacts() {
+			diffFacts(b.Name, b.Facts, a.Facts, finishedProbes(b.Probes), finishedProbes(a.Probes), o, facts, kinds)
+		}
+	}
+	if before.Cluster != nil && after.Cluster != nil && before.Cluster.Status == ClusterOK && after.Cluster.Status == ClusterOK {
+		diffFacts(ClusterNode, before.Cluster.Facts, after.Cluster.Facts,
+			finishedProbes(before.Cluster.Probes), finishedProbes(after.Cluster.Probes), o, facts, kinds)
+	}
+	for k, nodes := range facts {
+		d.FactChanges = append(d.FactChanges, FactChange{Fact: k[0], Change: kinds[k], Before: k[1], After: k[2], Nodes: nodes})
+	}
+	sort.Slice(d.FactChanges, func(i, j int) bool {
+		x, y := d.FactChanges[i], d.FactChanges[j]
+		if x.Fact != y.Fact {
+			return x.Fact < y.Fact
+		}
+		if len(x.Nodes) != len(y.Nodes) {
+			return len(x.Nodes) > len(y.Nodes)
+		}
+		return x.Before+"\x00"+x.After < y.Before+"\x00"+y.After
+	})
+
+	// Only nodes audited in both runs can gain or lose a finding; a node new
+	// to the inventory brings all of its findings as new.
+	audited := func(r map[string]Node, name string) bool { n, ok := r[name]; return ok && n.Status.HasFacts() }
+	comparable := func(node string) bool {
+		if node == ClusterNode {
+			return true
+		}
+		_, inBefore := bn[node]
+		return audited(an, node) && (!inBefore || audited(bn, node))
+	}
+	bf, af := activeFindings(before), activeFindings(after)
+	d.NewFindings = changedFindings(af, bf, comparable, false)
+	d.ResolvedFindings = changedFindings(bf, af, comparable, true)
+	d.Gate = diffGate(d, lost, o)
+	return d
+}
+
+func diffRun(r *Report) DiffRun {
+	run := DiffRun{Inventory: r.Inventory, ToolVersion: r.Tool.Version, Gate: r.Gate}
+	if !r.StartedAt.IsZero() {
+		run.StartedAt = r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return run
+}
+
+func nodesByName(r *Report) map[string]Node {
+	m := make(map[string]Node, len(r.Nodes))
+	for _, n := range r.Nodes {
+		m[n.Name] = n
+	}
+	return m
+}
+
+func finishedProbes(runs []ProbeRun) map[string]bool {
+	ok := map[string]bool{}
+	for _, p := range runs {
+		ok[p.ID] = p.Status == "ok" || p.Status == "failed"
+	}
+	return ok
+}
+
+func diffFacts(node string, before, after map[string]string, bOK, aOK map[string]bool, o DiffOptions,
+	out map[[3]string][]string, kinds map[[3]string]string) {
+	// A fact absent on one side only counts when its probe finished there;
+	// a probe that timed out says nothing about the facts it never printed.
+	finished := func(ok map[string]bool, fact string) bool {
+		p, known := o.ProbeOf[fact]
+		if !known {
+			return true
+		}
+		done, ran := ok[p]
+		return !ran || done
+	}
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	for k := range keys {
+		if o.Volatile[k] && !o.IncludeVolatile {
+			continue
+		}
+		bv, inB := before[k]
+		av, inA := after[k]
+		var kind string
+		switch {
+		case inB && inA && bv != av:
+			kind = FactChanged
+		case inB && !inA && finished(aOK, k):
+			kind = FactRemoved
+		case !inB && inA && finished(bOK, k):
+			kind = FactAdded
+		default:
+			continue
+		}
+		key := [3]string{k, bv, av}
+		out[key] = append(out[key], node)
+		kinds[key] = kind
+	}
+}
+
+type findingKey struct{ check, node string }
+
+type activeFinding struct {
+	f   Finding
+	sev Severity
+}
+
+// activeFindings maps every (check, node) pair of the unwaived findings;
+// fleet-wide findings without nodes use ClusterNode.
+func activeFindings(r *Report) map[findingKey]activeFinding {
+	m := map[findingKey]activeFinding{}
+	for _, f := range r.Findings {
+		if f.Waived != nil {
+			continue
+		}
+		nodes := f.Nodes
+		if len(nodes) == 0 {
+			nodes = []string{ClusterNode}
+		}
+		for _, n := range nodes {
+			k := findingKey{f.Check, n}
+			if cur, ok := m[k]; !ok || f.Severity > cur.sev {
+				m[k] = activeFinding{f, f.Severity}
+			}
+		}
+	}
+	return m
+}
+
+// changedFindings lists the pairs of now that are absent from then or were
+// there at a lower severity, grouped back into one entry per check.
+func changedFindings(now, then map[findingKey]activeFinding, comparable func(string) bool, resolved bool) []DiffFinding {
+	type group struct {
+		check string
+		sev   Severity
+		was   Severity
+	}
+	byGroup := map[group]*DiffFinding{}
+	for k, cur := range now {
+		if !comparable(k.node) {
+			continue
+		}
+		prev, ok := then[k]
+		if ok && prev.sev >= cur.sev {
+			continue
+		}
+		g := group{k.check, cur.sev, prev.sev}
+		df := byGroup[g]
+		if df == nil {
+			df = &DiffFinding{Check: k.check, Title: cur.f.Title, Severity: cur.sev, Summary: cur.f.Summary}
+			if resolved {
+				df.Now = prev.sev
+			} else {
+				df.Was = prev.sev
+			}
+			byGroup[g] = df
+		}
+		df.Nodes = append(df.Nodes, k.node)
+	}
+	out := make([]DiffFinding, 0, len(byGroup))
+	for _, df := range byGroup {
+		sort.Strings(df.Nodes)
+		out = append(out, *df)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Severity != out[j].Severity {
+			return out[i].Severity > out[j].Severity
+		}
+		if out[i].Check != out[j].Check {
+			return out[i].Check < out[j].Check
+		}
+		return strings.Join(out[i].Nodes, ",") < strings.Join(out[j].Nodes, ",")
+	})
+	return out
+}
+
+func diffGate(d *Diff, lost []string, o DiffOptions) Gate {
+	g := Gate{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, Passed: true, Reasons: []string{}}
+	n := 0
+	for _, f := range d.NewFindings {
+		if f.Severity >= o.FailOn {
+			n += len(f.Nodes)
+		}
+	}
+	if n > 0 {
+		g.Passed, g.ExitCode = false, ExitGateFailed
+		g.Reasons = append(g.Reasons, fmt.Sprintf("%d new %s %s%s", n, o.FailOn, plural(n, "finding"), atLeast(o.FailOn)))
+	}
+	if len(lost) > 0 && !o.AllowUnreachable {
+		if g.Passed {
+			g.Passed, g.ExitCode = false, ExitUnaudited
+		}
+		sort.Strings(lost)
+		g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s audited before but not after: %s", len(lost), plural(len(lost), "node"), strings.Join(lost, ", ")))
+	}
+	return g
+}
+
+func atLeast(s Severity) string {
+	if s == SeverityCritical {
+		return ""
+	}
+	return " or worse"
+}
