@@ -335,7 +335,11 @@ func diffGate(d *Diff, lost []string, o DiffOptions) Gate {
 	}
 	if n > 0 {
 		g.Passed, g.ExitCode = false, ExitGateFailed
-		g.Reasons = append(g.Reasons, fmt.Sprintf("%d new %s %s%s", n, o.FailOn, plural(n, "finding"), atLeast(o.FailOn)))
+		if o.FailOn == SeverityCritical {
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new critical %s", n, plural(n, "finding")))
+		} else {
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new %s at %s or worse", n, plural(n, "finding"), o.FailOn))
+		}
 	}
 	if len(lost) > 0 && !o.AllowUnreachable {
 		if g.Passed {
@@ -345,11 +349,4 @@ func diffGate(d *Diff, lost []string, o DiffOptions) Gate {
 		g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s audited before but not after: %s", len(lost), plural(len(lost), "node"), strings.Join(lost, ", ")))
 	}
 	return g
-}
-
-func atLeast(s Severity) string {
-	if s == SeverityCritical {
-		return ""
-	}
-	return " or worse"
 }

@@ -107,6 +107,7 @@ EXAMPLES:
 			demoCommand(),
 			probesCommand(),
 			reportCommand(),
+			diffCommand(),
 		},
 	}
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
-// reparsedFlag marks the second pass of report's argument parsing, so that
-// a file name starting with "-" after "--" cannot loop.
-const reparsedFlag = "fa-reparsed"
-
 func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
@@ -39,12 +35,8 @@ EXAMPLES:
 			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
-			// urfave/cli v2 stops at the first argument, so the documented
-			// "report results.json --html F" leaves the flags unparsed: run
-			// the command again with the file moved behind them.
-			if c.NArg() > 1 && !c.Bool(reparsedFlag) && len(c.Args().Get(1)) > 1 && c.Args().Get(1)[0] == '-' {
-				args := append([]string{c.App.Name, "report", "--" + reparsedFlag}, c.Args().Tail()...)
-				return c.App.RunContext(c.Context, append(args, "--", c.Args().First()))
+			if rerun, err := rerunWithTrailingFlags(c, "report"); rerun {
+				return err
 			}
 			if c.NArg() != 1 {
 				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json), got %d arguments", c.NArg())}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+func diffCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "show what changed between two saved runs (--json results): nodes, statuses, facts, findings",
+		UsageText: "fleet-audit diff BEFORE.json AFTER.json [--markdown FILE] [--json FILE] [--fail-on SEVERITY] [-q]",
+		Description: `Compares two runs of the same fleet, as saved with run --json: "audit
+before, audit after the upgrade", or the drift that crept in since the last
+audit. It lists nodes added and removed, node status changes, fact changes
+grouped across the nodes they happened on (volatile facts such as counters
+and load are left out unless --include-volatile), and findings that are new
+or resolved, per check and node. Each run's judgement is kept as it was on
+its day; a finding waived in a run counts as absent there.
+
+The diff's own gate exits 1 when a finding at or above --fail-on (default
+critical) is new or got worse, and 3 when a node audited before could not be
+audited after (unless --allow-unreachable), since then the diff cannot say
+nothing broke there.
+
+EXAMPLES:
+   fleet-audit diff before.json after.json
+   fleet-audit diff last-week.json today.json --markdown diff.md --json diff.json
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "markdown", Usage: "write the diff as Markdown to `FILE`"},
+			&cli.StringFlag{Name: "json", Usage: "write the diff as JSON to `FILE`"},
+			&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "exit 1 when a new finding is at least `SEVERITY` (critical, warning, info)"},
+			&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not exit 3 when a node audited before was not audited after"},
+			&cli.BoolFlag{Name: "include-volatile", Usage: "also compare volatile facts (counters, load, timings)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
+			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
+		},
+		Action: func(c *cli.Context) error {
+			if rerun, err := rerunWithTrailingFlags(c, "diff"); rerun {
+				return err
+			}
+			if c.NArg() != 2 {
+				return &usageError{fmt.Errorf("diff: want two saved results files (BEFORE.json AFTER.json, written by run --json), got %d arguments", c.NArg())}
+			}
+			failOn, err := audit.ParseSeverity(c.String("fail-on"))
+			if err != nil {
+				return &usageError{fmt.Errorf("--fail-on: %w", err)}
+			}
+			outputs := map[string]string{}
+			for _, format := range []string{"markdown", "json"} {
+				if p := c.String(format); p != "" {
+					if err := checkOutputDir(format, p); err != nil {
+						return err
+					}
+					outputs[format] = p
+				}
+			}
+			before, err := readSavedRun(c.Args().Get(0))
+			if err != nil {
+				return err
+			}
+			after, err := readSavedRun(c.Args().Get(1))
+			if err != nil {
+				return err
+			}
+			probes, err := audit.BuiltinProbes()
+			if err != nil {
+				return err
+			}
+			o := audit.DiffOptionsFor(probes)
+			o.FailOn, o.AllowUnreachable, o.IncludeVolatile = failOn, c.Bool("allow-unreachable"), c.Bool("include-volatile")
+			d := audit.Compare(before, after, o)
+			d.Before.Source, d.After.Source = c.Args().Get(0), c.Args().Get(1)
+			return emitDiff(d, outputs, c.Bool("quiet"), c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+func readSavedRun(path string) (*audit.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("diff: %w", err)}
+	}
+	defer f.Close()
+	r, err := report.ReadJSON(f)
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("diff: %s: %w", path, err)}
+	}
+	return r, nil
+}
+
+func emitDiff(d *audit.Diff, outputs map[string]string, quiet bool, stdout, stderr io.Writer) error {
+	var written []string
+	for _, format := range report.DiffFormats() {
+		p, ok := outputs[format]
+		if !ok {
+			continue
+		}
+		if err := writeFileAtomic(p, func(w io.Writer) error { return report.FormatDiff(w, format, d) }); err != nil {
+			fmt.Fprintf(stderr, "fleet-audit: error: write %s diff %s: %v\n", format, p, err)
+			return &gateError{code: exitUsage}
+		}
+		written = append(written, fmt.Sprintf("fleet-audit: wrote %s diff to %s", format, p))
+	}
+	if quiet {
+		fmt.Fprintln(stdout, "diff gate: "+report.Verdict(d.Gate))
+	} else if err := report.FormatDiff(stdout, "terminal", d); err != nil {
+		return fmt.Errorf("terminal diff: %w", err)
+	}
+	for _, line := range written {
+		fmt.Fprintln(stderr, line)
+	}
+	if d.Gate.ExitCode != 0 {
+		return &gateError{code: exitCode(d.Gate.ExitCode)}
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+// DiffFormats are the formats `fleet-audit diff` writes: the terminal view
+// on stdout, Markdown for the change ticket, JSON for machines.
+func DiffFormats() []string { return []string{"terminal", "markdown", "json"} }
+
+// maxDiffValue bounds a fact value in the terminal and Markdown views; JSON
+// keeps it whole.
+const maxDiffValue = 80
+
+// FormatDiff renders d in one of DiffFormats. Every node value is escaped
+// as in the run reports: a fact value is untrusted node output.
+func FormatDiff(w io.Writer, format string, d *audit.Diff) error {
+	var b bytes.Buffer
+	switch format {
+	case "terminal":
+		diffText(&b, d)
+	case "markdown":
+		diffMarkdown(&b, d)
+	case "json":
+		out, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode diff: %w", err)
+		}
+		b.Write(append(out, '\n'))
+	default:
+		return fmt.Errorf("unknown diff format %q (want %s)", format, strings.Join(DiffFormats(), ", "))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// diffRunLine is "results.json: inventory x · 2026-12-01 10:00:00 UTC · gate FAILED (exit 1)".
+func diffRunLine(r audit.DiffRun) string {
+	parts := []string{}
+	if r.Inventory != "" {
+		parts = append(parts, "inventory "+r.Inventory)
+	}
+	if r.StartedAt != "" {
+		parts = append(parts, r.StartedAt)
+	}
+	parts = append(parts, "gate "+Verdict(r.Gate))
+	return r.Source + ": " + strings.Join(parts, " · ")
+}
+
+// factValue shows an absent fact as "(absent)" and an empty one as "(empty)",
+// so neither reads like the other.
+func factValue(change, v string, before bool) string {
+	if (before && change == audit.FactAdded) || (!before && change == audit.FactRemoved) {
+		return "(absent)"
+	}
+	if v == "" {
+		return "(empty)"
+	}
+	return truncate(oneLine(v), maxDiffValue)
+}
+
+func diffSeverity(f audit.DiffFinding) string {
+	s := f.Severity.String()
+	if f.Was != audit.SeverityUnknown {
+		s += " (was " + f.Was.String() + ")"
+	}
+	if f.Now != audit.SeverityUnknown {
+		s += " (now " + f.Now.String() + ")"
+	}
+	return s
+}
+
+// diffNodes lists nodes in nodeset notation; "(cluster)" stands for the
+// fleet-wide findings and facts.
+func diffNodes(nodes []string) string {
+	if len(nodes) == 1 && nodes[0] == audit.ClusterNode {
+		return "fleet"
+	}
+	return compressNodes(nodes)
+}
+
+func nothingChanged(d *audit.Diff) bool {
+	return len(d.NodesAdded)+len(d.NodesRemoved)+len(d.StatusChanges)+len(d.FactChanges)+
+		len(d.NewFindings)+len(d.ResolvedFindings) == 0
+}
+
+func diffText(b *bytes.Buffer, d *audit.Diff) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("fleet-audit diff\n  before %s\n  after  %s\n\n", oneLine(diffRunLine(d.Before)), oneLine(diffRunLine(d.After)))
+	if nothingChanged(d) {
+		p("No change: same nodes, statuses, facts and findings.\n\n")
+	}
+	findings := func(title string, fs []audit.DiffFinding) {
+		if len(fs) == 0 {
+			return
+		}
+		p("%s (%d)\n", title, len(fs))
+		sevW, checkW := 0, 0
+		for _, f := range fs {
+			sevW = max(sevW, len(diffSeverity(f)))
+			checkW = max(checkW, len(oneLine(f.Check)))
+		}
+		for _, f := range fs {
+			p("  %-*s  %-*s  %s  %s\n", sevW, diffSeverity(f), checkW, oneLine(f.Check), oneLine(diffNodes(f.Nodes)), oneLine(f.Title))
+		}
+		p("\n")
+	}
+	findings("New findings", d.NewFindings)
+	findings("Resolved findings", d.ResolvedFindings)
+	if len(d.NodesAdded)+len(d.NodesRemoved) > 0 {
+		p("Nodes\n")
+		if len(d.NodesAdded) > 0 {
+			p("  added   %s\n", oneLine(compressNodes(d.NodesAdded)))
+		}
+		if len(d.NodesRemoved) > 0 {
+			p("  removed %s\n", oneLine(compressNodes(d.NodesRemoved)))
+		}
+		p("\n")
+	}
+	if len(d.StatusChanges) > 0 {
+		p("Status changes (%d)\n", len(d.StatusChanges))
+		for _, s := range d.StatusChanges {
+			line := fmt.Sprintf("  %s: %s → %s", s.Node, s.Before, s.After)
+			if s.Message != "" {
+				line += ": " + s.Message
+			}
+			p("%s\n", oneLine(line))
+		}
+		p("\n")
+	}
+	if len(d.FactChanges) > 0 {
+		title := "Fact changes"
+		if !d.VolatileIncluded {
+			title += ", volatile facts left out"
+		}
+		p("%s (%d)\n", title, len(d.FactChanges))
+		w := 0
+		for _, f := range d.FactChanges {
+			w = max(w, len(oneLine(f.Fact)))
+		}
+		for _, f := range d.FactChanges {
+			p("  %-*s  %s → %s  on %s\n", w, oneLine(f.Fact), factValue(f.Change, f.Before, true), factValue(f.Change, f.After, false),
+				oneLine(diffNodes(f.Nodes)))
+		}
+		p("\n")
+	}
+	p("diff gate: %s\n", oneLine(Verdict(d.Gate)))
+}
+
+func diffMarkdown(b *bytes.Buffer, d *audit.Diff) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	gate := "**Diff gate: passed**"
+	if !d.Gate.Passed {
+		gate = fmt.Sprintf("**Diff gate: FAILED (exit %d)**", d.Gate.ExitCode)
+		if len(d.Gate.Reasons) > 0 {
+			gate += ": " + mdText(strings.Join(d.Gate.Reasons, "; "))
+		}
+	}
+	p("# fleet-audit diff\n\n")
+	p("%s · %s new, %s resolved · %s added, %s removed · %s\n\n", gate,
+		plural(len(d.NewFindings), "finding", "findings"), plural(len(d.ResolvedFindings), "finding", "findings"),
+		plural(len(d.NodesAdded), "node", "nodes"), plural(len(d.NodesRemoved), "node", "nodes"),
+		plural(len(d.FactChanges), "fact change", "fact changes"))
+	p("- before: %s\n- after: %s\n\n", mdText(diffRunLine(d.Before)), mdText(diffRunLine(d.After)))
+	if nothingChanged(d) {
+		p("No change: same nodes, statuses, facts and findings.\n\n")
+	}
+	findings := func(title string, fs []audit.DiffFinding) {
+		if len(fs) == 0 {
+			return
+		}
+		p("## %s (%d)\n\n| Severity | Check | Nodes | Title |\n|---|---|---|---|\n", title, len(fs))
+		for _, f := range fs {
+			p("| %s | %s | %s | %s |\n", mdText(diffSeverity(f)), mdCode(f.Check, true), mdText(diffNodes(f.Nodes)), mdText(oneLine(f.Title)))
+		}
+		p("\n")
+	}
+	findings("New findings", d.NewFindings)
+	findings("Resolved findings", d.ResolvedFindings)
+	if len(d.NodesAdded)+len(d.NodesRemoved) > 0 {
+		p("## Nodes\n\n")
+		if len(d.NodesAdded) > 0 {
+			p("- added: %s\n", mdText(compressNodes(d.NodesAdded)))
+		}
+		if len(d.NodesRemoved) > 0 {
+			p("- removed: %s\n", mdText(compressNodes(d.NodesRemoved)))
+		}
+		p("\n")
+	}
+	if len(d.StatusChanges) > 0 {
+		p("## Status changes (%d)\n\n| Node | Before | After | Message |\n|---|---|---|---|\n", len(d.StatusChanges))
+		for _, s := range d.StatusChanges {
+			p("| %s | %s | %s | %s |\n", mdText(s.Node), s.Before, s.After, mdText(oneLine(s.Message)))
+		}
+		p("\n")
+	}
+	if len(d.FactChanges) > 0 {
+		note := ""
+		if !d.VolatileIncluded {
+			note = " (volatile facts left out)"
+		}
+		p("## Fact changes (%d)%s\n\n| Fact | Before | After | Nodes |\n|---|---|---|---|\n", len(d.FactChanges), note)
+		cell := func(change, v string, before bool) string {
+			s := factValue(change, v, before)
+			if s == "(absent)" || s == "(empty)" {
+				return "*" + s + "*"
+			}
+			return mdCode(s, true)
+		}
+		for _, f := range d.FactChanges {
+			p("| %s | %s | %s | %s |\n", mdCode(f.Fact, true), cell(f.Change, f.Before, true), cell(f.Change, f.After, false), mdText(diffNodes(f.Nodes)))
+		}
+		p("\n")
+	}
+}
