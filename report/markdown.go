@@ -51,7 +51,7 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 	if r.Interrupted {
 		line = append(line, "**interrupted**: not every node was audited")
 	}
-	p("%s\n\n", strings.Join(line, " · "))
+	p("%s\n", strings.Join(line, " · "))
 
 	fs := orderFindings(r.Findings)
 	failing := failingNodes(r)
@@ -62,6 +62,8 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 		// A blockquote above the table: the cause is what a reviewer must
 		// read even if they read nothing else. A waived one was accepted and
 		// is in the details under the table instead.
+		const q = "> "
+		p("\n")
 		if f.Cause != nil {
 			verdict := "Probable"
 			if !f.Cause.Exact {
@@ -73,41 +75,34 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 			}
 			p("> **%s cause of %s: %s**  \n", verdict, strings.Join(symptoms, " and "), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
 			p("> %s\n", mdLine(causeStats(f.Cause)))
-			if rows := candidateRows(f.Cause); len(rows) > 0 {
-				p(">\n> | Candidate | Failing nodes with it | Healthy nodes with it | Score |\n> | --- | --- | --- | --- |\n")
-				for _, c := range rows {
-					p("> | %s | %s | %s | %s |\n", mdCode(c.Pair, true), c.Failing, c.Healthy, c.Score)
+			if cands := candidateRows(f.Cause); len(cands) > 0 {
+				rows := make([][]string, len(cands))
+				for i, c := range cands {
+					rows[i] = []string{mdCode(c.Pair, true), c.Failing, c.Healthy, c.Score}
 				}
+				mdBlock(p, q, mdTable([]string{"Candidate", "Failing nodes with it", "Healthy nodes with it", "Score"}, rows)...)
 			}
 		} else {
 			p("> **%s**\n", mdText(f.Title))
 		}
 		if len(f.Nodes) > 0 {
-			p(">\n> Nodes: %s\n", mdCode(compressNodes(f.Nodes), false))
+			mdBlock(p, q, "Nodes: "+mdCode(compressNodes(f.Nodes), false))
 		}
 		if len(f.Evidence) > 0 {
-			p(">\n")
+			var items []string
 			for _, e := range f.Evidence {
-				p("> - %s\n", mdLine(e))
+				items = append(items, "- "+mdLine(e))
 			}
+			mdBlock(p, q, items...)
 		}
-		if f.Remediation != "" {
-			p(">\n> Fix: %s\n", mdText(f.Remediation))
-		}
-		if len(f.Rollout) > 0 {
-			p(">\n> Rollout:\n>\n")
-			for _, l := range mdRollout(f.Rollout, failing) {
-				p("> %s\n", l)
-			}
-		}
-		p("\n")
+		mdFixRollout(p, q, f, failing)
 	}
 
-	p("## Findings\n\n")
+	p("\n## Findings\n")
 	if len(fs) == 0 {
-		p("No findings.\n\n")
+		mdBlock(p, "", "No findings.")
 	} else {
-		p("| Severity | Check | Nodes | Summary |\n| --- | --- | --- | --- |\n")
+		rows := make([][]string, 0, len(fs))
 		for _, f := range fs {
 			nodes := "fleet"
 			if len(f.Nodes) > 0 {
@@ -125,91 +120,86 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 				sev = "*waived* (" + f.Severity.String() + ")"
 				summary = "**Waived** " + mdText(waiverText(f.Waived)) + "<br>" + summary
 			}
-			p("| %s | %s | %s | %s |\n", sev, mdCode(f.Check, true), nodes, summary)
+			rows = append(rows, []string{sev, mdCode(f.Check, true), nodes, summary})
 		}
-		p("\n")
+		mdBlock(p, "", mdTable([]string{"Severity", "Check", "Nodes", "Summary"}, rows)...)
 		for _, f := range fs {
 			mdFindingDetails(p, f, failing)
 		}
 	}
 
-	var down []audit.Node
+	var down [][]string
 	for _, n := range r.Nodes {
 		if n.Status != audit.StatusOK {
-			down = append(down, n)
-		}
-	}
-	if len(down) > 0 {
-		p("## Nodes not ok\n\n| Node | Status | Message |\n| --- | --- | --- |\n")
-		for _, n := range down {
 			msg := n.Message
 			if msg == "" {
 				msg = n.Error
 			}
-			p("| %s | %s | %s |\n", mdText(n.Name), mdCode(n.Status.String(), true), mdText(msg))
+			down = append(down, []string{mdText(n.Name), mdCode(n.Status.String(), true), mdText(msg)})
 		}
-		p("\n")
+	}
+	if len(down) > 0 {
+		p("\n## Nodes not ok\n")
+		mdBlock(p, "", mdTable([]string{"Node", "Status", "Message"}, down)...)
 	}
 
 	if c := r.Cluster; c != nil {
-		p("## Cluster\n\n")
+		p("\n## Cluster\n")
 		head := "Cluster-scoped probes: " + mdCode(c.Status, false)
 		if c.Node != "" {
 			head += " on " + mdCode(c.Node, false)
 		}
-		p("%s\n\n", head)
+		mdBlock(p, "", head)
 		if c.Message != "" {
-			p("%s\n\n", mdLine(c.Message))
+			mdBlock(p, "", mdLine(c.Message))
 		}
-		for _, pr := range c.Probes {
-			if pr.Status != "ok" {
-				p("- probe %s: %s (exit %d)", mdCode(pr.ID, false), mdText(pr.Status), pr.ExitCode)
-				if pr.Stderr != "" {
-					p(": %s", mdCode(pr.Stderr, false))
-				}
-				p("\n")
-			}
+		if l := mdProbes(c.Probes); len(l) > 0 {
+			mdBlock(p, "", l...)
 		}
 		if keys := clusterFacts(c); len(keys) > 0 {
-			p("| Fact | Value |\n| --- | --- |\n")
-			for _, k := range keys {
-				p("| %s | %s |\n", mdCode(k, true), mdCode(c.Facts[k], true))
+			rows := make([][]string, len(keys))
+			for i, k := range keys {
+				rows[i] = []string{mdCode(k, true), mdCode(c.Facts[k], true)}
 			}
-			p("\n")
+			mdBlock(p, "", mdTable([]string{"Fact", "Value"}, rows)...)
 		}
 		if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
 			var names []string
 			for _, n := range extra {
 				names = append(names, mdCode(n, false))
 			}
-			p("Kubernetes nodes not in the inventory (not audited): %s\n\n", strings.Join(names, ", "))
+			mdBlock(p, "", "Kubernetes nodes not in the inventory (not audited): "+strings.Join(names, ", "))
 		}
 	}
 
-	p("## Drift\n\n")
+	p("\n## Drift\n")
 	if len(r.Drift) == 0 {
-		p("Every audited node has the same value for every compared fact.\n\n")
+		mdBlock(p, "", "Every audited node has the same value for every compared fact.")
 	} else {
-		p("| Fact | Scope | Majority | Outliers |\n| --- | --- | --- | --- |\n")
+		rows := make([][]string, 0, len(r.Drift))
 		for _, d := range r.Drift {
+			// The columns are the issue's: fact, majority value, outliers. The
+			// fleet is the default scope; a narrower one (a role) is named
+			// with the fact, since the same fact can drift in both.
+			fact := mdCode(d.Fact, true)
+			if d.Scope != "" && d.Scope != "fleet" {
+				fact += " (" + mdText(d.Scope) + ")"
+			}
 			var out []string
 			for _, g := range d.Groups {
 				if g.Value != d.Majority {
 					out = append(out, mdCode(g.Value, true)+": "+mdCode(compressNodes(g.Nodes), true))
 				}
 			}
-			p("| %s | %s | %s (%s) | %s |\n", mdCode(d.Fact, true), mdText(d.Scope), mdCode(d.Majority, true),
-				plural(majorityCount(d), "node", "nodes"), strings.Join(out, "<br>"))
+			majority := fmt.Sprintf("%s (%s)", mdCode(d.Majority, true), plural(majorityCount(d), "node", "nodes"))
+			rows = append(rows, []string{fact, majority, strings.Join(out, "<br>")})
 		}
-		p("\n")
+		mdBlock(p, "", mdTable([]string{"Fact", "Majority value", "Outliers"}, rows)...)
 	}
 
-	p("## Nodes\n\n")
+	p("\n## Nodes\n")
 	odd := outliers(r.Drift)
 	for _, n := range r.Nodes {
-		// Inside an HTML block Markdown is not parsed, so the summary is
-		// escaped as HTML, not as Markdown.
-		p("<details><summary>%s (%s)</summary>\n\n", html.EscapeString(oneLine(n.Name)), n.Status)
 		var meta []string
 		if n.Address != "" {
 			meta = append(meta, "address "+mdCode(n.Address, false))
@@ -218,42 +208,106 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 			meta = append(meta, "roles "+mdText(strings.Join(n.Roles, ", ")))
 		}
 		meta = append(meta, fmt.Sprintf("%.1fs", n.DurationSeconds))
-		p("%s\n\n", strings.Join(meta, " · "))
-		if n.Message != "" {
-			p("%s\n\n", mdLine(n.Message))
-		}
-		if n.Error != "" {
-			p("Error: %s\n\n", mdCode(n.Error, false))
-		}
-		for _, pr := range n.Probes {
-			if pr.Status != "ok" {
-				p("- probe %s: %s (exit %d)", mdCode(pr.ID, false), mdText(pr.Status), pr.ExitCode)
-				if pr.Stderr != "" {
-					p(": %s", mdCode(pr.Stderr, false))
-				}
-				p("\n")
+		mdDetails(p, oneLine(n.Name)+" ("+n.Status.String()+")", func() {
+			mdBlock(p, "", strings.Join(meta, " · "))
+			if n.Message != "" {
+				mdBlock(p, "", mdLine(n.Message))
 			}
-		}
-		if len(n.Facts) > 0 {
-			p("| Fact | Value |\n| --- | --- |\n")
+			if n.Error != "" {
+				mdBlock(p, "", "Error: "+mdCode(n.Error, false))
+			}
+			if l := mdProbes(n.Probes); len(l) > 0 {
+				mdBlock(p, "", l...)
+			}
+			if len(n.Facts) == 0 {
+				mdBlock(p, "", "No facts.")
+				return
+			}
+			var rows [][]string
 			for _, k := range sortedKeys(n.Facts) {
 				v := mdCode(n.Facts[k], true)
 				if why := odd[k][n.Name]; len(why) > 0 {
 					v += " ≠ " + mdText(strings.Join(why, "; "))
 				}
-				p("| %s | %s |\n", mdCode(k, true), v)
+				rows = append(rows, []string{mdCode(k, true), v})
 			}
-			p("\n")
-		} else {
-			p("No facts.\n\n")
-		}
-		p("</details>\n\n")
+			mdBlock(p, "", mdTable([]string{"Fact", "Value"}, rows)...)
+		})
 	}
 	_, err := w.Write(bytes.TrimRight(b.Bytes(), "\n"))
 	if err == nil {
 		_, err = io.WriteString(w, "\n")
 	}
 	return err
+}
+
+// mdBlock writes one Markdown block (a paragraph, a list, a table) after a
+// blank line, every line behind prefix ("> " inside a blockquote). Every
+// block is set off by a blank line, even where CommonMark would not need
+// one: without it a table right under a list is read as more text of the
+// last item (GFM), and GitLab wants tables and the content of <details>
+// apart from what surrounds them.
+func mdBlock(p func(string, ...any), prefix string, lines ...string) {
+	p("%s\n", strings.TrimRight(prefix, " "))
+	for _, l := range lines {
+		p("%s%s\n", prefix, l)
+	}
+}
+
+// mdTable is a pipe table's lines; the cells must already be escaped for a
+// table (mdText, or mdCode with inTable).
+func mdTable(header []string, rows [][]string) []string {
+	row := func(cells []string) string { return "| " + strings.Join(cells, " | ") + " |" }
+	rule := make([]string, len(header))
+	for i := range rule {
+		rule[i] = "---"
+	}
+	out := []string{row(header), row(rule)}
+	for _, r := range rows {
+		out = append(out, row(r))
+	}
+	return out
+}
+
+// mdDetails writes a collapsed <details> block whose body is Markdown.
+// summary is plain text: inside an HTML block Markdown is not parsed, so it
+// is escaped as HTML. GitHub renders Markdown inside only after a blank line
+// below </summary>, and GitLab only when the body is set off by blank lines
+// above and below, which the blocks of body and the blank line before
+// </details> provide.
+func mdDetails(p func(string, ...any), summary string, body func()) {
+	p("\n<details><summary>%s</summary>\n", html.EscapeString(summary))
+	body()
+	p("\n</details>\n")
+}
+
+// mdProbes is a list item for every probe that did not succeed.
+func mdProbes(probes []audit.ProbeRun) []string {
+	var out []string
+	for _, pr := range probes {
+		if pr.Status == "ok" {
+			continue
+		}
+		l := fmt.Sprintf("- probe %s: %s (exit %d)", mdCode(pr.ID, false), mdText(pr.Status), pr.ExitCode)
+		if pr.Stderr != "" {
+			l += ": " + mdCode(pr.Stderr, false)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// mdFixRollout writes a finding's fix and the order to roll it out in, the
+// same in the cause's blockquote (prefix "> ") and in a details block
+// (prefix "").
+func mdFixRollout(p func(string, ...any), prefix string, f audit.Finding, failing map[string]bool) {
+	if f.Remediation != "" {
+		mdBlock(p, prefix, "Fix: "+mdText(f.Remediation))
+	}
+	if len(f.Rollout) > 0 {
+		mdBlock(p, prefix, "Rollout:")
+		mdBlock(p, prefix, mdRollout(f.Rollout, failing)...)
+	}
 }
 
 // mdRollout is a rollout as Markdown ordered-list items, node names in
@@ -287,26 +341,15 @@ func mdFindingDetails(p func(string, ...any), f audit.Finding, failing map[strin
 	if f.Waived != nil {
 		what = "waived"
 	}
-	// Inside an HTML block Markdown is not parsed, so the summary is
-	// escaped as HTML, not as Markdown.
-	p("<details><summary>%s: %s</summary>\n\n", html.EscapeString(oneLine(f.Check)), what)
-	if w := f.Waived; w != nil {
-		p("**Waived** until %s by %s: %s\n\n", mdCode(w.Expires, false), mdCode(w.Source, false), mdText(w.Reason))
-		if scope := waiverScope(w); scope != "" {
-			p("The waiver covers %s.\n\n", mdText(scope))
+	mdDetails(p, oneLine(f.Check)+": "+what, func() {
+		if w := f.Waived; w != nil {
+			mdBlock(p, "", fmt.Sprintf("**Waived** until %s by %s: %s", mdCode(w.Expires, false), mdCode(w.Source, false), mdText(w.Reason)))
+			if scope := waiverScope(w); scope != "" {
+				mdBlock(p, "", "The waiver covers "+mdText(scope)+".")
+			}
 		}
-	}
-	if f.Remediation != "" {
-		p("Fix: %s\n\n", mdText(f.Remediation))
-	}
-	if len(f.Rollout) > 0 {
-		p("Rollout:\n\n")
-		for _, l := range mdRollout(f.Rollout, failing) {
-			p("%s\n", l)
-		}
-		p("\n")
-	}
-	p("</details>\n\n")
+		mdFixRollout(p, "", f, failing)
+	})
 }
 
 // mdText escapes s for a table cell or the middle of a line: one line
