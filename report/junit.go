@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/audit"
@@ -14,10 +16,24 @@ var _ Formatter = (*JUnit)(nil)
 
 // JUnit writes JUnit XML for CI (Jenkins junit, GitLab artifacts:reports:junit).
 //
-// There is one <testsuite> per node, not per check: Jenkins and GitLab group
-// results by suite, and an operator fixes one node at a time, so "what is
-// wrong with worker-2" must be one click. Each suite holds one <testcase
+// There is one <testsuite> per node, not per check, and classname is the
+// node. Jenkins builds its result tree from classname (one row per class
+// with its failure count) and GitLab lists each case as classname then
+// name, so both show the nodes as the groups; an operator fixes one node at
+// a time, and "what is wrong with worker-2" must be one click. Per check,
+// the incident would be a row "k8s.kubeproxy-crashloop: 4 failed" with the
+// nodes one level down, scattered over every check. What spans nodes (the
+// probable cause, the fleet comparison) is in the failure body of every
+// affected case and in the other reports. Each suite holds one <testcase
 // classname="<node>" name="<check>"> per check result of that node.
+//
+// The document is valid against the Jenkins xunit plugin's junit-10.xsd
+// (report/testdata/junit, checked by TestJUnitSchema), which is what
+// Jenkins validates and a superset of what GitLab reads. It does not
+// follow the Ant schema (windyroad JUnit.xsd): that one forbids the totals
+// on <testsuites>, and requires a hostname and a timestamp on every suite,
+// which the cluster suite and a report without a start time do not have
+// and which would have to be invented.
 //
 // Outcomes map as follows (after kube-bench, but a warning is a real
 // problem here, so it fails the test case rather than hiding as skipped):
@@ -36,13 +52,14 @@ var _ Formatter = (*JUnit)(nil)
 // JUnit only shows what the report says; the exit code stays the gate's.
 type JUnit struct{}
 
+// junitSuites has no skipped total: junit-10.xsd allows none on
+// <testsuites>, and Jenkins and GitLab count from the cases anyway.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -94,7 +111,7 @@ type junitSkipped struct {
 func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 	doc := junitSuites{Name: "fleet-audit", Time: "0.000"}
 	if !r.StartedAt.IsZero() && !r.FinishedAt.Before(r.StartedAt) {
-		doc.Time = fmt.Sprintf("%.3f", r.FinishedAt.Sub(r.StartedAt).Seconds())
+		doc.Time = junitSeconds(r.FinishedAt.Sub(r.StartedAt).Seconds())
 	}
 	names := map[string]bool{}
 	for _, n := range r.Nodes {
@@ -114,7 +131,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 	for _, n := range r.Nodes {
 		s := junitSuite{
 			Name:     xmlText(n.Name, false),
-			Time:     fmt.Sprintf("%.3f", n.DurationSeconds),
+			Time:     junitSeconds(n.DurationSeconds),
 			Hostname: xmlText(n.Address, false),
 			Properties: append([]junitProperty{
 				{Name: "status", Value: n.Status.String()},
@@ -162,7 +179,6 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
 	}
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
@@ -174,6 +190,17 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 	b.WriteString("\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// junitSeconds is a duration as the schema's time: digits, a point and
+// digits, never a sign or an exponent. A saved report read back by
+// "fleet-audit report" may carry any number, so what cannot be a duration
+// is written as 0.
+func junitSeconds(s float64) string {
+	if !(s >= 0) || math.IsInf(s, 1) {
+		return "0.000"
+	}
+	return strconv.FormatFloat(s, 'f', 3, 64)
 }
 
 // addCases appends one test case per check result of node (an inventory
