@@ -29,6 +29,10 @@ type Options struct {
 	// MaxDriftRows caps the terminal drift table; 0 shows every row. The
 	// other formats always show all drift: they are read, not scrolled past.
 	MaxDriftRows int
+	// Verbose makes the terminal format print each finding's summary,
+	// evidence and fix under its line, and every drift scope as its own
+	// row. The other formats always carry all of it.
+	Verbose bool
 }
 
 // formats is the registry. It is an explicit map rather than init-time

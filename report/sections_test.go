@@ -103,43 +103,6 @@ func TestCandidateRows(t *testing.T) {
 	}
 }
 
-func TestTerminalNewSections(t *testing.T) {
-	out := string(render(t, "terminal", Options{Width: 100}, incidentReport()))
-	for _, want := range []string{
-		"inventory inventories/cluster-a.yaml · target v1.32.1+rke2r1 ·",
-		"Cluster: ok on cluster-a-etcd-1 · cluster.readyz=ok · cluster.server_version=v1.31.4+rke2r1 · 1 Kubernetes node not in the inventory: cluster-a-worker-5",
-		"Findings (6, 1 waived)",
-		"  rollout: " + incidentRollout,
-		"rollout of firewall.ufw-active: " + incidentRollout,
-		"│ waived   │ conntrack.pressure",
-		"waived warning until",
-		"gate: FAILED (exit 1): 3 critical findings; 1 finding waived",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("terminal lacks %q\n%s", want, out)
-		}
-	}
-	// Short on purpose: warnings (waived or not) keep their rollout to the
-	// other formats, and the cluster facts beyond the two key ones too.
-	if n := strings.Count(out, "rollout"); n != 2 {
-		t.Errorf("%d rollout lines, want 2 (the cause and the critical check)", n)
-	}
-	for _, absent := range []string{"cluster-a-worker-3 (failing first)", "cluster.rbac.ok", "os.kernel=6.8.0-49-generic"} {
-		if strings.Contains(out, absent) {
-			t.Errorf("terminal shows %q, which belongs to the long formats", absent)
-		}
-	}
-	// The waived row comes after every unwaived one.
-	if strings.Index(out, "│ waived ") < strings.Index(out, "cluster.nodes-not-in-") {
-		t.Error("waived finding is not listed after the others")
-	}
-
-	col := string(render(t, "terminal", Options{Color: true, Width: 100}, incidentReport()))
-	if !strings.Contains(col, sgrDim+"waived") {
-		t.Error("the waived severity is not dimmed")
-	}
-}
-
 func TestTerminalClusterStatuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/fleet-audit/fleet-audit/audit"
 )
@@ -19,10 +17,12 @@ var _ Formatter = (*Terminal)(nil)
 
 // Terminal is the summary printed after a run: what is wrong, where, the
 // probable cause, how the nodes differ and the verdict, fitted to
-// Options.Width. It is the only format that may colour its output, and only
-// with the SGR sequences defined here: every string that came from a node
-// is passed through visible first, so a fact value cannot carry an escape
-// sequence to the operator's terminal.
+// Options.Width, with one line per finding and per drifted fact so that an
+// incident reads at a glance; Options.Verbose adds the summaries. It is the
+// only format that may colour its output, and only with the SGR sequences
+// defined here: every string that came from a node is passed through
+// visible first, so a fact value cannot carry an escape sequence to the
+// operator's terminal.
 type Terminal struct {
 	Options Options
 }
@@ -40,9 +40,9 @@ const (
 
 const (
 	defaultWidth = 100
-	// minWidth keeps tables legible when the caller passes a tiny width.
+	// minWidth keeps lists legible when the caller passes a tiny width.
 	minWidth = 40
-	// maxValue caps a single fact value in a table cell; the full value is
+	// maxValue caps a single fact value in a list cell; the full value is
 	// in the HTML and JSON reports.
 	maxValue = 40
 )
@@ -55,29 +55,24 @@ func (t *Terminal) Format(w io.Writer, r *audit.Report) error {
 	if width < minWidth {
 		width = minWidth
 	}
-	p := &termPrinter{color: t.Options.Color, width: width}
+	p := &termPrinter{color: t.Options.Color, width: width, verbose: t.Options.Verbose}
 	p.header(r)
-	if err := p.nodes(r); err != nil {
-		return err
-	}
+	p.nodes(r)
 	p.cluster(r)
-	if err := p.findings(r); err != nil {
-		return err
-	}
-	if err := p.drift(r, t.Options.MaxDriftRows); err != nil {
-		return err
-	}
+	p.findings(r)
+	p.drift(r, t.Options.MaxDriftRows)
 	p.gate(r)
 	// Written in one piece so that a write error is reported once and a
-	// reader of a pipe never sees half a table.
+	// reader of a pipe never sees half a list.
 	_, err := w.Write(p.buf.Bytes())
 	return err
 }
 
 type termPrinter struct {
-	buf   bytes.Buffer
-	color bool
-	width int
+	buf     bytes.Buffer
+	color   bool
+	width   int
+	verbose bool
 }
 
 func (p *termPrinter) paint(sgr, s string) string {
@@ -121,9 +116,10 @@ func (p *termPrinter) title(s string) {
 	p.line(p.paint(sgrBold, s))
 }
 
-// nodes lists only the nodes that are not ok: the healthy ones are the
-// count in the header, and a long list of "ok" would hide the few that matter.
-func (p *termPrinter) nodes(r *audit.Report) error {
+// nodes lists only the nodes that are not ok, one a line with the status
+// and the message that says what to do: the healthy ones are the count in
+// the header, and a long list of "ok" would hide the few that matter.
+func (p *termPrinter) nodes(r *audit.Report) {
 	var rows [][]string
 	for _, n := range r.Nodes {
 		if n.Status == audit.StatusOK {
@@ -136,14 +132,17 @@ func (p *termPrinter) nodes(r *audit.Report) error {
 		rows = append(rows, []string{oneLine(n.Name), n.Status.String(), oneLine(msg)})
 	}
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	p.title(fmt.Sprintf("Nodes not ok (%d)", len(rows)))
-	return p.table([]column{
-		{title: "NODE", min: 12, mode: modeIdent},
+	t := p.fit([]column{
+		{title: "NODE", min: 10, mode: modeIdent},
 		{title: "STATUS", min: 11, mode: modeTrunc, paint: func(string) string { return sgrRed }},
-		{title: "MESSAGE", min: 16, mode: modeWords},
-	}, rows)
+		{title: "MESSAGE", min: 12, mode: modeWords},
+	}, 2, false, rows)
+	for _, row := range rows {
+		p.row(t, row)
+	}
 }
 
 // cluster is one line: where the cluster-scoped probes ran and how it
@@ -177,45 +176,113 @@ func (p *termPrinter) cluster(r *audit.Report) {
 	p.line(s)
 }
 
-func (p *termPrinter) findings(r *audit.Report) error {
+// findingGroup is the findings of one tier (a severity, or waived) that
+// concern the same nodes.
+type findingGroup struct {
+	nodes    []string
+	findings []audit.Finding
+}
+
+// groupFindings groups findings the way clush -b groups identical output:
+// by node set, so that a cause, its symptom and the check that names it,
+// which fail on the same nodes, read as one block under one node set. The
+// tier is part of the key so that no warning is listed above a critical
+// finding of another node set, and an accepted risk stays after every
+// finding that counts. Groups keep the order of their first finding.
+func groupFindings(fs []audit.Finding) []findingGroup {
+	var groups []findingGroup
+	index := map[string]int{}
+	for _, f := range fs {
+		tier := f.Severity.String()
+		if f.Waived != nil {
+			tier = "waived"
+		}
+		sorted := append([]string(nil), f.Nodes...)
+		sort.Strings(sorted)
+		// NUL cannot occur in a tier; node names are compared whole.
+		key := tier + "\x00" + strings.Join(sorted, "\x00")
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, findingGroup{nodes: f.Nodes})
+		}
+		groups[i].findings = append(groups[i].findings, f)
+	}
+	return groups
+}
+
+// nodesHead is a group's header: the node set and its size, as clush -b
+// prints it, or "fleet" for findings about no node in particular.
+func nodesHead(nodes []string) string {
+	if len(nodes) == 0 {
+		return "fleet"
+	}
+	return fmt.Sprintf("%s (%d)", compressNodes(nodes), len(nodes))
+}
+
+// findingTitle is the check's short title; the summary is a paragraph and
+// is for --verbose and the long formats. A finding without a title (a
+// saved report of an older version, a site check) falls back to it.
+func findingTitle(f audit.Finding) string {
+	if f.Title != "" {
+		return f.Title
+	}
+	return f.Summary
+}
+
+// findingCells are a finding's severity, check and title.
+func findingCells(f audit.Finding) []string {
+	sev := f.Severity.String()
+	if f.Waived != nil {
+		// The severity it would have had is on the line below; the column
+		// says at a glance that it does not count.
+		sev = "waived"
+	}
+	return []string{sev, oneLine(f.Check), oneLine(findingTitle(f))}
+}
+
+// findings prints one line per finding (severity, check, title) under the
+// node set it concerns, then the probable-cause blocks, then the rollouts
+// of the critical checks.
+func (p *termPrinter) findings(r *audit.Report) {
 	if len(r.Findings) == 0 {
 		p.title("Findings: none")
-		return nil
+		return
 	}
 	fs := orderFindings(r.Findings)
 	p.title(findingsTitle(fs))
-	rows := make([][]string, 0, len(fs))
-	for _, f := range fs {
-		nodes := "fleet"
-		if len(f.Nodes) > 0 {
-			nodes = oneLine(compressNodes(f.Nodes))
-		}
-		summary := f.Summary
-		if f.Kind == audit.KindCorrelation && f.Title != "" {
-			// The cause lines follow the table; the title names it here.
-			summary = f.Title
-		}
-		sev := f.Severity.String()
-		if f.Waived != nil {
-			// The severity it would have had stays readable in the summary;
-			// the column says at a glance that it does not count.
-			sev = "waived"
-			summary = fmt.Sprintf("waived %s %s", f.Severity, waiverText(f.Waived))
-		}
-		rows = append(rows, []string{sev, oneLine(f.Check), nodes, oneLine(summary)})
+	rows := make([][]string, len(fs))
+	for i, f := range fs {
+		rows[i] = findingCells(f)
 	}
-	err := p.table([]column{
-		{title: "SEVERITY", min: 8, mode: modeTrunc, paint: severitySGR},
-		{title: "CHECK", min: 12, mode: modeIdent},
-		{title: "NODES", min: 12, mode: modeList},
-		{title: "SUMMARY", min: 16, mode: modeWords},
-	}, rows)
-	if err != nil {
-		return err
+	t := p.fit([]column{
+		{min: 8, mode: modeTrunc, paint: severitySGR},
+		{min: 12, mode: modeIdent},
+		{min: 12, mode: modeWords},
+	}, 2, false, rows)
+	// Details start under the check column: wide enough for prose, and
+	// clearly part of the finding above.
+	detail := t.indent + t.widths[0] + gap
+	for _, g := range groupFindings(fs) {
+		for _, l := range wrapUnits(oneLine(nodesHead(g.nodes)), p.width, 2, wrapTiers[modeList]) {
+			p.line(l)
+		}
+		for _, f := range g.findings {
+			p.row(t, findingCells(f))
+			if f.Waived != nil {
+				// Who accepted the risk and until when is part of the
+				// compact view: a waiver nobody sees is a hidden failure.
+				p.detail(detail, 0, fmt.Sprintf("waived %s %s", f.Severity, waiverText(f.Waived)))
+			}
+			if p.verbose {
+				p.details(detail, f)
+			}
+		}
 	}
-	// The cause and its evidence follow the table as whole lines, never
+	// The cause and its evidence follow the list as whole lines, never
 	// wrapped: the terminal wraps them if it must, and scripts grep them.
-	// A waived cause was accepted; its row in the table says so and why.
+	// A waived cause was accepted; its line in the list says so and why.
 	failing := failingNodes(r)
 	for _, f := range fs {
 		if f.Kind != audit.KindCorrelation || f.Waived != nil {
@@ -242,7 +309,37 @@ func (p *termPrinter) findings(r *audit.Report) error {
 		}
 	}
 	p.rollouts(fs, failing)
-	return nil
+}
+
+// details are what --verbose adds under a finding's line: the summary, the
+// per-node evidence and the fix. A correlation's evidence and fix are in
+// its cause block already.
+func (p *termPrinter) details(indent int, f audit.Finding) {
+	if f.Summary != "" && f.Summary != f.Title {
+		p.detail(indent, 0, f.Summary)
+	}
+	if f.Kind == audit.KindCorrelation && f.Waived == nil {
+		return
+	}
+	for _, e := range f.Evidence {
+		if f.Waived != nil && strings.Contains(e, f.Waived.Reason) {
+			// audit records the waiver as evidence; it is printed above.
+			continue
+		}
+		p.detail(indent, 2, "- "+e)
+	}
+	if f.Remediation != "" {
+		p.detail(indent, 2, "fix: "+f.Remediation)
+	}
+}
+
+// detail writes s wrapped at words from column indent to the width, its
+// continuation lines hang more spaces further in.
+func (p *termPrinter) detail(indent, hang int, s string) {
+	pad := strings.Repeat(" ", indent)
+	for _, l := range wrapUnits(oneLine(s), p.width-indent, hang, wrapTiers[modeWords]) {
+		p.line(pad + l)
+	}
 }
 
 // rollouts prints the rollout of each critical check finding, the ones that
@@ -270,18 +367,81 @@ func (p *termPrinter) rollouts(fs []audit.Finding, failing map[string]bool) {
 	}
 }
 
-func (p *termPrinter) drift(r *audit.Report, max int) error {
+// driftRow is one line of the drift list: a fleet drift and the role
+// scopes folded into it, or a role drift of its own.
+type driftRow struct {
+	d      audit.Drift
+	scopes []string
+}
+
+// foldDrift folds each role-scope drift into the fleet drift of the same
+// fact. Within one run a role row is the fleet row restricted to the role's
+// nodes, so it adds no node and no value; it only changes which value is
+// called normal, and in the seed incident that misleads: "ufw.active
+// (role:etcd): active (2), inactive: etcd-3" names the one healthy etcd
+// node as the odd one. A role-scoped fact has no fleet row and stays a row
+// of its own; -v shows every scope.
+func foldDrift(ds []audit.Drift) []driftRow {
+	var rows []driftRow
+	fleet := map[string]int{}
+	for _, d := range ds {
+		if i, ok := fleet[d.Fact]; ok && d.Scope != "fleet" && restricts(rows[i].d, d) {
+			rows[i].scopes = append(rows[i].scopes, d.Scope)
+			continue
+		}
+		if d.Scope == "fleet" {
+			fleet[d.Fact] = len(rows)
+		}
+		rows = append(rows, driftRow{d: d, scopes: []string{d.Scope}})
+	}
+	return rows
+}
+
+// restricts reports whether every node of the role drift has the same value
+// in the fleet drift, which always holds within one run; it is checked so
+// that an edited saved report cannot hide a row.
+func restricts(fleet, role audit.Drift) bool {
+	value := map[string]string{}
+	for _, g := range fleet.Groups {
+		for _, n := range g.Nodes {
+			value[n] = g.Value
+		}
+	}
+	for _, g := range role.Groups {
+		for _, n := range g.Nodes {
+			if v, ok := value[n]; !ok || v != g.Value {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// drift lists each drifted fact on one line: its majority and, like
+// clush -b, the node sets of every other value. Fleet scope needs no label;
+// a role scope is named after the fact.
+func (p *termPrinter) drift(r *audit.Report, max int) {
 	if len(r.Drift) == 0 {
 		p.title("Drift: none")
-		return nil
+		return
 	}
-	shown := r.Drift
+	all := foldDrift(r.Drift)
+	if p.verbose {
+		// Verbose shows every scope as its own row, as the long formats do.
+		all = all[:0]
+		for _, d := range r.Drift {
+			all = append(all, driftRow{d: d, scopes: []string{d.Scope}})
+		}
+	}
+	shown := all
 	if max > 0 && len(shown) > max {
 		shown = shown[:max]
 	}
 	p.title(fmt.Sprintf("Drift (%d)", len(r.Drift)))
 	rows := make([][]string, 0, len(shown))
-	for _, d := range shown {
+	folded := 0
+	for _, dr := range shown {
+		d := dr.d
 		var out []string
 		for _, g := range d.Groups {
 			if g.Value == d.Majority {
@@ -289,22 +449,36 @@ func (p *termPrinter) drift(r *audit.Report, max int) error {
 			}
 			out = append(out, truncate(oneLine(g.Value), maxValue)+": "+oneLine(compressNodes(g.Nodes)))
 		}
-		majority := fmt.Sprintf("%s (%s)", truncate(oneLine(d.Majority), maxValue), plural(majorityCount(d), "node", "nodes"))
-		rows = append(rows, []string{oneLine(d.Fact), oneLine(d.Scope), majority, strings.Join(out, "\n")})
+		fact := oneLine(d.Fact)
+		if d.Scope != "fleet" {
+			fact += " (" + oneLine(d.Scope) + ")"
+		}
+		folded += len(dr.scopes) - 1
+		majority := fmt.Sprintf("%s (%d)", truncate(oneLine(d.Majority), maxValue), majorityCount(d))
+		rows = append(rows, []string{fact, majority, strings.Join(out, "\n")})
 	}
-	err := p.table([]column{
-		{title: "FACT", min: 12, mode: modeIdent},
-		{title: "SCOPE", min: 6, mode: modeTrunc},
-		{title: "MAJORITY", min: 12, mode: modeWords},
-		{title: "OUTLIERS", min: 16, mode: modeList, indent: 2, paint: func(string) string { return sgrYellow }},
-	}, rows)
-	if err != nil {
-		return err
+	t := p.fit([]column{
+		{title: "FACT", min: 10, mode: modeIdent},
+		{title: "MAJORITY", min: 10, mode: modeWords},
+		{title: "OUTLIERS", min: 12, mode: modeList, indent: 2, paint: func(string) string { return sgrYellow }},
+	}, 2, true, rows)
+	for _, row := range rows {
+		p.row(t, row)
 	}
-	if len(shown) < len(r.Drift) {
-		p.line(fmt.Sprintf("… %d more not shown; the HTML and JSON reports list every drifted fact", len(r.Drift)-len(shown)))
+	if folded > 0 {
+		// Said, not hidden: the count in the title includes these rows.
+		note := plural(folded, "role row", "role rows") + " of facts that drift fleet-wide folded into their fleet row (-v shows every scope)"
+		for _, l := range wrapUnits(note, p.width-2, 2, wrapTiers[modeList]) {
+			p.line("  " + l)
+		}
 	}
-	return nil
+	if hidden := len(all) - len(shown); hidden > 0 {
+		entries := 0
+		for _, dr := range all[len(shown):] {
+			entries += len(dr.scopes)
+		}
+		p.detail(0, 2, fmt.Sprintf("… %d more not shown; the HTML and JSON reports list every drifted fact", entries))
+	}
 }
 
 func (p *termPrinter) gate(r *audit.Report) {
@@ -355,8 +529,9 @@ var wrapTiers = map[int][][]string{
 
 type column struct {
 	title string
-	// min is the narrowest the column is squeezed to before the table is
-	// allowed to exceed the width.
+	// min is the narrowest the column is squeezed to before the list is
+	// allowed to exceed the width. The floors of each list add up to less
+	// than minWidth, so no list ever does.
 	min    int
 	mode   int
 	indent int
@@ -368,14 +543,28 @@ type column struct {
 // its longest piece.
 const softCap = 24
 
-// table fits the columns to the width and renders them with tablewriter.
-// Wrapping is done here, not by tablewriter, so that node sets break after
-// commas and identifiers at dots.
-func (p *termPrinter) table(cols []column, rows [][]string) error {
+// gap is the space between two columns of an aligned list.
+const gap = 2
+
+// layout is a fitted list: where it starts and how wide each column is.
+type layout struct {
+	cols   []column
+	indent int
+	widths []int
+}
+
+// fit fits the columns of rows to the width, starting at column indent,
+// and writes the column titles when header is set. The list is borderless,
+// like the output of kubectl get or goss: borders cost a tenth of the width
+// and three lines a table. Wrapping is done here so that node sets break
+// after commas and identifiers at dots.
+func (p *termPrinter) fit(cols []column, indent int, header bool, rows [][]string) *layout {
 	widths := make([]int, len(cols))
 	soft := make([]int, len(cols))
 	for i, c := range cols {
-		widths[i] = twwidth.Width(c.title)
+		if header {
+			widths[i] = twwidth.Width(c.title)
+		}
 		soft[i] = max(c.min, widths[i])
 		for _, row := range rows {
 			for _, l := range strings.Split(row[i], "\n") {
@@ -392,68 +581,90 @@ func (p *termPrinter) table(cols []column, rows [][]string) error {
 		}
 		soft[i] = min(soft[i], widths[i])
 	}
-	// Each column costs its width plus a space either side and one border.
-	budget := p.width - (3*len(cols) + 1)
+	budget := p.width - indent - gap*(len(cols)-1)
 	fitWidths(widths, soft, budget)
 	mins := make([]int, len(cols))
 	for i, c := range cols {
 		mins[i] = min(c.min, widths[i])
 	}
 	fitWidths(widths, mins, budget)
-
-	t := tablewriter.NewTable(&p.buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
-				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-			},
-			Row: tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
-				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-			},
-			// Continuation lines are indented on purpose.
-			Behavior: tw.Behavior{TrimSpace: tw.Off},
-		}),
-	)
-	header := make([]any, len(cols))
-	for i, c := range cols {
-		header[i] = c.title
-	}
-	t.Header(header...)
-	for _, row := range rows {
-		cells := make([]string, len(cols))
+	t := &layout{cols: cols, indent: indent, widths: widths}
+	if header {
+		titles := make([]string, len(cols))
 		for i, c := range cols {
-			var lines []string
-			for _, l := range strings.Split(row[i], "\n") {
-				if twwidth.Width(l) <= widths[i] {
-					lines = append(lines, l)
-				} else if c.mode == modeTrunc {
-					lines = append(lines, truncateWidth(l, widths[i]))
-				} else {
-					lines = append(lines, wrapUnits(l, widths[i], c.indent, wrapTiers[c.mode])...)
-				}
-			}
-			if c.paint != nil && p.color {
-				for j, l := range lines {
-					if sgr := c.paint(l); sgr != "" && strings.TrimSpace(l) != "" {
-						lines[j] = sgr + l + sgrReset
-					}
-				}
-			}
-			cells[i] = strings.Join(lines, "\n")
+			titles[i] = c.title
 		}
-		if err := t.Append(cells); err != nil {
-			return fmt.Errorf("terminal table: %w", err)
-		}
+		// Titles are ours and never wider than their column.
+		p.line(p.paint(sgrDim, strings.TrimRight(strings.Repeat(" ", indent)+padJoin(titles, widths), " ")))
 	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("terminal table: %w", err)
-	}
-	return nil
+	return t
 }
 
-// fitWidths shrinks the widest column one cell at a time until the table
+// padJoin pads each cell to its width and joins them with the gap.
+func padJoin(cells []string, widths []int) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteString(strings.Repeat(" ", gap))
+		}
+		b.WriteString(c)
+		if i < len(cells)-1 {
+			b.WriteString(strings.Repeat(" ", max(0, widths[i]-twwidth.Width(c))))
+		}
+	}
+	return b.String()
+}
+
+// row writes one row of t, as many lines as its tallest cell.
+func (p *termPrinter) row(t *layout, row []string) {
+	cells := make([][]string, len(t.cols))
+	height := 0
+	for i, c := range t.cols {
+		var lines []string
+		for _, l := range strings.Split(row[i], "\n") {
+			switch {
+			case twwidth.Width(l) <= t.widths[i]:
+				lines = append(lines, l)
+			case c.mode == modeTrunc:
+				lines = append(lines, truncateWidth(l, t.widths[i]))
+			default:
+				lines = append(lines, wrapUnits(l, t.widths[i], c.indent, wrapTiers[c.mode])...)
+			}
+		}
+		cells[i] = lines
+		height = max(height, len(lines))
+	}
+	pad := strings.Repeat(" ", t.indent)
+	for j := 0; j < height; j++ {
+		var b strings.Builder
+		b.WriteString(pad)
+		for i, c := range t.cols {
+			l := ""
+			if j < len(cells[i]) {
+				l = cells[i][j]
+			}
+			if i > 0 {
+				b.WriteString(strings.Repeat(" ", gap))
+			}
+			// Painted after measuring: an SGR sequence has no width.
+			if c.paint != nil && p.color && strings.TrimSpace(l) != "" {
+				if sgr := c.paint(l); sgr != "" {
+					b.WriteString(sgr + l + sgrReset)
+				} else {
+					b.WriteString(l)
+				}
+			} else {
+				b.WriteString(l)
+			}
+			if i < len(t.cols)-1 {
+				b.WriteString(strings.Repeat(" ", max(0, t.widths[i]-twwidth.Width(l))))
+			}
+		}
+		p.line(strings.TrimRight(b.String(), " "))
+	}
+}
+
+// fitWidths shrinks the widest column one cell at a time until the list
 // fits the budget or every column is at its floor.
 func fitWidths(widths, floor []int, budget int) {
 	for {

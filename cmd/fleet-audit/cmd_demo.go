@@ -30,7 +30,7 @@ EXAMPLES:
    fleet-audit demo --probes examples/probes --skip 'conntrack.*'`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "write the reports to `DIR`"},
-		}, append(append([]cli.Flag{}, auditFlags()[:4]...), ruleFlags()...)...),
+		}, append(append(append([]cli.Flag{}, auditFlags()[:4]...), outputFlags()...), ruleFlags()...)...),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,14 +25,13 @@ EXAMPLES:
    fleet-audit report results.json --html report.html --markdown report.md --junit junit.xml
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "json", Usage: "write the results again to `FILE` (normalised)"},
 			&cli.StringFlag{Name: "markdown", Usage: "write a Markdown report to `FILE`"},
 			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report to `FILE`"},
 			&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
 			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
-		},
+		}, outputFlags()...),
 		Action: func(c *cli.Context) error {
 			if rerun, err := rerunWithTrailingFlags(c, "report"); rerun {
 				return err
@@ -57,12 +55,12 @@ EXAMPLES:
 				if p == "" {
 					continue
 				}
-				if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
-					return &usageError{fmt.Errorf("--%s %s: directory %s does not exist", format, p, filepath.Dir(p))}
+				if err := checkOutputDir(format, p); err != nil {
+					return err
 				}
 				outputs[format] = p
 			}
-			return emit(r, outputs, c.Bool("quiet"), c.App.Writer, c.App.ErrWriter)
+			return emitReport(r, outputs, outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }

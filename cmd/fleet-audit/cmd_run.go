@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -30,7 +29,8 @@ type runOptions struct {
 	FailOn           audit.Severity
 	AllowUnreachable bool
 	NoAgent          bool
-	Quiet            bool
+	// Quiet and Verbose choose how much of the terminal report is printed.
+	Quiet, Verbose bool
 	// Outputs maps a report format to the file it is written to.
 	Outputs map[string]string
 	// WaiversPath, ProbesDir, Only, Skip and TargetVersion choose what the
@@ -63,7 +63,15 @@ func auditFlags() []cli.Flag {
 		&cli.StringFlag{Name: "markdown", Usage: "write a Markdown report to `FILE`"},
 		&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report to `FILE`"},
 		&cli.StringFlag{Name: "junit", Usage: "write JUnit XML (a testcase per node × check) to `FILE`"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
+	}
+}
+
+// outputFlags choose how much of the terminal report run, demo and report
+// print.
+func outputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line, and no progress line"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print each finding's summary, evidence and fix, and every drift scope as its own row"},
 	}
 }
 
@@ -91,7 +99,7 @@ Report formats: ` + formatNames() + `
 			&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE` (YAML)"},
 			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
 			&cli.BoolFlag{Name: "no-agent", Usage: "do not use the ssh-agent at SSH_AUTH_SOCK"},
-		}, append(auditFlags(), ruleFlags()...)...),
+		}, append(append(auditFlags(), outputFlags()...), ruleFlags()...)...),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {
@@ -112,7 +120,7 @@ Report formats: ` + formatNames() + `
 func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	o := runOptions{
 		Forks: c.Int("forks"), ConnectTimeout: c.Duration("connect-timeout"), NodeTimeout: c.Duration("node-timeout"),
-		AllowUnreachable: c.Bool("allow-unreachable"), Quiet: c.Bool("quiet"), Outputs: map[string]string{},
+		AllowUnreachable: c.Bool("allow-unreachable"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: map[string]string{},
 	}
 	sev, err := audit.ParseSeverity(c.String("fail-on"))
 	if err != nil {
@@ -210,8 +218,8 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 		if _, err := report.New(format, report.Options{}); err != nil {
 			return &usageError{err}
 		}
-		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
-			return &usageError{fmt.Errorf("--%s %s: directory %s does not exist", format, p, filepath.Dir(p))}
+		if err := checkOutputDir(format, p); err != nil {
+			return err
 		}
 	}
 	agent := os.Getenv("SSH_AUTH_SOCK")
@@ -222,32 +230,74 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 		SSH:   remote.NewSSHDialer(remote.SSHOptions{ConnectTimeout: o.ConnectTimeout, AgentSocket: agent}),
 		Local: remote.LocalDialer{},
 	}
-	tty := isTerminal(stderr)
-	var progress func(done, total, failed int)
-	if tty && !o.Quiet {
-		progress = func(done, total, failed int) {
-			fmt.Fprintf(stderr, "\rfleet-audit: %d/%d nodes audited, %d failed", done, total, failed)
-			if done == total {
-				fmt.Fprintln(stderr)
-			}
-		}
+	var progress *progressLine
+	if !o.Quiet && isTerminal(stderr) {
+		progress = &progressLine{w: stderr}
+		progress.update(0, len(inv.Hosts), 0)
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Inventory: inv, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
-		ToolVersion: version, Progress: progress,
+		ToolVersion: version, Progress: progress.callback(),
 		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
 	})
+	progress.finish()
 	if err != nil {
 		return err
 	}
-	return emit(r, o.Outputs, o.Quiet, stdout, stderr)
+	return emitReport(r, o.Outputs, outputOptions{Quiet: o.Quiet, Verbose: o.Verbose}, stdout, stderr)
 }
 
-// emit writes the requested report files, prints the terminal report (or
-// the verdict alone with -q) and turns the gate into the exit status. It is
-// shared by run, demo and report, so a re-rendered run reads as the original.
-func emit(r *audit.Report, outputs map[string]string, quiet bool, stdout, stderr io.Writer) error {
+// progressLine is the line a person at a terminal sees on stderr while the
+// nodes are audited: done/total and the failures so far, rewritten in place
+// with \r. It is only ever made for a terminal, so logs and CI output never
+// carry it; a nil *progressLine does nothing.
+type progressLine struct {
+	w     io.Writer
+	shown bool
+	ended bool
+}
+
+func (p *progressLine) update(done, total, failed int) {
+	// The counts only grow, so each line covers the one before it.
+	fmt.Fprintf(p.w, "\rfleet-audit: %d/%d nodes audited, %d failed", done, total, failed)
+	p.shown = true
+}
+
+// callback is what audit.Run calls after each node; nil when p is nil, so
+// Run does no work for a pipe.
+func (p *progressLine) callback() func(done, total, failed int) {
+	if p == nil {
+		return nil
+	}
+	return p.update
+}
+
+// finish ends the line so that what follows starts on a line of its own,
+// also when the run was interrupted before every node was done.
+func (p *progressLine) finish() {
+	if p == nil || !p.shown || p.ended {
+		return
+	}
+	fmt.Fprintln(p.w)
+	p.ended = true
+}
+
+// outputOptions say how much of the terminal report emit prints.
+type outputOptions struct {
+	// Quiet prints the verdict line alone.
+	Quiet bool
+	// Verbose adds each finding's summary, evidence and fix.
+	Verbose bool
+}
+
+// emit is emitReport with only -q; kept for the callers that have no
+// --verbose yet.
+// emitReport writes the requested report files, prints the terminal report
+// (or the verdict alone with -q) and turns the gate into the exit status.
+// It is shared by run, demo and report, so a re-rendered run reads as the
+// original.
+func emitReport(r *audit.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
 	var writeErr error
 	var written []string
 	for _, format := range report.Names() {
@@ -262,11 +312,12 @@ func emit(r *audit.Report, outputs map[string]string, quiet bool, stdout, stderr
 		}
 		written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to %s", format, p))
 	}
-	if quiet {
+	if oo.Quiet {
 		fmt.Fprintln(stdout, "gate: "+report.Verdict(r.Gate))
 	} else {
-		color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
-		f, _ := report.New("terminal", report.Options{Color: color})
+		f, _ := report.New("terminal", report.Options{
+			Color: useColor(stdout, os.Getenv), Width: terminalWidth(stdout), Verbose: oo.Verbose,
+		})
 		if err := f.Format(stdout, r); err != nil {
 			return fmt.Errorf("terminal report: %w", err)
 		}
@@ -283,29 +334,35 @@ func emit(r *audit.Report, outputs map[string]string, quiet bool, stdout, stderr
 	return nil
 }
 
-// writeReport writes through a temporary file so a reader never sees half a report.
+// useColor decides colour for the terminal report: only on a terminal,
+// never when NO_COLOR is set to anything but the empty string
+// (https://no-color.org), and never for TERM=dumb, which cannot show it.
+func useColor(w io.Writer, env func(string) string) bool {
+	return isTerminal(w) && env("NO_COLOR") == "" && env("TERM") != "dumb"
+}
+
+// terminalWidth is the width of the terminal w is, or 0 (the formatter's
+// default) for a pipe, a file or a terminal that does not say.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		return 0
+	}
+	return width
+}
+
+// writeReport renders one report file; a reader never sees half of it.
 func writeReport(format, path string, r *audit.Report) error {
 	f, err := report.New(format, report.Options{})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fleet-audit-*")
-	if err != nil {
-		return fmt.Errorf("write %s report: %w", format, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := f.Format(tmp, r); err != nil {
-		tmp.Close()
+	if err := writeFileAtomic(path, func(w io.Writer) error { return f.Format(w, r) }); err != nil {
 		return fmt.Errorf("write %s report %s: %w", format, path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s report %s: %w", format, path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s report %s: %w", format, path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s report: %w", format, err)
 	}
 	return nil
 }

@@ -1,0 +1,328 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+// TestTerminalGoldenVerbose compares --verbose with
+// testdata/<scenario>.<exit>.verbose.txt; -update rewrites them, like
+// TestGolden does for the compact view.
+func TestTerminalGoldenVerbose(t *testing.T) {
+	for _, sc := range []struct {
+		name  string
+		build func() *audit.Report
+	}{{"incident", incidentReport}, {"unreachable", unreachableReport}} {
+		r := sc.build()
+		path := filepath.Join("testdata", sc.name+"."+strconv.Itoa(r.Gate.ExitCode)+".verbose.txt")
+		got := render(t, "terminal", Options{Verbose: true}, r)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./report -run TestTerminalGoldenVerbose -update to create it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the golden file\n%s", path, firstDiff(want, got))
+		}
+	}
+}
+
+// wideReport is the incident with titles, node names and fact values in
+// scripts whose characters are two columns wide, so that a fitter that
+// counts bytes or runes instead of columns overflows.
+func wideReport() *audit.Report {
+	r := incidentReport()
+	for i := range r.Findings {
+		r.Findings[i].Title = "节点上的防火墙 UFW 处于活动状态，会破坏 kube-proxy 的服务规则"
+		r.Findings[i].Summary = strings.Repeat("防火墙规则与 kube-proxy 冲突。", 6)
+		r.Findings[i].Nodes = append(r.Findings[i].Nodes, "ノード-東京-01", "ノード-東京-02")
+	}
+	r.Drift[0].Groups[1].Value = "五〇三エラー応答"
+	r.Drift[0].Groups[1].Nodes = append(r.Drift[0].Groups[1].Nodes, "ノード-東京-01", "ノード-東京-02")
+	r.Nodes[3].Status, r.Nodes[3].Message = audit.StatusUnreachable, strings.Repeat("到達できません 接続がタイムアウトしました ", 4)
+	return r
+}
+
+// listBlocks are the blocks of the output that are fitted to the width:
+// the node, finding and drift lists. The header, the cluster line, the
+// cause blocks and the rollouts are whole lines on purpose.
+func listBlocks(out string) []string {
+	var blocks []string
+	for _, b := range strings.Split(out, "\n\n") {
+		for _, head := range []string{"Nodes not ok", "Findings", "Drift"} {
+			if strings.HasPrefix(b, head) {
+				blocks = append(blocks, b)
+			}
+		}
+	}
+	return blocks
+}
+
+func TestTerminalFitsWidth(t *testing.T) {
+	reports := map[string]func() *audit.Report{"incident": incidentReport, "wide": wideReport, "unreachable": unreachableReport, "hostile": hostileReport}
+	for name, build := range reports {
+		for _, width := range []int{40, 60, 80, 100, 140} {
+			for _, verbose := range []bool{false, true} {
+				out := string(render(t, "terminal", Options{Width: width, Verbose: verbose}, build()))
+				blocks := listBlocks(out)
+				if len(blocks) < 2 {
+					t.Fatalf("%s: found %d list blocks, want at least findings and drift:\n%s", name, len(blocks), out)
+				}
+				for _, b := range blocks {
+					for _, l := range strings.Split(b, "\n") {
+						if w := twwidth.Width(l); w > width {
+							t.Errorf("%s width %d verbose %v: line is %d wide: %q", name, width, verbose, w, l)
+						}
+					}
+				}
+			}
+		}
+	}
+	// The negative control: the unfitted lines are there and wider, so the
+	// check above looks at the right lines.
+	out := string(render(t, "terminal", Options{Width: 80}, wideReport()))
+	if twwidth.Width(strings.Split(out, "\n")[0]) <= 80 {
+		t.Error("the header line fits 80 columns; the fixture no longer proves anything")
+	}
+}
+
+// TestTerminalCompact: at the default width each finding of the incident
+// is one line (severity, check, title) under its node set, the summaries
+// are left to --verbose, and the whole report is about 40 lines.
+func TestTerminalCompact(t *testing.T) {
+	r := incidentReport()
+	out := string(render(t, "terminal", Options{}, r))
+	for _, f := range r.Findings {
+		sev := f.Severity.String()
+		if f.Waived != nil {
+			sev = "waived"
+		}
+		re := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(sev) + ` +` + regexp.QuoteMeta(f.Check) + ` +` + regexp.QuoteMeta(f.Title) + `$`)
+		if !re.MatchString(out) {
+			t.Errorf("no one-line entry for %s (%s)", f.Check, re)
+		}
+		if strings.Contains(out, f.Summary) && f.Summary != f.Title {
+			t.Errorf("compact view prints the summary of %s", f.Check)
+		}
+	}
+	for _, want := range []string{
+		"Findings (6, 1 waived)\ncluster-a-etcd-[1-2],cluster-a-worker-[2,4] (4)\n  critical  correlation.kubeproxy.healthz-failing",
+		"\nfleet\n  warning   cluster.nodes-not-in-inventory",
+		"  os.kernel               6.8.0-49-generic (8)  6.8.0-51-generic: cluster-a-worker-3\n",
+		"1 role row of facts that drift fleet-wide folded into their fleet row (-v shows every scope)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compact view lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "os.kernel (role:worker)  ") {
+		t.Error("the role row that repeats the fleet row is still a row")
+	}
+	if n := strings.Count(out, "\n"); n > 40 {
+		t.Errorf("compact incident is %d lines, want at most 40:\n%s", n, out)
+	}
+	if last := strings.TrimSuffix(out, "\n"); !strings.HasPrefix(last[strings.LastIndex(last, "\n")+1:], "gate: ") {
+		t.Error("the verdict is not the last line")
+	}
+}
+
+func TestTerminalVerbose(t *testing.T) {
+	r := incidentReport()
+	out := string(render(t, "terminal", Options{Verbose: true, Width: 200}, r))
+	for _, want := range []string{
+		"kube-proxy is alive (/livez 200) but reports its dataplane unhealthy on /healthz",
+		"            - cluster-a-etcd-1: ufw.active=active\n",
+		"            fix: Find what differs on these nodes",
+		"  os.kernel (role:worker)  6.8.0-49-generic (3)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("verbose view lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "folded") {
+		t.Error("verbose view folds drift rows")
+	}
+	// The cause block carries the correlation's evidence; it is not repeated.
+	if n := strings.Count(out, "ufw.enabled=enabled splits the fleet the same way"); n != 1 {
+		t.Errorf("correlation evidence printed %d times, want once", n)
+	}
+	// Verbose must not weaken the escaping: the same checks as the compact view.
+	own := strings.NewReplacer(sgrReset, "", sgrBold, "", sgrRed, "", sgrYellow, "", sgrCyan, "", sgrGreen, "", sgrDim, "")
+	for name, r := range allReports() {
+		plain := render(t, "terminal", Options{Verbose: true}, r)
+		if i := bytes.IndexByte(plain, 0x1b); i >= 0 {
+			t.Errorf("%s: ESC without colour: %q", name, context(plain, i))
+		}
+		checkTerminalControls(t, name, plain)
+		rest := own.Replace(string(render(t, "terminal", Options{Verbose: true, Color: true}, r)))
+		if i := strings.IndexByte(rest, 0x1b); i >= 0 {
+			t.Errorf("%s: an escape sequence that is not ours: %q", name, context([]byte(rest), i))
+		}
+	}
+}
+
+func TestTerminalMaxDriftRows(t *testing.T) {
+	out := string(render(t, "terminal", Options{MaxDriftRows: 2}, incidentReport()))
+	// Two rows cover three drift entries (os.kernel's role row is folded),
+	// so two entries are hidden.
+	if !strings.Contains(out, "… 2 more not shown") {
+		t.Errorf("capped drift list does not say how many entries it hid:\n%s", out)
+	}
+	if strings.Contains(out, "ufw.enabled  ") {
+		t.Error("drift row beyond the cap was printed")
+	}
+}
+
+func TestTerminalNewSections(t *testing.T) {
+	out := string(render(t, "terminal", Options{Width: 100}, incidentReport()))
+	for _, want := range []string{
+		"inventory inventories/cluster-a.yaml · target v1.32.1+rke2r1 ·",
+		"Cluster: ok on cluster-a-etcd-1 · cluster.readyz=ok · cluster.server_version=v1.31.4+rke2r1 · 1 Kubernetes node not in the inventory: cluster-a-worker-5",
+		"Findings (6, 1 waived)",
+		"  rollout: " + incidentRollout,
+		"rollout of firewall.ufw-active: " + incidentRollout,
+		"\n  waived    conntrack.pressure ",
+		"waived warning until 2026-12-31 (waivers.yaml:4): worker-3 carries",
+		"gate: FAILED (exit 1): 3 critical findings; 1 finding waived",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terminal lacks %q\n%s", want, out)
+		}
+	}
+	// Short on purpose: warnings (waived or not) keep their rollout to the
+	// other formats, and the cluster facts beyond the two key ones too.
+	if n := strings.Count(out, "rollout"); n != 2 {
+		t.Errorf("%d rollout lines, want 2 (the cause and the critical check)", n)
+	}
+	for _, absent := range []string{"cluster-a-worker-3 (failing first)", "cluster.rbac.ok", "os.kernel=6.8.0-49-generic"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("terminal shows %q, which belongs to the long formats", absent)
+		}
+	}
+	// The waived entry comes after every unwaived one.
+	if strings.Index(out, "  waived ") < strings.Index(out, "cluster.nodes-not-in-") {
+		t.Error("waived finding is not listed after the others")
+	}
+
+	col := string(render(t, "terminal", Options{Color: true, Width: 100}, incidentReport()))
+	if !strings.Contains(col, sgrDim+"waived") {
+		t.Error("the waived severity is not dimmed")
+	}
+}
+
+func TestGroupFindings(t *testing.T) {
+	crit := func(check string, nodes ...string) audit.Finding {
+		return audit.Finding{Check: check, Severity: audit.SeverityCritical, Nodes: nodes}
+	}
+	warn := func(check string, nodes ...string) audit.Finding {
+		return audit.Finding{Check: check, Severity: audit.SeverityWarning, Nodes: nodes}
+	}
+	waived := func(f audit.Finding) audit.Finding { f.Waived = &audit.Waiver{}; return f }
+	for _, tc := range []struct {
+		name string
+		in   []audit.Finding
+		want string
+	}{
+		{"same nodes in any order", []audit.Finding{crit("a", "n1", "n2"), crit("b", "n2", "n1")}, "n[1-2] (2): a b"},
+		{"later finding joins its node set", []audit.Finding{crit("a", "n1"), crit("b", "n2"), crit("c", "n1")}, "n1 (1): a c | n2 (1): b"},
+		{"a warning never joins a critical", []audit.Finding{crit("a", "n1"), crit("b", "n2"), warn("c", "n1")}, "n1 (1): a | n2 (1): b | n1 (1): c"},
+		{"a waived finding never joins one that counts", []audit.Finding{warn("a", "n1"), waived(warn("b", "n1"))}, "n1 (1): a | n1 (1): b"},
+		{"no nodes is the fleet", []audit.Finding{warn("a"), warn("b")}, "fleet: a b"},
+		{"a name is not split at a comma", []audit.Finding{crit("a", "x,y"), crit("b", "x", "y")}, "x,y (1): a | x,y (2): b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var parts []string
+			for _, g := range groupFindings(tc.in) {
+				s := nodesHead(g.nodes) + ":"
+				for _, f := range g.findings {
+					s += " " + f.Check
+				}
+				parts = append(parts, s)
+			}
+			if got := strings.Join(parts, " | "); got != tc.want {
+				t.Errorf("groups = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFoldDrift(t *testing.T) {
+	d := func(fact, scope, majority string, groups ...audit.DriftGroup) audit.Drift {
+		return audit.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: groups}
+	}
+	g := func(v string, nodes ...string) audit.DriftGroup { return audit.DriftGroup{Value: v, Nodes: nodes} }
+	for _, tc := range []struct {
+		name string
+		in   []audit.Drift
+		want string
+	}{
+		{"same outliers fold", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
+			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
+		}, "k[fleet role:worker]"},
+		{"outliers listed in another order still fold", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4", "n5")),
+			d("k", "role:worker", "a", g("a", "n3"), g("b", "n5", "n4")),
+		}, "k[fleet role:worker]"},
+		{"some of the fleet's outliers fold", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4"), g("c", "n5")),
+			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
+		}, "k[fleet role:worker]"},
+		// Not from one run (n3 has two values), but a saved report can be
+		// edited: a row that disagrees with the fleet row is kept.
+		{"an outlier the fleet row does not flag stays a row", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
+			d("k", "role:worker", "a", g("a", "n1", "n2"), g("c", "n3")),
+		}, "k[fleet] k[role:worker]"},
+		{"another outlier value stays a row", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
+			d("k", "role:worker", "a", g("a", "n3"), g("c", "n4")),
+		}, "k[fleet] k[role:worker]"},
+		{"a node missing from the fleet row stays a row", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
+			d("k", "role:worker", "a", g("a", "n3"), g("b", "n9")),
+		}, "k[fleet] k[role:worker]"},
+		// The seed incident: the role's majority is the fleet's outlier.
+		{"a majority the fleet does not share folds", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4", "n5"), g("c", "n6")),
+			d("k", "role:worker", "b", g("b", "n4", "n5"), g("c", "n6")),
+		}, "k[fleet role:worker]"},
+		{"a value normal in the fleet but odd in the role folds", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4", "n5")),
+			d("k", "role:etcd", "b", g("b", "n4", "n5"), g("a", "n1")),
+		}, "k[fleet role:etcd]"},
+		{"a role drift without a fleet drift stays", []audit.Drift{
+			d("j", "fleet", "a", g("a", "n1"), g("b", "n2")),
+			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
+		}, "j[fleet] k[role:worker]"},
+		{"two roles fold into one fleet row", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
+			d("k", "role:etcd", "a", g("a", "n1"), g("b", "n4")),
+			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
+		}, "k[fleet role:etcd role:worker]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var parts []string
+			for _, r := range foldDrift(tc.in) {
+				parts = append(parts, r.d.Fact+"["+strings.Join(r.scopes, " ")+"]")
+			}
+			if got := strings.Join(parts, " "); got != tc.want {
+				t.Errorf("foldDrift = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
