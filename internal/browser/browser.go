@@ -1,0 +1,182 @@
+package browser
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
+)
+
+// DefaultTimeout bounds a run whose context has no deadline: a browser that
+// hangs must fail the test, not stall the suite.
+const DefaultTimeout = 60 * time.Second
+
+// waitDelay bounds how long Wait may wait for helper processes that hold
+// Chromium's output files open after it was killed.
+const waitDelay = 5 * time.Second
+
+// virtualTimeBudget is how much virtual time (ms) Chromium lets the page
+// have before it dumps, screenshots or prints: enough for load handlers,
+// timers and failed image loads (onerror) to have run, so a payload that
+// would execute has executed by the time the DOM is read.
+const virtualTimeBudget = "5000"
+
+// Browser is one Chromium binary, run once per call.
+type Browser struct {
+	// Path is the Chromium (or Chrome) executable.
+	Path string
+	// TempDir returns a new empty directory for each run's profile and
+	// output files; Find sets it to t.TempDir.
+	TempDir func() string
+}
+
+// Find returns the installed Chromium. Without one it skips t, or fails it
+// when testtools.RequireEnv is set (CI).
+func Find(t testing.TB) *Browser {
+	t.Helper()
+	return &Browser{Path: testtools.Find(t, "chromium", "chromium-browser", "google-chrome"), TempDir: t.TempDir}
+}
+
+// baseFlags are the flags of every run: no sandbox (containers and CI run
+// as root), no GPU, and nothing that reaches the network on its own.
+var baseFlags = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+	"--disable-background-networking", "--disable-sync", "--disable-component-update",
+}
+
+// DumpDOM loads page (a local file) and returns the serialized DOM after
+// the page's scripts, if any, have run.
+func (b *Browser) DumpDOM(ctx context.Context, page string) (string, error) {
+	out, err := b.run(ctx, page, "", "--dump-dom")
+	return string(out), err
+}
+
+// Screenshot loads page in a width×height window and writes a PNG of the
+// window to png. The page is not scrolled: height decides how much of it is
+// in the picture.
+func (b *Browser) Screenshot(ctx context.Context, page, png string, width, height int) error {
+	abs, err := filepath.Abs(png)
+	if err != nil {
+		return fmt.Errorf("screenshot: %w", err)
+	}
+	_, err = b.run(ctx, page, abs, "--screenshot="+abs, "--window-size="+strconv.Itoa(width)+","+strconv.Itoa(height), "--hide-scrollbars")
+	return err
+}
+
+// PrintPDF loads page and prints it, as with the print dialog and without
+// the browser's header and footer, to pdf: what a change board gets on paper.
+func (b *Browser) PrintPDF(ctx context.Context, page, pdf string) error {
+	abs, err := filepath.Abs(pdf)
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	_, err = b.run(ctx, page, abs, "--print-to-pdf="+abs, "--no-pdf-header-footer")
+	return err
+}
+
+// run starts Chromium on page with mode flags. With output set, that file
+// is the result, else stdout is. A non-zero exit, a timeout and an empty
+// result are errors; stderr is only shown with them, since Chromium always
+// complains there (D-Bus, GPU, crash reporter) without anything being wrong.
+func (b *Browser) run(ctx context.Context, page, output string, mode ...string) ([]byte, error) {
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		return nil, fmt.Errorf("chromium: %w", err)
+	}
+	if st, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("chromium: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("chromium: %s is not a regular file", abs)
+	}
+	pageURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+
+	dir := b.TempDir()
+	profile := filepath.Join(dir, "profile")
+	if err := os.Mkdir(profile, 0o700); err != nil {
+		return nil, fmt.Errorf("chromium profile: %w", err)
+	}
+	if output != "" {
+		// A file left from an earlier run must not pass for this run's.
+		if err := os.Remove(output); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("chromium: %w", err)
+		}
+	}
+	// Files, not pipes: a helper process that outlives Chromium keeps a
+	// pipe open, a file it cannot.
+	stdout, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		return nil, fmt.Errorf("chromium: %w", err)
+	}
+	defer stdout.Close()
+	var stderr bytes.Buffer
+
+	args := append(append(append([]string{}, baseFlags...), "--user-data-dir="+profile, "--virtual-time-budget="+virtualTimeBudget), mode...)
+	args = append(args, pageURL)
+	cmd := exec.CommandContext(ctx, b.Path, args...)
+	cmd.Dir = dir
+	cmd.Stdout = stdout
+	cmd.Stderr = &stderr
+	// Its own group, so that a timeout kills the renderer, GPU and
+	// zygote processes too, and never signals the test binary.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = waitDelay
+	// The launcher script of some distributions reads HOME; keep the
+	// user's real one, and the user's display, out of the test.
+	cmd.Env = append(os.Environ(), "HOME="+dir, "DISPLAY=", "WAYLAND_DISPLAY=")
+
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", b.Path, err)
+	}
+	waitErr := cmd.Wait()
+	// Helpers that outlived the browser belong to this run; none may stay.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("chromium %s %s: %s\nstderr (last lines):\n%s", strings.Join(mode, " "), pageURL, fmt.Sprintf(format, a...), tail(stderr.String(), 15))
+	}
+	if ctx.Err() != nil {
+		return nil, fail("no result before the deadline: %v", ctx.Err())
+	}
+	if waitErr != nil {
+		return nil, fail("%v", waitErr)
+	}
+	result := output
+	if result == "" {
+		result = stdout.Name()
+	}
+	data, err := os.ReadFile(result)
+	if err != nil {
+		return nil, fail("no output: %v", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fail("empty output in %s", result)
+	}
+	return data, nil
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
