@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/browser"
+)
+
+var screenshot = flag.Bool("screenshot", false, "TestDemoReportInBrowser writes its screenshots of the demo report to docs/ (for the README)")
+
+// Screenshot sizes: a laptop window, and a phone (390 CSS pixels wide, as
+// current iPhones). The height crops the page: the top of the report
+// (verdict, probable cause, first findings) is what the README shows, and it
+// keeps the PNG small.
+const (
+	desktopW, desktopH = 1280, 2200
+	phoneW, phoneH     = 390, 2200
+)
+
+var demoNodes = []string{"etcd-1", "etcd-2", "etcd-3", "cp-1", "cp-2", "worker-1", "worker-2", "worker-3", "worker-4"}
+
+// TestDemoReportInBrowser runs the real demo and opens its report.html in
+// headless Chromium: the DOM the browser built must show the failed gate,
+// the UFW probable cause first, the matrix with the UFW nodes marked and
+// every node; screenshots at desktop and phone width and a print to PDF
+// must come out. With -screenshot the screenshots go to docs/.
+func TestDemoReportInBrowser(t *testing.T) {
+	b := browser.Find(t)
+	out := t.TempDir()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("NO_COLOR", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"fleet-audit", "demo", "--out", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("demo exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	page := filepath.Join(out, "report.html")
+
+	dump, err := b.DumpDOM(ctx, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := browser.ParseDOM(dump)
+	if err != nil {
+		t.Fatalf("read dumped DOM: %v", err)
+	}
+	for _, p := range demoReportProblems(d) {
+		t.Error(p)
+	}
+
+	dir := t.TempDir()
+	if *screenshot {
+		dir = filepath.Join("..", "..", "docs")
+	}
+	for _, s := range []struct {
+		file string
+		w, h int
+	}{
+		{"demo-report.png", desktopW, desktopH},
+		{"demo-report-phone.png", phoneW, phoneH},
+	} {
+		file := filepath.Join(dir, s.file)
+		if err := b.Screenshot(ctx, page, file, s.w, s.h); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkScreenshot(data, s.w, s.h); err != nil {
+			t.Errorf("%s: %v", s.file, err)
+		}
+		t.Logf("%s: %dx%d, %d bytes", file, s.w, s.h, len(data))
+	}
+
+	pdf := filepath.Join(t.TempDir(), "report.pdf")
+	if err := b.PrintPDF(ctx, page, pdf); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := checkPDF(data)
+	if err != nil {
+		t.Error(err)
+	}
+	// Nine nodes' details, a 150-row matrix and the findings do not fit on
+	// one sheet; one page would mean the print stylesheet hid the report.
+	if pages < 5 {
+		t.Errorf("the report prints on %d pages, want the whole report on several", pages)
+	}
+	t.Logf("report.pdf: %d pages, %d bytes", pages, len(data))
+}
+
+// demoReportProblems lists what a reader of the demo's report would miss.
+func demoReportProblems(d *browser.DOM) []string {
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	text := func(e *browser.Element) string { return strings.Join(strings.Fields(e.Text), " ") }
+
+	if titles := d.Find("title"); len(titles) != 1 || !strings.HasSuffix(text(titles[0]), "FAILED") {
+		add("page title is not the failed verdict: %q", texts(titles, text))
+	}
+	verdicts := d.WithClass("section", "verdict")
+	if len(verdicts) != 1 || !verdicts[0].HasClass("failed") || !strings.Contains(text(verdicts[0]), "Gate FAILED — exit 1") {
+		add("no failed verdict section (%d verdict sections)", len(verdicts))
+	}
+	causes := d.WithClass("p", "cause")
+	if len(causes) == 0 || !causes[0].Within("section", "verdict") ||
+		!strings.Contains(text(causes[0]), "probable cause of") || !strings.Contains(text(causes[0]), ": ufw.active=active") {
+		add("the verdict does not name ufw.active=active as the probable cause first: %v", texts(causes, text))
+	}
+
+	articles := d.WithClass("article", "finding")
+	if len(articles) == 0 {
+		add("no findings")
+	} else {
+		first := articles[0]
+		var id string
+		for _, c := range d.Find("code") {
+			if c.Parent != nil && c.Parent.Parent == first {
+				id = text(c)
+				break
+			}
+		}
+		if !first.HasClass("correlation") || !strings.HasPrefix(id, "correlation.") || !strings.Contains(text(first), "probable cause of") || !strings.Contains(text(first), "ufw.active=active") {
+			add("first finding %q is not the correlation with probable cause ufw.active=active", id)
+		}
+	}
+
+	// The matrix: the nine nodes as columns, and ufw.active marked on the
+	// four UFW nodes.
+	if n := len(d.WithClass("table", "matrix")); n != 1 {
+		add("%d matrix tables, want 1", n)
+	}
+	var cols []string
+	for _, th := range d.Find("th") {
+		if th.Attrs["scope"] == "col" && th.Within("table", "matrix") && th.Within("thead", "") && text(th) != "Fact" {
+			cols = append(cols, text(th))
+		}
+	}
+	if strings.Join(cols, " ") != strings.Join(demoNodes, " ") {
+		add("matrix columns %v, want %v", cols, demoNodes)
+	}
+	ufw := map[string]string{}
+	for _, tr := range d.Find("tr") {
+		if !tr.Within("table", "matrix") {
+			continue
+		}
+		var cells []*browser.Element
+		fact := ""
+		for _, e := range d.Elements {
+			if e.Parent == tr && e.Tag == "th" {
+				fact = text(e)
+			}
+			if e.Parent == tr && e.Tag == "td" {
+				cells = append(cells, e)
+			}
+		}
+		if fact != "ufw.active" || len(cells) != len(cols) {
+			continue
+		}
+		for i, c := range cells {
+			state := "plain"
+			if c.HasClass("drift") {
+				state = "drift"
+			}
+			// The value without the mark and the screen-reader note.
+			value := text(c)
+			for _, e := range d.Elements {
+				if e.Parent == c && e.Tag == "span" {
+					value = strings.Replace(value, text(e), "", 1)
+				}
+			}
+			ufw[cols[i]] = state + " " + strings.Join(strings.Fields(value), " ")
+		}
+	}
+	for _, n := range demoNodes {
+		want := "inactive"
+		if n == "etcd-1" || n == "etcd-2" || n == "worker-2" || n == "worker-4" {
+			want = "drift active"
+		}
+		if !strings.HasSuffix(ufw[n], want) {
+			add("matrix ufw.active on %s = %q, want %q", n, ufw[n], want)
+		}
+	}
+
+	details := d.WithClass("details", "node")
+	var names []string
+	for _, e := range details {
+		names = append(names, strings.Fields(text(e))[0])
+	}
+	if strings.Join(names, " ") != strings.Join(demoNodes, " ") {
+		add("node details for %v, want %v", names, demoNodes)
+	}
+	if n := len(d.Find("script")); n > 0 {
+		add("%d <script> elements in a report that has none", n)
+	}
+	return out
+}
+
+func texts(es []*browser.Element, text func(*browser.Element) string) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, text(e))
+	}
+	return out
+}
+
+// checkScreenshot: a PNG of the given size in which the failed verdict's
+// pink box is drawn, which proves the page was styled (the CSP admits the
+// stylesheet by hash) and not blank.
+func checkScreenshot(data []byte, w, h int) error {
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("not a PNG: %w", err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		return fmt.Errorf("%dx%d, want %dx%d", b.Dx(), b.Dy(), w, h)
+	}
+	// --failbg in report/html.go.
+	pink := color.RGBA{0xfb, 0xe4, 0xe7, 0xff}
+	n := 0
+	for y := 0; y < min(h, 800); y++ {
+		for x := 0; x < w; x++ {
+			if near(img.At(x, y), pink) {
+				n++
+			}
+		}
+	}
+	if n < w*20 {
+		return fmt.Errorf("only %d pixels of the failed verdict's background in the top 800 rows: unstyled or blank page", n)
+	}
+	return nil
+}
+
+func near(c color.Color, want color.RGBA) bool {
+	r, g, b, _ := c.RGBA()
+	d := func(a uint32, b uint8) bool { x := int(a>>8) - int(b); return x >= -3 && x <= 3 }
+	return d(r, want.R) && d(g, want.G) && d(b, want.B)
+}
+
+var pdfPage = regexp.MustCompile(`/Type\s*/Page[^s]`)
+
+// checkPDF returns the number of pages of a PDF.
+func checkPDF(data []byte) (int, error) {
+	if !bytes.HasPrefix(data, []byte("%PDF-")) {
+		return 0, errors.New("not a PDF: no %PDF- header")
+	}
+	if !bytes.Contains(data[max(0, len(data)-1024):], []byte("%%EOF")) {
+		return 0, errors.New("PDF without %%EOF: truncated")
+	}
+	return len(pdfPage.FindAll(data, -1)), nil
+}
+
+// TestDemoReportChecksFail is the negative control of the checks above,
+// without a browser for the image and PDF checks and with one for the DOM.
+func TestDemoReportChecksFail(t *testing.T) {
+	blank := image.NewRGBA(image.Rect(0, 0, 100, 100))
+	for i := range blank.Pix {
+		blank.Pix[i] = 0xff
+	}
+	var bb bytes.Buffer
+	if err := png.Encode(&bb, blank); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkScreenshot(bb.Bytes(), 100, 100); err == nil {
+		t.Error("a blank white screenshot passed")
+	}
+	if err := checkScreenshot(bb.Bytes(), 100, 200); err == nil {
+		t.Error("a screenshot of the wrong size passed")
+	}
+	if err := checkScreenshot(bb.Bytes()[:bb.Len()/2], 100, 100); err == nil {
+		t.Error("a truncated PNG passed")
+	}
+	if _, err := checkPDF(bb.Bytes()); err == nil {
+		t.Error("a PNG passed as a PDF")
+	}
+	if _, err := checkPDF([]byte("%PDF-1.4\n1 0 obj")); err == nil {
+		t.Error("a truncated PDF passed")
+	}
+
+	b := browser.Find(t)
+	page := filepath.Join(t.TempDir(), "wrong.html")
+	// A passing verdict, the probable cause on the wrong fact, no drift
+	// marks, two nodes missing.
+	wrong := `<!DOCTYPE html><html><head><title>fleet-audit — passed</title></head><body>
+<section class="verdict passed"><h2>Gate passed</h2><p class="cause">probable cause of x: os.kernel=6.1</p></section>
+<article class="finding"><div><code>firewall.ufw-active</code></div></article>
+<table class="matrix"><thead><tr><th scope="col">Fact</th>` + cols(demoNodes[:7]) + `</tr></thead>
+<tbody><tr><th scope="row">ufw.active</th>` + strings.Repeat("<td>active</td>", 7) + `</tr></tbody></table>
+<details class="node"><summary>etcd-1 — ok</summary></details>
+</body></html>`
+	if err := os.WriteFile(page, []byte(wrong), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dump, err := b.DumpDOM(ctx, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := browser.ParseDOM(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(demoReportProblems(d), "\n")
+	for _, want := range []string{
+		"page title is not the failed verdict", "no failed verdict section", "probable cause first",
+		"is not the correlation", "matrix columns", `matrix ufw.active on etcd-1 = "plain active", want "drift active"`, "node details for [etcd-1]",
+	} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("wrong report: no %q among the problems found:\n%s", want, problems)
+		}
+	}
+}
+
+func cols(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(`<th scope="col">` + n + `</th>`)
+	}
+	return b.String()
+}
