@@ -115,13 +115,9 @@ func loadInChromium(t *testing.T, b *browser.Browser, name, page string) *browse
 	}
 	ctx, cancel := stdctx.WithTimeout(stdctx.Background(), 2*time.Minute)
 	defer cancel()
-	dump, err := b.DumpDOM(ctx, file)
+	d, err := b.LoadDOM(ctx, file)
 	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := browser.ParseDOM(dump)
-	if err != nil {
-		t.Fatalf("%s: read dumped DOM: %v", name, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return d
 }

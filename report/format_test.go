@@ -296,7 +296,7 @@ var htmlAllowedTags = map[string]bool{
 	"html": true, "head": true, "meta": true, "title": true, "style": true, "body": true, "header": true,
 	"h1": true, "h2": true, "h3": true, "h4": true, "nav": true, "a": true, "main": true, "section": true,
 	"ul": true, "ol": true, "li": true, "p": true, "strong": true, "br": true, "dl": true, "dt": true, "dd": true,
-	"time": true, "div": true, "table": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true,
+	"time": true, "div": true, "table": true, "colgroup": true, "col": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true,
 	"span": true, "code": true, "article": true, "input": true, "label": true, "details": true,
 	"summary": true, "pre": true, "footer": true,
 }

@@ -60,7 +60,9 @@ type htmlView struct {
 	Matrix           htmlMatrix
 	Nodes            []htmlNode
 	HasDriftedMatrix bool
-	Cluster          *htmlCluster
+	// DriftNote says how many role rows the drift table folded away.
+	DriftNote string
+	Cluster   *htmlCluster
 }
 
 type htmlCause struct {
@@ -259,7 +261,10 @@ func buildHTMLView(r *audit.Report) htmlView {
 		v.Cluster = hc
 	}
 
-	for _, d := range r.Drift {
+	folded := foldDrift(r.Drift)
+	v.DriftNote = foldedNote(folded)
+	for _, dr := range folded {
+		d := dr.d
 		hd := htmlDrift{Fact: text(d.Fact), Scope: text(d.Scope), Majority: text(d.Majority), MajorityCount: majorityCount(d)}
 		for _, g := range d.Groups {
 			if g.Value != d.Majority {
@@ -461,9 +466,11 @@ table.ranked { font-size: 0.9rem; }
 ul.evidence { margin: 0.3rem 0; padding-left: 1.2rem; }
 ul.evidence li { overflow-wrap: anywhere; }
 table { border-collapse: collapse; margin: 0.4rem 0; }
-th, td { border: 1px solid var(--line); padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid var(--line); padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: break-word; }
 thead th { background: var(--soft); }
-.scroll { overflow-x: auto; max-width: 100%; }
+/* Positioned, so that the screen-reader notes (position: absolute) inside a
+   wide table stay in its scroll box instead of widening the whole page. */
+.scroll { overflow-x: auto; max-width: 100%; position: relative; }
 table.matrix { font-size: 0.85rem; }
 table.matrix td { max-width: 16rem; }
 table.matrix th[scope=row] { position: sticky; left: 0; background: var(--bg); z-index: 1; white-space: nowrap; }
@@ -482,21 +489,39 @@ details.node { border: 1px solid var(--line); margin: 0.4rem 0; padding: 0.3rem 
 details.node summary { cursor: pointer; font-weight: 600; }
 details.node[open] summary { margin-bottom: 0.4rem; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.print-only { display: none; }
 footer { margin-top: 2rem; color: var(--muted); font-size: 0.85rem; }
 @media (max-width: 40rem) {
   body { padding: 0.5rem; font-size: 14px; }
   dl.meta { grid-template-columns: 1fr; }
   dl.meta dd { margin-bottom: 0.3rem; }
+  /* The sticky fact column would otherwise take most of a phone's width. */
+  table.matrix th[scope=row] { white-space: normal; overflow-wrap: anywhere; min-width: 8rem; max-width: 10rem; }
 }
+@page wide { size: landscape; }
 @media print {
   body { max-width: none; font-size: 10pt; padding: 0; }
-  nav, .filter-box { display: none; }
+  /* The control only: the matrix sits inside .filter-box. */
+  nav, .filter-box > input, .filter-box > label { display: none; }
   * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   .scroll { overflow: visible; }
   table.matrix th[scope=row] { position: static; }
   h2 { break-after: avoid; }
   details.node { break-inside: avoid; }
+  /* Paper cannot be expanded: the per-node details print open, without
+     the raw facts (every node's facts would be dozens of pages). */
   details::details-content { content-visibility: visible; display: block; }
+  .raw-facts { display: none; }
+  .print-only { display: block; }
+  /* The matrix goes on landscape sheets, squeezed to the sheet's width,
+     and keeps only the rows that differ: a column per node cannot scroll
+     on paper, and the rows that agree are the bulk of it. */
+  .matrix-section { page: wide; }
+  table.matrix { table-layout: fixed; width: 100%; font-size: 7.5pt; }
+  table.matrix col.fact { width: 11rem; }
+  table.matrix th, table.matrix td { overflow-wrap: anywhere; max-width: none; padding: 0.15rem 0.25rem; }
+  table.matrix th[scope=row] { white-space: normal; }
+  table.matrix tr.same { display: none; }
   a { color: inherit; text-decoration: none; }
 }
 `
@@ -514,7 +539,7 @@ const htmlTemplate = `<!DOCTYPE html>
 <body>
 <header>
 <h1>fleet-audit report{{with .Inventory}}: <span class="mono">{{.}}</span>{{end}}</h1>
-<nav aria-label="sections">{{if .Cluster}}<a href="#cluster">Cluster</a>{{end}}<a href="#findings">Findings ({{.FindingCount}})</a><a href="#drift">Drift ({{len .Drift}})</a><a href="#matrix">Fact matrix</a><a href="#nodes">Nodes ({{.NodeCount}})</a></nav>
+<nav aria-label="sections"><a href="#findings">Findings ({{.FindingCount}})</a><a href="#drift">Drift ({{len .Drift}})</a><a href="#matrix">Fact matrix</a>{{if .Cluster}}<a href="#cluster">Cluster</a>{{end}}<a href="#nodes">Nodes ({{.NodeCount}})</a></nav>
 </header>
 <main>
 <section class="verdict {{if .Passed}}passed{{else}}failed{{end}}" aria-labelledby="verdict">
@@ -546,31 +571,6 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- end}}
 </tbody>
 </table></div>
-</section>
-{{- end}}
-
-{{- with .Cluster}}
-<section aria-labelledby="cluster">
-<h2 id="cluster">Cluster</h2>
-<dl class="meta">
-<dt>Status</dt><dd class="status {{if .OK}}good{{else}}bad{{end}}">{{.Status}}</dd>
-{{- if .Node}}<dt>Ran on</dt><dd class="mono">{{.Node}}</dd>{{end}}
-{{- if .Message}}<dt>Message</dt><dd><pre>{{.Message}}</pre></dd>{{end}}
-{{- if .Unjoined}}<dt>Not in the inventory</dt><dd>{{len .Unjoined}} Kubernetes {{if eq (len .Unjoined) 1}}node{{else}}nodes{{end}}, not audited: {{range $i, $n := .Unjoined}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</dd>{{end}}
-</dl>
-{{- if .Facts}}
-<div class="scroll"><table>
-<thead><tr><th scope="col">Fact</th><th scope="col">Value</th></tr></thead>
-<tbody>
-{{- range .Facts}}
-<tr><th scope="row"><code>{{.Key}}</code></th><td><code>{{.Value}}</code></td></tr>
-{{- end}}
-</tbody>
-</table></div>
-{{- end}}
-{{- if .Probes}}
-{{template "probeRuns" .Probes}}
-{{- end}}
 </section>
 {{- end}}
 
@@ -632,18 +632,23 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- end}}
 </tbody>
 </table></div>
+{{- with .DriftNote}}
+<p class="legend">{{.}}; the JSON report keeps every scope.</p>
+{{- end}}
 {{- else}}
 <p>No drift: every audited node has the same value for every compared fact.</p>
 {{- end}}
 </section>
 
-<section aria-labelledby="matrix">
+<section aria-labelledby="matrix" class="matrix-section">
 <h2 id="matrix">Fact matrix</h2>
+<p class="print-only">On paper the matrix lists only the facts that differ{{if not .HasDriftedMatrix}}, and none does{{end}}; the HTML file lists every fact.</p>
 <p class="legend">Legend: <span class="swatch drift"><span class="mark">≠</span> 503</span> differs from the majority of its scope (fleet or role) · <span class="swatch">◆</span> after a fact: it differs somewhere · <span class="swatch">—</span> not reported by the node · <span class="swatch na">n/a</span> node not audited</p>
 {{- if .Matrix.Rows}}
 <div class="filter-box">
 <input type="checkbox" id="only-drift"{{if not .HasDriftedMatrix}} disabled{{end}}> <label for="only-drift">show only facts that differ</label>
 <div class="scroll"><table class="matrix">
+<colgroup><col class="fact"></colgroup>
 <thead>
 <tr><th scope="col" rowspan="2">Fact</th>{{range .Matrix.Roles}}<th scope="colgroup" colspan="{{.Span}}">{{.Name}}</th>{{end}}</tr>
 <tr>{{range .Matrix.Cols}}<th scope="col"><a href="#node-{{.Index}}">{{.Name}}</a>{{if not .OK}}<br><span class="status bad">{{.Status}}</span>{{end}}</th>{{end}}</tr>
@@ -660,6 +665,31 @@ const htmlTemplate = `<!DOCTYPE html>
 <p>No facts were gathered.</p>
 {{- end}}
 </section>
+
+{{- with .Cluster}}
+<section aria-labelledby="cluster">
+<h2 id="cluster">Cluster</h2>
+<dl class="meta">
+<dt>Status</dt><dd class="status {{if .OK}}good{{else}}bad{{end}}">{{.Status}}</dd>
+{{- if .Node}}<dt>Ran on</dt><dd class="mono">{{.Node}}</dd>{{end}}
+{{- if .Message}}<dt>Message</dt><dd><pre>{{.Message}}</pre></dd>{{end}}
+{{- if .Unjoined}}<dt>Not in the inventory</dt><dd>{{len .Unjoined}} Kubernetes {{if eq (len .Unjoined) 1}}node{{else}}nodes{{end}}, not audited: {{range $i, $n := .Unjoined}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</dd>{{end}}
+</dl>
+{{- if .Facts}}
+<div class="scroll"><table>
+<thead><tr><th scope="col">Fact</th><th scope="col">Value</th></tr></thead>
+<tbody>
+{{- range .Facts}}
+<tr><th scope="row"><code>{{.Key}}</code></th><td><code>{{.Value}}</code></td></tr>
+{{- end}}
+</tbody>
+</table></div>
+{{- end}}
+{{- if .Probes}}
+{{template "probeRuns" .Probes}}
+{{- end}}
+</section>
+{{- end}}
 
 <section aria-labelledby="nodes">
 <h2 id="nodes">Nodes ({{.NodeCount}})</h2>
@@ -686,6 +716,7 @@ const htmlTemplate = `<!DOCTYPE html>
 </table></div>
 {{- end}}
 {{- if .Facts}}
+<div class="raw-facts">
 <h3>Facts</h3>
 <div class="scroll"><table>
 <thead><tr><th scope="col">Fact</th><th scope="col">Value</th></tr></thead>
@@ -695,6 +726,8 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- end}}
 </tbody>
 </table></div>
+</div>
+<p class="print-only">Raw facts: in the HTML file and the JSON report.</p>
 {{- else}}
 <p>No facts.</p>
 {{- end}}

@@ -176,8 +176,10 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 	if len(r.Drift) == 0 {
 		mdBlock(p, "", "Every audited node has the same value for every compared fact.")
 	} else {
-		rows := make([][]string, 0, len(r.Drift))
-		for _, d := range r.Drift {
+		folded := foldDrift(r.Drift)
+		rows := make([][]string, 0, len(folded))
+		for _, dr := range folded {
+			d := dr.d
 			// The columns are the issue's: fact, majority value, outliers. The
 			// fleet is the default scope; a narrower one (a role) is named
 			// with the fact, since the same fact can drift in both.
@@ -195,6 +197,9 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 			rows = append(rows, []string{fact, majority, strings.Join(out, "<br>")})
 		}
 		mdBlock(p, "", mdTable([]string{"Fact", "Majority value", "Outliers"}, rows)...)
+		if note := foldedNote(folded); note != "" {
+			mdBlock(p, "", note+"; the JSON report keeps every scope.")
+		}
 	}
 
 	p("\n## Nodes\n")

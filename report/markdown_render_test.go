@@ -379,7 +379,16 @@ func expectedTables(r *audit.Report) []tableWant {
 	}
 	if len(r.Drift) > 0 {
 		tw := tableWant{where: "drift", header: []string{"Fact", "Majority value", "Outliers"}}
+		// A fact that drifts fleet-wide gets its fleet row only: its role
+		// rows name the healthy minority of a role as the odd ones.
+		fleetWide := map[string]bool{}
 		for _, d := range r.Drift {
+			fleetWide[d.Fact] = fleetWide[d.Fact] || d.Scope == "fleet"
+		}
+		for _, d := range r.Drift {
+			if d.Scope != "fleet" && fleetWide[d.Fact] {
+				continue
+			}
 			fact := codeText(d.Fact)
 			if d.Scope != "" && d.Scope != "fleet" {
 				fact += " (" + mdTextShown(d.Scope) + ")"

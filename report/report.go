@@ -339,12 +339,15 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// outliers maps fact → node → the scopes in which that node's value is not
+// outliers maps fact → node → the scope in which that node's value is not
 // the majority, e.g. "fleet majority: inactive". Nodes in the majority group
-// are absent.
+// are absent. Role rows folded into a fleet row (foldDrift) mark nothing:
+// marking the healthy etcd-3 because the other two etcd nodes run UFW would
+// point the reader at the wrong node.
 func outliers(drift []audit.Drift) map[string]map[string][]string {
 	out := map[string]map[string][]string{}
-	for _, d := range drift {
+	for _, dr := range foldDrift(drift) {
+		d := dr.d
 		for _, g := range d.Groups {
 			if g.Value == d.Majority {
 				continue
@@ -358,6 +361,69 @@ func outliers(drift []audit.Drift) map[string]map[string][]string {
 		}
 	}
 	return out
+}
+
+// foldedNote says how many drift rows foldDrift folded away, or nothing.
+func foldedNote(rows []driftRow) string {
+	folded := 0
+	for _, dr := range rows {
+		folded += len(dr.scopes) - 1
+	}
+	if folded == 0 {
+		return ""
+	}
+	return plural(folded, "role row", "role rows") + " of facts that drift fleet-wide folded into their fleet row"
+}
+
+// driftRow is one line of the drift list: a fleet drift and the role
+// scopes folded into it, or a role drift of its own.
+type driftRow struct {
+	d      audit.Drift
+	scopes []string
+}
+
+// foldDrift folds each role-scope drift into the fleet drift of the same
+// fact. Within one run a role row is the fleet row restricted to the role's
+// nodes, so it adds no node and no value; it only changes which value is
+// called normal, and in the seed incident that misleads: "ufw.active
+// (role:etcd): active (2), inactive: etcd-3" names the one healthy etcd
+// node as the odd one. A role-scoped fact has no fleet row and stays a row
+// of its own.
+// The JSON report and the verbose terminal keep every scope.
+func foldDrift(ds []audit.Drift) []driftRow {
+	var rows []driftRow
+	fleet := map[string]int{}
+	for _, d := range ds {
+		if i, ok := fleet[d.Fact]; ok && d.Scope != "fleet" && restricts(rows[i].d, d) {
+			rows[i].scopes = append(rows[i].scopes, d.Scope)
+			continue
+		}
+		if d.Scope == "fleet" {
+			fleet[d.Fact] = len(rows)
+		}
+		rows = append(rows, driftRow{d: d, scopes: []string{d.Scope}})
+	}
+	return rows
+}
+
+// restricts reports whether every node of the role drift has the same value
+// in the fleet drift, which always holds within one run; it is checked so
+// that an edited saved report cannot hide a row.
+func restricts(fleet, role audit.Drift) bool {
+	value := map[string]string{}
+	for _, g := range fleet.Groups {
+		for _, n := range g.Nodes {
+			value[n] = g.Value
+		}
+	}
+	for _, g := range role.Groups {
+		for _, n := range g.Nodes {
+			if v, ok := value[n]; !ok || v != g.Value {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // majorityCount is the size of the majority group of d.

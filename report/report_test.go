@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -168,5 +169,59 @@ func TestTruncate(t *testing.T) {
 	}
 	if got := truncate("abc", 3); got != "abc" {
 		t.Errorf("truncate = %q", got)
+	}
+}
+
+// TestOutliers: the nodes a report marks as differing. A role row folded
+// into its fleet row marks nothing of its own, so the healthy etcd node the
+// other etcd nodes disagree with is not marked; a role-scoped fact, which
+// has no fleet row, marks its role's outliers.
+func TestOutliers(t *testing.T) {
+	g := func(v string, nodes ...string) audit.DriftGroup { return audit.DriftGroup{Value: v, Nodes: nodes} }
+	d := func(fact, scope, majority string, gs ...audit.DriftGroup) audit.Drift {
+		return audit.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: gs}
+	}
+	for _, tc := range []struct {
+		name string
+		in   []audit.Drift
+		want string
+	}{
+		{"the seed incident", []audit.Drift{
+			d("ufw.active", "fleet", "inactive", g("inactive", "etcd-3", "worker-1", "worker-3"), g("active", "etcd-1", "etcd-2", "worker-2")),
+			d("ufw.active", "role:etcd", "active", g("active", "etcd-1", "etcd-2"), g("inactive", "etcd-3")),
+		}, "ufw.active: etcd-1 (fleet majority: inactive) etcd-2 (fleet majority: inactive) worker-2 (fleet majority: inactive)"},
+		{"a role-scoped fact", []audit.Drift{
+			d("rke2.service", "role:worker", "rke2-agent", g("rke2-agent", "worker-1", "worker-2"), g("rke2-server", "worker-3")),
+		}, "rke2.service: worker-3 (role:worker majority: rke2-agent)"},
+		{"a role row that disagrees with the fleet row stays", []audit.Drift{
+			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
+			d("k", "role:worker", "a", g("a", "n1", "n2"), g("c", "n3")),
+		}, "k: n3 (role:worker majority: a) n4 (fleet majority: a)"},
+		{"no drift", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			odd := outliers(tc.in)
+			var parts []string
+			facts := make([]string, 0, len(odd))
+			for f := range odd {
+				facts = append(facts, f)
+			}
+			sort.Strings(facts)
+			for _, f := range facts {
+				nodes := make([]string, 0, len(odd[f]))
+				for n := range odd[f] {
+					nodes = append(nodes, n)
+				}
+				sort.Strings(nodes)
+				part := f + ":"
+				for _, n := range nodes {
+					part += " " + n + " (" + strings.Join(odd[f][n], "; ") + ")"
+				}
+				parts = append(parts, part)
+			}
+			if got := strings.Join(parts, " | "); got != tc.want {
+				t.Errorf("outliers = %q\nwant       %q", got, tc.want)
+			}
+		})
 	}
 }

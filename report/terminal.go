@@ -367,56 +367,6 @@ func (p *termPrinter) rollouts(fs []audit.Finding, failing map[string]bool) {
 	}
 }
 
-// driftRow is one line of the drift list: a fleet drift and the role
-// scopes folded into it, or a role drift of its own.
-type driftRow struct {
-	d      audit.Drift
-	scopes []string
-}
-
-// foldDrift folds each role-scope drift into the fleet drift of the same
-// fact. Within one run a role row is the fleet row restricted to the role's
-// nodes, so it adds no node and no value; it only changes which value is
-// called normal, and in the seed incident that misleads: "ufw.active
-// (role:etcd): active (2), inactive: etcd-3" names the one healthy etcd
-// node as the odd one. A role-scoped fact has no fleet row and stays a row
-// of its own; -v shows every scope.
-func foldDrift(ds []audit.Drift) []driftRow {
-	var rows []driftRow
-	fleet := map[string]int{}
-	for _, d := range ds {
-		if i, ok := fleet[d.Fact]; ok && d.Scope != "fleet" && restricts(rows[i].d, d) {
-			rows[i].scopes = append(rows[i].scopes, d.Scope)
-			continue
-		}
-		if d.Scope == "fleet" {
-			fleet[d.Fact] = len(rows)
-		}
-		rows = append(rows, driftRow{d: d, scopes: []string{d.Scope}})
-	}
-	return rows
-}
-
-// restricts reports whether every node of the role drift has the same value
-// in the fleet drift, which always holds within one run; it is checked so
-// that an edited saved report cannot hide a row.
-func restricts(fleet, role audit.Drift) bool {
-	value := map[string]string{}
-	for _, g := range fleet.Groups {
-		for _, n := range g.Nodes {
-			value[n] = g.Value
-		}
-	}
-	for _, g := range role.Groups {
-		for _, n := range g.Nodes {
-			if v, ok := value[n]; !ok || v != g.Value {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // drift lists each drifted fact on one line: its majority and, like
 // clush -b, the node sets of every other value. Fleet scope needs no label;
 // a role scope is named after the fact.
@@ -439,7 +389,6 @@ func (p *termPrinter) drift(r *audit.Report, max int) {
 	}
 	p.title(fmt.Sprintf("Drift (%d)", len(r.Drift)))
 	rows := make([][]string, 0, len(shown))
-	folded := 0
 	for _, dr := range shown {
 		d := dr.d
 		var out []string
@@ -453,7 +402,6 @@ func (p *termPrinter) drift(r *audit.Report, max int) {
 		if d.Scope != "fleet" {
 			fact += " (" + oneLine(d.Scope) + ")"
 		}
-		folded += len(dr.scopes) - 1
 		majority := fmt.Sprintf("%s (%d)", truncate(oneLine(d.Majority), maxValue), majorityCount(d))
 		rows = append(rows, []string{fact, majority, strings.Join(out, "\n")})
 	}
@@ -465,9 +413,9 @@ func (p *termPrinter) drift(r *audit.Report, max int) {
 	for _, row := range rows {
 		p.row(t, row)
 	}
-	if folded > 0 {
+	if note := foldedNote(shown); note != "" {
 		// Said, not hidden: the count in the title includes these rows.
-		note := plural(folded, "role row", "role rows") + " of facts that drift fleet-wide folded into their fleet row (-v shows every scope)"
+		note += " (-v shows every scope)"
 		for _, l := range wrapUnits(note, p.width-2, 2, wrapTiers[modeList]) {
 			p.line("  " + l)
 		}

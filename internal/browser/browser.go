@@ -62,6 +62,19 @@ func (b *Browser) DumpDOM(ctx context.Context, page string) (string, error) {
 	return string(out), err
 }
 
+// LoadDOM loads page and returns the DOM the browser built, parsed.
+func (b *Browser) LoadDOM(ctx context.Context, page string) (*DOM, error) {
+	out, err := b.run(ctx, page, "", "--dump-dom")
+	if err != nil {
+		return nil, err
+	}
+	d, err := ParseDOM(string(out))
+	if err != nil {
+		return nil, fmt.Errorf("read the DOM chromium dumped for %s: %w", page, err)
+	}
+	return d, nil
+}
+
 // Screenshot loads page in a width×height window and writes a PNG of the
 // window to png. The page is not scrolled: height decides how much of it is
 // in the picture.
