@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/browser"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 var screenshot = flag.Bool("screenshot", false, "TestDemoReportInBrowser writes its screenshots of the demo report to docs/ (for the README)")
@@ -107,6 +109,51 @@ func TestDemoReportInBrowser(t *testing.T) {
 		t.Errorf("the report prints on %d pages, want the whole report on several", pages)
 	}
 	t.Logf("report.pdf: %d pages, %d bytes", pages, len(data))
+	for _, p := range printProblems(t, pdf) {
+		t.Errorf("on paper: %s", p)
+	}
+}
+
+// printProblems reads the printed report's text back (pdftotext, from
+// poppler) and lists what a change board's paper copy would lack: the
+// verdict, the findings, the matrix with its differing rows, the node
+// details; and what it should not carry: the rows where every node agrees
+// and every node's raw facts, which took the print to 56 pages.
+func printProblems(t *testing.T, pdf string) []string {
+	t.Helper()
+	tool := testtools.Find(t, "pdftotext")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, tool, "-layout", pdf, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext %s: %v", pdf, err)
+	}
+	text := string(out)
+	var problems []string
+	for _, want := range []string{
+		"Gate FAILED", "probable cause of", "Findings (6)", "Fact matrix",
+		"ufw.active", "kubeproxy.healthz.code", "Nodes (9)", "worker-4 — ok", "Checks not passed",
+	} {
+		if !strings.Contains(text, want) {
+			problems = append(problems, fmt.Sprintf("no %q", want))
+		}
+	}
+	// The matrix fits the sheet: all nine node columns side by side, and
+	// the healthz row with its marks in them.
+	for _, row := range []*regexp.Regexp{
+		regexp.MustCompile(`etcd-1\s+etcd-2\s+etcd-3\s+cp-1\s+cp-2\s+worker-1\s+worker-2\s+worker-3\s+worker-4`),
+		regexp.MustCompile(`kubeproxy\.healthz\.code ◆\s+≠ 503\s+≠ 503\s+200\s+200\s+200\s+200\s+≠ 503\s+200\s+≠ 503`),
+	} {
+		if !row.MatchString(text) {
+			problems = append(problems, fmt.Sprintf("the matrix is not printed whole: no line matching %s", row))
+		}
+	}
+	// Equal on every node: listed in the file's matrix and in each node's
+	// raw facts, neither of which is printed.
+	if strings.Contains(text, "iptables.version") {
+		problems = append(problems, "a fact every node agrees on (iptables.version) is printed")
+	}
+	return problems
 }
 
 // demoReportProblems lists what a reader of the demo's report would miss.
