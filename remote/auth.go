@@ -37,7 +37,7 @@ type fileSigner struct {
 // newAuthPlan parses the identity files and connects to the agent. Keys that
 // cannot be used are skipped with a note rather than failing the dial,
 // because another key may still be accepted.
-func newAuthPlan(deadline time.Time, agentSocket string, identityFiles []string) *authPlan {
+func newAuthPlan(deadline time.Time, agentSocket string, identityFiles []string, identitiesOnly bool, passphraseEnv string, ask PassphraseFunc) *authPlan {
 	a := &authPlan{agentSocket: agentSocket}
 	if agentSocket != "" {
 		d := net.Dialer{Deadline: deadline}

@@ -25,6 +25,7 @@ type hostKeys struct {
 	files   []string // known_hosts files, in the order given
 	present []string // the subset that exists
 	db      ssh.HostKeyCallback
+	policy  HostKeyPolicy // never HostKeyDefault
 
 	verified atomic.Bool
 	mu       sync.Mutex
@@ -34,8 +35,11 @@ type hostKeys struct {
 // loadHostKeys reads the known_hosts files that exist. Missing files are not
 // an error, because a fresh machine has none; with no file at all every host
 // is simply unknown.
-func loadHostKeys(addr string, files []string) (*hostKeys, error) {
-	h := &hostKeys{addr: addr, files: files}
+func loadHostKeys(addr string, files []string, policy HostKeyPolicy) (*hostKeys, error) {
+	if policy == HostKeyDefault {
+		policy = HostKeyStrict
+	}
+	h := &hostKeys{addr: addr, files: files, policy: policy}
 	for _, f := range files {
 		_, err := os.Stat(f)
 		switch {

@@ -184,7 +184,7 @@ func TestHostKeyAlgorithms(t *testing.T) {
 			if err := os.WriteFile(path, []byte(strings.Join(tt.lines, "\n")+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			h, err := loadHostKeys(addr, []string{path, filepath.Join(t.TempDir(), "missing")})
+			h, err := loadHostKeys(addr, []string{path, filepath.Join(t.TempDir(), "missing")}, HostKeyStrict)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestHostKeyAlgorithmsRSA(t *testing.T) {
 	if err := os.WriteFile(path, []byte(knownhosts.Line([]string{addr}, rsaKey)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h, err := loadHostKeys(addr, []string{path})
+	h, err := loadHostKeys(addr, []string{path}, HostKeyStrict)
 	if err != nil {
 		t.Fatal(err)
 	}

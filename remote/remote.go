@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -22,7 +23,82 @@ type Target struct {
 	KnownHostsFiles []string
 	// Local runs the script on this machine with /bin/sh and no SSH.
 	Local bool
+
+	// Jumps are the ProxyJump hops, the first dialled first; the node is
+	// reached through the last one. Empty means a direct connection.
+	Jumps []Hop
+	// IdentitiesOnly offers only IdentityFiles, never the agent's other
+	// keys, as ssh_config's IdentitiesOnly.
+	IdentitiesOnly bool
+	// PassphraseEnv names the environment variable that holds the
+	// passphrase of encrypted IdentityFiles; "" means none.
+	PassphraseEnv string
+	// HostKeyPolicy overrides the dialer's policy for this node when set.
+	HostKeyPolicy HostKeyPolicy
+	// ConnectTimeout overrides the dialer's ConnectTimeout when positive.
+	ConnectTimeout time.Duration
+	// KeepAliveInterval and KeepAliveCountMax override the dialer's
+	// keepalive settings when positive (ServerAliveInterval/CountMax).
+	KeepAliveInterval time.Duration
+	KeepAliveCountMax int
 }
+
+// Hop is one ProxyJump host on the way to a node.
+type Hop struct {
+	// Name is the hop as the user wrote it ("bastion", "ops@bastion:2222"),
+	// used in messages and to share one connection among the nodes behind
+	// the same hop.
+	Name            string
+	Address         string
+	Port            int
+	User            string
+	IdentityFiles   []string
+	KnownHostsFiles []string
+	IdentitiesOnly  bool
+}
+
+// HostKeyPolicy says what to do with a host key known_hosts does not vouch
+// for. The zero value is the dialer's default.
+type HostKeyPolicy int
+
+const (
+	// HostKeyDefault takes the dialer's policy (Strict unless set).
+	HostKeyDefault HostKeyPolicy = iota
+	// HostKeyStrict refuses unknown and changed keys.
+	HostKeyStrict
+	// HostKeyAcceptNew records an unknown key in the first known_hosts file
+	// and refuses a changed one, as OpenSSH's StrictHostKeyChecking=accept-new.
+	HostKeyAcceptNew
+	// HostKeyInsecureIgnore accepts any key. Reports must say so loudly.
+	HostKeyInsecureIgnore
+)
+
+var hostKeyPolicyNames = map[HostKeyPolicy]string{
+	HostKeyDefault: "default", HostKeyStrict: "strict", HostKeyAcceptNew: "accept-new", HostKeyInsecureIgnore: "insecure-ignore",
+}
+
+func (p HostKeyPolicy) String() string {
+	if n, ok := hostKeyPolicyNames[p]; ok {
+		return n
+	}
+	return fmt.Sprintf("HostKeyPolicy(%d)", int(p))
+}
+
+// ParseHostKeyPolicy reads a --host-key-policy value: strict, accept-new or
+// insecure-ignore.
+func ParseHostKeyPolicy(s string) (HostKeyPolicy, error) {
+	for p, n := range hostKeyPolicyNames {
+		if n == s && p != HostKeyDefault {
+			return p, nil
+		}
+	}
+	return HostKeyDefault, fmt.Errorf("host key policy %q: want strict, accept-new or insecure-ignore", s)
+}
+
+// PassphraseFunc returns the passphrase of an encrypted private key file,
+// e.g. by asking on the terminal. It is called at most once per file per
+// dialer; an error means no passphrase is available.
+type PassphraseFunc func(keyFile string) ([]byte, error)
 
 // Script is one program fed to `/bin/sh -s` on the node over stdin, so no
 // value from the inventory is ever part of a remote command line.
@@ -79,4 +155,7 @@ var (
 	ErrRunTimeout      = errors.New("run timed out")
 	ErrOutputTruncated = errors.New("output truncated")
 	ErrConnectionLost  = errors.New("connection lost")
+	// ErrJumpFailed wraps the error of a ProxyJump hop, which wraps its
+	// own cause (unreachable, host key, auth...) in turn.
+	ErrJumpFailed = errors.New("jump host failed")
 )

@@ -50,6 +50,18 @@ type SSHOptions struct {
 	// is closed and a running script fails with ErrConnectionLost.
 	// Default 15s.
 	KeepAliveInterval time.Duration
+	// KeepAliveCountMax is how many keepalives may go unanswered in a row
+	// before the connection is declared lost. Default 3.
+	KeepAliveCountMax int
+	// HostKeyPolicy applies to targets that set none. Default strict.
+	HostKeyPolicy HostKeyPolicy
+	// Passphrase is asked for encrypted identity files whose target names
+	// no PassphraseEnv, or whose variable is unset; nil means never ask.
+	Passphrase PassphraseFunc
+	// Retries is how many more times a dial that failed transiently (reset
+	// or closed during the handshake) is tried, with backoff, within the
+	// same ConnectTimeout. Default 2; negative means none.
+	Retries int
 }
 
 // DefaultSSHOptions returns the options an interactive user expects: the
@@ -117,12 +129,16 @@ func (d *SSHDialer) Dial(ctx context.Context, t Target) (Conn, error) {
 	for i, f := range files {
 		expanded[i] = expandHome(f)
 	}
-	hk, err := loadHostKeys(addr, expanded)
+	policy := t.HostKeyPolicy
+	if policy == HostKeyDefault {
+		policy = d.opts.HostKeyPolicy
+	}
+	hk, err := loadHostKeys(addr, expanded, policy)
 	if err != nil {
 		return fail(err)
 	}
 
-	auth := newAuthPlan(deadline, d.opts.AgentSocket, t.IdentityFiles)
+	auth := newAuthPlan(deadline, d.opts.AgentSocket, t.IdentityFiles, t.IdentitiesOnly, t.PassphraseEnv, d.opts.Passphrase)
 	defer auth.close()
 	if !auth.usable() {
 		return fail(fmt.Errorf("%w: no usable key: %s; load a key into ssh-agent or configure an identity file",
