@@ -27,7 +27,10 @@ type shTransport struct {
 	calls map[string]int
 }
 
-type shSession struct{ root string }
+type shSession struct {
+	root string
+	env  []string // more environment for the shell
+}
 
 func (t *shTransport) Open(ctx context.Context, h inventory.Host) (Session, error) {
 	t.mu.Lock()
@@ -47,7 +50,7 @@ func (s *shSession) Exec(ctx context.Context, script []byte, timeout time.Durati
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-s")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "FLEET_AUDIT_ROOT=" + s.root}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "FLEET_AUDIT_ROOT=" + s.root}, s.env...)
 	cmd.Stdin = bytes.NewReader(script)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -80,7 +80,7 @@ func BenchmarkBundleOnHealthyNode(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nonce := NewNonce()
-		res, err := sess.Exec(context.Background(), BuildBundle(nodeProbes, "", nonce), 5*time.Minute)
+		res, err := sess.Exec(context.Background(), bundleFor(b, nodeProbes, Become{}, nonce), 5*time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}

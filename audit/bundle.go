@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -37,9 +38,16 @@ fa_sudo=not_requested
 if [ "$fa_become" = sudo ]; then
 	if [ "$(id -u)" = 0 ]; then fa_sudo=root
 	elif ! command -v sudo >/dev/null 2>&1; then fa_sudo=absent
-	elif sudo -n true </dev/null >/dev/null 2>&1; then fa_sudo=ok
-	else fa_sudo=password_required
+	elif fa_e=$(sudo -n $fa_sudo_as true 2>&1 </dev/null >/dev/null); then fa_sudo=ok
+	else
+		# sudo's own wording, stable since 1.7: requiretty refuses before it
+		# would ask, so the two need different fixes.
+		case $fa_e in
+		*"must have a tty"*|*requiretty*) fa_sudo=requiretty ;;
+		*) fa_sudo=password_required ;;
+		esac
 	fi
+	unset fa_e
 fi
 echo "@@FA:$fa_n:begin:_meta"
 echo "meta.uid=$(id -u)"
@@ -50,7 +58,7 @@ fa_run() {
 	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		set -- sudo -n env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" /bin/sh -c "$fa_p"
+		set -- sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" /bin/sh -c "$fa_p"
 	else
 		set -- /bin/sh -c "$fa_p"
 	fi
@@ -65,14 +73,39 @@ fa_run() {
 }
 `
 
+// Become is how probes that need root get it on a node.
+type Become struct {
+	// Method is "" (run as the login user) or "sudo".
+	Method string
+	// User is sudo's -u user; "" means root.
+	User string
+}
+
+// becomeUserPattern is a portable user name (POSIX, as useradd accepts):
+// the only inventory value that reaches the bundle's text, so it is held to
+// a shape in which no character means anything to a shell.
+var becomeUserPattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+
 // BuildBundle writes one shell program that runs every probe in order, so a
-// node is audited in a single session (one round-trip). become is "" or
-// "sudo"; only probes with NeedsRoot run under sudo. Nothing from the
-// inventory is ever part of the text: the only inserted values are the
-// nonce, probe ids and timeouts, all validated by this package.
-func BuildBundle(probes []Probe, become, nonce string) []byte {
+// node is audited in a single session (one round-trip). Only probes with
+// NeedsRoot run under sudo. Nothing else from the inventory is ever part of
+// the text: the inserted values are the nonce, probe ids and timeouts, all
+// validated by this package, and become.User, which must match
+// becomeUserPattern (inventory validates it; an error here is a bug).
+func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
+	method := "none"
+	if become.Method == "sudo" {
+		method = "sudo"
+	}
+	sudoAs := ""
+	if become.User != "" {
+		if !becomeUserPattern.MatchString(become.User) {
+			return nil, fmt.Errorf("become_user %q is not a portable user name", become.User)
+		}
+		sudoAs = "-u " + become.User
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\n", nonce, map[bool]string{true: "sudo", false: "none"}[become == "sudo"])
+	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\n", nonce, method, sudoAs)
 	b.WriteString(bundlePrelude)
 	lib := Library()
 	for _, p := range probes {
@@ -85,5 +118,5 @@ func BuildBundle(probes []Probe, become, nonce string) []byte {
 		}
 		fmt.Fprintf(&b, "fa_run %s %d %d\n", p.ID, int(p.Timeout.Seconds()+0.999), root)
 	}
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }

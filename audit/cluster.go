@@ -83,7 +83,7 @@ func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []Pro
 		return Parsed{}, false, firstLine(err.Error())
 	}
 	defer sess.Close()
-	parsed, _, err := execBundle(ctx, sess, probes, h.Become)
+	parsed, _, err := execBundle(ctx, sess, probes, becomeOf(h))
 	if err != nil {
 		return parsed, false, firstLine(err.Error())
 	}

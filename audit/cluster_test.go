@@ -339,7 +339,7 @@ func TestClusterProbeNeverPrintsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle(p, "", nonce), p[0].Timeout+5e9)
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, p, Become{}, nonce), p[0].Timeout+5e9)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 		tweak(root)
 	}
 	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle(p, "", nonce), p[0].Timeout+5e9)
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, p, Become{}, nonce), p[0].Timeout+5e9)
 	if err != nil {
 		t.Fatalf("probe %s: %v", id, err)
 	}
@@ -90,4 +90,14 @@ func TestRunProbeHelperSeesSimulatedIptables(t *testing.T) {
 	if got["iptables.backend"] != "nf_tables" {
 		t.Fatalf("iptables.backend = %q, want nf_tables; facts %v", got["iptables.backend"], got)
 	}
+}
+
+// bundleFor is BuildBundle for a test, which fails on an error.
+func bundleFor(tb testing.TB, probes []Probe, become Become, nonce string) []byte {
+	tb.Helper()
+	b, err := BuildBundle(probes, become, nonce)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }

@@ -201,7 +201,7 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 	}
 	defer sess.Close()
 
-	parsed, res, err := execBundle(ctx, sess, o.Probes, h.Become)
+	parsed, res, err := execBundle(ctx, sess, o.Probes, becomeOf(h))
 	n.Facts = parsed.Facts
 	n.Probes = parsed.Runs
 	if err != nil {
@@ -230,6 +230,9 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 	case parsed.Meta["meta.sudo"] == "password_required":
 		n.Status = StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo -n asks for a password; probes needing root ran unprivileged. Allow NOPASSWD for the audit user or connect as root"
+	case parsed.Meta["meta.sudo"] == "requiretty":
+		n.Status = StatusSudoPasswordRequired
+		n.Message = "become: sudo, but sudoers has Defaults requiretty and fleet-audit runs without a terminal; probes needing root ran unprivileged. Add Defaults:USER !requiretty for the audit user"
 	case parsed.Meta["meta.sudo"] == "absent":
 		n.Status = StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo is not installed; probes needing root ran unprivileged"
@@ -239,11 +242,19 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 	return n
 }
 
+// becomeOf is the host's become setting as the bundle takes it.
+func becomeOf(h inventory.Host) Become {
+	return Become{Method: h.Become}
+}
+
 // execBundle runs probes in one session and parses what came back, also
 // when the session failed part-way.
-func execBundle(ctx context.Context, sess Session, probes []Probe, become string) (Parsed, ExecResult, error) {
+func execBundle(ctx context.Context, sess Session, probes []Probe, become Become) (Parsed, ExecResult, error) {
 	nonce := NewNonce()
-	bundle := BuildBundle(probes, become, nonce)
+	bundle, err := BuildBundle(probes, become, nonce)
+	if err != nil {
+		return Parsed{}, ExecResult{}, &NodeError{Status: StatusError, Message: err.Error()}
+	}
 	var total time.Duration
 	for _, p := range probes {
 		total += p.Timeout + 3*time.Second // timeout(1)'s -k grace and the framing

@@ -127,7 +127,7 @@ func runUserProbe(t *testing.T, p Probe, s nodesim.State) map[string]string {
 		t.Fatal(err)
 	}
 	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), BuildBundle([]Probe{p}, "", nonce), p.Timeout+5e9)
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []Probe{p}, Become{}, nonce), p.Timeout+5e9)
 	if err != nil {
 		t.Fatalf("probe %s: %v", p.ID, err)
 	}

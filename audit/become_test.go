@@ -1,0 +1,142 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// sudoStubs are sudo as it answers sudo -n in each sudoers setup. The
+// NOPASSWD one checks the arguments it was given, so a bundle that passed
+// the wrong ones fails its probes instead of passing by accident.
+var sudoStubs = map[string]string{
+	"nopasswd": `#!/bin/sh
+[ "$1" = -n ] || { echo "sudo: want -n first, got $1" >&2; exit 1; }
+shift
+if [ "$1" = -u ]; then
+	[ "$2" = "$FA_WANT_USER" ] || { echo "sudo: unknown user $2" >&2; exit 1; }
+	shift 2
+elif [ -n "$FA_WANT_USER" ]; then
+	echo "sudo: want -u $FA_WANT_USER" >&2; exit 1
+fi
+exec "$@"
+`,
+	"password":   "#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n",
+	"requiretty": "#!/bin/sh\necho 'sudo: sorry, you must have a tty to run sudo' >&2\nexit 1\n",
+}
+
+// asNonRoot turns a simulated node into one whose login user is not root
+// (the suite runs as root in CI) and whose sudo behaves as kind; "absent"
+// takes sudo away.
+func asNonRoot(t *testing.T, root, kind string) {
+	t.Helper()
+	bin := filepath.Join(root, "bin")
+	write := func(name, body string) {
+		_ = os.Remove(filepath.Join(bin, name))
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("id", "#!/bin/sh\necho 1000\n")
+	if kind == "absent" {
+		_ = os.Remove(filepath.Join(bin, "sudo"))
+		return
+	}
+	write("sudo", sudoStubs[kind])
+}
+
+func TestBecomeSudo(t *testing.T) {
+	for _, tc := range []struct {
+		kind, sudo string
+		status     NodeStatus
+		message    string
+	}{
+		{"nopasswd", "ok", StatusOK, ""},
+		{"password", "password_required", StatusSudoPasswordRequired, "asks for a password"},
+		{"requiretty", "requiretty", StatusSudoPasswordRequired, "requiretty"},
+		{"absent", "absent", StatusSudoPasswordRequired, "not installed"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			fleet := nodesim.Clean(1)
+			fleet[0].Name = "n1"
+			inv, tr := simulate(t, fleet)
+			asNonRoot(t, tr.roots["n1"], tc.kind)
+			inv.Hosts[0].Become = "sudo"
+			r := runSim(t, inv, tr)
+			n := r.Nodes[0]
+			if n.Status != tc.status || !strings.Contains(n.Message, tc.message) {
+				t.Errorf("status %s (%q), want %s with %q", n.Status, n.Message, tc.status, tc.message)
+			}
+			// Whatever sudo said, the probes that need no root ran.
+			if n.Facts["os.kernel"] == "" || n.Facts["sysctl.net.ipv4.ip_forward"] == "" {
+				t.Errorf("unprivileged facts missing: os.kernel=%q ip_forward=%q", n.Facts["os.kernel"], n.Facts["sysctl.net.ipv4.ip_forward"])
+			}
+			var rootProbes, failed int
+			for _, p := range n.Probes {
+				if p.Status != ProbeOK {
+					failed++
+				}
+			}
+			probes, _ := BuiltinProbes()
+			for _, p := range probes {
+				rootProbes += map[bool]int{true: 1}[p.NeedsRoot]
+			}
+			if rootProbes == 0 {
+				t.Fatal("no embedded probe needs root: this test proves nothing")
+			}
+			if failed > 0 {
+				t.Errorf("%d probes did not finish ok: %+v", failed, n.Probes)
+			}
+		})
+	}
+}
+
+// TestBuildBundleBecomeUser: become_user reaches sudo -u, and a value that
+// could mean anything to a shell never reaches the bundle.
+func TestBuildBundleBecomeUser(t *testing.T) {
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rootProbe []Probe
+	for _, p := range probes {
+		if p.NeedsRoot {
+			rootProbe = append(rootProbe, p)
+			break
+		}
+	}
+	for _, tc := range []struct {
+		user, stubWants string
+		sudo            string
+	}{
+		{"ops", "ops", "ok"},
+		{"", "", "ok"},
+		// The stub refuses another user: the bundle must not claim sudo works.
+		{"ops", "audit", "password_required"},
+	} {
+		root := filepath.Join(t.TempDir(), "node")
+		if err := nodesim.Build(root, nodesim.Clean(1)[0].State); err != nil {
+			t.Fatal(err)
+		}
+		asNonRoot(t, root, "nopasswd")
+		nonce := NewNonce()
+		sess := &shSession{root: root, env: []string{"FA_WANT_USER=" + tc.stubWants}}
+		res, err := sess.Exec(context.Background(), bundleFor(t, rootProbe, Become{Method: "sudo", User: tc.user}, nonce), rootProbe[0].Timeout+5e9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed := ParseOutput(res.Stdout, nonce, rootProbe)
+		if got := parsed.Meta["meta.sudo"]; got != tc.sudo {
+			t.Errorf("become_user %q, sudo wants %q: meta.sudo = %q, want %q (stderr %s)", tc.user, tc.stubWants, got, tc.sudo, res.Stderr)
+		}
+	}
+	for _, bad := range []string{"ops;id", "$(id)", "`id`", "o'ps", "ops\nid", "-u", "Root", "a b", strings.Repeat("a", 33)} {
+		if b, err := BuildBundle(rootProbe, Become{Method: "sudo", User: bad}, NewNonce()); err == nil {
+			t.Errorf("become_user %q accepted:\n%s", bad, b[:min(len(b), 200)])
+		}
+	}
+}
