@@ -14,4 +14,12 @@
 // the command's job. Resolved values are data for argv and SSH library
 // fields, never for shell text; the name, user and address checks exist to
 // catch mistakes early, not to make splicing safe.
+//
+// ProxyJump chains are resolved here, hop by hop through the same
+// ssh_config (see Jump), so the transport dials what this package prints.
+// ssh_config options that would need a local command (ProxyCommand) are
+// errors, not ignored: connecting directly instead would take a different
+// network path than ssh does. passphrase_env is only a variable name; the
+// package never reads the variable, so no passphrase can reach an
+// Inventory, an error or a report.
 package inventory

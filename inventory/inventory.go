@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // LoadOptions are the facts about the local user that resolution needs. They
@@ -41,9 +42,10 @@ type Inventory struct {
 }
 
 // Host is one node with every setting resolved. No field needs further
-// defaulting: paths are absolute (except IdentityFile values that
-// ssh_config itself gives as relative), Port is 1..65535 and Address is an IP
-// literal or a host name.
+// defaulting except where its comment says "not set" (the command line's
+// defaults apply then): paths are absolute (except IdentityFile and
+// UserKnownHostsFile values that ssh_config itself gives as relative), Port
+// is 1..65535 and Address is an IP literal or a host name.
 type Host struct {
 	Name    string
 	Address string
@@ -71,12 +73,49 @@ type Host struct {
 	// Line is the line of the host's key in the inventory file.
 	Line int
 	// Source maps each setting key (address, port, user, identity_files,
-	// known_hosts, ssh_config, become, connection, roles) to where its value
-	// came from: "host", "group:NAME", "defaults", "ssh_config" or
-	// "builtin". An address taken from the host's own name is "builtin".
+	// known_hosts, ssh_config, become, connection, roles, proxy_jump,
+	// identities_only, passphrase_env, host_key_policy, connect_timeout,
+	// server_alive_interval, server_alive_count_max, become_user) to where
+	// its value came from: "host", "group:NAME", "defaults", "ssh_config"
+	// or "builtin". An address taken from the host's own name is "builtin".
 	// For roles, which are merged, it lists every contributing level
 	// separated by commas, or "builtin" when there are no roles.
 	Source map[string]string
+
+	// Jumps are the ProxyJump hops, the first dialled first; empty for a direct connection.
+	Jumps []Jump
+	// IdentitiesOnly: offer only IdentityFiles, never other agent keys.
+	IdentitiesOnly bool
+	// PassphraseEnv names the environment variable holding the passphrase of encrypted identity files.
+	PassphraseEnv string
+	// HostKeyPolicy is "" (not set: the command line's default applies), "strict", "accept-new" or "insecure-ignore".
+	HostKeyPolicy string
+	// ConnectTimeout, ServerAliveInterval: 0 means not set. ServerAliveCountMax: 0 means not set.
+	ConnectTimeout      time.Duration
+	ServerAliveInterval time.Duration
+	ServerAliveCountMax int
+	// BecomeUser is the user sudo runs root probes as; "" means root.
+	BecomeUser string
+}
+
+// Jump is one resolved ProxyJump hop.
+//
+// It is resolved as ssh -J does: the hop's own entry in the host's
+// ssh_config gives HostName, User, Port, IdentityFile, UserKnownHostsFile
+// and IdentitiesOnly; a user@ or :port in the hop as written wins over that
+// entry; a hop without a user is logged into as the local user, not as the
+// node's. Unlike ssh, a hop whose entry names no IdentityFile,
+// UserKnownHostsFile or IdentitiesOnly takes the node's resolved values, so
+// the inventory's identity_files, known_hosts and identities_only cover
+// the whole path. Address, Port and User are validated like a host's.
+type Jump struct {
+	Name            string // as written in ProxyJump / proxy_jump, e.g. "ops@bastion:2222"
+	Address         string
+	Port            int
+	User            string
+	IdentityFiles   []string
+	KnownHostsFiles []string
+	IdentitiesOnly  bool
 }
 
 // Roles returns the distinct roles of all hosts, sorted.

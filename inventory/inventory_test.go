@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,6 +67,23 @@ func flatten(t testing.TB, err error) []*inventory.Error {
 		t.Fatalf("error %T is neither *inventory.Error nor a join of them: %v", err, err)
 	}
 	return append(out, ie)
+}
+
+// newSettingKeys are the Source keys of the connection options (see
+// options_test.go); the cases here set none of them.
+var newSettingKeys = []string{"proxy_jump", "identities_only", "passphrase_env", "host_key_policy",
+	"connect_timeout", "server_alive_interval", "server_alive_count_max", "become_user"}
+
+// withBuiltinSources returns src with every key of newSettingKeys it lacks
+// set to "builtin", so expectations only spell out what a case is about.
+func withBuiltinSources(src map[string]string) map[string]string {
+	out := maps.Clone(src)
+	for _, k := range newSettingKeys {
+		if _, ok := out[k]; !ok {
+			out[k] = "builtin"
+		}
+	}
+	return out
 }
 
 func TestInheritance(t *testing.T) {
@@ -230,6 +248,7 @@ hosts:
 				t.Fatalf("got %d hosts, want %d: %+v", len(inv.Hosts), len(tt.want), inv.Hosts)
 			}
 			for i := range tt.want {
+				tt.want[i].Source = withBuiltinSources(tt.want[i].Source)
 				if !reflect.DeepEqual(inv.Hosts[i], tt.want[i]) {
 					t.Errorf("host %d:\n got %+v\nwant %+v", i, inv.Hosts[i], tt.want[i])
 				}
@@ -488,6 +507,7 @@ func TestSSHConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
+			tt.want.Source = withBuiltinSources(tt.want.Source)
 			if len(inv.Hosts) != 1 || !reflect.DeepEqual(inv.Hosts[0], tt.want) {
 				t.Errorf("\n got %+v\nwant %+v", inv.Hosts, tt.want)
 			}
@@ -852,6 +872,12 @@ func FuzzLoad(f *testing.F) {
 		{"hosts:\n  a: {port: 99999999999999999999, roles: x, become: true}\n---\n", ""},
 		{"groups: {g: {hosts: {a: , b: }}, h: {hosts: {a: }}}\nhosts: {b: }\n", "HostName %\n"},
 		{"{", "Host"},
+		{"defaults:\n  proxy_jump: \"ops@gw:2222,[fd00::1]:22\"\n  identities_only: true\n  passphrase_env: KEY_PASS\n  host_key_policy: accept-new\n" +
+			"  connect_timeout: 5s\n  server_alive_interval: 30\n  server_alive_count_max: 3\n  become: sudo\n  become_user: auditor\nhosts:\n  a: {proxy_jump: none}\n  b: {proxy_jump: [x, \"u@y:1\"]}\n", ""},
+		{"hosts:\n  a:\n  b: {become_user: x, connect_timeout: 1.5, identities_only: yes}\n",
+			"Host a\n  ProxyJump gw,inner\n  IdentitiesOnly yes\n  StrictHostKeyChecking accept-new\n  ConnectTimeout 1m30s\n  ServerAliveInterval 15\n  ServerAliveCountMax 3\n" +
+				"  UserKnownHostsFile ~/kh_%n \"/x y\" /dev/null\nHost gw\n  HostName 10.0.0.1\n  User ops\n  ProxyJump gw0\nHost gw0\n  ProxyCommand nc %h %p\n"},
+		{"hosts:\n  a:\n", "Host *\n  ProxyJump bastion\nMatch host * exec \"true\"\n  ProxyJump x\nMatch user u\n  User v\n"},
 	} {
 		f.Add([]byte(s[0]), []byte(s[1]))
 	}
@@ -889,6 +915,15 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("invalid host %+v", h)
 			}
 			seen[h.Name] = true
+			if len(h.Jumps) > 8 || (h.BecomeUser != "" && h.Become != "sudo") || h.ConnectTimeout < 0 || h.ServerAliveInterval < 0 ||
+				h.ServerAliveCountMax < 0 || !slices.Contains([]string{"", "strict", "accept-new", "insecure-ignore"}, h.HostKeyPolicy) {
+				t.Fatalf("invalid options %+v", h)
+			}
+			for _, j := range h.Jumps {
+				if j.Name == "" || j.Address == "" || j.User == "" || j.Port < 1 || j.Port > 65535 {
+					t.Fatalf("invalid jump %+v of %s", j, h.Name)
+				}
+			}
 		}
 	})
 }

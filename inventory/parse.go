@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -18,9 +19,11 @@ import (
 // setting can be moved between levels without renaming it.
 var (
 	topKeys     = []string{"name", "defaults", "groups", "hosts"}
-	settingKeys = []string{"user", "port", "identity_files", "known_hosts", "ssh_config", "become", "connection", "roles"}
-	groupKeys   = append(slices.Clone(settingKeys), "hosts")
-	hostKeys    = append(slices.Clone(settingKeys), "address")
+	settingKeys = []string{"user", "port", "identity_files", "known_hosts", "ssh_config", "become", "connection", "roles",
+		"proxy_jump", "identities_only", "passphrase_env", "host_key_policy", "connect_timeout", "server_alive_interval",
+		"server_alive_count_max", "become_user"}
+	groupKeys = append(slices.Clone(settingKeys), "hosts")
+	hostKeys  = append(slices.Clone(settingKeys), "address")
 )
 
 type state uint8
@@ -43,8 +46,13 @@ type field[T any] struct {
 
 type settings struct {
 	address, user, sshConfig, become, connection field[string]
-	port                                         field[int]
+	passphraseEnv, hostKeyPolicy, becomeUser     field[string]
+	port, serverAliveCountMax                    field[int]
 	identityFiles, knownHosts, roles             field[[]string]
+	// proxyJump set with no hops is an explicit "none".
+	proxyJump                           field[[]hopSpec]
+	identitiesOnly                      field[bool]
+	connectTimeout, serverAliveInterval field[time.Duration]
 }
 
 type groupDecl struct {
@@ -69,6 +77,10 @@ type parser struct {
 	userSSHConfigExplicit bool
 	sshConfigs            map[string]*sshConfigEntry
 	errs                  []*Error
+	// reported holds the field paths of inherited settings already
+	// reported as inconsistent, so a defaults key is blamed once, not
+	// once per host.
+	reported map[string]bool
 }
 
 func (p *parser) add(line int, path string, err error) {
@@ -329,6 +341,34 @@ func (p *parser) setting(s *settings, e entry) bool {
 	case "roles":
 		s.roles = field[[]string]{line: e.v.Line, path: e.path}
 		s.roles.v, s.roles.state = p.list(e.v, e.path, func(v string) (string, error) { return v, checkRole(v) })
+	case "proxy_jump":
+		s.proxyJump = field[[]hopSpec]{line: e.v.Line, path: e.path}
+		s.proxyJump.v, s.proxyJump.state = p.proxyJump(e.v, e.path)
+	case "identities_only":
+		s.identitiesOnly = field[bool]{line: e.v.Line, path: e.path}
+		s.identitiesOnly.v, s.identitiesOnly.state = p.boolean(e.v, e.path)
+	case "passphrase_env":
+		s.passphraseEnv = strField(func(v string) (string, error) { return v, checkEnvName(v) })
+	case "host_key_policy":
+		s.hostKeyPolicy = strField(func(v string) (string, error) {
+			if slices.Contains(hostKeyPolicies, v) {
+				return v, nil
+			}
+			return "", kindf(ErrInvalidValue, "host_key_policy must be %s, got %q", strings.Join(hostKeyPolicies, ", "), v)
+		})
+	case "connect_timeout", "server_alive_interval":
+		f := field[time.Duration]{line: e.v.Line, path: e.path}
+		f.v, f.state = p.duration(e.v, e.path)
+		if e.key == "connect_timeout" {
+			s.connectTimeout = f
+		} else {
+			s.serverAliveInterval = f
+		}
+	case "server_alive_count_max":
+		s.serverAliveCountMax = field[int]{line: e.v.Line, path: e.path}
+		s.serverAliveCountMax.v, s.serverAliveCountMax.state = p.count(e.v, e.path)
+	case "become_user":
+		s.becomeUser = strField(func(v string) (string, error) { return v, checkBecomeUser(v) })
 	default:
 		return false
 	}

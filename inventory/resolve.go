@@ -2,9 +2,11 @@ package inventory
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kevinburke/ssh_config"
 )
@@ -61,9 +63,6 @@ func (p *parser) resolve(d *hostDecl, defaults *settings) Host {
 		h.Source["roles"] = strings.Join(roleSrc, ",")
 	}
 
-	known, src := pick(levels, func(s *settings) *field[[]string] { return &s.knownHosts })
-	h.KnownHostsFiles, h.Source["known_hosts"] = known.v, src
-
 	// The ssh_config is only consulted for ssh hosts; a local host is this
 	// machine whatever an alias says.
 	scf, src := pick(levels, func(s *settings) *field[string] { return &s.sshConfig })
@@ -83,20 +82,9 @@ func (p *parser) resolve(d *hostDecl, defaults *settings) Host {
 	// A missing address that follows from an error already reported (a
 	// bad connection, an unusable ssh_config) would only be noise.
 	explained := conn.state == bad || !cfgOK
-	lookup := func(key string) string {
-		if cfg == nil {
-			return ""
-		}
-		v, err := cfg.Get(d.name, key)
-		if err != nil {
-			p.add(d.line, d.path, fmt.Errorf("%w %s: %s for %q: %w", ErrSSHConfig, cfgPath, key, d.name, err))
-			return ""
-		}
-		return v
-	}
-	fromCfg := func(key, value string, err error) {
-		p.add(d.line, d.path, fmt.Errorf("ssh_config %s gives %s %q: %w", cfgPath, key, value, err))
-	}
+	sc := &sshConfigLookup{p: p, cfg: cfg, path: cfgPath, line: d.line, field: d.path}
+	lookup := func(key string) string { return sc.get(d.name, key) }
+	fromCfg := func(key, value string, err error) { sc.bad("", key, value, err) }
 
 	addr, src := pick(levels, func(s *settings) *field[string] { return &s.address })
 	h.Address, h.Source["address"] = addr.v, src
@@ -158,36 +146,109 @@ func (p *parser) resolve(d *hostDecl, defaults *settings) Host {
 		}
 	}
 
+	tokens := map[byte]string{'d': p.home, 'u': p.currentUser, 'h': h.Address, 'n': d.name, 'r': h.User, 'p': strconv.Itoa(h.Port)}
 	ids, src := pick(levels, func(s *settings) *field[[]string] { return &s.identityFiles })
 	h.IdentityFiles, h.Source["identity_files"] = ids.v, src
-	if ids.state == unset && cfg != nil {
-		vals, err := cfg.GetAll(d.name, "IdentityFile")
-		if err != nil {
-			p.add(d.line, d.path, fmt.Errorf("%w %s: IdentityFile for %q: %w", ErrSSHConfig, cfgPath, d.name, err))
+	if ids.state == unset {
+		if files := sc.identityFiles("", d.name, tokens); len(files) > 0 {
+			h.IdentityFiles, h.Source["identity_files"] = files, "ssh_config"
 		}
-		tokens := map[byte]string{'d': p.home, 'u': p.currentUser, 'h': h.Address, 'n': d.name, 'r': h.User, 'p': strconv.Itoa(h.Port)}
-		for _, v := range vals {
-			if strings.EqualFold(v, "none") {
-				continue
-			}
-			path, err := percentExpand(v, tokens)
-			if err == nil && strings.HasPrefix(path, "~") {
-				// OpenSSH leaves relative IdentityFile paths relative to
-				// the working directory, so only ~ is expanded, not made
-				// relative to the inventory.
-				path, err = expandPath(path, p.home, "")
-			}
-			if err != nil {
-				fromCfg("IdentityFile", v, err)
-				continue
-			}
-			if !slices.Contains(h.IdentityFiles, path) {
-				h.IdentityFiles = append(h.IdentityFiles, path)
+	}
+
+	known, src := pick(levels, func(s *settings) *field[[]string] { return &s.knownHosts })
+	h.KnownHostsFiles, h.Source["known_hosts"] = known.v, src
+	if known.state == unset {
+		if files, ok := sc.knownHostsFiles("", d.name, tokens); ok {
+			h.KnownHostsFiles, h.Source["known_hosts"] = files, "ssh_config"
+		}
+	}
+
+	only, src := pick(levels, func(s *settings) *field[bool] { return &s.identitiesOnly })
+	h.IdentitiesOnly, h.Source["identities_only"] = only.v, src
+	if only.state == unset {
+		if v, ok := sc.identitiesOnly("", d.name); ok {
+			h.IdentitiesOnly, h.Source["identities_only"] = v, "ssh_config"
+		}
+	}
+
+	policy, src := pick(levels, func(s *settings) *field[string] { return &s.hostKeyPolicy })
+	h.HostKeyPolicy, h.Source["host_key_policy"] = policy.v, src
+	if policy.state == unset {
+		if raw := lookup("StrictHostKeyChecking"); raw != "" {
+			if v, err := sshHostKeyPolicy(raw); err != nil {
+				fromCfg("StrictHostKeyChecking", raw, err)
+			} else {
+				h.HostKeyPolicy, h.Source["host_key_policy"] = v, "ssh_config"
 			}
 		}
-		if len(h.IdentityFiles) > 0 {
-			h.Source["identity_files"] = "ssh_config"
+	}
+
+	// ssh_config's 0 means "no timeout" or "no keepalives". The transport
+	// always has a deadline, so 0 falls back to its default, like unset.
+	durations := []struct {
+		key, sshKey string
+		dst         *time.Duration
+		get         func(*settings) *field[time.Duration]
+	}{
+		{"connect_timeout", "ConnectTimeout", &h.ConnectTimeout, func(s *settings) *field[time.Duration] { return &s.connectTimeout }},
+		{"server_alive_interval", "ServerAliveInterval", &h.ServerAliveInterval, func(s *settings) *field[time.Duration] { return &s.serverAliveInterval }},
+	}
+	for _, o := range durations {
+		f, src := pick(levels, o.get)
+		*o.dst, h.Source[o.key] = f.v, src
+		if f.state != unset {
+			continue
 		}
+		if raw := lookup(o.sshKey); raw != "" {
+			v, err := sshTime(raw)
+			switch {
+			case err != nil:
+				fromCfg(o.sshKey, raw, err)
+			case v > 0:
+				*o.dst, h.Source[o.key] = v, "ssh_config"
+			}
+		}
+	}
+
+	countMax, src := pick(levels, func(s *settings) *field[int] { return &s.serverAliveCountMax })
+	h.ServerAliveCountMax, h.Source["server_alive_count_max"] = countMax.v, src
+	if countMax.state == unset {
+		if raw := lookup("ServerAliveCountMax"); raw != "" {
+			n, err := strconv.Atoi(raw)
+			switch {
+			case err != nil || n < 0 || n > math.MaxInt32:
+				fromCfg("ServerAliveCountMax", raw, kindf(ErrInvalidValue, "want a count of 0 or more"))
+			case n > 0:
+				h.ServerAliveCountMax, h.Source["server_alive_count_max"] = n, "ssh_config"
+			}
+		}
+	}
+
+	// The passphrase itself is never looked at here: only the name travels.
+	pass, src := pick(levels, func(s *settings) *field[string] { return &s.passphraseEnv })
+	h.PassphraseEnv, h.Source["passphrase_env"] = pass.v, src
+
+	bu, src := pick(levels, func(s *settings) *field[string] { return &s.becomeUser })
+	h.BecomeUser, h.Source["become_user"] = bu.v, src
+	if bu.state == set && become.state != bad && h.Become != "sudo" {
+		p.becomeUserWithoutSudo(bu, d.name, become, h.Source["become"])
+	}
+
+	pj, src := pick(levels, func(s *settings) *field[[]hopSpec] { return &s.proxyJump })
+	h.Source["proxy_jump"] = src
+	var hops []hopSpec
+	switch {
+	case h.Connection != "ssh":
+		// This machine is not reached over SSH, so there is nothing to jump through.
+		h.Source["proxy_jump"] = "builtin"
+	case pj.state == set:
+		hops = pj.v
+	case pj.state == unset:
+		hops = sc.proxyJump("", d.name, func() { h.Source["proxy_jump"] = "ssh_config" })
+	}
+	if len(hops) > 0 && !explained {
+		r := &jumpResolver{p: p, sc: sc, node: &h}
+		h.Jumps = r.resolve(d.name, hops)
 	}
 
 	return h
@@ -218,4 +279,22 @@ func percentExpand(s string, tokens map[byte]string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// becomeUserWithoutSudo reports a become_user that would be silently
+// ignored: without sudo there is nobody to become. An inherited key is
+// reported once, naming the first host that breaks it.
+func (p *parser) becomeUserWithoutSudo(bu field[string], host string, become field[string], becomeSrc string) {
+	if p.reported[bu.path] {
+		return
+	}
+	if p.reported == nil {
+		p.reported = map[string]bool{}
+	}
+	p.reported[bu.path] = true
+	what := "no become"
+	if become.state == set {
+		what = fmt.Sprintf("become %q from %s", cmpOr(become.v, "none"), becomeSrc)
+	}
+	p.add(bu.line, bu.path, kindf(ErrInvalidValue, "become_user %q needs become: sudo, but host %q has %s; set become: sudo or remove become_user", bu.v, host, what))
 }

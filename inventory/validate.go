@@ -181,6 +181,11 @@ func suggestion(key string, allowed []string) string {
 		"sshconfigfile": "ssh_config", "configfile": "ssh_config",
 		"sudo": "become", "ansiblebecome": "become", "ansibleconnection": "connection",
 		"group": "groups", "role": "roles",
+		"jump": "proxy_jump", "jumphost": "proxy_jump", "jumphosts": "proxy_jump", "bastion": "proxy_jump",
+		"stricthostkeychecking": "host_key_policy", "hostkeychecking": "host_key_policy",
+		"ansiblebecomeuser": "become_user", "sudouser": "become_user",
+		"timeout": "connect_timeout", "keepalive": "server_alive_interval", "keepaliveinterval": "server_alive_interval",
+		"passphrase": "passphrase_env",
 	}
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
