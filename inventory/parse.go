@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -452,6 +453,12 @@ func keyOf(path string) string {
 }
 
 func joinPath(path, key string) string {
+	// A key is a host or group name straight from the file: one holding a
+	// control character would print a line of its own, or drive the
+	// terminal, in every error message naming it.
+	if strings.ContainsFunc(key, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		key = strconv.Quote(key)
+	}
 	if path == "" {
 		return key
 	}
