@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/inventory"
 )
@@ -860,6 +861,36 @@ func TestExampleInventory(t *testing.T) {
 	}
 	if count["etcd"] != 3 || count["control-plane"] != 2 || count["worker"] != 4 {
 		t.Errorf("roles per host = %v, want 3 etcd, 2 control-plane, 4 worker", count)
+	}
+}
+
+// TestExampleBastion: the bastion example resolves as its comments say.
+func TestExampleBastion(t *testing.T) {
+	e := newEnv(t)
+	inv, err := inventory.Load(filepath.Join("..", "examples", "bastion", "inventory.yaml"), e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hops := map[string]string{}
+	for _, h := range inv.Hosts {
+		var via []string
+		for _, j := range h.Jumps {
+			via = append(via, fmt.Sprintf("%s@%s:%d", j.User, j.Address, j.Port))
+		}
+		hops[h.Name] = strings.Join(via, " > ")
+		if h.PassphraseEnv != "FLEET_AUDIT_KEY_PASSPHRASE" || h.ConnectTimeout != 15*time.Second || h.ServerAliveInterval != 10*time.Second {
+			t.Errorf("%s: passphrase_env %q connect_timeout %s server_alive_interval %s", h.Name, h.PassphraseEnv, h.ConnectTimeout, h.ServerAliveInterval)
+		}
+	}
+	want := map[string]string{
+		"prod-etcd-1":   "jump@bastion.example.net:2222 > jump@10.10.0.5:22",
+		"prod-worker-1": "jump@bastion.example.net:2222 > jump@10.10.0.5:22",
+		"prod-worker-2": "ops@bastion.example.net:2200",
+	}
+	for name, w := range want {
+		if hops[name] != w {
+			t.Errorf("%s via %q, want %q", name, hops[name], w)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -31,13 +33,80 @@ EXAMPLES:
 				return &usageError{err}
 			}
 			t := tablewriter.NewTable(c.App.Writer)
-			t.Header("host", "address", "port", "user", "roles", "become", "connection", "address from")
+			t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
 			for _, h := range inv.Hosts {
-				if err := t.Append(h.Name, h.Address, strconv.Itoa(h.Port), h.User, strings.Join(h.Roles, ","), h.Become, h.Connection, h.Source["address"]); err != nil {
+				via := "-"
+				if len(h.Jumps) > 0 {
+					var hops []string
+					for _, j := range h.Jumps {
+						hops = append(hops, j.Name)
+					}
+					via = strings.Join(hops, " → ")
+				}
+				policy := h.HostKeyPolicy
+				if policy == "" {
+					policy = "default"
+				}
+				become := h.Become
+				if h.BecomeUser != "" {
+					become += " -u " + h.BecomeUser
+				}
+				if err := t.Append(h.Name, h.Address, strconv.Itoa(h.Port), h.User, strings.Join(h.Roles, ","), become, h.Connection, via, policy, h.Source["address"]); err != nil {
 					return err
 				}
 			}
-			return t.Render()
+			if err := t.Render(); err != nil {
+				return err
+			}
+			return printHostDetails(c.App.Writer, inv)
 		},
 	}
+}
+
+// printHostDetails lists, under the table, the settings most hosts leave
+// alone (one line per host that sets any) and every jump host as it will
+// be dialled. Only the name of a passphrase variable is shown, never its
+// value.
+func printHostDetails(w io.Writer, inv *inventory.Inventory) error {
+	var b strings.Builder
+	for _, h := range inv.Hosts {
+		var opts []string
+		add := func(key, value string) {
+			opts = append(opts, fmt.Sprintf("%s=%s (%s)", key, value, h.Source[key]))
+		}
+		if h.IdentitiesOnly {
+			add("identities_only", "true")
+		}
+		if h.PassphraseEnv != "" {
+			add("passphrase_env", h.PassphraseEnv)
+		}
+		if h.ConnectTimeout > 0 {
+			add("connect_timeout", h.ConnectTimeout.String())
+		}
+		if h.ServerAliveInterval > 0 {
+			add("server_alive_interval", h.ServerAliveInterval.String())
+		}
+		if h.ServerAliveCountMax > 0 {
+			add("server_alive_count_max", strconv.Itoa(h.ServerAliveCountMax))
+		}
+		if len(opts) > 0 {
+			fmt.Fprintf(&b, "%s: %s\n", h.Name, strings.Join(opts, " "))
+		}
+		for _, j := range h.Jumps {
+			fmt.Fprintf(&b, "%s via %s = %s@%s keys=[%s] known_hosts=[%s]\n", h.Name, j.Name,
+				j.User, netJoin(j.Address, j.Port), strings.Join(j.IdentityFiles, " "), strings.Join(j.KnownHostsFiles, " "))
+		}
+		if h.HostKeyPolicy == "insecure-ignore" {
+			fmt.Fprintf(&b, "warning: %s: host keys will NOT be verified (host_key_policy insecure-ignore, from %s)\n", h.Name, h.Source["host_key_policy"])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func netJoin(host string, port int) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]:" + strconv.Itoa(port)
+	}
+	return host + ":" + strconv.Itoa(port)
 }
