@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/fleet-audit/fleet-audit/inventory"
 )
@@ -735,7 +737,7 @@ hosts:
 				opts func(*inventory.LoadOptions)
 				want []wantErr
 			}{"host name " + q, "hosts:\n  " + q + ": {address: 10.0.0.1}\n", nil,
-				[]wantErr{{2, "hosts." + bad, inventory.ErrInvalidValue, "host name " + q}}},
+				[]wantErr{{2, "hosts." + fieldKey(bad), inventory.ErrInvalidValue, "host name " + q}}},
 			struct {
 				name string
 				yaml string
@@ -957,4 +959,16 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fieldKey is how an error's field path shows a key: quoted when it holds
+// a character that is not printable, which would otherwise reach the
+// terminal raw.
+func fieldKey(key string) string {
+	for _, r := range key {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(key)
+		}
+	}
+	return key
 }

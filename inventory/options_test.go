@@ -625,7 +625,7 @@ func TestHostileValues(t *testing.T) {
 			yaml, sshCfg := tp.build(v)
 			field := tp.field
 			if tp.name == "host name" {
-				field += v
+				field += fieldKey(v)
 			}
 			tests = append(tests, tc{tp.name + "/" + fmt.Sprintf("%q", v), yaml, sshCfg, tp.line, field, tp.msg})
 		}
