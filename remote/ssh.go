@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,10 +26,17 @@ const remoteCommand = "/bin/sh -s"
 const (
 	defaultConnectTimeout    = 10 * time.Second
 	defaultKeepAliveInterval = 15 * time.Second
-	// keepAliveMisses is how many intervals may pass without an answer
-	// before the connection is declared dead, as OpenSSH's
+	// defaultKeepAliveCountMax is how many intervals may pass without an
+	// answer before the connection is declared dead, as OpenSSH's
 	// ServerAliveCountMax.
-	keepAliveMisses = 3
+	defaultKeepAliveCountMax = 3
+	// defaultRetries is how many more times a transient dial failure is
+	// tried; sshd's MaxStartups drops come in bursts that pass in well
+	// under a second.
+	defaultRetries = 2
+	// retryBackoff is the wait before the first retry; it doubles for each
+	// one after.
+	retryBackoff = 200 * time.Millisecond
 	// closeWait bounds Close's wait for the connection's goroutines.
 	closeWait = 5 * time.Second
 )
@@ -37,23 +44,24 @@ const (
 // SSHOptions configures an SSHDialer. Zero fields take the defaults noted.
 type SSHOptions struct {
 	// ConnectTimeout bounds the TCP dial, SSH handshake and authentication
-	// together. Default 10s.
+	// together, through every jump host of a node. Default 10s.
 	ConnectTimeout time.Duration
 	// AgentSocket is the ssh-agent socket tried before identity files; ""
 	// means no agent. DefaultSSHOptions fills it from SSH_AUTH_SOCK.
 	AgentSocket string
-	// DefaultKnownHosts is used for targets without KnownHostsFiles.
-	// Default ~/.ssh/known_hosts.
+	// DefaultKnownHosts is used for targets and hops without
+	// KnownHostsFiles. Default ~/.ssh/known_hosts.
 	DefaultKnownHosts []string
-	// KeepAliveInterval is how often an open connection sends
-	// keepalive@openssh.com; after three unanswered in a row the connection
-	// is closed and a running script fails with ErrConnectionLost.
-	// Default 15s.
+	// KeepAliveInterval is how often an open connection, to a node or a
+	// jump host, sends keepalive@openssh.com; after KeepAliveCountMax
+	// unanswered in a row the connection is closed and a running script
+	// fails with ErrConnectionLost. Default 15s.
 	KeepAliveInterval time.Duration
 	// KeepAliveCountMax is how many keepalives may go unanswered in a row
 	// before the connection is declared lost. Default 3.
 	KeepAliveCountMax int
-	// HostKeyPolicy applies to targets that set none. Default strict.
+	// HostKeyPolicy applies to targets that set none, and to every jump
+	// host. Default strict.
 	HostKeyPolicy HostKeyPolicy
 	// Passphrase is asked for encrypted identity files whose target names
 	// no PassphraseEnv, or whose variable is unset; nil means never ask.
@@ -73,12 +81,17 @@ func DefaultSSHOptions() SSHOptions {
 // SSHDialer dials nodes over SSH with host key verification that cannot be
 // turned off. Create it with NewSSHDialer; it is safe for concurrent use.
 //
+// Nodes behind the same ProxyJump hops share one connection to each hop
+// for the dialer's lifetime; Close ends them.
+//
 // Its runs prefix the script's first line with a statement that reports the
 // shell's pid on stderr (stripped from Output.Stderr), so a run that must be
 // stopped can be killed even where sshd ignores signal requests, as OpenSSH
 // does for root logins; see sshkill.go.
 type SSHDialer struct {
-	opts SSHOptions
+	opts    SSHOptions
+	retries int
+	hops    hopCache
 }
 
 var _ Dialer = (*SSHDialer)(nil)
@@ -91,22 +104,57 @@ func NewSSHDialer(o SSHOptions) *SSHDialer {
 	if o.KeepAliveInterval <= 0 {
 		o.KeepAliveInterval = defaultKeepAliveInterval
 	}
+	if o.KeepAliveCountMax <= 0 {
+		o.KeepAliveCountMax = defaultKeepAliveCountMax
+	}
 	if len(o.DefaultKnownHosts) == 0 {
 		o.DefaultKnownHosts = []string{filepath.Join("~", ".ssh", "known_hosts")}
 	}
-	return &SSHDialer{opts: o}
+	retries := o.Retries
+	switch {
+	case retries == 0:
+		retries = defaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	d := &SSHDialer{opts: o, retries: retries}
+	d.hops.init()
+	return d
 }
 
-// Dial connects, verifies the host key and authenticates, all within
-// ConnectTimeout and ctx. Its errors wrap ErrUnreachable, ErrConnectTimeout,
-// ErrHostKeyUnknown, ErrHostKeyMismatch or ErrAuthFailed, and also ctx's
-// error when ctx ended the dial.
-func (d *SSHDialer) Dial(ctx context.Context, t Target) (Conn, error) {
-	port := t.Port
-	if port == 0 {
-		port = 22
+// Close ends the dialer's connections to jump hosts, which ends every node
+// connection tunnelled through them, and waits, boundedly, for hop dials
+// still in flight. Dial fails after Close. Node connections are the
+// caller's to close, before this.
+func (d *SSHDialer) Close() error {
+	return d.hops.close()
+}
+
+// endpoint is one SSH server to authenticate to: a node or a jump host.
+type endpoint struct {
+	where          string // "ssh node (user@host:port)" or "jump host ...", for messages
+	addr           string // host:port, the name known_hosts is searched for
+	user           string
+	identityFiles  []string
+	knownHosts     []string // expanded
+	identitiesOnly bool
+	passphraseEnv  string
+	policy         HostKeyPolicy
+}
+
+func (d *SSHDialer) knownHosts(files []string) []string {
+	if len(files) == 0 {
+		files = d.opts.DefaultKnownHosts
 	}
-	addr := net.JoinHostPort(t.Address, strconv.Itoa(port))
+	expanded := make([]string, len(files))
+	for i, f := range files {
+		expanded[i] = expandHome(f)
+	}
+	return expanded
+}
+
+func (d *SSHDialer) nodeEndpoint(t Target) endpoint {
+	addr := hostPort(t.Address, t.Port)
 	userName := t.User
 	if userName == "" {
 		userName = currentUser()
@@ -115,77 +163,227 @@ func (d *SSHDialer) Dial(ctx context.Context, t Target) (Conn, error) {
 	if t.Name != "" {
 		where = fmt.Sprintf("ssh %s (%s@%s)", t.Name, userName, addr)
 	}
-	fail := func(err error) (Conn, error) { return nil, fmt.Errorf("%s: %w", where, err) }
-
-	dialCtx, cancel := context.WithTimeout(ctx, d.opts.ConnectTimeout)
-	defer cancel()
-	deadline, _ := dialCtx.Deadline()
-
-	files := t.KnownHostsFiles
-	if len(files) == 0 {
-		files = d.opts.DefaultKnownHosts
-	}
-	expanded := make([]string, len(files))
-	for i, f := range files {
-		expanded[i] = expandHome(f)
+	if len(t.Jumps) > 0 {
+		names := make([]string, len(t.Jumps))
+		for i, h := range t.Jumps {
+			names[i] = h.label()
+		}
+		where += " via " + strings.Join(names, ",")
 	}
 	policy := t.HostKeyPolicy
 	if policy == HostKeyDefault {
 		policy = d.opts.HostKeyPolicy
 	}
-	hk, err := loadHostKeys(addr, expanded, policy)
-	if err != nil {
-		return fail(err)
+	return endpoint{
+		where:          where,
+		addr:           addr,
+		user:           userName,
+		identityFiles:  t.IdentityFiles,
+		knownHosts:     d.knownHosts(t.KnownHostsFiles),
+		identitiesOnly: t.IdentitiesOnly,
+		passphraseEnv:  t.PassphraseEnv,
+		policy:         policy,
+	}
+}
+
+// budget is what bounds one dial: parent is the caller's context, ctx adds
+// the connect timeout to it.
+type budget struct {
+	parent   context.Context
+	ctx      context.Context
+	deadline time.Time
+	timeout  time.Duration
+}
+
+// Dial connects, through the target's jump hosts if any, verifies the host
+// key and authenticates, all within the connect timeout and ctx. Its errors
+// wrap ErrUnreachable, ErrConnectTimeout, ErrHostKeyUnknown,
+// ErrHostKeyMismatch or ErrAuthFailed, and also ctx's error when ctx ended
+// the dial. When a jump host failed they wrap ErrJumpFailed as well, and
+// the sentinel then describes the jump host, not the node.
+func (d *SSHDialer) Dial(ctx context.Context, t Target) (Conn, error) {
+	ep := d.nodeEndpoint(t)
+	fail := func(err error) (Conn, error) { return nil, fmt.Errorf("%s: %w", ep.where, err) }
+	if t.Address == "" {
+		return fail(fmt.Errorf("%w: no address to dial", ErrUnreachable))
+	}
+	if d.hops.isClosed() {
+		return fail(fmt.Errorf("%w: the dialer is closed", ErrUnreachable))
 	}
 
-	auth := newAuthPlan(deadline, d.opts.AgentSocket, t.IdentityFiles, t.IdentitiesOnly, t.PassphraseEnv, d.opts.Passphrase)
+	timeout := d.opts.ConnectTimeout
+	if t.ConnectTimeout > 0 {
+		timeout = t.ConnectTimeout
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	deadline, _ := dialCtx.Deadline()
+	b := budget{parent: ctx, ctx: dialCtx, deadline: deadline, timeout: timeout}
+
+	interval, countMax := d.opts.KeepAliveInterval, d.opts.KeepAliveCountMax
+	if t.KeepAliveInterval > 0 {
+		interval = t.KeepAliveInterval
+	}
+	if t.KeepAliveCountMax > 0 {
+		countMax = t.KeepAliveCountMax
+	}
+
+	// A hop connection found dead only when used is dialled again once;
+	// a second loss in a row is reported, not chased.
+	for tries := 0; ; tries++ {
+		var via *sshConn
+		if len(t.Jumps) > 0 {
+			var err error
+			if via, err = d.hop(b, t.Jumps); err != nil {
+				return fail(err)
+			}
+		}
+		client, note, err := d.connect(b, ep, via)
+		if errors.Is(err, errHopLost) && tries == 0 {
+			d.hops.forget(via)
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		c := startConn(ep.where, client, via, interval, countMax)
+		c.hostKeyNote = note
+		return c, nil
+	}
+}
+
+// connect opens a transport to ep, directly or through via, and
+// authenticates, retrying transient failures with backoff within b.
+//
+// The note says how the host key was trusted when it was not simply found
+// in known_hosts: recorded now (accept-new) or not verified at all
+// (insecure-ignore). The report must show it.
+func (d *SSHDialer) connect(b budget, ep endpoint, via *sshConn) (*ssh.Client, string, error) {
+	client, hk, err := d.connectKeys(b, ep, via)
+	if err != nil {
+		return nil, "", err
+	}
+	note := ""
+	if ignored := hk.ignoredMismatch(); ignored != nil {
+		note = "host key NOT verified (host-key policy insecure-ignore): " + ignored.Error()
+	} else if file := hk.learnedIn(); file != "" {
+		note = "host key seen for the first time, trusted and recorded in " + file + " (host-key policy accept-new)"
+	}
+	return client, note, nil
+}
+
+func (d *SSHDialer) connectKeys(b budget, ep endpoint, via *sshConn) (*ssh.Client, *hostKeys, error) {
+	hk, err := loadHostKeys(ep.addr, ep.knownHosts, ep.policy)
+	if err != nil {
+		return nil, nil, err
+	}
+	auth := newAuthPlan(b.deadline, d.opts.AgentSocket, ep.identityFiles, ep.identitiesOnly, ep.passphraseEnv, d.opts.Passphrase)
 	defer auth.close()
 	if !auth.usable() {
-		return fail(fmt.Errorf("%w: no usable key: %s; load a key into ssh-agent or configure an identity file",
-			ErrAuthFailed, auth.noKeyReason()))
+		return nil, nil, fmt.Errorf("%w: no usable key: %s; load a key into ssh-agent or configure an identity file",
+			ErrAuthFailed, auth.noKeyReason())
 	}
+	for attempt := 0; ; attempt++ {
+		client, transient, err := d.attempt(b, ep, via, hk, auth)
+		if err == nil || !transient {
+			return client, hk, err
+		}
+		if attempt >= d.retries {
+			if attempt > 0 {
+				err = fmt.Errorf("%w (tried %d times)", err, attempt+1)
+			}
+			return nil, nil, err
+		}
+		wait := backoff(attempt)
+		if time.Until(b.deadline) <= wait {
+			return nil, nil, fmt.Errorf("%w (tried %d times; no time left for another within %s)", err, attempt+1, b.timeout)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-b.ctx.Done():
+			timer.Stop()
+			return nil, nil, err
+		}
+	}
+}
 
-	var nd net.Dialer
-	raw, err := nd.DialContext(dialCtx, "tcp", addr)
+// backoff is the wait before retry n+1: retryBackoff doubled n times, with
+// a quarter of jitter either way so nodes dropped together do not come back
+// together.
+func backoff(n int) time.Duration {
+	d := retryBackoff << n
+	return d*3/4 + rand.N(d/2)
+}
+
+// attempt is one transport and handshake. transient says the failure is
+// worth retrying: the server closed or reset the connection before proving
+// its host key, as sshd does to connections beyond MaxStartups. A refusal,
+// a timeout, a host key or an authentication failure is not.
+func (d *SSHDialer) attempt(b budget, ep endpoint, via *sshConn, hk *hostKeys, auth *authPlan) (*ssh.Client, bool, error) {
+	raw, err := d.transport(b, ep, via)
 	if err != nil {
-		return fail(dialError(ctx, err, d.opts.ConnectTimeout))
+		return nil, false, err
 	}
 
-	// ClientConfig.Timeout covers only the TCP dial; the deadline is what
-	// bounds a peer that accepts and then never speaks, and a slow auth.
-	_ = raw.SetDeadline(deadline)
-	stopCancel := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Now()) })
+	// ClientConfig.Timeout covers only the TCP dial, and a tunnelled
+	// connection has no deadlines at all: closing the connection when
+	// the budget ends is what bounds a peer that accepts and never
+	// speaks, and a slow auth. The deadline, where it works, turns the
+	// same event into a plain timeout error.
+	_ = raw.SetDeadline(b.deadline)
+	stopClose := context.AfterFunc(b.ctx, func() { _ = raw.Close() })
 	cfg := &ssh.ClientConfig{
-		User:              userName,
+		User:              ep.user,
 		Auth:              []ssh.AuthMethod{ssh.PublicKeysCallback(auth.getSigners)},
 		HostKeyCallback:   hk.check,
 		HostKeyAlgorithms: hk.algorithms(),
 	}
-	sc, chans, reqs, err := ssh.NewClientConn(raw, addr, cfg)
-	cancelled := !stopCancel()
+	// addr, not the connection's address, names the server: through a
+	// tunnel the remote address is 0.0.0.0:0.
+	sc, chans, reqs, err := ssh.NewClientConn(raw, ep.addr, cfg)
+	closed := !stopClose()
 	if err != nil {
-		return fail(handshakeError(ctx, err, hk, auth, userName, d.opts.ConnectTimeout))
+		_ = raw.Close()
+		if b.ctx.Err() != nil && b.parent.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("%w (closed at the deadline): %w", os.ErrDeadlineExceeded, err)
+		}
+		transient := b.ctx.Err() == nil && !hk.verified.Load() && hk.failed() == nil && droppedEarly(err)
+		return nil, transient, handshakeError(b.parent, err, hk, auth, ep.user, b.timeout)
 	}
-	if cancelled {
+	if closed {
 		_ = sc.Close()
-		return fail(fmt.Errorf("%w: %w", ErrConnectTimeout, ctx.Err()))
+		if b.parent.Err() != nil {
+			return nil, false, fmt.Errorf("%w: %w", ErrConnectTimeout, b.parent.Err())
+		}
+		return nil, false, fmt.Errorf("%w: authentication did not finish within %s", ErrConnectTimeout, b.timeout)
 	}
 	_ = raw.SetDeadline(time.Time{})
+	return ssh.NewClient(sc, chans, reqs), false, nil
+}
 
-	c := &sshConn{
-		where:  where,
-		client: ssh.NewClient(sc, chans, reqs),
-		done:   make(chan struct{}),
-		dead:   make(chan struct{}),
+// droppedEarly reports an error of a connection the server closed or reset.
+func droppedEarly(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// transport opens the byte stream to ep: a TCP connection, or a channel
+// through the jump host via.
+func (d *SSHDialer) transport(b budget, ep endpoint, via *sshConn) (net.Conn, error) {
+	if via == nil {
+		var nd net.Dialer
+		raw, err := nd.DialContext(b.ctx, "tcp", ep.addr)
+		if err != nil {
+			return nil, dialError(b.parent, err, b.timeout)
+		}
+		return raw, nil
 	}
-	c.wg.Add(2)
-	go func() {
-		defer c.wg.Done()
-		_ = c.client.Wait()
-		close(c.dead)
-	}()
-	go c.keepAlive(d.opts.KeepAliveInterval)
-	return c, nil
+	raw, err := via.client.DialContext(b.ctx, "tcp", ep.addr)
+	if err != nil {
+		return nil, tunnelError(b, via, ep.addr, err)
+	}
+	return raw, nil
 }
 
 // dialError maps a failed TCP dial to a sentinel and a hint.
@@ -260,6 +458,7 @@ func currentUser() string {
 type sshConn struct {
 	where  string
 	client *ssh.Client
+	via    *sshConn // the jump host the connection is tunnelled through, or nil
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -268,7 +467,13 @@ type sshConn struct {
 
 	mu   sync.Mutex
 	lost error // why the connection died under us, if we know
+
+	hostKeyNote string // see connect; set before the conn is returned
 }
+
+// HostKeyNote says how the node's host key was trusted when known_hosts
+// alone did not vouch for it, or "".
+func (c *sshConn) HostKeyNote() string { return c.hostKeyNote }
 
 func (c *sshConn) Run(ctx context.Context, s Script) (Output, error) {
 	select {
@@ -288,7 +493,9 @@ func (c *sshConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		close(c.done)
-		if cerr := c.client.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+		// A tunnelled connection that is already closed says io.EOF
+		// where TCP says net.ErrClosed.
+		if cerr := c.client.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && !errors.Is(cerr, io.EOF) {
 			err = fmt.Errorf("%s: close: %w", c.where, cerr)
 		}
 	})
@@ -307,17 +514,54 @@ func (c *sshConn) markLost(reason error) {
 	_ = c.client.Close()
 }
 
+// lostReason says why the connection died, or why the jump host it went
+// through did, which takes its tunnels with it.
 func (c *sshConn) lostReason() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lost
+	lost := c.lost
+	c.mu.Unlock()
+	if lost == nil && c.via != nil {
+		if reason := c.via.lostReason(); reason != nil {
+			return fmt.Errorf("%s: %w", c.via.where, reason)
+		}
+	}
+	return lost
+}
+
+// isDead reports whether the transport is gone.
+func (c *sshConn) isDead() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// startConn wraps an authenticated client and starts watching it.
+func startConn(where string, client *ssh.Client, via *sshConn, interval time.Duration, countMax int) *sshConn {
+	c := &sshConn{
+		where:  where,
+		client: client,
+		via:    via,
+		done:   make(chan struct{}),
+		dead:   make(chan struct{}),
+	}
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		_ = c.client.Wait()
+		close(c.dead)
+	}()
+	go c.keepAlive(interval, countMax)
+	return c
 }
 
 // keepAlive detects a peer that vanished without closing TCP, which would
 // otherwise hold a run until its timeout and a connection forever. Only one
 // request is in flight at a time; each interval it stays unanswered counts
 // as a miss.
-func (c *sshConn) keepAlive(interval time.Duration) {
+func (c *sshConn) keepAlive(interval time.Duration, countMax int) {
 	defer c.wg.Done()
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
@@ -340,8 +584,8 @@ func (c *sshConn) keepAlive(interval time.Duration) {
 		case <-ticker.C:
 			if pending != nil {
 				misses++
-				if misses >= keepAliveMisses {
-					c.markLost(fmt.Errorf("no answer to %d keepalives sent %s apart", keepAliveMisses, interval))
+				if misses >= countMax {
+					c.markLost(fmt.Errorf("no answer to %d keepalives sent %s apart", countMax, interval))
 					return
 				}
 				continue

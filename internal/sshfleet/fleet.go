@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,10 @@ const (
 	// FaultHang accepts the command but runs nothing, never answers a
 	// signal or keepalive, and never exits.
 	FaultHang
+	// FaultDropHandshake closes the first DropFirst TCP connections right
+	// after accepting them, before a byte of SSH, as sshd does beyond
+	// MaxStartups, and serves the ones after faithfully.
+	FaultDropHandshake
 )
 
 var faultNames = map[Fault]string{
@@ -48,6 +53,8 @@ var faultNames = map[Fault]string{
 	FaultDropMidRun: "drop-mid-run",
 	FaultFlood:      "flood",
 	FaultHang:       "hang",
+
+	FaultDropHandshake: "drop-handshake",
 }
 
 func (f Fault) String() string {
@@ -93,6 +100,14 @@ type NodeConfig struct {
 	Fault Fault
 	// FloodBytes is what FaultFlood writes; 0 means DefaultFloodBytes.
 	FloodBytes int64
+	// DropFirst is how many connections FaultDropHandshake drops; 0 means
+	// one.
+	DropFirst int
+	// Bastion makes the node a ProxyJump host: it serves direct-tcpip
+	// channels (RFC 4254 7.2) to 127.0.0.1 and refuses every other
+	// destination. Forwarding ignores Fault once the handshake is done,
+	// so a FaultHang bastion forwards but answers no keepalive.
+	Bastion bool
 }
 
 // Node is one started node.
@@ -104,8 +119,41 @@ type Node struct {
 	Port    int
 	HostKey ssh.PublicKey
 
+	fleet    *Fleet
 	listener net.Listener // nil for FaultRefuse
 	server   *ssh.ServerConfig
+
+	accepted atomic.Int64
+	forwards atomic.Int64
+	dropped  atomic.Int64 // connections FaultDropHandshake has seen
+}
+
+// Accepted is how many TCP connections the node has accepted, including
+// those FaultDropHandshake dropped; tests use it to prove a connection was
+// shared or a dial retried.
+func (n *Node) Accepted() int { return int(n.accepted.Load()) }
+
+// Forwards is how many direct-tcpip channels a Bastion node has accepted
+// or refused, one per connection a client tunnelled through it.
+func (n *Node) Forwards() int { return int(n.forwards.Load()) }
+
+// DropConnections closes every connection the node holds, clients' and
+// the ones it forwards to, as if the node crashed, and returns how many it
+// closed. The node keeps listening.
+func (n *Node) DropConnections() int {
+	f := n.fleet
+	f.mu.Lock()
+	var conns []net.Conn
+	for c, owner := range f.conns {
+		if owner == n {
+			conns = append(conns, c)
+		}
+	}
+	f.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	return len(conns)
 }
 
 // Fleet is a set of running nodes. Close it to release everything.
@@ -119,8 +167,8 @@ type Fleet struct {
 
 	mu     sync.Mutex
 	closed bool
-	conns  map[net.Conn]struct{}
-	groups map[int]struct{} // process groups of running commands
+	conns  map[net.Conn]*Node // accepted and forwarded, by the node holding them
+	groups map[int]struct{}   // process groups of running commands
 
 	stopAfter func() bool // unregisters the close-on-ctx-done hook; guarded by mu
 	closeOnce sync.Once
@@ -134,7 +182,7 @@ func Start(ctx context.Context, nodes []NodeConfig) (*Fleet, error) {
 	f := &Fleet{
 		ctx:    fctx,
 		cancel: cancel,
-		conns:  make(map[net.Conn]struct{}),
+		conns:  make(map[net.Conn]*Node),
 		groups: make(map[int]struct{}),
 	}
 	for _, cfg := range nodes {
@@ -166,6 +214,7 @@ func (f *Fleet) startNode(cfg NodeConfig) (*Node, error) {
 	}
 	tcp := ln.Addr().(*net.TCPAddr)
 	n := &Node{
+		fleet:   f,
 		Config:  cfg,
 		Addr:    tcp.String(),
 		Host:    tcp.IP.String(),
@@ -271,15 +320,15 @@ func (f *Fleet) Close() error {
 	return f.closeErr
 }
 
-// track registers a connection so Close can cut it; false means the fleet
-// is closing and the connection must be dropped.
-func (f *Fleet) track(c net.Conn) bool {
+// track registers a connection held by n so Close can cut it; false means
+// the fleet is closing and the connection must be dropped.
+func (f *Fleet) track(n *Node, c net.Conn) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return false
 	}
-	f.conns[c] = struct{}{}
+	f.conns[c] = n
 	return true
 }
 

@@ -23,7 +23,8 @@ func (f *Fleet) accept(n *Node) {
 			// loopback is as fatal for a test server.
 			return
 		}
-		if !f.track(c) {
+		n.accepted.Add(1)
+		if !f.track(n, c) {
 			_ = c.Close()
 			return
 		}
@@ -39,6 +40,9 @@ func (f *Fleet) serveConn(n *Node, c net.Conn) {
 	defer f.untrack(c)
 	defer c.Close()
 
+	if n.Config.Fault == FaultDropHandshake && n.dropNext() {
+		return
+	}
 	if n.Config.Fault == FaultSilent {
 		// Hold the connection open without a banner until the client
 		// gives up or the fleet closes it.
@@ -67,6 +71,15 @@ func (f *Fleet) serveConn(n *Node, c net.Conn) {
 	}()
 
 	for nc := range chans {
+		if nc.ChannelType() == "direct-tcpip" && n.Config.Bastion {
+			n.forwards.Add(1)
+			f.wg.Add(1)
+			go func() {
+				defer f.wg.Done()
+				f.forward(n, nc)
+			}()
+			continue
+		}
 		if nc.ChannelType() != "session" {
 			_ = nc.Reject(ssh.UnknownChannelType, "sshfleet serves only session channels")
 			continue
