@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
@@ -8,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -24,12 +27,28 @@ type hostKeys struct {
 	addr    string   // host:port as dialled
 	files   []string // known_hosts files, in the order given
 	present []string // the subset that exists
-	db      ssh.HostKeyCallback
+	db      *hostDB
 	policy  HostKeyPolicy // never HostKeyDefault
 
 	verified atomic.Bool
 	mu       sync.Mutex
 	failure  error
+	ignored  error  // what strict would have refused, under insecure-ignore
+	learned  string // the file accept-new recorded the key in
+}
+
+// hostDB is knownhosts' callback plus what knownhosts does not tell: which
+// lines are @cert-authority lines. knownhosts reports those among a host's
+// keys (KeyError.Want) and even accepts a plain host key equal to a CA key,
+// so every verdict here first separates authorities from host keys.
+type hostDB struct {
+	check ssh.HostKeyCallback
+	ca    map[lineRef]bool
+}
+
+type lineRef struct {
+	file string
+	line int
 }
 
 // loadHostKeys reads the known_hosts files that exist. Missing files are not
@@ -50,16 +69,53 @@ func loadHostKeys(addr string, files []string, policy HostKeyPolicy) (*hostKeys,
 			return nil, fmt.Errorf("%w: cannot read known_hosts: %w", ErrHostKeyUnknown, err)
 		}
 	}
-	db, err := knownhosts.New(h.present...)
+	db, err := openHostDB(h.present)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot parse known_hosts: %w", ErrHostKeyUnknown, err)
+		return nil, fmt.Errorf("%w: %w", ErrHostKeyUnknown, err)
 	}
 	h.db = db
 	return h, nil
 }
 
+func openHostDB(files []string) (*hostDB, error) {
+	check, err := knownhosts.New(files...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse known_hosts: %w", err)
+	}
+	db := &hostDB{check: check, ca: make(map[lineRef]bool)}
+	for _, f := range files {
+		if err := db.scanMarkers(f); err != nil {
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// scanMarkers finds the @cert-authority lines, numbering lines exactly as
+// knownhosts does so its KnownKey.Line can be looked up.
+func (db *hostDB) scanMarkers(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("cannot read known_hosts: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		word := bytes.Trim(sc.Bytes(), " \t")
+		if i := bytes.IndexAny(word, " \t"); i >= 0 {
+			word = word[:i]
+		}
+		if string(word) == "@cert-authority" {
+			db.ca[lineRef{file, n}] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("cannot read known_hosts %s: %w", file, err)
+	}
+	return nil
+}
+
 // probeKey is a key no known_hosts file can contain. Checking it against the
-// database fails with a KeyError listing every key recorded for the host,
+// database fails with a KeyError listing every line that matches the host,
 // which is the only way knownhosts exposes them.
 var probeKey = sync.OnceValue(func() ssh.PublicKey {
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
@@ -79,13 +135,32 @@ type staticAddr string
 func (a staticAddr) Network() string { return "tcp" }
 func (a staticAddr) String() string  { return string(a) }
 
-// recorded returns the keys known_hosts holds for the host.
-func (h *hostKeys) recorded() []knownhosts.KnownKey {
+// lookup returns the host keys and the certificate authorities known_hosts
+// lists for host.
+func (db *hostDB) lookup(host string) (keys, authorities []knownhosts.KnownKey) {
 	var ke *knownhosts.KeyError
-	if err := h.db(h.addr, staticAddr(h.addr), probeKey()); errors.As(err, &ke) {
-		return ke.Want
+	if err := db.check(host, staticAddr(host), probeKey()); errors.As(err, &ke) {
+		return db.split(ke.Want)
 	}
-	return nil
+	return nil, nil
+}
+
+func (db *hostDB) split(want []knownhosts.KnownKey) (keys, authorities []knownhosts.KnownKey) {
+	for _, k := range want {
+		if db.ca[lineRef{k.Filename, k.Line}] {
+			authorities = append(authorities, k)
+		} else {
+			keys = append(keys, k)
+		}
+	}
+	return keys, authorities
+}
+
+// recorded returns the host keys known_hosts holds for the host, not
+// counting certificate authorities.
+func (h *hostKeys) recorded() []knownhosts.KnownKey {
+	keys, _ := h.db.lookup(h.addr)
+	return keys
 }
 
 // hostKeyAlgorithms maps a recorded key type to the signature algorithms
@@ -95,8 +170,10 @@ var hostKeyAlgorithms = map[string][]string{
 }
 
 // hostCertAlgorithms lists the certificate algorithms over each key type.
-// They come after every plain algorithm: a server holding a certificate also
-// holds the plain key, and the recorded plain key is what we can verify.
+// Without a @cert-authority line for the host they come after every plain
+// algorithm: a server holding a certificate also holds the plain key, and
+// the recorded plain key is what we can verify (check falls back to the
+// certified key, as OpenSSH does).
 var hostCertAlgorithms = map[string][]string{
 	ssh.KeyAlgoRSA:       {ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01, ssh.CertAlgoRSAv01},
 	ssh.KeyAlgoECDSA256:  {ssh.CertAlgoECDSA256v01},
@@ -106,12 +183,18 @@ var hostCertAlgorithms = map[string][]string{
 	ssh.KeyAlgoSKED25519: {ssh.CertAlgoSKED25519v01},
 }
 
-// algorithms returns the host key algorithms to offer: only those of key
-// types recorded for the host. Without this, x/crypto prefers ECDSA and RSA
-// over Ed25519, so a host recorded with its Ed25519 key that also has an
-// ECDSA key would be reported as a mismatch. Nil means "no record, use the
-// defaults" and verification will report the host as unknown.
+// algorithms returns the host key algorithms to offer. Without this,
+// x/crypto prefers ECDSA and RSA over Ed25519, so a host recorded with its
+// Ed25519 key that also has an ECDSA key would be reported as a mismatch.
+//
+// With a @cert-authority line for the host every certificate algorithm
+// comes first, as in OpenSSH: the authority vouches for a certificate over
+// any key type. Nil means x/crypto's defaults: nothing is recorded, or
+// insecure-ignore takes whatever the server has.
 func (h *hostKeys) algorithms() []string {
+	if h.policy == HostKeyInsecureIgnore {
+		return nil
+	}
 	supported := slices.Concat(ssh.SupportedAlgorithms().HostKeys, ssh.InsecureAlgorithms().HostKeys)
 	var plain, certs []string
 	add := func(list *[]string, algos ...string) {
@@ -121,7 +204,15 @@ func (h *hostKeys) algorithms() []string {
 			}
 		}
 	}
-	for _, k := range h.recorded() {
+	keys, authorities := h.db.lookup(h.addr)
+	if len(authorities) > 0 {
+		for _, a := range ssh.SupportedAlgorithms().HostKeys {
+			if strings.Contains(a, "-cert-v01@openssh.com") {
+				add(&certs, a)
+			}
+		}
+	}
+	for _, k := range keys {
 		typ := k.Key.Type()
 		if algos, ok := hostKeyAlgorithms[typ]; ok {
 			add(&plain, algos...)
@@ -130,51 +221,142 @@ func (h *hostKeys) algorithms() []string {
 		}
 		add(&certs, hostCertAlgorithms[typ]...)
 	}
-	if len(plain) == 0 {
+	switch {
+	case len(authorities) > 0 && len(plain) == 0:
+		// A server without a certificate then still shows its plain
+		// key, and is reported as unknown rather than as having no
+		// common algorithm.
+		var rest []string
+		for _, a := range ssh.SupportedAlgorithms().HostKeys {
+			if !strings.Contains(a, "-cert-v01@openssh.com") {
+				rest = append(rest, a)
+			}
+		}
+		return append(certs, rest...)
+	case len(authorities) > 0:
+		return append(certs, plain...)
+	case len(plain) == 0:
 		return nil
 	}
 	return append(plain, certs...)
 }
 
+// verdict is how known_hosts judges an offered key.
+type verdict int
+
+const (
+	keyOK      verdict = iota
+	keyUnknown         // nothing recorded vouches for or against the key
+	keyChanged         // the host has other keys recorded
+	keyRevoked         // the key or its certificate authority is @revoked
+	keyBadCert         // a trusted authority's certificate that does not verify
+)
+
 // check is the ssh.HostKeyCallback. Its errors carry the fix, because a
 // host key problem is the one failure the user must resolve by hand.
 func (h *hostKeys) check(hostname string, remote net.Addr, key ssh.PublicKey) error {
-	err := h.db(hostname, remote, key)
-	if err == nil {
-		h.verified.Store(true)
-		return nil
-	}
-	var (
-		keyErr     *knownhosts.KeyError
-		revokedErr *knownhosts.RevokedError
-	)
+	v, err := h.judge(h.db, hostname, remote, key)
 	switch {
-	case errors.As(err, &revokedErr):
-		err = fmt.Errorf("%w: host key for %s (%s %s) is marked @revoked in %s:%d; do not connect until the node has a new host key",
-			ErrHostKeyMismatch, h.addr, key.Type(), ssh.FingerprintSHA256(key),
-			revokedErr.Revoked.Filename, revokedErr.Revoked.Line)
-	case errors.As(err, &keyErr) && len(keyErr.Want) == 0:
-		err = fmt.Errorf("%w: host key for %s is not in known_hosts (%s); verify the fingerprint %s %s and add it with: %s",
-			ErrHostKeyUnknown, h.addr, h.describeFiles(), key.Type(), ssh.FingerprintSHA256(key), h.keyscanCommand())
-	case errors.As(err, &keyErr):
-		var want []string
-		for _, k := range keyErr.Want {
-			want = append(want, fmt.Sprintf("%s:%d (%s %s)", k.Filename, k.Line, k.Key.Type(), ssh.FingerprintSHA256(k.Key)))
-		}
-		err = fmt.Errorf("%w: host key for %s has changed: the server offered %s %s but known_hosts records %s; "+
-			"if the node was reinstalled, remove the stale line with: ssh-keygen -R '%s' -f %s, otherwise the connection may be intercepted",
-			ErrHostKeyMismatch, h.addr, key.Type(), ssh.FingerprintSHA256(key), strings.Join(want, ", "),
-			knownhosts.Normalize(h.addr), keyErr.Want[0].Filename)
-	default:
-		// Certificate checks fail here, e.g. a host certificate signed by
-		// an authority known_hosts does not trust.
-		err = fmt.Errorf("%w: cannot verify host key for %s (%s %s): %w",
-			ErrHostKeyUnknown, h.addr, key.Type(), ssh.FingerprintSHA256(key), err)
+	case v == keyOK:
+	case v == keyRevoked:
+		// Even insecure-ignore refuses a key the user has revoked, as
+		// OpenSSH does: the line is an explicit statement about it.
+	case h.policy == HostKeyInsecureIgnore:
+		h.mu.Lock()
+		h.ignored = err
+		h.mu.Unlock()
+		err = nil
+	case h.policy == HostKeyAcceptNew && v == keyUnknown:
+		err = h.acceptNew(hostname, remote, key)
 	}
 	h.mu.Lock()
 	h.failure = err
 	h.mu.Unlock()
-	return err
+	if err != nil {
+		return err
+	}
+	h.verified.Store(true)
+	return nil
+}
+
+// judge verifies key against db for hostname and explains a refusal.
+func (h *hostKeys) judge(db *hostDB, hostname string, remote net.Addr, key ssh.PublicKey) (verdict, error) {
+	plain := key
+	cert, isCert := key.(*ssh.Certificate)
+	if isCert {
+		plain = cert.Key
+	}
+	// knownhosts checks revocation of a certificate only after trusting
+	// its authority, and reports it as an anonymous error; asking for the
+	// certified key and the authority by themselves gives the line.
+	revokedKeys := []ssh.PublicKey{plain}
+	if isCert {
+		revokedKeys = append(revokedKeys, cert.SignatureKey)
+	}
+	for i, k := range revokedKeys {
+		var re *knownhosts.RevokedError
+		if err := db.check(hostname, remote, k); errors.As(err, &re) {
+			what := fmt.Sprintf("host key for %s (%s)", h.addr, describeKey(k))
+			if i > 0 {
+				what = fmt.Sprintf("certificate authority (%s) that signed the host certificate of %s", describeKey(k), h.addr)
+			}
+			return keyRevoked, fmt.Errorf("%w: the %s is marked @revoked in %s:%d; do not connect until the node has a new host key",
+				ErrHostKeyMismatch, what, re.Revoked.Filename, re.Revoked.Line)
+		}
+	}
+
+	keys, authorities := db.lookup(hostname)
+	if isCert {
+		trusted := slices.ContainsFunc(authorities, func(k knownhosts.KnownKey) bool { return keysEqual(k.Key, cert.SignatureKey) })
+		if trusted {
+			if err := db.check(hostname, remote, key); err != nil {
+				return keyBadCert, fmt.Errorf("%w: host certificate of %s (%s, signed by %s) is not valid: %w; renew the node's host certificate",
+					ErrHostKeyUnknown, h.addr, describeKey(plain), describeKey(cert.SignatureKey), err)
+			}
+			return keyOK, nil
+		}
+		// An authority not trusted for this host: the certified key may
+		// still be recorded by itself, which OpenSSH accepts too.
+	}
+
+	if slices.ContainsFunc(keys, func(k knownhosts.KnownKey) bool { return keysEqual(k.Key, plain) }) {
+		return keyOK, nil
+	}
+	if len(keys) > 0 {
+		return keyChanged, h.changedError(hostname, plain, keys)
+	}
+	var also string
+	switch {
+	case isCert && len(authorities) > 0:
+		also = fmt.Sprintf("; its certificate is signed by %s, which no @cert-authority line for the host lists", describeKey(cert.SignatureKey))
+	case len(authorities) > 0:
+		also = "; a @cert-authority line covers the host but the server offered no certificate"
+	}
+	return keyUnknown, fmt.Errorf("%w: host key for %s is not in known_hosts (%s)%s; verify the fingerprint %s and add it with: %s",
+		ErrHostKeyUnknown, h.addr, h.describeFiles(), also, describeKey(plain), h.keyscanCommand())
+}
+
+func (h *hostKeys) changedError(hostname string, offered ssh.PublicKey, want []knownhosts.KnownKey) error {
+	var recs []string
+	for _, k := range want {
+		recs = append(recs, fmt.Sprintf("%s:%d (%s)", k.Filename, k.Line, describeKey(k.Key)))
+	}
+	return fmt.Errorf("%w: host key for %s has changed: the server offered %s but known_hosts records %s; "+
+		"if the node was reinstalled, remove the stale entry with: %s, otherwise the connection may be intercepted",
+		ErrHostKeyMismatch, h.addr, describeKey(offered), strings.Join(recs, ", "), removeCommand(hostname, want))
+}
+
+// removeCommand is the ssh-keygen -R invocation for every file that
+// records the host; -R also finds hashed entries.
+func removeCommand(hostname string, want []knownhosts.KnownKey) string {
+	var files, cmds []string
+	for _, k := range want {
+		if !slices.Contains(files, k.Filename) {
+			files = append(files, k.Filename)
+			cmds = append(cmds, "ssh-keygen -R "+shellQuote(knownhosts.Normalize(hostname))+" -f "+shellQuote(k.Filename))
+		}
+	}
+	return strings.Join(cmds, " && ")
 }
 
 // typeMismatch describes a server that offers none of the key types
@@ -186,11 +368,11 @@ func (h *hostKeys) typeMismatch() error {
 	}
 	var recs []string
 	for _, k := range want {
-		recs = append(recs, fmt.Sprintf("%s:%d (%s %s)", k.Filename, k.Line, k.Key.Type(), ssh.FingerprintSHA256(k.Key)))
+		recs = append(recs, fmt.Sprintf("%s:%d (%s)", k.Filename, k.Line, describeKey(k.Key)))
 	}
 	return fmt.Errorf("%w: host key for %s has changed: the server offers no key of the types known_hosts records (%s); "+
-		"if the node was reinstalled, remove the stale line with: ssh-keygen -R '%s' -f %s, otherwise the connection may be intercepted",
-		ErrHostKeyMismatch, h.addr, strings.Join(recs, ", "), knownhosts.Normalize(h.addr), want[0].Filename)
+		"if the node was reinstalled, remove the stale entry with: %s, otherwise the connection may be intercepted",
+		ErrHostKeyMismatch, h.addr, strings.Join(recs, ", "), removeCommand(h.addr, want))
 }
 
 // failed returns the verification error, if verification ran and failed.
@@ -198,6 +380,165 @@ func (h *hostKeys) failed() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.failure
+}
+
+// ignoredMismatch returns what strict verification would have refused when
+// insecure-ignore accepted the key anyway: an error wrapping
+// ErrHostKeyUnknown or ErrHostKeyMismatch with the fingerprints; nil when
+// the key was verified.
+func (h *hostKeys) ignoredMismatch() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ignored
+}
+
+// learnedIn returns the known_hosts file accept-new recorded the host's key
+// in during this dial, or "".
+func (h *hostKeys) learnedIn() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.learned
+}
+
+// knownHostsLocks serializes accept-new's read-modify-rename of each
+// known_hosts file among the dials of this process, so concurrent dials to
+// new hosts all land in the file. Keyed by the resolved path.
+var knownHostsLocks sync.Map // string -> *sync.Mutex
+
+// acceptNew records key for an unknown host in the first known_hosts file.
+// It re-reads that file under its lock: a concurrent dial may have recorded
+// the host meanwhile, with this key (accepted, not added twice) or another
+// (a mismatch, never replaced).
+func (h *hostKeys) acceptNew(hostname string, remote net.Addr, key ssh.PublicKey) error {
+	plain := key
+	if cert, ok := key.(*ssh.Certificate); ok {
+		plain = cert.Key
+	}
+	if len(h.files) == 0 {
+		return fmt.Errorf("%w: host key for %s (%s) is unknown and no known_hosts file is configured to record it in",
+			ErrHostKeyUnknown, h.addr, describeKey(plain))
+	}
+	path, err := resolveLink(h.files[0])
+	if err != nil {
+		return fmt.Errorf("%w: record host key of %s: %w", ErrHostKeyUnknown, h.addr, err)
+	}
+	muAny, _ := knownHostsLocks.LoadOrStore(path, new(sync.Mutex))
+	mu := muAny.(*sync.Mutex)
+	mu.Lock()
+	defer mu.Unlock()
+
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: record host key of %s: %w", ErrHostKeyUnknown, h.addr, err)
+	}
+	if len(old) > 0 {
+		db, err := openHostDB([]string{path})
+		if err != nil {
+			return fmt.Errorf("%w: record host key of %s in %s: %w", ErrHostKeyUnknown, h.addr, path, err)
+		}
+		if v, err := h.judge(db, hostname, remote, plain); v != keyUnknown {
+			return err
+		}
+	}
+	host := knownhosts.Normalize(hostname)
+	if usesHashedHosts(old) {
+		host = knownhosts.HashHostname(host)
+	}
+	line := host + " " + string(ssh.MarshalAuthorizedKey(plain))
+	if err := appendAtomically(path, old, line); err != nil {
+		return fmt.Errorf("%w: record host key of %s in %s: %w", ErrHostKeyUnknown, h.addr, path, err)
+	}
+	h.mu.Lock()
+	h.learned = path
+	h.mu.Unlock()
+	return nil
+}
+
+// resolveLink follows a symlinked known_hosts file, so the rename replaces
+// its target rather than the link.
+func resolveLink(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	switch {
+	case err == nil:
+		return real, nil
+	case errors.Is(err, fs.ErrNotExist):
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return "", fmt.Errorf("%s is a dangling symlink", path)
+		}
+		return filepath.Clean(path), nil
+	}
+	return "", err
+}
+
+// usesHashedHosts reports whether the file's entries hide their host names
+// (HashKnownHosts), so a new entry should too.
+func usesHashedHosts(data []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 0 && strings.HasPrefix(f[0], "@") {
+			f = f[1:]
+		}
+		if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			return strings.HasPrefix(f[0], "|1|")
+		}
+	}
+	return false
+}
+
+// appendAtomically writes old plus line to path through a temporary file
+// in the same directory, so a crash or a concurrent reader never sees a
+// half-written known_hosts. A new file is 0600 in a 0700 directory, as ssh
+// creates them; an existing file keeps its mode.
+func appendAtomically(path string, old []byte, line string) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	data := slices.Clone(old)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	data = append(data, line...)
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// The rename is durable only once the directory is.
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+func keysEqual(a, b ssh.PublicKey) bool {
+	return bytes.Equal(a.Marshal(), b.Marshal())
 }
 
 func (h *hostKeys) describeFiles() string {
@@ -214,10 +555,24 @@ func (h *hostKeys) keyscanCommand() string {
 	}
 	file := "~/.ssh/known_hosts"
 	if len(h.files) > 0 {
-		file = h.files[0]
+		file = shellQuote(h.files[0])
+		if data, err := os.ReadFile(h.files[0]); err == nil && usesHashedHosts(data) {
+			host = "-H " + shellQuote(host)
+		} else {
+			host = shellQuote(host)
+		}
 	}
 	if port == "22" {
 		return fmt.Sprintf("ssh-keyscan %s >> %s", host, file)
 	}
 	return fmt.Sprintf("ssh-keyscan -p %s %s >> %s", port, host, file)
+}
+
+// shellQuote quotes s for a command the user is told to paste, leaving
+// plain words alone so the usual case reads naturally.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

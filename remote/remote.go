@@ -138,6 +138,13 @@ type Conn interface {
 	Close() error
 }
 
+// HostKeyNoter is implemented by connections whose host key was trusted
+// other than by known_hosts (accept-new, insecure-ignore); HostKeyNote says
+// how, or returns "".
+type HostKeyNoter interface {
+	HostKeyNote() string
+}
+
 // Dialer opens connections. Dial honours ctx and its own connect timeout for
 // the TCP dial, the SSH handshake and authentication together.
 type Dialer interface {
@@ -145,7 +152,9 @@ type Dialer interface {
 }
 
 // Sentinel errors. Every error returned by Dial or Run wraps at most one of
-// them, so the caller maps errors to node statuses with errors.Is.
+// them, plus ErrJumpFailed when the one describes a failed jump host rather
+// than the node, so the caller maps errors to node statuses with errors.Is
+// (ErrJumpFailed first).
 var (
 	ErrUnreachable     = errors.New("unreachable")
 	ErrConnectTimeout  = errors.New("connect timeout")
