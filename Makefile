@@ -26,5 +26,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./inventory
 	$(GO) test -run '^$$' -fuzz FuzzParseOutput -fuzztime 20s ./audit
 
+# Speed and memory, measured (never asserted in tests): see bench/.
+bench:
+	sh bench/run.sh
+
 clean:
 	rm -rf bin demo-out

@@ -172,6 +172,10 @@ type Report struct {
 	Cluster *Cluster `json:"cluster,omitempty"`
 	// TargetVersion is --target-version, when given.
 	TargetVersion string `json:"target_version,omitempty"`
+	// Warnings are about the run itself, not the fleet: what makes its
+	// results less trustworthy, e.g. host keys that were not verified.
+	// Every report shows them above the findings.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Cluster statuses.

@@ -75,6 +75,8 @@ type RunOptions struct {
 	Now func() time.Time
 	// Progress, when set, is called after each node with the running totals.
 	Progress func(done, total, failed int)
+	// Warnings go into the report as they are (Report.Warnings).
+	Warnings []string
 }
 
 // Run audits every node of the inventory and builds the report. Node
@@ -145,6 +147,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		Nodes:         nodes,
 		Cluster:       cluster,
 		TargetVersion: o.TargetVersion,
+		Warnings:      o.Warnings,
 	}
 	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers})
 	return r, nil
@@ -244,7 +247,7 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 
 // becomeOf is the host's become setting as the bundle takes it.
 func becomeOf(h inventory.Host) Become {
-	return Become{Method: h.Become}
+	return Become{Method: h.Become, User: h.BecomeUser}
 }
 
 // execBundle runs probes in one session and parses what came back, also

@@ -12,3 +12,5 @@ if [ -x /usr/bin/time ]; then
 else
 	time ./bin/fleet-audit demo --out "${TMPDIR:-/tmp}/fleet-audit-bench" >/dev/null
 fi
+# Peak RSS and wall time under an output flood of 50 MiB and 500 MiB.
+sh bench/flood.sh

@@ -62,7 +62,9 @@ type htmlView struct {
 	HasDriftedMatrix bool
 	// DriftNote says how many role rows the drift table folded away.
 	DriftNote string
-	Cluster   *htmlCluster
+	// Warnings are Report.Warnings.
+	Warnings []string
+	Cluster  *htmlCluster
 }
 
 type htmlCause struct {
@@ -192,6 +194,7 @@ func buildHTMLView(r *audit.Report) htmlView {
 		RanAt:            ranAt(r),
 		RunTime:          runTime(r),
 		FindingCount:     len(r.Findings),
+		Warnings:         texts(r.Warnings),
 	}
 	v.Audited, v.NotAud = counts(r)
 	if !r.StartedAt.IsZero() {
@@ -437,6 +440,7 @@ a { color: #0a4a8f; }
 .verdict h2 { border: 0; margin: 0 0 0.4rem; font-size: 1.35rem; }
 .verdict ul { margin: 0.2rem 0 0.6rem; }
 .verdict .cause { margin: 0.4rem 0; }
+.verdict .warning { margin: 0.4rem 0; padding: 0.3rem 0.6rem; border: 2px dashed var(--crit); background: var(--bg); color: var(--crit); }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; margin: 0.4rem 0 0; }
 dl.meta dt { font-weight: 600; }
 dl.meta dd { margin: 0; overflow-wrap: anywhere; }
@@ -546,6 +550,9 @@ const htmlTemplate = `<!DOCTYPE html>
 <h2 id="verdict">{{if .Passed}}✔ Gate passed{{else}}✘ Gate FAILED — exit {{.ExitCode}}{{end}}</h2>
 {{- if .Reasons}}
 <ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>
+{{- end}}
+{{- range .Warnings}}
+<p class="warning" role="alert"><strong>Warning:</strong> {{.}}</p>
 {{- end}}
 {{- range .Causes}}
 <p class="cause"><strong>{{.Head}}</strong><br>{{.Stats}}</p>

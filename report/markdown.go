@@ -52,6 +52,9 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 		line = append(line, "**interrupted**: not every node was audited")
 	}
 	p("%s\n", strings.Join(line, " · "))
+	for _, w := range r.Warnings {
+		p("\n> **Warning:** %s\n", mdText(w))
+	}
 
 	fs := orderFindings(r.Findings)
 	failing := failingNodes(r)

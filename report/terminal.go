@@ -109,6 +109,11 @@ func (p *termPrinter) header(r *audit.Report) {
 		fleet += " · " + p.paint(sgrRed, "INTERRUPTED")
 	}
 	p.line(fleet)
+	for _, w := range r.Warnings {
+		for _, l := range wrapUnits("WARNING: "+oneLine(w), p.width, 2, wrapTiers[modeWords]) {
+			p.line(p.paint(sgrRed, l))
+		}
+	}
 }
 
 func (p *termPrinter) title(s string) {

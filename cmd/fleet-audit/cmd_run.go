@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ type runOptions struct {
 	FailOn           audit.Severity
 	AllowUnreachable bool
 	NoAgent          bool
+	// HostKeyPolicy is --host-key-policy; HostKeyDefault when not given,
+	// so each host's own (inventory, ssh_config) applies.
+	HostKeyPolicy remote.HostKeyPolicy
 	// Quiet and Verbose choose how much of the terminal report is printed.
 	Quiet, Verbose bool
 	// Outputs maps a report format to the file it is written to.
@@ -99,6 +103,7 @@ Report formats: ` + formatNames() + `
 			&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE` (YAML)"},
 			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
 			&cli.BoolFlag{Name: "no-agent", Usage: "do not use the ssh-agent at SSH_AUTH_SOCK"},
+			&cli.StringFlag{Name: "host-key-policy", Value: "strict", Usage: "what to do with a host key known_hosts does not vouch for: `POLICY` strict (refuse), accept-new (record unknown keys, refuse changed ones) or insecure-ignore (accept anything; the report says so). Given, it beats the inventory's host_key_policy and ssh_config's StrictHostKeyChecking"},
 		}, append(append(auditFlags(), outputFlags()...), ruleFlags()...)...),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
@@ -108,6 +113,11 @@ Report formats: ` + formatNames() + `
 			o.InventoryPath = c.String("inventory")
 			o.SSHConfig = c.String("ssh-config")
 			o.NoAgent = c.Bool("no-agent")
+			if c.IsSet("host-key-policy") {
+				if o.HostKeyPolicy, err = remote.ParseHostKeyPolicy(c.String("host-key-policy")); err != nil {
+					return &usageError{fmt.Errorf("--host-key-policy: %w", err)}
+				}
+			}
 			inv, err := inventory.Load(o.InventoryPath, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
 			if err != nil {
 				return &usageError{err}
@@ -226,10 +236,13 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if o.NoAgent {
 		agent = ""
 	}
-	tr := &transport.Transport{
-		SSH:   remote.NewSSHDialer(remote.SSHOptions{ConnectTimeout: o.ConnectTimeout, AgentSocket: agent}),
-		Local: remote.LocalDialer{},
-	}
+	ask := ttyPassphrase(nil)
+	unlockKeys(ctx, inv, ask)
+	dialer := remote.NewSSHDialer(remote.SSHOptions{
+		ConnectTimeout: o.ConnectTimeout, AgentSocket: agent, Passphrase: ask,
+	})
+	defer dialer.Close()
+	tr := &transport.Transport{SSH: dialer, Local: remote.LocalDialer{}, HostKeyPolicy: o.HostKeyPolicy}
 	var progress *progressLine
 	if !o.Quiet && isTerminal(stderr) {
 		progress = &progressLine{w: stderr}
@@ -238,14 +251,101 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Inventory: inv, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
-		ToolVersion: version, Progress: progress.callback(),
+		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o),
 		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
 	})
 	progress.finish()
 	if err != nil {
 		return err
 	}
+	r.Warnings = append(r.Warnings, hostKeyWarnings(tr.HostKeyNotes())...)
 	return emitReport(r, o.Outputs, outputOptions{Quiet: o.Quiet, Verbose: o.Verbose}, stdout, stderr)
+}
+
+// unlockKeys asks for the passphrases of encrypted identity files before
+// any node is dialled, one key at a time, so that typing one is bounded by
+// a generous deadline rather than by every node's connect timeout. What it
+// cannot unlock is left to the dials, which say why in the node's status.
+func unlockKeys(ctx context.Context, inv *inventory.Inventory, ask remote.PassphraseFunc) {
+	ctx, cancel := context.WithTimeout(ctx, unlockTimeout)
+	defer cancel()
+	type key struct{ path, env string }
+	seen := map[key]bool{}
+	for _, h := range inv.Hosts {
+		if h.Connection != "ssh" {
+			continue
+		}
+		files := append([]string{}, h.IdentityFiles...)
+		for _, j := range h.Jumps {
+			files = append(files, j.IdentityFiles...)
+		}
+		for _, f := range files {
+			k := key{f, h.PassphraseEnv}
+			if !seen[k] && ctx.Err() == nil {
+				seen[k] = true
+				_ = remote.Unlock(ctx, f, h.PassphraseEnv, ask)
+			}
+		}
+	}
+}
+
+// unlockTimeout bounds the passphrase prompts of one run.
+const unlockTimeout = 5 * time.Minute
+
+// runWarnings are what the report must say about how far its results can
+// be trusted before anyone reads them.
+func runWarnings(inv *inventory.Inventory, o runOptions) []string {
+	var ignored []string
+	for _, h := range inv.Hosts {
+		if h.Connection == "ssh" && transport.PolicyFor(h, o.HostKeyPolicy) == remote.HostKeyInsecureIgnore {
+			ignored = append(ignored, h.Name)
+		}
+	}
+	if len(ignored) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("host keys were NOT verified for %s (host-key policy insecure-ignore): a man-in-the-middle would have gone unnoticed, and these results could come from any machine",
+		pluralNodes(ignored))}
+}
+
+// hostKeyWarnings turn the transport's host-key notes into report
+// warnings: each key accepted without verification by name, since any of
+// them could be a man-in-the-middle, and the keys recorded on first use as
+// one line.
+func hostKeyWarnings(notes map[string]string) []string {
+	names := make([]string, 0, len(notes))
+	for n := range notes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out, learned []string
+	for _, n := range names {
+		if strings.Contains(notes[n], "accept-new") {
+			learned = append(learned, n)
+		} else {
+			out = append(out, n+": "+notes[n])
+		}
+	}
+	if len(learned) > 0 {
+		out = append(out, fmt.Sprintf("host keys of %s were seen for the first time and trusted (host-key policy accept-new); compare their fingerprints with the nodes' own before the next run", pluralNodes(learned)))
+	}
+	return out
+}
+
+// pluralNodes is "1 node (a)" or "3 nodes (a, b, c)", the list cut after 10.
+func pluralNodes(names []string) string {
+	shown := names
+	if len(shown) > 10 {
+		shown = shown[:10]
+	}
+	list := strings.Join(shown, ", ")
+	if len(names) > len(shown) {
+		list += fmt.Sprintf(", and %d more", len(names)-len(shown))
+	}
+	if len(names) == 1 {
+		return "1 node (" + list + ")"
+	}
+	return fmt.Sprintf("%d nodes (%s)", len(names), list)
 }
 
 // progressLine is the line a person at a terminal sees on stderr while the

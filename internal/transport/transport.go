@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit"
@@ -21,17 +22,64 @@ type Transport struct {
 	Local remote.Dialer
 	// MaxOutput caps the bytes one node may print; 0 = remote's default.
 	MaxOutput int64
+	// HostKeyPolicy, when set, overrides every host's own (the command
+	// line's --host-key-policy beats the inventory and ssh_config).
+	HostKeyPolicy remote.HostKeyPolicy
+
+	mu    sync.Mutex
+	notes map[string]string
+}
+
+// HostKeyNotes maps each host whose key was trusted other than through
+// known_hosts (recorded by accept-new, or not verified under
+// insecure-ignore) to how; the report must say so.
+func (t *Transport) HostKeyNotes() map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]string, len(t.notes))
+	for k, v := range t.notes {
+		out[k] = v
+	}
+	return out
+}
+
+// PolicyFor is the host-key policy a host is dialled with: override when
+// set, else the host's own (inventory host_key_policy or ssh_config
+// StrictHostKeyChecking), else strict.
+func PolicyFor(h inventory.Host, override remote.HostKeyPolicy) remote.HostKeyPolicy {
+	if override != remote.HostKeyDefault {
+		return override
+	}
+	if p, err := remote.ParseHostKeyPolicy(h.HostKeyPolicy); err == nil {
+		return p
+	}
+	return remote.HostKeyStrict
+}
+
+// targetOf is the remote.Target for a host.
+func targetOf(h inventory.Host, policy remote.HostKeyPolicy) remote.Target {
+	t := remote.Target{
+		Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
+		IdentityFiles: h.IdentityFiles, KnownHostsFiles: h.KnownHostsFiles,
+		Local:          h.Connection == "local",
+		IdentitiesOnly: h.IdentitiesOnly, PassphraseEnv: h.PassphraseEnv,
+		HostKeyPolicy:  PolicyFor(h, policy),
+		ConnectTimeout: h.ConnectTimeout, KeepAliveInterval: h.ServerAliveInterval, KeepAliveCountMax: h.ServerAliveCountMax,
+	}
+	for _, j := range h.Jumps {
+		t.Jumps = append(t.Jumps, remote.Hop{
+			Name: j.Name, Address: j.Address, Port: j.Port, User: j.User,
+			IdentityFiles: j.IdentityFiles, KnownHostsFiles: j.KnownHostsFiles, IdentitiesOnly: j.IdentitiesOnly,
+		})
+	}
+	return t
 }
 
 var _ audit.Transport = (*Transport)(nil)
 
 // Open dials the host.
 func (t *Transport) Open(ctx context.Context, h inventory.Host) (audit.Session, error) {
-	target := remote.Target{
-		Name: h.Name, Address: h.Address, Port: h.Port, User: h.User,
-		IdentityFiles: h.IdentityFiles, KnownHostsFiles: h.KnownHostsFiles,
-		Local: h.Connection == "local",
-	}
+	target := targetOf(h, t.HostKeyPolicy)
 	d := t.SSH
 	if target.Local {
 		d = t.Local
@@ -42,6 +90,14 @@ func (t *Transport) Open(ctx context.Context, h inventory.Host) (audit.Session, 
 	c, err := d.Dial(ctx, target)
 	if err != nil {
 		return nil, Classify(err)
+	}
+	if n, ok := c.(remote.HostKeyNoter); ok && n.HostKeyNote() != "" {
+		t.mu.Lock()
+		if t.notes == nil {
+			t.notes = map[string]string{}
+		}
+		t.notes[h.Name] = n.HostKeyNote()
+		t.mu.Unlock()
 	}
 	return &session{conn: c, maxOutput: t.MaxOutput}, nil
 }
@@ -70,6 +126,10 @@ func Classify(err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		status, msg = audit.StatusInterrupted, "the run was interrupted"
+	case errors.Is(err, remote.ErrJumpFailed):
+		// First: the hop's own cause (refused, host key...) is wrapped too,
+		// and would otherwise be taken for the node's.
+		status, msg = audit.StatusJumpFailed, "a ProxyJump host on the way failed, so the node was not reached"
 	case errors.Is(err, remote.ErrUnreachable):
 		status, msg = audit.StatusUnreachable, "cannot connect (refused, no route or unknown name)"
 	case errors.Is(err, remote.ErrConnectTimeout):

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+)
+
+// Bounds of the fault run. The probe timeout is the hanging probe's own.
+const (
+	faultConnectTimeout = 3 * time.Second
+	faultProbeTimeout   = 2 * time.Second
+	// faultMargin is what the run may take beyond connect + probe timeout:
+	// the other probes of the hanging node, timeout(1)'s kill grace, the
+	// flood being cut, and a 2-core machine under -race. A hang of any
+	// node would blow it many times over: nothing else bounds it below
+	// the two-minute node timeout.
+	faultMargin = 25 * time.Second
+)
+
+// hangProbe hangs forever on a node that has the marker file, and only
+// there: the healthy nodes run it in no time.
+const hangProbe = `# id: hang
+# description: hangs forever on a node holding etc/fleet-audit-hang (fault test)
+# needs_root: false
+# timeout: 2s
+# facts: hang.done
+if [ -e "$R/etc/fleet-audit-hang" ]; then
+	sleep 100000
+fi
+fact hang.done yes
+`
+
+// faultNode is one node of the fault fleet and what must become of it.
+type faultNode struct {
+	name   string
+	fault  sshfleet.Fault
+	via    string // the bastion it is reached through, "" for direct
+	status audit.NodeStatus
+	// facts: whether the node must report facts (the healthy nodes every
+	// probe's, the partial ones some).
+	facts bool
+	// partial: what arrived before the cut is kept, so any facts may be.
+	partial    bool
+	wrongKey   bool
+	hang       bool
+	floodBytes int64
+}
+
+// TestFaultFleet is one audit over a fleet in which every kind of node
+// failure happens at once. Each node must end with its own status and the
+// healthy ones fully audited; the run must end within the connect timeout
+// plus the probe timeout plus a margin; the flood must not be kept; every
+// report must be written and the gate must fail closed.
+func TestFaultFleet(t *testing.T) {
+	nodes := []faultNode{
+		{name: "healthy-1", status: audit.StatusOK, facts: true},
+		{name: "healthy-2", via: "bastion-up", status: audit.StatusOK, facts: true},
+		{name: "refuses", fault: sshfleet.FaultRefuse, status: audit.StatusUnreachable},
+		{name: "silent", fault: sshfleet.FaultSilent, status: audit.StatusTimeout},
+		{name: "hangs", hang: true, status: audit.StatusProbeTimeout, facts: true},
+		{name: "rekeyed", wrongKey: true, status: audit.StatusHostKeyMismatch},
+		{name: "rejects", fault: sshfleet.FaultRejectKey, status: audit.StatusAuthFailed},
+		{name: "floods", fault: sshfleet.FaultFlood, floodBytes: 50 << 20, status: audit.StatusOutputTruncated, partial: true},
+		{name: "drops", fault: sshfleet.FaultDropMidRun, status: audit.StatusConnectionLost, partial: true},
+		{name: "behind-1", via: "bastion-down", status: audit.StatusJumpFailed},
+		{name: "behind-2", via: "bastion-down", status: audit.StatusJumpFailed},
+	}
+	dir := t.TempDir()
+	signer, keyPEM, err := sshfleet.NewClientKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "id_ed25519")
+	probes := filepath.Join(dir, "probes")
+	for p, b := range map[string][]byte{key: keyPEM, filepath.Join(probes, "hang.sh"): []byte(hangProbe)} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auth := []ssh.PublicKey{signer.PublicKey()}
+	cfgs := []sshfleet.NodeConfig{
+		{Name: "bastion-up", Bastion: true, AuthorizedKeys: auth},
+		{Name: "bastion-down", Bastion: true, AuthorizedKeys: auth, Fault: sshfleet.FaultRefuse},
+	}
+	for _, n := range nodes {
+		root := filepath.Join(dir, "nodes", n.name)
+		if err := nodesim.Build(root, nodesim.Clean(1)[0].State); err != nil {
+			t.Fatal(err)
+		}
+		if n.hang {
+			if err := os.WriteFile(filepath.Join(root, "etc", "fleet-audit-hang"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfgs = append(cfgs, sshfleet.NodeConfig{
+			Name: n.name, AuthorizedKeys: auth, Env: []string{"FLEET_AUDIT_ROOT=" + root}, Dir: root,
+			Fault: n.fault, FloodBytes: n.floodBytes,
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	fleet, err := sshfleet.Start(ctx, cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	byName := map[string]*sshfleet.Node{}
+	for _, n := range fleet.Nodes() {
+		byName[n.Config.Name] = n
+	}
+
+	// known_hosts holds every node's key, but another key for rekeyed;
+	// the ssh_config gives the bastions' addresses, so proxy_jump names
+	// them as a user would.
+	var known, sshConfig, inv strings.Builder
+	for _, n := range fleet.Nodes() {
+		pub := n.HostKey
+		for _, fn := range nodes {
+			if fn.name == n.Config.Name && fn.wrongKey {
+				other, _, err := sshfleet.NewClientKey()
+				if err != nil {
+					t.Fatal(err)
+				}
+				pub = other.PublicKey()
+			}
+		}
+		fmt.Fprintf(&known, "[%s]:%d %s", n.Host, n.Port, ssh.MarshalAuthorizedKey(pub))
+	}
+	for _, b := range []string{"bastion-up", "bastion-down"} {
+		fmt.Fprintf(&sshConfig, "Host %s\n  HostName %s\n  Port %d\n", b, byName[b].Host, byName[b].Port)
+	}
+	knownPath, cfgPath := filepath.Join(dir, "known_hosts"), filepath.Join(dir, "ssh_config")
+	fmt.Fprintf(&inv, "name: faults\ndefaults:\n  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n  roles: [worker]\nhosts:\n", key, knownPath, cfgPath)
+	for _, n := range nodes {
+		s := byName[n.name]
+		fmt.Fprintf(&inv, "  %s: {address: %s, port: %d", n.name, s.Host, s.Port)
+		if n.via != "" {
+			fmt.Fprintf(&inv, ", proxy_jump: %s", n.via)
+		}
+		inv.WriteString("}\n")
+	}
+	invPath := filepath.Join(dir, "inventory.yaml")
+	for p, b := range map[string]string{knownPath: known.String(), cfgPath: sshConfig.String(), invPath: inv.String()} {
+		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("HOME", dir)
+	t.Setenv("NO_COLOR", "1")
+	args := []string{"fleet-audit", "run", "-i", invPath, "--probes", probes,
+		"--connect-timeout", faultConnectTimeout.String(), "--forks", "20",
+		"--json", filepath.Join(out, "results.json"), "--html", filepath.Join(out, "report.html"),
+		"--markdown", filepath.Join(out, "report.md"), "--junit", filepath.Join(out, "junit.xml")}
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run(ctx, args, &stdout, &stderr)
+	wall := time.Since(start)
+	t.Logf("fault run: exit %d in %s (bound %s)", code, wall.Round(time.Millisecond), faultConnectTimeout+faultProbeTimeout+faultMargin)
+	if wall > faultConnectTimeout+faultProbeTimeout+faultMargin {
+		t.Errorf("the run took %s: more than connect timeout %s + probe timeout %s + margin %s, so something waited without a bound",
+			wall, faultConnectTimeout, faultProbeTimeout, faultMargin)
+	}
+	// Nodes not audited fail the gate closed, whatever the findings.
+	if code != 3 {
+		t.Errorf("exit %d, want 3 (nodes not audited)\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+
+	data, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The flood is cut at the output cap and only facts are kept: the
+	// saved run stays small.
+	if len(data) > 1<<20 {
+		t.Errorf("results.json is %d bytes: the flood was kept", len(data))
+	}
+	var r audit.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]audit.Node{}
+	for _, n := range r.Nodes {
+		got[n.Name] = n
+	}
+	probeCount := 0
+	if all, err := audit.BuiltinProbes(); err == nil {
+		for _, p := range all {
+			if p.Scope != audit.ScopeCluster {
+				probeCount++
+			}
+		}
+	}
+	for _, want := range nodes {
+		n, ok := got[want.name]
+		if !ok {
+			t.Errorf("%s: not in the report", want.name)
+			continue
+		}
+		if n.Status != want.status {
+			t.Errorf("%s: status %s, want %s (%s)", want.name, n.Status, want.status, n.Message)
+		}
+		if n.Status != audit.StatusOK && (n.Message == "" || strings.Contains(n.Message, "\n")) {
+			t.Errorf("%s: message %q, want one line", want.name, n.Message)
+		}
+		if !want.partial && want.facts != (len(n.Facts) > 0) {
+			t.Errorf("%s: %d facts, want facts: %v", want.name, len(n.Facts), want.facts)
+		}
+		if want.status == audit.StatusOK {
+			// Fully audited: every builtin node probe and the hang probe ran.
+			ok := 0
+			for _, p := range n.Probes {
+				if p.Status == audit.ProbeOK {
+					ok++
+				}
+			}
+			if ok != probeCount+1 || n.Facts["hang.done"] != "yes" {
+				t.Errorf("%s: %d of %d probes ok, hang.done=%q", want.name, ok, probeCount+1, n.Facts["hang.done"])
+			}
+		}
+	}
+	if h := got["hangs"]; h.Facts["os.kernel"] == "" || h.Facts["hang.done"] != "" {
+		t.Errorf("hangs: the probes around the hanging one must be kept (os.kernel=%q) and the hanging one not (hang.done=%q)", h.Facts["os.kernel"], h.Facts["hang.done"])
+	}
+	for _, name := range []string{"behind-1", "behind-2"} {
+		if m := got[name].Message; !strings.Contains(m, "bastion-down") {
+			t.Errorf("%s: the message does not name the bastion that failed: %q", name, m)
+		}
+	}
+	if n := byName["bastion-up"].Accepted(); n != 1 {
+		t.Errorf("bastion-up accepted %d connections, want 1", n)
+	}
+
+	for _, f := range []string{"report.html", "report.md", "junit.xml"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Errorf("report not written: %v", err)
+			continue
+		}
+		for _, want := range nodes {
+			if !bytes.Contains(b, []byte(want.name)) || !bytes.Contains(b, []byte(want.status.String())) {
+				t.Errorf("%s does not show %s as %s", f, want.name, want.status)
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/internal/demo"
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// TestHostKeyPolicies runs the CLI under each --host-key-policy on a
+// 3-node fleet and checks statuses, the report's warnings and what
+// accept-new wrote to known_hosts.
+func TestHostKeyPolicies(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fl, err := demo.Start(ctx, dir, nodesim.Clean(3), demo.Options{WrongHostKey: map[string]bool{"node-3": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("HOME", dir)
+	t.Setenv("NO_COLOR", "1")
+	known := filepath.Join(dir, "known_hosts")
+
+	audit1 := func(policy string) (int, string, *audit.Report) {
+		t.Helper()
+		res := filepath.Join(t.TempDir(), "results.json")
+		md := filepath.Join(t.TempDir(), "report.md")
+		args := []string{"fleet-audit", "run", "-i", fl.InventoryPath, "--json", res, "--markdown", md}
+		if policy != "" {
+			args = append(args, "--host-key-policy", policy)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, args, &stdout, &stderr)
+		data, err := os.ReadFile(res)
+		if err != nil {
+			t.Fatalf("%s: no results (exit %d): %v\n%s", policy, code, err, stderr.String())
+		}
+		var r audit.Report
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		mdText, err := os.ReadFile(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code, stdout.String() + "\n" + string(mdText), &r
+	}
+	status := func(r *audit.Report) string {
+		var s []string
+		for _, n := range r.Nodes {
+			s = append(s, n.Name+"="+n.Status.String())
+		}
+		return strings.Join(s, " ")
+	}
+
+	// strict (the default): the changed key fails its node.
+	code, _, r := audit1("")
+	if code != 3 || status(r) != "node-1=ok node-2=ok node-3=host_key_mismatch" || len(r.Warnings) != 0 {
+		t.Errorf("strict: exit %d, %s, warnings %q", code, status(r), r.Warnings)
+	}
+	// insecure-ignore: audited, and every report says node-3 was not verified.
+	code, out, r := audit1("insecure-ignore")
+	if code != 0 || status(r) != "node-1=ok node-2=ok node-3=ok" {
+		t.Errorf("insecure-ignore: exit %d, %s", code, status(r))
+	}
+	joined := strings.Join(r.Warnings, "\n")
+	if !strings.Contains(joined, "NOT verified for 3 nodes") || !strings.Contains(joined, "node-3: host key NOT verified") {
+		t.Errorf("insecure-ignore: warnings %q", r.Warnings)
+	}
+	if strings.Count(out, "WARNING: node-3: host key NOT verified") != 1 || !strings.Contains(out, "**Warning:** node-3: host key NOT verified") {
+		t.Errorf("insecure-ignore: the terminal and Markdown reports do not warn about node-3:\n%s", out)
+	}
+	// accept-new: a changed key is still refused and never replaced.
+	before, err := os.ReadFile(known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, r = audit1("accept-new")
+	if after, _ := os.ReadFile(known); code != 3 || status(r) != "node-1=ok node-2=ok node-3=host_key_mismatch" || !bytes.Equal(before, after) {
+		t.Errorf("accept-new with a changed key: exit %d, %s, known_hosts changed: %v", code, status(r), !bytes.Equal(before, after))
+	}
+	// accept-new on an empty known_hosts records all three, and says so once.
+	if err := os.WriteFile(known, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, r = audit1("accept-new")
+	recorded, _ := os.ReadFile(known)
+	if code != 0 || status(r) != "node-1=ok node-2=ok node-3=ok" || len(r.Warnings) != 1 ||
+		!strings.Contains(r.Warnings[0], "3 nodes (node-1, node-2, node-3) were seen for the first time") {
+		t.Errorf("accept-new on an empty known_hosts: exit %d, %s, warnings %q", code, status(r), r.Warnings)
+	}
+	if n := len(strings.Split(strings.TrimSpace(string(recorded)), "\n")); n != 3 {
+		t.Errorf("accept-new recorded %d lines, want 3:\n%s", n, recorded)
+	}
+	// And strict now trusts what was recorded.
+	code, _, r = audit1("strict")
+	if code != 0 || status(r) != "node-1=ok node-2=ok node-3=ok" || len(r.Warnings) != 0 {
+		t.Errorf("strict after accept-new: exit %d, %s, warnings %q", code, status(r), r.Warnings)
+	}
+	// A bad policy is a usage error.
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"fleet-audit", "run", "-i", fl.InventoryPath, "--host-key-policy", "yes"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--host-key-policy") {
+		t.Errorf("--host-key-policy yes: exit %d, stderr %q", code, stderr.String())
+	}
+}
