@@ -78,8 +78,10 @@ func DefaultSSHOptions() SSHOptions {
 	return SSHOptions{AgentSocket: os.Getenv("SSH_AUTH_SOCK")}
 }
 
-// SSHDialer dials nodes over SSH with host key verification that cannot be
-// turned off. Create it with NewSSHDialer; it is safe for concurrent use.
+// SSHDialer dials nodes over SSH, verifying host keys under the host-key
+// policy (strict unless the caller chose otherwise; a key accepted without
+// verification is reported through HostKeyNoter). Create it with
+// NewSSHDialer; it is safe for concurrent use.
 //
 // Nodes behind the same ProxyJump hops share one connection to each hop
 // for the dialer's lifetime; Close ends them.
