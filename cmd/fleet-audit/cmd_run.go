@@ -240,6 +240,8 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	unlockKeys(ctx, inv, ask)
 	dialer := remote.NewSSHDialer(remote.SSHOptions{
 		ConnectTimeout: o.ConnectTimeout, AgentSocket: agent, Passphrase: ask,
+		// Jump hosts, shared by many nodes, follow the command line only.
+		HostKeyPolicy: o.HostKeyPolicy,
 	})
 	defer dialer.Close()
 	tr := &transport.Transport{SSH: dialer, Local: remote.LocalDialer{}, HostKeyPolicy: o.HostKeyPolicy}
