@@ -143,34 +143,16 @@ func (p *parser) proxyJump(n *yaml.Node, path string) ([]hopSpec, state) {
 		p.add(n.Line, path, kindf(ErrWrongType, "proxy_jump must be a string such as \"ops@bastion:2222,inner\" or a list of hops, got %s", describe(n)))
 		return nil, bad
 	}
-	hops := []hopSpec{}
-	st := set
-	for i, item := range n.Content {
-		ip := fmt.Sprintf("%s[%d]", path, i)
-		item = deref(item)
-		if item == nil {
-			continue
-		}
-		v, ist := p.str(item, ip)
-		if ist == unset {
-			p.add(item.Line, ip, kindf(ErrWrongType, "list items must be strings, got null"))
-			ist = bad
-		}
-		if ist == bad {
-			st = bad
-			continue
-		}
+	raw, st := p.list(n, path, func(v string) (string, error) {
 		if strings.EqualFold(v, "none") {
-			p.add(item.Line, ip, kindf(ErrInvalidValue, "none cannot be one hop of several; write proxy_jump: none to disable jumping"))
-			st = bad
-			continue
+			return "", kindf(ErrInvalidValue, "none cannot be one hop of several; write proxy_jump: none to disable jumping")
 		}
-		h, err := parseHopSpec(v)
-		if err != nil {
-			p.add(item.Line, ip, err)
-			st = bad
-			continue
-		}
+		_, err := parseHopSpec(v)
+		return v, err
+	})
+	hops := []hopSpec{}
+	for _, v := range raw {
+		h, _ := parseHopSpec(v) // checked by list
 		hops = append(hops, h)
 	}
 	if st == set && len(hops) == 0 {
