@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -78,90 +79,10 @@ func TestFaultFleet(t *testing.T) {
 		{name: "behind-1", via: "bastion-down", status: audit.StatusJumpFailed},
 		{name: "behind-2", via: "bastion-down", status: audit.StatusJumpFailed},
 	}
-	dir := t.TempDir()
-	signer, keyPEM, err := sshfleet.NewClientKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := filepath.Join(dir, "id_ed25519")
-	probes := filepath.Join(dir, "probes")
-	for p, b := range map[string][]byte{key: keyPEM, filepath.Join(probes, "hang.sh"): []byte(hangProbe)} {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	auth := []ssh.PublicKey{signer.PublicKey()}
-	cfgs := []sshfleet.NodeConfig{
-		{Name: "bastion-up", Bastion: true, AuthorizedKeys: auth},
-		{Name: "bastion-down", Bastion: true, AuthorizedKeys: auth, Fault: sshfleet.FaultRefuse},
-	}
-	for _, n := range nodes {
-		root := filepath.Join(dir, "nodes", n.name)
-		if err := nodesim.Build(root, nodesim.Clean(1)[0].State); err != nil {
-			t.Fatal(err)
-		}
-		if n.hang {
-			if err := os.WriteFile(filepath.Join(root, "etc", "fleet-audit-hang"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cfgs = append(cfgs, sshfleet.NodeConfig{
-			Name: n.name, AuthorizedKeys: auth, Env: []string{"FLEET_AUDIT_ROOT=" + root}, Dir: root,
-			Fault: n.fault, FloodBytes: n.floodBytes,
-		})
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	fleet, err := sshfleet.Start(ctx, cfgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fleet.Close()
-	byName := map[string]*sshfleet.Node{}
-	for _, n := range fleet.Nodes() {
-		byName[n.Config.Name] = n
-	}
-
-	// known_hosts holds every node's key, but another key for rekeyed;
-	// the ssh_config gives the bastions' addresses, so proxy_jump names
-	// them as a user would.
-	var known, sshConfig, inv strings.Builder
-	for _, n := range fleet.Nodes() {
-		pub := n.HostKey
-		for _, fn := range nodes {
-			if fn.name == n.Config.Name && fn.wrongKey {
-				other, _, err := sshfleet.NewClientKey()
-				if err != nil {
-					t.Fatal(err)
-				}
-				pub = other.PublicKey()
-			}
-		}
-		fmt.Fprintf(&known, "[%s]:%d %s", n.Host, n.Port, ssh.MarshalAuthorizedKey(pub))
-	}
-	for _, b := range []string{"bastion-up", "bastion-down"} {
-		fmt.Fprintf(&sshConfig, "Host %s\n  HostName %s\n  Port %d\n", b, byName[b].Host, byName[b].Port)
-	}
-	knownPath, cfgPath := filepath.Join(dir, "known_hosts"), filepath.Join(dir, "ssh_config")
-	fmt.Fprintf(&inv, "name: faults\ndefaults:\n  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n  roles: [worker]\nhosts:\n", key, knownPath, cfgPath)
-	for _, n := range nodes {
-		s := byName[n.name]
-		fmt.Fprintf(&inv, "  %s: {address: %s, port: %d", n.name, s.Host, s.Port)
-		if n.via != "" {
-			fmt.Fprintf(&inv, ", proxy_jump: %s", n.via)
-		}
-		inv.WriteString("}\n")
-	}
-	invPath := filepath.Join(dir, "inventory.yaml")
-	for p, b := range map[string]string{knownPath: known.String(), cfgPath: sshConfig.String(), invPath: inv.String()} {
-		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-
+	ff := startFaultFleet(ctx, t, nodes, map[string]sshfleet.Fault{"bastion-up": sshfleet.FaultNone, "bastion-down": sshfleet.FaultRefuse}, nil)
+	dir, invPath, probes, byName := ff.dir, ff.inventory, ff.probes, ff.byName
 	out := filepath.Join(dir, "out")
 	if err := os.Mkdir(out, 0o755); err != nil {
 		t.Fatal(err)
@@ -263,5 +184,162 @@ func TestFaultFleet(t *testing.T) {
 				t.Errorf("%s does not show %s as %s", f, want.name, want.status)
 			}
 		}
+	}
+}
+
+// faultFleet is a running fault fleet and the files that reach it.
+type faultFleet struct {
+	dir, inventory, probes, knownHosts string
+	byName                             map[string]*sshfleet.Node
+}
+
+// startFaultFleet starts nodes (each with a simulated node root) and
+// bastions (name → fault) on loopback and writes a key, known_hosts (of
+// every node but those in unknown, and another key for a wrongKey node), an
+// ssh_config naming the bastions, the hang probe and an inventory.
+func startFaultFleet(ctx context.Context, t *testing.T, nodes []faultNode, bastions map[string]sshfleet.Fault, unknown map[string]bool) faultFleet {
+	t.Helper()
+	dir := t.TempDir()
+	signer, keyPEM, err := sshfleet.NewClientKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "id_ed25519")
+	probes := filepath.Join(dir, "probes")
+	for p, b := range map[string][]byte{key: keyPEM, filepath.Join(probes, "hang.sh"): []byte(hangProbe)} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auth := []ssh.PublicKey{signer.PublicKey()}
+	var cfgs []sshfleet.NodeConfig
+	for _, name := range sortedNames(bastions) {
+		cfgs = append(cfgs, sshfleet.NodeConfig{Name: name, Bastion: true, AuthorizedKeys: auth, Fault: bastions[name]})
+	}
+	for _, n := range nodes {
+		root := filepath.Join(dir, "nodes", n.name)
+		if err := nodesim.Build(root, nodesim.Clean(1)[0].State); err != nil {
+			t.Fatal(err)
+		}
+		if n.hang {
+			if err := os.WriteFile(filepath.Join(root, "etc", "fleet-audit-hang"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfgs = append(cfgs, sshfleet.NodeConfig{
+			Name: n.name, AuthorizedKeys: auth, Env: []string{"FLEET_AUDIT_ROOT=" + root}, Dir: root,
+			Fault: n.fault, FloodBytes: n.floodBytes,
+		})
+	}
+	fleet, err := sshfleet.Start(ctx, cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	byName := map[string]*sshfleet.Node{}
+	for _, n := range fleet.Nodes() {
+		byName[n.Config.Name] = n
+	}
+
+	// known_hosts holds every node's key, but another key for rekeyed;
+	// the ssh_config gives the bastions' addresses, so proxy_jump names
+	// them as a user would.
+	var known, sshConfig, inv strings.Builder
+	for _, n := range fleet.Nodes() {
+		if unknown[n.Config.Name] {
+			continue
+		}
+		pub := n.HostKey
+		for _, fn := range nodes {
+			if fn.name == n.Config.Name && fn.wrongKey {
+				other, _, err := sshfleet.NewClientKey()
+				if err != nil {
+					t.Fatal(err)
+				}
+				pub = other.PublicKey()
+			}
+		}
+		fmt.Fprintf(&known, "[%s]:%d %s", n.Host, n.Port, ssh.MarshalAuthorizedKey(pub))
+	}
+	for _, b := range sortedNames(bastions) {
+		fmt.Fprintf(&sshConfig, "Host %s\n  HostName %s\n  Port %d\n", b, byName[b].Host, byName[b].Port)
+	}
+	knownPath, cfgPath := filepath.Join(dir, "known_hosts"), filepath.Join(dir, "ssh_config")
+	fmt.Fprintf(&inv, "name: faults\ndefaults:\n  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n  roles: [worker]\nhosts:\n", key, knownPath, cfgPath)
+	for _, n := range nodes {
+		s := byName[n.name]
+		fmt.Fprintf(&inv, "  %s: {address: %s, port: %d", n.name, s.Host, s.Port)
+		if n.via != "" {
+			fmt.Fprintf(&inv, ", proxy_jump: %s", n.via)
+		}
+		inv.WriteString("}\n")
+	}
+	invPath := filepath.Join(dir, "inventory.yaml")
+	for p, b := range map[string]string{knownPath: known.String(), cfgPath: sshConfig.String(), invPath: inv.String()} {
+		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	return faultFleet{dir: dir, inventory: invPath, probes: probes, knownHosts: knownPath, byName: byName}
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestJumpHostKeyPolicy: a bastion whose key nobody recorded is refused
+// under strict, which fails its nodes as jump_failed, and recorded under
+// --host-key-policy accept-new, which audits them and warns about the
+// node's key too. Jump hosts take the command line's policy.
+func TestJumpHostKeyPolicy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	nodes := []faultNode{{name: "inner", via: "bastion"}}
+	ff := startFaultFleet(ctx, t, nodes, map[string]sshfleet.Fault{"bastion": sshfleet.FaultNone}, map[string]bool{"bastion": true})
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("HOME", ff.dir)
+	t.Setenv("NO_COLOR", "1")
+	audit1 := func(policy string) (int, *audit.Report) {
+		res := filepath.Join(t.TempDir(), "results.json")
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, []string{"fleet-audit", "run", "-i", ff.inventory, "--json", res, "--host-key-policy", policy}, &stdout, &stderr)
+		data, err := os.ReadFile(res)
+		if err != nil {
+			t.Fatalf("%s: exit %d, no results: %v\n%s", policy, code, err, stderr.String())
+		}
+		var r audit.Report
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		return code, &r
+	}
+	code, r := audit1("strict")
+	if n := r.Nodes[0]; code != 3 || n.Status != audit.StatusJumpFailed || !strings.Contains(n.Message, "bastion") {
+		t.Errorf("strict: exit %d, %s: %s", code, n.Status, n.Message)
+	}
+	code, r = audit1("accept-new")
+	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK {
+		t.Errorf("accept-new: exit %d, %s: %s", code, n.Status, n.Message)
+	}
+	known, err := os.ReadFile(ff.knownHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ff.byName["bastion"]
+	if !strings.Contains(string(known), fmt.Sprintf("[%s]:%d ", b.Host, b.Port)) {
+		t.Errorf("accept-new did not record the bastion's key:\n%s", known)
+	}
+	code, r = audit1("strict")
+	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK {
+		t.Errorf("strict after accept-new: exit %d, %s: %s", code, n.Status, n.Message)
 	}
 }
