@@ -123,6 +123,11 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 		// carries the target the run was judged against.
 		target = []junitProperty{{Name: "target_version", Value: xmlText(r.TargetVersion, false)}}
 	}
+	// The run's warnings (host keys not verified...) likewise: a CI page
+	// showing a green suite must still carry them.
+	for _, w := range r.Warnings {
+		target = append(target, junitProperty{Name: "warning", Value: xmlText(w, false)})
+	}
 	timestamp := ""
 	if !r.StartedAt.IsZero() {
 		// The JUnit schema's timestamp has no zone; it is UTC.
