@@ -170,10 +170,13 @@ func (d *SSHDialer) dialHop(e *hopDial, jumps []Hop, deadline time.Time, timeout
 				return
 			}
 		}
-		client, _, err := d.connect(b, ep, via)
+		client, note, err := d.connect(b, ep, via)
 		if errors.Is(err, errHopLost) && tries == 0 {
 			c.forget(via)
 			continue
+		}
+		if err == nil && note != "" {
+			d.noteHop(h.label(), note)
 		}
 		switch {
 		case err == nil:
@@ -279,4 +282,28 @@ func hostPort(address string, port int) string {
 		port = 22
 	}
 	return net.JoinHostPort(address, strconv.Itoa(port))
+}
+
+// noteHop records how a jump host's key was trusted when known_hosts alone
+// did not vouch for it (see connect).
+func (d *SSHDialer) noteHop(name, note string) {
+	d.hopNotesMu.Lock()
+	defer d.hopNotesMu.Unlock()
+	if d.hopNotes == nil {
+		d.hopNotes = map[string]string{}
+	}
+	d.hopNotes[name] = note
+}
+
+// HopHostKeyNotes maps each jump host whose key was recorded (accept-new)
+// or not verified (insecure-ignore) during the dialer's life to how; the
+// nodes' own are on their connections (HostKeyNoter).
+func (d *SSHDialer) HopHostKeyNotes() map[string]string {
+	d.hopNotesMu.Lock()
+	defer d.hopNotesMu.Unlock()
+	out := make(map[string]string, len(d.hopNotes))
+	for k, v := range d.hopNotes {
+		out[k] = v
+	}
+	return out
 }

@@ -94,6 +94,9 @@ type SSHDialer struct {
 	opts    SSHOptions
 	retries int
 	hops    hopCache
+
+	hopNotesMu sync.Mutex
+	hopNotes   map[string]string // see HopHostKeyNotes
 }
 
 var _ Dialer = (*SSHDialer)(nil)

@@ -261,6 +261,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 		return err
 	}
 	r.Warnings = append(r.Warnings, hostKeyWarnings(tr.HostKeyNotes())...)
+	r.Warnings = append(r.Warnings, hopKeyWarnings(dialer.HopHostKeyNotes())...)
 	return emitReport(r, o.Outputs, outputOptions{Quiet: o.Quiet, Verbose: o.Verbose}, stdout, stderr)
 }
 
@@ -315,13 +316,8 @@ func runWarnings(inv *inventory.Inventory, o runOptions) []string {
 // them could be a man-in-the-middle, and the keys recorded on first use as
 // one line.
 func hostKeyWarnings(notes map[string]string) []string {
-	names := make([]string, 0, len(notes))
-	for n := range notes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var out, learned []string
-	for _, n := range names {
+	for _, n := range sortedKeys(notes) {
 		if strings.Contains(notes[n], "accept-new") {
 			learned = append(learned, n)
 		} else {
@@ -332,6 +328,25 @@ func hostKeyWarnings(notes map[string]string) []string {
 		out = append(out, fmt.Sprintf("host keys of %s were seen for the first time and trusted (host-key policy accept-new); compare their fingerprints with the nodes' own before the next run", pluralNodes(learned)))
 	}
 	return out
+}
+
+// hopKeyWarnings: one line per jump host whose key was not simply found in
+// known_hosts; every node behind it was reached through that trust.
+func hopKeyWarnings(notes map[string]string) []string {
+	var out []string
+	for _, name := range sortedKeys(notes) {
+		out = append(out, "jump host "+name+": "+notes[name])
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // pluralNodes is "1 node (a)" or "3 nodes (a, b, c)", the list cut after 10.

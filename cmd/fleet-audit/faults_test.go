@@ -330,6 +330,9 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK {
 		t.Errorf("accept-new: exit %d, %s: %s", code, n.Status, n.Message)
 	}
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "jump host bastion: host key seen for the first time") {
+		t.Errorf("accept-new: warnings %q, want one about the bastion's key", r.Warnings)
+	}
 	known, err := os.ReadFile(ff.knownHosts)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +342,7 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 		t.Errorf("accept-new did not record the bastion's key:\n%s", known)
 	}
 	code, r = audit1("strict")
-	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK {
-		t.Errorf("strict after accept-new: exit %d, %s: %s", code, n.Status, n.Message)
+	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK || len(r.Warnings) != 0 {
+		t.Errorf("strict after accept-new: exit %d, %s: %s, warnings %q", code, n.Status, n.Message, r.Warnings)
 	}
 }
