@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,11 @@ func TestFaultFleet(t *testing.T) {
 		if m := got[name].Message; !strings.Contains(m, "bastion-down") {
 			t.Errorf("%s: the message does not name the bastion that failed: %q", name, m)
 		}
+	}
+	// The hanging probe was killed on the node when its timeout passed,
+	// not left behind for the fleet's Close to find.
+	if left := processesRunning("sleep\x00100000\x00", "FLEET_AUDIT_ROOT="+filepath.Join(dir, "nodes", "hangs")); len(left) > 0 {
+		t.Errorf("the hanging probe's process outlived the run: pids %v", left)
 	}
 	if n := byName["bastion-up"].Accepted(); n != 1 {
 		t.Errorf("bastion-up accepted %d connections, want 1", n)
@@ -345,4 +351,27 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK || len(r.Warnings) != 0 {
 		t.Errorf("strict after accept-new: exit %d, %s: %s, warnings %q", code, n.Status, n.Message, r.Warnings)
 	}
+}
+
+// processesRunning lists the pids whose command line starts with cmdline
+// (NUL-separated, as in /proc/PID/cmdline) and whose environment holds
+// env: this test's, not another test run's on the same machine.
+func processesRunning(cmdline, env string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(b), cmdline) {
+			continue
+		}
+		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && strings.Contains("\x00"+string(environ), "\x00"+env+"\x00") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
