@@ -30,7 +30,6 @@ type Transport struct {
 	notes map[string]string
 }
 
-var _ audit.Transport = (*Transport)(nil)
 
 // HostKeyNotes maps each host whose key was trusted other than through
 // known_hosts (recorded by accept-new, or not verified under
