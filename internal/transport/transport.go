@@ -30,7 +30,6 @@ type Transport struct {
 	notes map[string]string
 }
 
-
 // HostKeyNotes maps each host whose key was trusted other than through
 // known_hosts (recorded by accept-new, or not verified under
 // insecure-ignore) to how; the report must say so.
