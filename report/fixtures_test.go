@@ -324,6 +324,9 @@ var hostile = []string{
 	"]]><x>&amp;</x><![CDATA[",
 }
 
+// autolinkBait is text GFM would turn into links if left as it is.
+const autolinkBait = "see http://evil.example/x, HTTPS://evil.example, ftp://evil.example and www.evil.example or mailto:a@evil.example or ops@evil.example"
+
 // Markers name the new model fields in the hostile fixture, so that a test
 // can tell a hostile value that was rendered inert from one that was
 // dropped.
@@ -357,7 +360,9 @@ func hostileReport() *audit.Report {
 		})
 	}
 	r.Nodes[0].Facts["ufw.active"] = "active\x1b[0m<b>"
-	r.Warnings = []string{join(7), join(8)}
+	r.Warnings = []string{join(7), join(8), autolinkBait}
+	r.Nodes[0].Facts["x.url"] = autolinkBait
+	r.Nodes[1].Message += " " + autolinkBait
 	r.Nodes = append(r.Nodes, audit.Node{Name: hostile[1], Status: audit.StatusUnreachable, Message: hostile[0], Error: hostile[6], Facts: map[string]string{}})
 	for _, n := range r.Nodes {
 		r.Checks = append(r.Checks,

@@ -388,11 +388,42 @@ func mdText(s string) string {
 		case '\\', '|', '`', '*', '_', '[', ']', '~', '$':
 			b.WriteByte('\\')
 			b.WriteByte(c)
+		case '@':
+			// A bare e-mail address is an autolink too, and no escape
+			// stops that one: a zero-width space before the @ does.
+			if i > 0 && isEmailLocal(s[i-1]) {
+				b.WriteString("&#8203;")
+			}
+			b.WriteByte(c)
+		case ':', '.':
+			// GFM turns http://, ftp://, mailto:, xmpp: and www. in plain
+			// text into links: a node's text must not become something
+			// to click in a change ticket. An escaped : or . renders the
+			// same and is no longer an autolink.
+			if autolinkAt(s, i) {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
 		default:
 			b.WriteByte(c)
 		}
 	}
 	return b.String()
+}
+
+// autolinkAt reports whether the : or . at s[i] completes a GFM extended
+// autolink trigger: a scheme's "://" or "mailto:"/"xmpp:", or "www.".
+func autolinkAt(s string, i int) bool {
+	before := strings.ToLower(s[:i])
+	if s[i] == '.' {
+		return strings.HasSuffix(before, "www")
+	}
+	return strings.HasPrefix(s[i+1:], "/") || strings.HasSuffix(before, "mailto") || strings.HasSuffix(before, "xmpp")
+}
+
+// isEmailLocal: c may end the local part of an address GFM autolinks.
+func isEmailLocal(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || strings.IndexByte(".+-_", c) >= 0
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

@@ -302,7 +302,9 @@ func checkTable(got renderedTable, want tableWant) []string {
 			if j >= len(row) {
 				break
 			}
-			c, ok := strings.TrimSpace(row[j]), false
+			// A zero-width space before an e-mail's @ keeps GFM from
+			// linking it (mdText); the reader sees the value unchanged.
+			c, ok := strings.TrimSpace(strings.ReplaceAll(row[j], "\u200b", "")), false
 			wt := strings.TrimSpace(w.text)
 			switch {
 			case w.prefix:
