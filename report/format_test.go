@@ -533,3 +533,30 @@ func TestReadJSONRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestJUnitFQDNClassname: a node named by its FQDN keeps its name as the
+// suite, but its cases' classname has no dot for Jenkins to split at.
+func TestJUnitFQDNClassname(t *testing.T) {
+	r := cleanReport()
+	fqdn := "worker-1.prod.example.com"
+	old := r.Nodes[0].Name
+	r.Nodes[0].Name = fqdn
+	for i := range r.Checks {
+		if r.Checks[i].Node == old {
+			r.Checks[i].Node = fqdn
+		}
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(render(t, "junit", Options{}, r), &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Suites[0]
+	if s.Name != fqdn || len(s.Cases) == 0 {
+		t.Fatalf("suite %q with %d cases, want %q with its checks", s.Name, len(s.Cases), fqdn)
+	}
+	for _, c := range s.Cases {
+		if c.Classname != "worker-1_prod_example_com" {
+			t.Errorf("case %s: classname %q", c.Name, c.Classname)
+		}
+	}
+}

@@ -156,7 +156,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 				msg += ": " + n.Message
 			}
 			s.Cases = append(s.Cases, junitCase{
-				Name: name, Classname: s.Name,
+				Name: name, Classname: junitClassname(s.Name),
 				Error: &junitProblem{Message: xmlText(msg, false), Type: n.Status.String(), Text: xmlText(n.Error, true)},
 			})
 			s.Errors++
@@ -215,7 +215,7 @@ func addCases(s *junitSuite, r *audit.Report, node string, names map[string]bool
 		if c.Node != node {
 			continue
 		}
-		tc := junitCase{Name: xmlText(c.Check, false), Classname: s.Name}
+		tc := junitCase{Name: xmlText(c.Check, false), Classname: junitClassname(s.Name)}
 		switch c.Outcome {
 		case audit.OutcomePass:
 		case audit.OutcomeFail:
@@ -258,7 +258,7 @@ func clusterSuite(r *audit.Report, names map[string]bool, target []junitProperty
 			if c.Message != "" {
 				msg += ": " + c.Message
 			}
-			s.Cases = append(s.Cases, junitCase{Name: "probes", Classname: "cluster", Skipped: &junitSkipped{Message: xmlText(msg, false)}})
+			s.Cases = append(s.Cases, junitCase{Name: "probes", Classname: junitClassname("cluster"), Skipped: &junitSkipped{Message: xmlText(msg, false)}})
 			s.Skipped++
 		}
 	}
@@ -384,4 +384,13 @@ func xmlText(s string, multiline bool) string {
 		return visible(s, "\n\t")
 	}
 	return visible(s, "")
+}
+
+// junitClassname is a suite's name as a test case's classname. Jenkins
+// reads a classname as package.Class and splits it at the last dot, so
+// worker-1.example.com would show as class "com" in package
+// "worker-1.example"; dots become underscores there. The suite name and
+// hostname keep the node's name exactly.
+func junitClassname(suite string) string {
+	return strings.ReplaceAll(suite, ".", "_")
 }
