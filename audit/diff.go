@@ -42,6 +42,10 @@ type Diff struct {
 	// compared too.
 	VolatileIncluded bool `json:"volatile_included"`
 	Gate             Gate `json:"gate"`
+	// Warnings say what makes the comparison less telling: runs of two
+	// different inventories, and each run's own warnings (host keys not
+	// verified...), prefixed "before: " or "after: ".
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DiffRun identifies one of the two runs.
@@ -118,6 +122,15 @@ func Compare(before, after *Report, o DiffOptions) *Diff {
 		NodesAdded: []string{}, NodesRemoved: []string{}, StatusChanges: []StatusChange{},
 		FactChanges: []FactChange{}, NewFindings: []DiffFinding{}, ResolvedFindings: []DiffFinding{},
 		VolatileIncluded: o.IncludeVolatile,
+	}
+	if before.Inventory != after.Inventory {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the runs are of different inventories (%q before, %q after): nodes added and removed may be the inventories' difference, not the fleet's", before.Inventory, after.Inventory))
+	}
+	for _, w := range before.Warnings {
+		d.Warnings = append(d.Warnings, "before: "+w)
+	}
+	for _, w := range after.Warnings {
+		d.Warnings = append(d.Warnings, "after: "+w)
 	}
 	bn, an := nodesByName(before), nodesByName(after)
 	for _, n := range after.Nodes {

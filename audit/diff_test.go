@@ -208,3 +208,21 @@ func TestDiffOptionsForBuiltinProbes(t *testing.T) {
 		t.Errorf("ProbeOf[ufw.active]=%q FailOn=%v", o.ProbeOf["ufw.active"], o.FailOn)
 	}
 }
+
+// TestCompareWarnings: a diff says when its runs are of two inventories,
+// and carries each run's own warnings, marked with the run.
+func TestCompareWarnings(t *testing.T) {
+	before := baseRun()
+	before.Inventory = "prod"
+	after := clone(t, before)
+	if d := Compare(before, after, DiffOptions{}); len(d.Warnings) != 0 {
+		t.Errorf("same inventory, no warnings: got %q", d.Warnings)
+	}
+	after.Inventory = "staging"
+	after.Warnings = []string{"host keys were NOT verified for 1 node (a)"}
+	d := Compare(before, after, DiffOptions{})
+	if len(d.Warnings) != 2 || !strings.Contains(d.Warnings[0], `different inventories ("prod" before, "staging" after)`) ||
+		d.Warnings[1] != "after: host keys were NOT verified for 1 node (a)" {
+		t.Errorf("warnings %q", d.Warnings)
+	}
+}

@@ -93,6 +93,12 @@ func nothingChanged(d *audit.Diff) bool {
 func diffText(b *bytes.Buffer, d *audit.Diff) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("fleet-audit diff\n  before %s\n  after  %s\n\n", oneLine(diffRunLine(d.Before)), oneLine(diffRunLine(d.After)))
+	for _, w := range d.Warnings {
+		p("WARNING: %s\n", oneLine(w))
+	}
+	if len(d.Warnings) > 0 {
+		p("\n")
+	}
 	if nothingChanged(d) {
 		p("No change: same nodes, statuses, facts and findings.\n\n")
 	}
@@ -168,6 +174,9 @@ func diffMarkdown(b *bytes.Buffer, d *audit.Diff) {
 		plural(len(d.NodesAdded), "node", "nodes"), plural(len(d.NodesRemoved), "node", "nodes"),
 		plural(len(d.FactChanges), "fact change", "fact changes"))
 	p("- before: %s\n- after: %s\n\n", mdText(diffRunLine(d.Before)), mdText(diffRunLine(d.After)))
+	for _, w := range d.Warnings {
+		p("> **Warning:** %s\n\n", mdText(w))
+	}
 	if nothingChanged(d) {
 		p("No change: same nodes, statuses, facts and findings.\n\n")
 	}

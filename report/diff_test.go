@@ -31,6 +31,8 @@ func sampleDiff() *audit.Diff {
 		Check: "sysctl.ip-forward", Title: "IPv4 forwarding is off <b>", Severity: audit.SeverityCritical,
 		Nodes: []string{after.Nodes[1].Name}})
 	after.Findings = after.Findings[1:]
+	after.Inventory = "staging <b>"
+	after.Warnings = []string{"host keys were NOT verified \x1b[31m<script>x</script> see http://evil.example"}
 	probes, _ := audit.BuiltinProbes()
 	d := audit.Compare(before, after, audit.DiffOptionsFor(probes))
 	d.Before.Source, d.After.Source = "before.json", "after.json"
