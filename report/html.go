@@ -466,7 +466,7 @@ ol.rollout { margin: 0.3rem 0; padding-left: 1.6rem; }
 ol.rollout li { overflow-wrap: anywhere; }
 table.ranked { font-size: 0.9rem; }
 .finding p { margin: 0.35rem 0; }
-.finding .kind { color: var(--muted); font-size: 0.85rem; }
+.finding .kind, th .scope { color: var(--muted); font-size: 0.85rem; font-weight: normal; }
 ul.evidence { margin: 0.3rem 0; padding-left: 1.2rem; }
 ul.evidence li { overflow-wrap: anywhere; }
 table { border-collapse: collapse; margin: 0.4rem 0; }
@@ -632,10 +632,10 @@ const htmlTemplate = `<!DOCTYPE html>
 <h2 id="drift">Drift ({{len .Drift}})</h2>
 {{- if .Drift}}
 <div class="scroll"><table>
-<thead><tr><th scope="col">Fact</th><th scope="col">Scope</th><th scope="col">Majority</th><th scope="col">Outliers</th></tr></thead>
+<thead><tr><th scope="col">Fact</th><th scope="col">Majority</th><th scope="col">Outliers</th></tr></thead>
 <tbody>
 {{- range .Drift}}
-<tr><th scope="row"><code>{{.Fact}}</code></th><td>{{.Scope}}</td><td><code>{{.Majority}}</code> ({{.MajorityCount}} nodes)</td><td>{{range $i, $g := .Outliers}}{{if $i}}<br>{{end}}<span class="mark" aria-hidden="true">≠</span> <code>{{$g.Value}}</code> ({{$g.Count}}): <span class="mono">{{$g.NodeSet}}</span>{{end}}</td></tr>
+<tr><th scope="row"><code>{{.Fact}}</code>{{if ne .Scope "fleet"}} <span class="scope">({{.Scope}})</span>{{end}}</th><td><code>{{.Majority}}</code> ({{.MajorityCount}} nodes)</td><td>{{range $i, $g := .Outliers}}{{if $i}}<br>{{end}}<span class="mark" aria-hidden="true">≠</span> <code>{{$g.Value}}</code> ({{$g.Count}}): <span class="mono">{{$g.NodeSet}}</span>{{end}}</td></tr>
 {{- end}}
 </tbody>
 </table></div>
