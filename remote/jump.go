@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -301,9 +302,5 @@ func (d *SSHDialer) noteHop(name, note string) {
 func (d *SSHDialer) HopHostKeyNotes() map[string]string {
 	d.hopNotesMu.Lock()
 	defer d.hopNotesMu.Unlock()
-	out := make(map[string]string, len(d.hopNotes))
-	for k, v := range d.hopNotes {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(d.hopNotes)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 
@@ -94,7 +95,7 @@ func printHostDetails(w io.Writer, inv *inventory.Inventory) error {
 		}
 		for _, j := range h.Jumps {
 			fmt.Fprintf(&b, "%s via %s = %s@%s keys=[%s] known_hosts=[%s]\n", h.Name, j.Name,
-				j.User, netJoin(j.Address, j.Port), strings.Join(j.IdentityFiles, " "), strings.Join(j.KnownHostsFiles, " "))
+				j.User, net.JoinHostPort(j.Address, strconv.Itoa(j.Port)), strings.Join(j.IdentityFiles, " "), strings.Join(j.KnownHostsFiles, " "))
 		}
 		if h.HostKeyPolicy == "insecure-ignore" {
 			fmt.Fprintf(&b, "warning: %s: host keys will NOT be verified (host_key_policy insecure-ignore, from %s)\n", h.Name, h.Source["host_key_policy"])
@@ -102,11 +103,4 @@ func printHostDetails(w io.Writer, inv *inventory.Inventory) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func netJoin(host string, port int) string {
-	if strings.Contains(host, ":") {
-		return "[" + host + "]:" + strconv.Itoa(port)
-	}
-	return host + ":" + strconv.Itoa(port)
 }

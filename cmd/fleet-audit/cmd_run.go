@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -317,7 +318,7 @@ func runWarnings(inv *inventory.Inventory, o runOptions) []string {
 // one line.
 func hostKeyWarnings(notes map[string]string) []string {
 	var out, learned []string
-	for _, n := range sortedKeys(notes) {
+	for _, n := range slices.Sorted(maps.Keys(notes)) {
 		if strings.Contains(notes[n], "accept-new") {
 			learned = append(learned, n)
 		} else {
@@ -334,19 +335,10 @@ func hostKeyWarnings(notes map[string]string) []string {
 // known_hosts; every node behind it was reached through that trust.
 func hopKeyWarnings(notes map[string]string) []string {
 	var out []string
-	for _, name := range sortedKeys(notes) {
+	for _, name := range slices.Sorted(maps.Keys(notes)) {
 		out = append(out, "jump host "+name+": "+notes[name])
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // pluralNodes is "1 node (a)" or "3 nodes (a, b, c)", the list cut after 10.

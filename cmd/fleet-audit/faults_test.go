@@ -5,9 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,7 +223,7 @@ func startFaultFleet(ctx context.Context, t *testing.T, nodes []faultNode, basti
 	}
 	auth := []ssh.PublicKey{signer.PublicKey()}
 	var cfgs []sshfleet.NodeConfig
-	for _, name := range sortedNames(bastions) {
+	for _, name := range slices.Sorted(maps.Keys(bastions)) {
 		cfgs = append(cfgs, sshfleet.NodeConfig{Name: name, Bastion: true, AuthorizedKeys: auth, Fault: bastions[name]})
 	}
 	for _, n := range nodes {
@@ -270,7 +271,7 @@ func startFaultFleet(ctx context.Context, t *testing.T, nodes []faultNode, basti
 		}
 		fmt.Fprintf(&known, "[%s]:%d %s", n.Host, n.Port, ssh.MarshalAuthorizedKey(pub))
 	}
-	for _, b := range sortedNames(bastions) {
+	for _, b := range slices.Sorted(maps.Keys(bastions)) {
 		fmt.Fprintf(&sshConfig, "Host %s\n  HostName %s\n  Port %d\n", b, byName[b].Host, byName[b].Port)
 	}
 	knownPath, cfgPath := filepath.Join(dir, "known_hosts"), filepath.Join(dir, "ssh_config")
@@ -291,15 +292,6 @@ func startFaultFleet(ctx context.Context, t *testing.T, nodes []faultNode, basti
 	}
 
 	return faultFleet{dir: dir, inventory: invPath, probes: probes, knownHosts: knownPath, byName: byName}
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // TestJumpHostKeyPolicy: a bastion whose key nobody recorded is refused

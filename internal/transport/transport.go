@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -36,11 +37,7 @@ type Transport struct {
 func (t *Transport) HostKeyNotes() map[string]string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[string]string, len(t.notes))
-	for k, v := range t.notes {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(t.notes)
 }
 
 // PolicyFor is the host-key policy a host is dialled with: override when
