@@ -1,6 +1,10 @@
 package audit
 
 import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -168,13 +172,70 @@ func TestHostSysctlAndModulesProbes(t *testing.T) {
 		{"builtin modules", "modules", hostFiles(nodesim.WithoutBrNetfilter(agent), map[string]string{
 			"lib/modules/6.1.0-28-amd64/modules.builtin": "kernel/net/bridge/br_netfilter.ko\nkernel/net/netfilter/ipvs/ip_vs.ko\n"}),
 			map[string]string{"module.br_netfilter": "builtin", "module.ip_vs": "builtin", "module.nf_conntrack": "loaded"}},
-		{"no modules loaded", "modules", func() nodesim.State { s := agent; s.Modules = nil; return s }(), map[string]string{"module.br_netfilter": "absent", "module.nf_conntrack": "absent"}},
+		// Nothing loaded and nothing built in: the modules' own sysctls are
+		// gone with them.
+		{"no modules loaded", "modules", func() nodesim.State {
+			s := agent
+			s.Modules = nil
+			s.Sysctls = map[string]string{"net.ipv4.ip_forward": "1"}
+			return s
+		}(), map[string]string{"module.br_netfilter": "absent", "module.nf_conntrack": "absent"}},
+		{"built in by kernel config", "modules", hostFiles(withoutModule(agent, "iptable_nat"), map[string]string{
+			"boot/config-6.1.0-28-amd64": "CONFIG_IP_NF_NAT=y\nCONFIG_IP_VS=m\n# CONFIG_NF_TABLES is not set\n"}),
+			map[string]string{"module.iptable_nat": "builtin", "module.ip_vs": "absent", "module.nf_conntrack": "loaded"}},
+		{"built in by /proc/config.gz", "modules", hostFiles(withoutModule(agent, "iptable_nat"), map[string]string{
+			"proc/config.gz": gzipString(t, "CONFIG_IP_NF_NAT=y\n")}),
+			map[string]string{"module.iptable_nat": "builtin"}},
+		{"built in with parameters: /sys/module", "modules", hostFiles(agent, map[string]string{
+			"sys/module/ip_vs/parameters/conn_tab_bits": "12\n"}),
+			map[string]string{"module.ip_vs": "builtin"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hostWant(t, runProbe(t, c.probe, c.state).Facts, c.want)
 		})
 	}
+}
+
+// A kernel built without module support (CONFIG_MODULES=n, as on this test
+// machine's own kernel) has no /proc/modules: every module it has is built
+// in, and only its own files show it. Reading "absent" there made a false
+// critical module.br-netfilter while /proc/sys/net/bridge existed.
+func TestModulesWithoutProcModules(t *testing.T) {
+	noProcModules := func(root string) {
+		if err := os.Remove(filepath.Join(root, "proc", "modules")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := runProbeTweaked(t, "modules", nodesim.Healthy("w1", false), noProcModules).Facts
+	hostWant(t, got, map[string]string{"module.br_netfilter": "builtin", "module.nf_conntrack": "builtin",
+		"module.ip_tables": "absent", "module.ip_vs": "absent"})
+	mode := runProbeTweaked(t, "kubeproxy_mode", nodesim.Healthy("w1", false), noProcModules).Facts
+	hostWant(t, mode, map[string]string{"kubeproxy.module.nf_conntrack": "builtin", "kubeproxy.mode.missing_modules": "none"})
+}
+
+func withoutModule(s nodesim.State, name string) nodesim.State {
+	var mods []string
+	for _, m := range s.Modules {
+		if m != name {
+			mods = append(mods, m)
+		}
+	}
+	s.Modules = mods
+	return s
+}
+
+func gzipString(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 func TestHostOSAndRKE2Probes(t *testing.T) {

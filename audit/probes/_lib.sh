@@ -24,3 +24,70 @@ readf() {
 	fi
 }
 is_root() { [ "$(id -u)" = 0 ]; }
+# modules_state MOD... prints "MOD loaded|builtin|absent" for each module,
+# from every piece of evidence a kernel leaves, because a built-in module is
+# not in /proc/modules and a kernel built without module support
+# (CONFIG_MODULES=n) has no /proc/modules at all:
+#   loaded   listed in /proc/modules;
+#   builtin  otherwise listed in modules.builtin, =y in the kernel's config
+#            (/boot/config-RELEASE, else /proc/config.gz), or its own files
+#            exist: /sys/module/MOD (kernel/params.c makes it for built-in
+#            modules with parameters) or what only its code registers
+#            (net/bridge/br_netfilter_hooks.c: /proc/sys/net/bridge;
+#            nf_conntrack_standalone.c: nf_conntrack_max; x_tables.c
+#            xt_proto_init: /proc/net/ip_tables_names; ip_vs_app.c:
+#            /proc/net/ip_vs).
+# Nothing is loaded to find out: no modprobe, no netlink.
+modules_state() {
+	fa_kver=$(head -n 1 "$R/proc/sys/kernel/osrelease" 2>/dev/null)
+	fa_present=
+	for fa_m; do
+		case $fa_m in
+		br_netfilter) fa_p=/proc/sys/net/bridge/bridge-nf-call-iptables ;;
+		nf_conntrack) fa_p=/proc/sys/net/netfilter/nf_conntrack_max ;;
+		ip_tables | x_tables) fa_p=/proc/net/ip_tables_names ;;
+		ip_vs) fa_p=/proc/net/ip_vs ;;
+		*) fa_p= ;;
+		esac
+		if [ -d "$R/sys/module/$fa_m" ] || { [ -n "$fa_p" ] && [ -e "$R$fa_p" ]; }; then
+			fa_present="$fa_present $fa_m"
+		fi
+	done
+	# The kernel config goes to awk on stdin; gzip only runs where
+	# /boot has no config of the running release.
+	if [ -n "$fa_kver" ] && [ -r "$R/boot/config-$fa_kver" ]; then
+		cat "$R/boot/config-$fa_kver"
+	elif [ -r "$R/proc/config.gz" ] && have gzip; then
+		gzip -dc <"$R/proc/config.gz" 2>/dev/null
+	fi | awk -v root="$R" -v kver="$fa_kver" -v present="$fa_present" -v want="$*" '
+	BEGIN {
+		f = root "/proc/modules"
+		while ((getline l < f) > 0) { split(l, a, " "); loaded[a[1]] = 1 }
+		close(f)
+		if (kver != "") {
+			# Paths ("kernel/net/bridge/br_netfilter.ko"); file names may
+			# use "-" where the module name has "_".
+			f = root "/lib/modules/" kver "/modules.builtin"
+			while ((getline l < f) > 0) {
+				sub(/.*\//, "", l); sub(/\.ko.*$/, "", l); gsub(/-/, "_", l); builtin[l] = 1
+			}
+			close(f)
+		}
+		n = split(present, p, " ")
+		for (i = 1; i <= n; i++) builtin[p[i]] = 1
+		sym["br_netfilter"] = "BRIDGE_NETFILTER"; sym["nf_conntrack"] = "NF_CONNTRACK"
+		sym["ip_tables"] = "IP_NF_IPTABLES"; sym["iptable_nat"] = "IP_NF_NAT"
+		sym["x_tables"] = "NETFILTER_XTABLES"; sym["nf_tables"] = "NF_TABLES"; sym["ip_vs"] = "IP_VS"
+	}
+	/^CONFIG_[A-Z0-9_]+=y$/ { sub(/^CONFIG_/, ""); sub(/=y$/, ""); cfg[$0] = 1 }
+	END {
+		n = split(want, w, " ")
+		for (i = 1; i <= n; i++) {
+			m = w[i]; s = sym[m]
+			# ip_vs_rr, ip_vs_wrr...: CONFIG_IP_VS_RR, CONFIG_IP_VS_WRR.
+			if (s == "" && m ~ /^ip_vs_[a-z]+$/) s = toupper(m)
+			st = (m in loaded) ? "loaded" : (m in builtin || (s != "" && s in cfg)) ? "builtin" : "absent"
+			print m, st
+		}
+	}'
+}

@@ -12,21 +12,17 @@
 # module is already there.
 to=
 have timeout && to="timeout 5"
-kver=
-[ -r "$R/proc/sys/kernel/osrelease" ] && read -r kver <"$R/proc/sys/kernel/osrelease"
 manifest=/var/lib/rancher/rke2/agent/pod-manifests/kube-proxy.yaml
 set -- /dev/null
-for f in /proc/modules "/lib/modules/$kver/modules.builtin" "$manifest" /proc/net/ip_vs; do
+for f in "$manifest" /proc/net/ip_vs; do
 	[ -r "$R$f" ] && set -- "$@" "$R$f"
 done
-# One awk reads the loaded and built-in modules, the mode and IPVS scheduler
-# RKE2 configured in kube-proxy's static pod (only those two flags are ever
-# looked at) and /proc/net/ip_vs, which lists the IPVS table like ipvsadm -Ln
-# without root and without loading anything. It prints one word per field,
-# each from its own vocabulary, so the words can be split by the shell.
-set -- $(awk -v root="$R" '
-FILENAME ~ /\/proc\/modules$/ { loaded[$1] = 1; next }
-FILENAME ~ /modules\.builtin$/ { n = $0; sub(/.*\//, "", n); sub(/\.ko.*/, "", n); gsub(/-/, "_", n); builtin[n] = 1; next }
+# One awk reads the mode and IPVS scheduler RKE2 configured in kube-proxy's
+# static pod (only those two flags are ever looked at) and /proc/net/ip_vs,
+# which lists the IPVS table like ipvsadm -Ln without root and without
+# loading anything. It prints one word per field, each from its own
+# vocabulary, so the words can be split by the shell.
+set -- $(awk '
 FILENAME ~ /kube-proxy\.yaml$/ {
 	manifest = 1
 	if (match($0, /--proxy-mode=[A-Za-z]*/)) pm = tolower(substr($0, RSTART + 13, RLENGTH - 13))
@@ -40,16 +36,6 @@ FILENAME ~ /\/proc\/net\/ip_vs$/ {
 	else if ($1 ~ /^-/ && $2 !~ /^Remote/) rs++
 	next
 }
-function state(m,   l) {
-	if (m in loaded) return "loaded"
-	if (m in builtin) return "builtin"
-	# /proc/net/ip_vs and the conntrack sysctls exist only when the code is
-	# in the kernel; not listed as a module, it must be built in (a kernel
-	# without modules.builtin would otherwise look like one without it).
-	if (m == "ip_vs" && ipvs) return "builtin"
-	if (m == "nf_conntrack" && 0 < (getline l < (root "/proc/sys/net/netfilter/nf_conntrack_max"))) return "builtin"
-	return "absent"
-}
 function sorted(a,   k, out, n, i, j, w) {
 	n = 0
 	for (k in a) {
@@ -61,27 +47,33 @@ function sorted(a,   k, out, n, i, j, w) {
 	return n ? out : "none"
 }
 END {
-	split("ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack nf_tables", want, " ")
-	for (i = 1; i <= 6; i++) printf "%s ", state(want[i])
 	if (!manifest) conf = "absent"
 	else if (pm != "") conf = pm
 	else conf = cfg ? "unknown" : "iptables"
 	# The scheduler kube-proxy asks for (rr unless --ipvs-scheduler says
 	# otherwise) and every scheduler in use need their ip_vs_* module.
 	if (cs == "") cs = "rr"
-	need[cs] = 1
-	for (s in sched) need[s] = 1
-	sm = "loaded"; miss = ""
-	for (s in need) {
-		st = state("ip_vs_" s)
-		if (st == "absent") { sm = "absent"; miss = miss (miss == "" ? "" : ",") "ip_vs_" s }
-		else if (st == "builtin" && sm == "loaded") sm = "builtin"
-	}
-	print conf, (ipvs ? vs + 0 : "-"), (ipvs ? rs + 0 : "-"), (ipvs ? sorted(sched) : "-"), sm, (miss == "" ? "-" : miss)
+	need["ip_vs_" cs] = 1
+	for (s in sched) need["ip_vs_" s] = 1
+	# The needed modules last, one word each.
+	n = sorted(need); gsub(/,/, " ", n)
+	print conf, (ipvs ? vs + 0 : "-"), (ipvs ? rs + 0 : "-"), (ipvs ? sorted(sched) : "-"), n
 }' "$@")
-m_ip_vs=$1 m_rr=$2 m_wrr=$3 m_sh=$4 m_ct=$5 m_nft=$6 configured=$7 vs=$8 rs=$9
-shift 9
-sched=$1 s_mod=$2 s_miss=$3
+configured=$1 vs=$2 rs=$3 sched=$4
+shift 4
+# Module states in one call; the needed schedulers' modules come last.
+set -- $(modules_state ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack nf_tables "$@")
+m_ip_vs=$2 m_rr=$4 m_wrr=$6 m_sh=$8 m_ct=${10} m_nft=${12}
+shift 12
+s_mod=loaded s_miss=
+while [ $# -ge 2 ]; do
+	case $2 in
+	absent) s_mod=absent s_miss=${s_miss:+$s_miss,}$1 ;;
+	builtin) [ "$s_mod" = loaded ] && s_mod=builtin ;;
+	esac
+	shift 2
+done
+s_miss=${s_miss:--}
 # RKE2's agent directory may be closed to a non-root audit user.
 if [ "$configured" = absent ] && [ -e "$R$manifest" ]; then configured=denied; fi
 fact kubeproxy.module.ip_vs "$m_ip_vs"

@@ -7,7 +7,7 @@ if ! have nft; then
 	fact nft.installed no
 	fact nft.tables absent
 	fact nft.kube_proxy_table absent
-elif ! grep -q '^nf_tables ' "$R/proc/modules" 2>/dev/null && [ ! -d "$R/sys/module/nf_tables" ]; then
+elif [ "$(modules_state nf_tables)" = "nf_tables absent" ]; then
 	# nft's netlink request would autoload nf_tables: a probe must not
 	# change the kernel. Without the module no nftables ruleset exists, so
 	# kube-proxy's nftables mode is not running either.

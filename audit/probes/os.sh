@@ -5,35 +5,48 @@
 # facts: os.kernel os.id os.version_id os.pretty_name os.hostname
 # volatile: os.hostname
 
-# read(1) is a shell builtin: the two /proc files cost no fork.
-k=absent
-[ -r "$R/proc/sys/kernel/osrelease" ] && IFS= read -r k <"$R/proc/sys/kernel/osrelease"
-h=absent
-[ -r "$R/proc/sys/kernel/hostname" ] && IFS= read -r h <"$R/proc/sys/kernel/hostname"
-fact os.kernel "${k:-absent}"
-fact os.hostname "${h:-absent}"
-id=absent ver=absent pretty=absent
-if [ -r "$R/etc/os-release" ]; then
-	# Parsed, never sourced: os-release is data, not a script. One awk for
-	# the three keys; the first occurrence wins, as in systemd's parser.
-	out=$(awk -F= '
-		($1 == "ID" || $1 == "VERSION_ID" || $1 == "PRETTY_NAME") && !($1 in seen) {
-			seen[$1] = 1
-			v = substr($0, length($1) + 2)
+# One awk reads the two /proc files and os-release. Not the shell's read
+# builtin: dash and busybox read one byte per read(2), which procfs files
+# do not all support (the integer sysctls return nothing past offset 0).
+# os-release is parsed, never sourced: it is data, not a script; the first
+# occurrence of a key wins, as in systemd's parser.
+tab=$(printf '\t')
+out=$(awk -v root="$R" '
+function first(f,   v) {
+	v = ""
+	if ((getline v < (root f)) < 0) v = "absent"
+	close(root f)
+	return v == "" ? "absent" : v
+}
+BEGIN {
+	print "os.kernel\t" first("/proc/sys/kernel/osrelease")
+	print "os.hostname\t" first("/proc/sys/kernel/hostname")
+	f = root "/etc/os-release"
+	while ((getline l < f) > 0) {
+		k = l; sub(/=.*/, "", k)
+		if ((k == "ID" || k == "VERSION_ID" || k == "PRETTY_NAME") && !(k in seen) && index(l, "=")) {
+			seen[k] = 1
+			v = substr(l, length(k) + 2)
 			gsub(/^["'\'']|["'\'']$/, "", v)
-			print $1 "\t" v
-		}' "$R/etc/os-release")
-	tab=$(printf '\t')
-	while IFS=$tab read -r key val; do
-		case $key in
-		ID) id=$val ;;
-		VERSION_ID) ver=$val ;;
-		PRETTY_NAME) pretty=$val ;;
-		esac
-	done <<EOT
+			print "os." k "\t" v
+		}
+	}
+	close(f)
+}' </dev/null)
+k=absent h=absent id=absent ver=absent pretty=absent
+while IFS=$tab read -r key val; do
+	case $key in
+	os.kernel) k=$val ;;
+	os.hostname) h=$val ;;
+	os.ID) id=$val ;;
+	os.VERSION_ID) ver=$val ;;
+	os.PRETTY_NAME) pretty=$val ;;
+	esac
+done <<EOT
 $out
 EOT
-fi
+fact os.kernel "${k:-absent}"
+fact os.hostname "${h:-absent}"
 fact os.id "${id:-absent}"
 fact os.version_id "${ver:-absent}"
 fact os.pretty_name "${pretty:-absent}"

@@ -100,7 +100,7 @@ func (w *writer) commands(cmds []Command) {
 var hostTools = []string{
 	"sh", "cat", "head", "tail", "sed", "awk", "grep", "tr", "cut", "wc", "sort", "uniq",
 	"dd", "id", "date", "sleep", "timeout", "env", "expr", "ls", "basename", "dirname",
-	"readlink", "stat", "find", "xargs", "kill", "sudo", "printf", "test", "true", "false",
+	"readlink", "stat", "find", "xargs", "kill", "sudo", "printf", "test", "true", "false", "gzip",
 }
 
 // hostTools links the basic tools into bin/ and marks bin/ as the node's

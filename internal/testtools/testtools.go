@@ -29,3 +29,13 @@ func Find(t testing.TB, names ...string) string {
 	t.Skipf("none of %v is installed (set %s=1 to fail instead)", names, RequireEnv)
 	return ""
 }
+
+// Require skips t, or fails it when RequireEnv is set, for a precondition
+// other than a program (root, a kernel feature) that CI provides.
+func Require(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("this test needs %s and %s=1 requires it", what, RequireEnv)
+	}
+	t.Skipf("this test needs %s (set %s=1 to fail instead)", what, RequireEnv)
+}
