@@ -416,8 +416,12 @@ func TestClusterChecks(t *testing.T) {
 			fail: map[string]string{"k8s.kubeproxy-restarts": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
 		{name: "restarts on a pod already in crash loop count once", node: map[string]string{"k8s.kubeproxy.pod.restarts": "30", "k8s.kubeproxy.pod.reason": "CrashLoopBackOff", "k8s.kubeproxy.pod.ready": "false"},
 			fail: map[string]string{"k8s.kubeproxy-crashloop": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
-		{name: "restarts on a 1.30 server: no 1.31 note", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5"}, cluster: map[string]string{"cluster.server_version": "v1.30.8+rke2r1"},
+		// /livez exists since 1.28 (KEP-3836): before that /healthz is the
+		// only endpoint, and the note has nothing to point to.
+		{name: "restarts on a 1.27 server: no /livez note", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5"}, cluster: map[string]string{"cluster.server_version": "v1.27.16+rke2r1"},
 			fail: map[string]string{"k8s.kubeproxy-restarts": "bad"}},
+		{name: "restarts on a 1.28 server: the /livez note", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5"}, cluster: map[string]string{"cluster.server_version": "v1.28.15+rke2r1"},
+			fail: map[string]string{"k8s.kubeproxy-restarts": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
 		{name: "restarts with liveness on /livez", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5", "k8s.kubeproxy.liveness_path": "/livez"},
 			fail: map[string]string{"k8s.kubeproxy-restarts": "bad"}},
 		{name: "no kube-proxy pod", node: map[string]string{"k8s.kubeproxy.pod.name": "absent", "k8s.kubeproxy.pod.phase": "absent", "k8s.kubeproxy.pod.reason": "absent", "k8s.kubeproxy.pod.ready": "absent"},

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 )
@@ -107,7 +108,18 @@ func withCommand(s nodesim.State, c nodesim.Command) nodesim.State {
 }
 
 func TestKubeProxyHealthProbe(t *testing.T) {
-	const live = `{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC"}`
+	live := nodesim.HealthyProxy().Answers()["/livez"].Body
+	// An answer of kube-proxy 1.27: /healthz only, without nodeEligible.
+	old := func(late bool) nodesim.State {
+		p := nodesim.HealthyProxy()
+		p.Minor, p.SyncLate = 27, late
+		return nodesim.WithProxyHealth(healthy(), p)
+	}
+	draining := func(late bool) nodesim.State {
+		p := nodesim.LateProxy(10 * time.Minute)
+		p.Ineligible, p.SyncLate = true, late
+		return nodesim.WithProxyHealth(healthy(), p)
+	}
 	tcp6 := "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
 		"   0: 00000000000000000000000001000000:2810 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31337 1 0000000000000000 100 0 0 10 0\n"
 	cases := []struct {
@@ -117,11 +129,32 @@ func TestKubeProxyHealthProbe(t *testing.T) {
 	}{
 		{"healthy", healthy(), map[string]string{
 			"kubeproxy.port10256.listening": "yes", "kubeproxy.healthz.code": "200", "kubeproxy.livez.code": "200",
-			"kubeproxy.healthz.node_eligible": "true", "kubeproxy.healthz.stale_seconds": "0.7", "kubeproxy.livez.body": live,
+			"kubeproxy.healthz.node_eligible": "true", "kubeproxy.healthz.stale_seconds": "0.0", "kubeproxy.livez.body": live,
+			"kubeproxy.health": "healthy",
 		}},
-		{"ufw 503 dataplane stale 19 min", nodesim.WithUFWActive(healthy()), map[string]string{
-			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "200", "kubeproxy.healthz.stale_seconds": "1129.1",
+		// Upstream semantics (pkg/proxy/healthcheck/proxy_health.go): a late
+		// sync loop fails both endpoints; only an ineligible node splits them.
+		{"ufw: sync loop late 19 min, 503 on both", nodesim.WithUFWActive(healthy()), map[string]string{
+			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "503", "kubeproxy.healthz.stale_seconds": "1129.1",
+			"kubeproxy.healthz.node_eligible": "true", "kubeproxy.health": "unhealthy",
 		}},
+		{"draining node: healthz 503, livez 200", draining(false), map[string]string{
+			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "200", "kubeproxy.healthz.node_eligible": "false",
+			"kubeproxy.health": "ineligible",
+		}},
+		{"draining node with a late sync loop", draining(true), map[string]string{
+			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "503", "kubeproxy.health": "unhealthy",
+		}},
+		{"1.27 late: no /livez", old(true), map[string]string{
+			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "404", "kubeproxy.healthz.node_eligible": "absent",
+			"kubeproxy.health": "unhealthy",
+		}},
+		{"1.27 healthy", old(false), map[string]string{"kubeproxy.livez.code": "404", "kubeproxy.health": "healthy"}},
+		// Not served by any kube-proxy (eligible, healthz 503, livez 200):
+		// the answers changed between the two requests. Not judged.
+		{"answers that contradict each other", withHealthz(healthy(), 503,
+			`{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:30 +0000 UTC", "nodeEligible": true}`),
+			map[string]string{"kubeproxy.health": "unknown"}},
 		{"monotonic clock suffix and draining node", withHealthz(healthy(), 503,
 			`{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC m=+2466.131578404","currentTime": "2026-12-02 10:02:00.5 +0000 UTC m=+2586.131578404", "nodeEligible": false}`),
 			map[string]string{"kubeproxy.healthz.stale_seconds": "120.0", "kubeproxy.healthz.node_eligible": "false", "kubeproxy.healthz.code": "503"}},
@@ -453,7 +486,10 @@ func TestKubeProxyChecks(t *testing.T) {
 		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed"}, nil, OutcomeFail},
 		// Cilium replaces kube-proxy: nothing on 10256 is expected.
 		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf"}, nil, OutcomePass},
-		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.healthz.code": "503"}, nil, OutcomeFail},
+		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "unhealthy"}, nil, OutcomeFail},
+		// A draining node's /healthz 503 is not a kube-proxy fault.
+		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, OutcomePass},
+		{"kubeproxy.node-not-eligible", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, OutcomeFail},
 	}
 	for _, c := range cases {
 		name := c.check

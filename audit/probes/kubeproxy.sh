@@ -2,7 +2,7 @@
 # description: kube-proxy /healthz and /livez on 127.0.0.1:10256 and its sync metrics on 127.0.0.1:10249, asked from the node itself
 # needs_root: false
 # timeout: 20s
-# facts: kubeproxy.port10256.listening kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.healthz.stale_seconds kubeproxy.livez.code kubeproxy.livez.body kubeproxy.metrics.status kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
+# facts: kubeproxy.port10256.listening kubeproxy.health kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.healthz.stale_seconds kubeproxy.livez.code kubeproxy.livez.body kubeproxy.metrics.status kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
 # volatile: kubeproxy.healthz.body kubeproxy.livez.body kubeproxy.healthz.stale_seconds kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
 
 # Health and metrics share one probe (one shell and one timeout(1) fewer per
@@ -147,6 +147,21 @@ BEGIN {
 	else if (lu == "zero") st = "never"
 	else { d = ct - lu; st = sprintf("%.1f", d < 0 ? 0 : d) }
 	print "kubeproxy.healthz.stale_seconds", st
+	# What the two answers mean, by the rules of kube-proxy itself
+	# (pkg/proxy/healthcheck/proxy_health.go, 1.28+): both endpoints run
+	# the same sync-health test and /healthz also requires nodeEligible. So
+	# a late or failing sync loop answers 503 on both; /healthz 503 with
+	# /livez 200 means only that the node is being drained or deleted.
+	# Before 1.28 there is no /livez (404) and /healthz 503 is the loop.
+	hc = code["healthz"]; lc = code["livez"]
+	if (hc == "200") h = "healthy"
+	else if (hc == "000" || hc == "" || hc == "absent") h = "not-answering"
+	else if (hc != "503") h = "unknown"
+	else if (lc == "503") h = "unhealthy"
+	else if (lc == "200") h = el == "false" ? "ineligible" : "unknown"
+	else if (lc == "404") h = el == "false" ? "ineligible" : "unhealthy"
+	else h = "unknown"
+	print "kubeproxy.health", h
 }
 # The answer ends with the HTTP code on its own line: each line is held back
 # until the next one shows it was not the last.

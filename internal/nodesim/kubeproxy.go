@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // KubeProxyManifest is where RKE2 writes kube-proxy's static pod.
@@ -363,8 +364,8 @@ func WithIPVS(s State) State {
 
 // WithHungSync is kube-proxy whose sync loop stopped 15 minutes ago while
 // changes keep being queued: the last sync is 900 s old, the last queued
-// change 3 s, changes are pending, and /healthz reports the stale dataplane
-// with 503 while /livez stays 200.
+// change 3 s, changes are pending, and both /healthz and /livez report the
+// late sync with 503 (ProxyHealth).
 func WithHungSync(s State) State {
 	m := HealthyProxyMetrics()
 	m.LastAgo = []float64{900}
@@ -373,11 +374,7 @@ func WithHungSync(s State) State {
 	m.ServicesPending = 2
 	s.HTTP = kubeProxyHTTP(s.HTTP)
 	s.HTTP["10249/metrics"] = HTTP{Code: 200, Body: m.Render()}
-	s.HealthHTTP = map[string]HTTP{
-		"/healthz": {Code: 503, Body: `{"lastUpdated": "2026-12-02 09:45:01.2 +0000 UTC m=+85.614392118","currentTime": "2026-12-02 10:00:01.2 +0000 UTC m=+985.614392118", "nodeEligible": true}`},
-		"/livez":   {Code: 200, Body: `{"lastUpdated": "2026-12-02 09:45:01.2 +0000 UTC m=+85.614392118","currentTime": "2026-12-02 10:00:01.2 +0000 UTC m=+985.614392118"}`},
-	}
-	return s
+	return WithProxyHealth(s, LateProxy(15*time.Minute))
 }
 
 // WithNFTablesOldKernel is a node configured for nftables mode

@@ -1,6 +1,9 @@
 package nodesim
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Member is one node of a simulated fleet.
 type Member struct {
@@ -36,12 +39,9 @@ func Healthy(hostname string, server bool) State {
 			"net.netfilter.nf_conntrack_count":    "817",
 			"net.netfilter.nf_conntrack_max":      "131072",
 		},
-		Modules:   []string{"br_netfilter", "nf_conntrack", "ip_tables", "iptable_nat", "x_tables", "overlay"},
-		Listening: []int{10250, 10256},
-		HealthHTTP: map[string]HTTP{
-			"/healthz": {Code: 200, Body: `{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC", "nodeEligible": true}`},
-			"/livez":   {Code: 200, Body: `{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC"}`},
-		},
+		Modules:     []string{"br_netfilter", "nf_conntrack", "ip_tables", "iptable_nat", "x_tables", "overlay"},
+		Listening:   []int{10250, 10256},
+		HealthHTTP:  HealthyProxy().Answers(),
 		RKE2Version: "v1.31.4+rke2r1",
 		Files: map[string]string{
 			// A real config.yaml holds the join token; the probes must never print it.
@@ -57,16 +57,15 @@ func Healthy(hostname string, server bool) State {
 }
 
 // WithUFWActive is the seed incident's drift: UFW enabled and running, and
-// kube-proxy's dataplane reported unhealthy as a consequence.
+// kube-proxy's rule syncs failing as a consequence for the last 19 minutes.
+// Its health server then answers 503 on /healthz and on /livez alike (see
+// ProxyHealth): the seed's "healthz 503, livez 200" is what a draining node
+// serves, not a failing sync loop.
 func WithUFWActive(s State) State {
 	s.UFW = "active"
 	s.Units = copyUnits(s.Units)
 	s.Units["ufw"] = Unit{Active: "active", Enabled: "enabled"}
-	s.HealthHTTP = map[string]HTTP{
-		"/healthz": {Code: 503, Body: `{"lastUpdated": "2026-12-02 09:41:12.1 +0000 UTC","currentTime": "2026-12-02 10:00:01.2 +0000 UTC", "nodeEligible": true}`},
-		"/livez":   s.HealthHTTP["/livez"],
-	}
-	return s
+	return WithProxyHealth(s, LateProxy(18*time.Minute+49*time.Second+100*time.Millisecond))
 }
 
 // Incident is the seed incident's fleet: 3 etcd, 2 control-plane and 4
