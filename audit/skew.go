@@ -95,22 +95,15 @@ func VersionSkew(nodes []Node, target string) []Finding {
 				fmt.Sprintf("The HA API servers run 1.%d to 1.%d; Kubernetes supports at most %d minor between them.", lo, hi, maxServerSkew),
 				"Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else."))
 		}
-		var newer, older, evN, evO []string
+		if f, ok := kubeletNewer(servers, agents, lo, hi); ok {
+			out = append(out, f)
+		}
+		var older, evO []string
 		for _, a := range agents {
-			switch {
-			case a.minor > lo:
-				newer = append(newer, a.name)
-				evN = append(evN, fmt.Sprintf("%s: agent at %s, oldest server at 1.%d", a.name, a.raw, lo))
-			case lo-a.minor > maxKubeletSkew:
+			if lo-a.minor > maxKubeletSkew {
 				older = append(older, a.name)
 				evO = append(evO, fmt.Sprintf("%s: agent at %s, %d minors behind the oldest server 1.%d", a.name, a.raw, lo-a.minor, lo))
 			}
-		}
-		if len(newer) > 0 {
-			out = append(out, skewFinding("skew.kubelet-newer", SeverityCritical, newer, evN,
-				"kubelet newer than the API server",
-				"A kubelet and kube-proxy must never be newer than the API server they talk to.",
-				"Upgrade the servers first (one at a time), then these agents; never upgrade agents ahead of the servers."))
 		}
 		if len(older) > 0 {
 			out = append(out, skewFinding("skew.kubelet-too-old", SeverityCritical, older, evO,
@@ -123,6 +116,105 @@ func VersionSkew(nodes []Node, target string) []Finding {
 		out = append(out, upgradePath(vs, target)...)
 	}
 	return out
+}
+
+// skewPolicy is where the rules judged here are written down.
+const skewPolicy = "kubernetes.io/releases/version-skew-policy"
+
+// kubeletNewer judges the policy's "kubelet must not be newer than
+// kube-apiserver" and names the side that is out of step. Agents newer than
+// every server were upgraded ahead of the control plane: they are at fault.
+// But HA API servers may be one minor apart mid-upgrade, and the policy then
+// narrows the kubelets allowed to those not newer than the oldest instance;
+// when the agents run no newer than the newest servers, the outlier is the
+// server left behind, and upgrading it to the others' release is the fix
+// (the agents could only be "fixed" by a downgrade RKE2 does not support).
+func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (Finding, bool) {
+	var ahead []nodeVersion // agents newer than every server
+	newest := lo            // the newest agent minor not past the servers
+	for _, a := range agents {
+		switch {
+		case a.minor > hi:
+			ahead = append(ahead, a)
+		case a.minor > lo:
+			newest = max(newest, a.minor)
+		}
+	}
+	var lagging []nodeVersion
+	for _, s := range servers {
+		if s.minor < newest {
+			lagging = append(lagging, s)
+		}
+	}
+	if len(ahead)+len(lagging) == 0 {
+		return Finding{}, false
+	}
+	var names, ev []string
+	summary := fmt.Sprintf("A kubelet (and kube-proxy) must not be newer than any kube-apiserver it may reach; HA API servers may be one minor apart only while they are upgraded (%s).", skewPolicy)
+	var fix []string
+	if len(lagging) > 0 {
+		// What the newest servers run is what the lagging ones are upgraded to.
+		count := map[string]int{}
+		for _, s := range servers {
+			if s.minor == hi {
+				count[s.raw]++
+			}
+		}
+		releases := sortedKeys(count)
+		to := releases[0]
+		for _, r := range releases[1:] {
+			a, _ := ParseVersion(r)
+			b, _ := ParseVersion(to)
+			if CompareVersions(a, b) > 0 {
+				to = r
+			}
+		}
+		var lag []string
+		for _, s := range lagging {
+			n, top := 0, s.minor
+			for _, a := range agents {
+				if a.minor > s.minor && a.minor <= hi {
+					n, top = n+1, max(top, a.minor)
+				}
+			}
+			names, lag = append(names, s.name), append(lag, s.name)
+			ev = append(ev, fmt.Sprintf("%s: server at %s, behind the other servers (%s) and %d %s up to 1.%d", s.name, s.raw, strings.Join(releases, ", "), n, plural(n, "agent"), top))
+		}
+		sort.Strings(lag)
+		step := fmt.Sprintf("Upgrade %s to %s, the release the other servers run, before anything else: one server at a time, waiting for each to be Ready before the next.", strings.Join(lag, ", then "), to)
+		if len(ahead) == 0 {
+			summary += fmt.Sprintf(" The agents run no newer than the newest servers (1.%d), so the outlier is the server left behind: %s. The agents are not at fault.", hi, strings.Join(lag, ", "))
+			step += " Leave the agents as they are."
+		} else {
+			summary += fmt.Sprintf(" %s %s behind the newest servers (1.%d) and the agents that match them.", strings.Join(lag, ", "), isAre(len(lag)), hi)
+		}
+		fix = append(fix, step)
+	}
+	if len(ahead) > 0 {
+		top := hi
+		var over []string
+		for _, a := range ahead {
+			top = max(top, a.minor)
+			names, over = append(names, a.name), append(over, a.name)
+			ev = append(ev, fmt.Sprintf("%s: agent at %s, newest server at 1.%d", a.name, a.raw, hi))
+		}
+		sort.Strings(over)
+		summary += fmt.Sprintf(" %s %s newer than every API server: upgraded ahead of the control plane.", strings.Join(over, ", "), isAre(len(over)))
+		verb := "Upgrade"
+		if len(fix) > 0 {
+			verb = "Then upgrade"
+		}
+		fix = append(fix, fmt.Sprintf("%s the servers to the agents' minor 1.%d, one minor at a time and one server at a time (RKE2 does not support downgrading the agents); never upgrade agents ahead of the servers.", verb, top))
+	}
+	return skewFinding("skew.kubelet-newer", SeverityCritical, names, ev,
+		"kubelet newer than the API server", summary, strings.Join(fix, " ")), true
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // mixedVersions reports the nodes whose RKE2 release differs from the
