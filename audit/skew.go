@@ -112,6 +112,9 @@ func VersionSkew(nodes []Node, target string) []Finding {
 				"Upgrade these agents one minor at a time until they are within three minors of the servers."))
 		}
 	}
+	if f, ok := bundledSkew(nodes); ok {
+		out = append(out, f)
+	}
 	if target != "" {
 		out = append(out, upgradePath(vs, target)...)
 	}
@@ -215,6 +218,86 @@ func isAre(n int) string {
 		return "is"
 	}
 	return "are"
+}
+
+// bundledComponents are the binaries an RKE2 release ships, with the facts
+// the rke2 probe reads their versions into.
+var bundledComponents = []struct{ name, fact string }{
+	{"containerd", "rke2.containerd.version"},
+	{"kubelet", "rke2.kubelet.version"},
+}
+
+// bundledSkew names the nodes whose containerd or kubelet differs from the
+// other nodes on the same RKE2 release. RKE2 ships both in its release: at
+// start it extracts the runtime image's bin into
+// /var/lib/rancher/rke2/data/<release>/bin and re-links
+// /var/lib/rancher/rke2/bin to it, ignoring a failed re-link (rancher/rke2
+// pkg/bootstrap/bootstrap.go, Stage). So nodes on one release run the same
+// builds, and one that does not has a stale link or runs a containerd or
+// kubelet from elsewhere. Releases are compared only with themselves: every
+// release ships its own builds. A value that is not a version (absent,
+// unknown) says nothing about skew.
+func bundledSkew(nodes []Node) (Finding, bool) {
+	byRelease := map[string][]Node{}
+	for _, n := range nodes {
+		if !n.Status.HasFacts() {
+			continue
+		}
+		if rel := n.Facts["rke2.version"]; isVersion(rel) {
+			byRelease[rel] = append(byRelease[rel], n)
+		}
+	}
+	var names, ev []string
+	named := map[string]bool{}
+	for _, rel := range sortedKeys(byRelease) {
+		for _, c := range bundledComponents {
+			count := map[string]int{}
+			known := 0
+			for _, n := range byRelease[rel] {
+				if v := n.Facts[c.fact]; isVersion(v) {
+					count[v]++
+					known++
+				}
+			}
+			if len(count) < 2 {
+				continue
+			}
+			majority, tie := majorityOf(count)
+			var split []string
+			for _, v := range sortedKeys(count) {
+				split = append(split, fmt.Sprintf("%s on %d", v, count[v]))
+			}
+			for _, n := range byRelease[rel] {
+				v := n.Facts[c.fact]
+				if !isVersion(v) || (!tie && v == majority) {
+					continue
+				}
+				if tie {
+					ev = append(ev, fmt.Sprintf("%s: %s %s; the %d nodes on %s have no majority (%s)", n.Name, c.name, v, known, rel, strings.Join(split, ", ")))
+				} else {
+					ev = append(ev, fmt.Sprintf("%s: %s %s, peers on %s run %s", n.Name, c.name, v, rel, majority))
+				}
+				if !named[n.Name] {
+					named[n.Name] = true
+					names = append(names, n.Name)
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return Finding{}, false
+	}
+	return skewFinding("skew.bundled-component", SeverityWarning, names, ev,
+		"containerd or kubelet differs from the other nodes on the same RKE2 release",
+		"RKE2 ships containerd and the kubelet in its release, extracted to /var/lib/rancher/rke2/data/<release>/bin and linked from /var/lib/rancher/rke2/bin, so nodes on the same release run the same builds. These nodes run another build: the bin link points at another release's data dir (RKE2 ignores a failed re-link), or a containerd or kubelet from another install is the one that runs. The node then behaves unlike its peers, and the upgrade starts from a state nobody tested.",
+		"On each node named: readlink -f /var/lib/rancher/rke2/bin must end in data/<the node's RKE2 release>-<hash>/bin; compare /var/lib/rancher/rke2/bin/containerd --version and /var/lib/rancher/rke2/bin/kubelet --version with a peer's. See which binary really runs: readlink /proc/$(pgrep -xo containerd)/exe and readlink /proc/$(pgrep -xo kubelet)/exe, and command -v containerd kubelet for another install on PATH (Docker's containerd.io, a distribution package). Then reinstall the RKE2 release the peers run (curl -sfL https://get.rke2.io | INSTALL_RKE2_VERSION=<release> sh -, or the same RPMs), remove or disable the other containerd, and restart rke2-server or rke2-agent, one node at a time (kubectl drain NODE --ignore-daemonsets first, kubectl uncordon NODE after)."), true
+}
+
+// isVersion says whether a probe's value is a version rather than one of
+// its words for "not known" (absent, unknown, not-root).
+func isVersion(v string) bool {
+	_, ok := ParseVersion(v)
+	return ok
 }
 
 // mixedVersions reports the nodes whose RKE2 release differs from the

@@ -158,6 +158,108 @@ func TestKubeletNewerBlamesTheOutlier(t *testing.T) {
 	}
 }
 
+func bundledNode(name, version, containerd, kubelet string) Node {
+	n := versionNode(name, "rke2-agent", version)
+	n.Facts["rke2.containerd.version"] = containerd
+	n.Facts["rke2.kubelet.version"] = kubelet
+	return n
+}
+
+// TestBundledComponentSkew: RKE2 ships containerd and the kubelet in its
+// release (rancher/rke2 pkg/bootstrap/bootstrap.go Stage extracts them to
+// data/<release>/bin and links bin to it), so nodes on one RKE2 release run
+// the same builds and a node that does not is named with both values.
+func TestBundledComponentSkew(t *testing.T) {
+	const r31, r30 = "v1.31.4+rke2r1", "v1.30.8+rke2r1"
+	const ctr, kub = "v1.7.23-k3s2", "v1.31.4+rke2r1"
+	fleet := func(odd ...Node) []Node {
+		nodes := []Node{bundledNode("server-1", r31, ctr, kub)}
+		for i := 1; i <= 4; i++ {
+			nodes = append(nodes, bundledNode("worker-"+strconv.Itoa(i), r31, ctr, kub))
+		}
+		for _, o := range odd {
+			for i := range nodes {
+				if nodes[i].Name == o.Name {
+					nodes[i] = o
+				}
+			}
+		}
+		return nodes
+	}
+	tests := []struct {
+		name     string
+		nodes    []Node
+		want     []string // nodes named; nil: no finding
+		evidence []string
+	}{
+		{"uniform fleet", fleet(), nil, nil},
+		{"one worker's containerd differs on the same release",
+			fleet(bundledNode("worker-3", r31, "v1.7.20-k3s1", kub)),
+			[]string{"worker-3"},
+			[]string{"worker-3: containerd v1.7.20-k3s1, peers on v1.31.4+rke2r1 run v1.7.23-k3s2"}},
+		{"one worker's kubelet differs on the same release",
+			fleet(bundledNode("worker-1", r31, ctr, "v1.30.8+rke2r1")),
+			[]string{"worker-1"},
+			[]string{"worker-1: kubelet v1.30.8+rke2r1, peers on v1.31.4+rke2r1 run v1.31.4+rke2r1"}},
+		{"both components on one node, one on another",
+			fleet(bundledNode("worker-2", r31, "v1.7.11-k3s2", "v1.28.15+rke2r1"), bundledNode("server-1", r31, "v1.7.21-k3s2", kub)),
+			[]string{"server-1", "worker-2"},
+			[]string{"server-1: containerd v1.7.21-k3s2, peers on v1.31.4+rke2r1 run v1.7.23-k3s2",
+				"worker-2: containerd v1.7.11-k3s2, peers on v1.31.4+rke2r1 run v1.7.23-k3s2",
+				"worker-2: kubelet v1.28.15+rke2r1, peers on v1.31.4+rke2r1 run v1.31.4+rke2r1"}},
+		{"another RKE2 release ships another containerd: not a skew",
+			fleet(bundledNode("worker-4", r30, "v1.7.21-k3s2", "v1.30.8+rke2r1")), nil, nil},
+		{"peers are compared within each release",
+			append(fleet(bundledNode("worker-4", r30, "v1.7.21-k3s2", "v1.30.8+rke2r1")),
+				bundledNode("worker-5", r30, "v1.7.21-k3s2", "v1.30.8+rke2r1"), bundledNode("worker-6", r30, "v1.7.17-k3s1", "v1.30.8+rke2r1")),
+			[]string{"worker-6"},
+			[]string{"worker-6: containerd v1.7.17-k3s1, peers on v1.30.8+rke2r1 run v1.7.21-k3s2"}},
+		{"absent and unknown values are not a skew",
+			fleet(bundledNode("worker-1", r31, "absent", "unknown"), bundledNode("worker-2", r31, "unknown", "absent")), nil, nil},
+		{"no majority on a release names every node of it",
+			[]Node{bundledNode("a", r31, "v1.7.20-k3s1", kub), bundledNode("b", r31, ctr, kub)},
+			[]string{"a", "b"},
+			[]string{"a: containerd v1.7.20-k3s1; the 2 nodes on v1.31.4+rke2r1 have no majority (v1.7.20-k3s1 on 1, v1.7.23-k3s2 on 1)",
+				"b: containerd v1.7.23-k3s2; the 2 nodes on v1.31.4+rke2r1 have no majority (v1.7.20-k3s1 on 1, v1.7.23-k3s2 on 1)"}},
+		{"unaudited nodes are left out",
+			append(fleet(), Node{Name: "down", Status: StatusUnreachable, Facts: map[string]string{"rke2.version": r31, "rke2.containerd.version": "v1.6.0"}}), nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *Finding
+			fs := VersionSkew(tt.nodes, "")
+			for i := range fs {
+				if !slices.Contains(nonCheckFindingIDs, fs[i].Check) {
+					t.Errorf("%s is not in nonCheckFindingIDs: a waiver naming it would be rejected", fs[i].Check)
+				}
+				if fs[i].Check == "skew.bundled-component" {
+					got = &fs[i]
+				}
+			}
+			if tt.want == nil {
+				if got != nil {
+					t.Fatalf("unexpected finding on %v: %q", got.Nodes, got.Evidence)
+				}
+				return
+			}
+			if got == nil {
+				t.Fatalf("no skew.bundled-component in %+v", fs)
+			}
+			if got.Severity != SeverityWarning || !reflect.DeepEqual(got.Nodes, tt.want) {
+				t.Errorf("%s on %v, want warning on %v", got.Severity, got.Nodes, tt.want)
+			}
+			if !reflect.DeepEqual(got.Evidence, tt.evidence) {
+				t.Errorf("evidence = %q\nwant        %q", got.Evidence, tt.evidence)
+			}
+			for _, w := range []string{"/var/lib/rancher/rke2/bin", "readlink", "INSTALL_RKE2_VERSION", "one node at a time"} {
+				if !strings.Contains(got.Remediation, w) {
+					t.Errorf("remediation does not say %q: %s", w, got.Remediation)
+				}
+			}
+		})
+	}
+}
+
 func TestUpgradeOrderPutsServersFirst(t *testing.T) {
 	nodes := []Node{versionNode("w1", "rke2-agent", "v1.31.4+rke2r1"), versionNode("s1", "rke2-server", "v1.31.4+rke2r1"), versionNode("s2", "rke2-server", "v1.31.4+rke2r1")}
 	for _, f := range VersionSkew(nodes, "v1.32.0+rke2r1") {
