@@ -85,7 +85,11 @@ func renderCatalogue(probes []Probe, checks []Check) []byte {
 			} else if cond.Ref != "" {
 				operand = cond.Ref
 			}
-			when = append(when, fmt.Sprintf("%s %s %s", cond.Fact, cond.Op, operand))
+			w := fmt.Sprintf("%s %s %s", cond.Fact, cond.Op, operand)
+			if cond.Peers != "" {
+				w += " among the same " + cond.Peers
+			}
+			when = append(when, w)
 		}
 		title := c.Title
 		if c.Symptom {
