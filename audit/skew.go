@@ -11,7 +11,7 @@ import (
 // Kubernetes' version skew policy, as RKE2 inherits it: the API servers of
 // an HA control plane are within one minor of each other; a kubelet (and
 // kube-proxy) is never newer than the oldest API server and at most three
-// minors older than it.
+// minors older than the newest.
 const (
 	maxServerSkew  = 1
 	maxKubeletSkew = 3
@@ -98,18 +98,21 @@ func VersionSkew(nodes []Node, target string) []Finding {
 		if f, ok := kubeletNewer(servers, agents, lo, hi); ok {
 			out = append(out, f)
 		}
+		// A kubelet may be three minors older than every API server it may
+		// reach, so the newest one bounds it: with servers at 1.31 and 1.30
+		// the oldest kubelet allowed is 1.28 (the policy's HA note).
 		var older, evO []string
 		for _, a := range agents {
-			if lo-a.minor > maxKubeletSkew {
+			if hi-a.minor > maxKubeletSkew {
 				older = append(older, a.name)
-				evO = append(evO, fmt.Sprintf("%s: agent at %s, %d minors behind the oldest server 1.%d", a.name, a.raw, lo-a.minor, lo))
+				evO = append(evO, fmt.Sprintf("%s: agent at %s, %d minors behind the newest server 1.%d", a.name, a.raw, hi-a.minor, hi))
 			}
 		}
 		if len(older) > 0 {
 			out = append(out, skewFinding("skew.kubelet-too-old", SeverityCritical, older, evO,
 				"kubelet more than three minors older than the API server",
-				fmt.Sprintf("A kubelet may be at most %d minors older than the API server.", maxKubeletSkew),
-				"Upgrade these agents one minor at a time until they are within three minors of the servers."))
+				fmt.Sprintf("A kubelet may be at most %d minors older than every API server it may reach, the newest included (%s).", maxKubeletSkew, skewPolicy),
+				"Upgrade these agents one minor at a time until they are within three minors of the newest server."))
 		}
 	}
 	if f, ok := bundledSkew(nodes); ok {

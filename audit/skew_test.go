@@ -47,6 +47,13 @@ func TestVersionSkew(t *testing.T) {
 		{"agent four minors behind",
 			[]Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.27.9+rke2r1")}, "",
 			map[string][]string{"skew.kubelet-too-old": {"w1"}, "skew.mixed-versions": {"w1"}}},
+		// kube-apiserver at 1.31 and 1.30: a kubelet may be three minors
+		// older than each, so 1.28 is the oldest allowed and 1.27 is not,
+		// although it is only three behind the older server.
+		{"agent four minors behind the newest of split servers",
+			[]Node{versionNode("s1", s, "v1.30.8+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("s3", s, "v1.31.4+rke2r1"),
+				versionNode("w1", a, "v1.27.9+rke2r1"), versionNode("w2", a, "v1.28.15+rke2r1"), versionNode("w3", a, "v1.31.4+rke2r1")}, "",
+			map[string][]string{"skew.kubelet-too-old": {"w1"}, "skew.kubelet-newer": {"s1"}, "skew.mixed-versions": {"s1", "w1", "w2"}}},
 		{"target one minor up: only the order",
 			[]Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1")}, "v1.32.1+rke2r1",
 			map[string][]string{"skew.upgrade-order": {"s1", "w1"}}},
