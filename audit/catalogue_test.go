@@ -40,6 +40,17 @@ func TestCatalogueDocIsCurrent(t *testing.T) {
 	}
 }
 
+// TestCatalogueListsEveryFindingBuiltInGo keeps the operator's list of the
+// ids a waiver may name beside the checks' in step with nonCheckFindingIDs.
+func TestCatalogueListsEveryFindingBuiltInGo(t *testing.T) {
+	doc := string(renderCatalogue(nil, nil))
+	for _, id := range append(append([]string{}, nonCheckFindingIDs...), WaiverExpiredID, WaiverUnusedID) {
+		if !strings.Contains(doc, "`"+id+"`") {
+			t.Errorf("the catalogue does not list %s", id)
+		}
+	}
+}
+
 func renderCatalogue(probes []Probe, checks []Check) []byte {
 	var b bytes.Buffer
 	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
@@ -74,7 +85,11 @@ func renderCatalogue(probes []Probe, checks []Check) []byte {
 			} else if cond.Ref != "" {
 				operand = cond.Ref
 			}
-			when = append(when, fmt.Sprintf("%s %s %s", cond.Fact, cond.Op, operand))
+			w := fmt.Sprintf("%s %s %s", cond.Fact, cond.Op, operand)
+			if cond.Peers != "" {
+				w += " among the same " + cond.Peers
+			}
+			when = append(when, w)
 		}
 		title := c.Title
 		if c.Symptom {
@@ -86,6 +101,7 @@ func renderCatalogue(probes []Probe, checks []Check) []byte {
 	b.WriteString("- `correlation.<symptom>`: the fact value whose split of the fleet best matches a symptom's, ranked with evidence counts; or that nothing explains it; or that every node fails (cluster-wide).\n")
 	b.WriteString("- `skew.servers`, `skew.kubelet-newer`, `skew.kubelet-too-old`, `skew.mixed-versions`: Kubernetes' version skew policy over the fleet's RKE2 versions.\n")
 	b.WriteString("- `skew.target-skips-minor`, `skew.target-downgrade`, `skew.upgrade-order`: the path to `--target-version` (one minor at a time; servers first, one at a time, then agents).\n")
+	b.WriteString("- `skew.bundled-component`: a node whose containerd or kubelet differs from the other nodes on the same RKE2 release (RKE2 ships both in the release).\n")
 	b.WriteString("- `cluster.unavailable`, `cluster.nodes-not-in-inventory`: what the cluster-scoped probes could not do, and Kubernetes nodes no inventory host matches.\n")
 	b.WriteString("- `waiver.expired`, `waiver.unused`: waivers past their date, and waivers that matched nothing.\n")
 	return b.Bytes()

@@ -62,12 +62,22 @@ type Check struct {
 //	pct_of_ge              Fact * 100 / Ref >= Value, all numeric (e.g. conntrack use)
 //	pct_of_median_lt       Fact * 100 / (median of Fact over the audited
 //	                       nodes where it is numeric) < Value: a node far
-//	                       below its peers (e.g. kube-proxy rule counts)
+//	                       below its peers (e.g. kube-proxy rule counts);
+//	                       judged only when at least 3 peers report Fact
+//
+// Peers, allowed only with pct_of_median_lt, names a fact that decides who a
+// node's peers are: the median is then taken over the nodes with the same
+// value of that fact as the node judged, and the 3-node minimum holds per
+// value. It is for counts that differ by design between kinds of node, such
+// as KUBE- rules between kube-proxy modes ("peers: kubeproxy.mode": an IPVS
+// node keeps a constant handful of iptables rules, an iptables node some
+// per Service). A node without the peers fact has no peers and skips.
 type Condition struct {
 	Fact  string `yaml:"fact"`
 	Op    string `yaml:"op"`
 	Value string `yaml:"value"`
 	Ref   string `yaml:"ref"`
+	Peers string `yaml:"peers"`
 }
 
 type opKind int
@@ -88,9 +98,15 @@ var knownOps = map[string]opKind{
 	"pct_of_ge": opPercent, "pct_of_median_lt": opMedian,
 }
 
-// medianKey is where Judge puts the fleet median of a fact into a node's
-// fact view for pct_of_median_lt; no probe can emit a key with a space.
-func medianKey(fact string) string { return "median " + fact }
+// medianKey is where Judge puts the median a pct_of_median_lt condition
+// compares a node with into the node's fact view; no probe can emit a key
+// with a space. Conditions on one fact with other peers get other keys.
+func medianKey(cond Condition) string {
+	if cond.Peers != "" {
+		return "median " + cond.Fact + " among " + cond.Peers
+	}
+	return "median " + cond.Fact
+}
 
 // BuiltinChecks returns the checks shipped in the binary, in file order.
 func BuiltinChecks() ([]Check, error) {
@@ -227,6 +243,10 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 			bad("when", "%s: pct_of_ge needs both ref and value", where)
 		case kind == opMedian && (cond.Ref != "" || !comparable(opNumber, cond.Value)):
 			bad("when", "%s: pct_of_median_lt needs a numeric value and no ref", where)
+		case cond.Peers != "" && kind != opMedian:
+			bad("when", "%s: peers applies only to pct_of_median_lt, not %s", where, cond.Op)
+		case cond.Peers != "" && !factKeyRe.MatchString(cond.Peers):
+			bad("when", "%s: peers: want a fact key, got %q", where, cond.Peers)
 		case kind == opList && cond.Ref != "":
 			bad("when", "%s: %s takes a value list, not ref", where, cond.Op)
 		case kind != opPercent && cond.Ref != "" && cond.Value != "":
@@ -294,8 +314,22 @@ func yamlErrText(err error) string {
 	return strings.TrimPrefix(msg, "yaml: ")
 }
 
-// Facts lists every fact the check reads.
+// Facts lists every fact the check reads, including those that only choose
+// a median's peers.
 func (c Check) Facts() []string {
+	out := c.judgedFacts()
+	for _, cond := range c.When {
+		if cond.Peers != "" {
+			out = append(out, cond.Peers)
+		}
+	}
+	return out
+}
+
+// judgedFacts lists the facts whose values the check passes or fails on. A
+// peers fact is not among them: it only picks whom a node is compared
+// with, so a failure never flags its value.
+func (c Check) judgedFacts() []string {
 	var out []string
 	if c.Uniform != "" {
 		out = append(out, c.Uniform)
@@ -324,11 +358,19 @@ func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
 				return OutcomeSkip, cond.Ref + " not collected"
 			}
 		}
+		if knownOps[cond.Op] == opMedian {
+			if skip, why := cond.medianMissing(facts); skip {
+				return OutcomeSkip, why
+			}
+		}
 		holds, known := cond.holds(v, facts)
 		if !known {
 			return OutcomeSkip, fmt.Sprintf("%s=%s is not comparable with %s %s", cond.Fact, v, cond.Op, cond.operand(facts))
 		}
 		seen = append(seen, cond.Fact+"="+v)
+		if knownOps[cond.Op] == opMedian {
+			seen[len(seen)-1] += fmt.Sprintf(" (median %s of the %s)", facts[medianKey(cond)], cond.peerGroup(facts))
+		}
 		if cond.Ref != "" {
 			seen = append(seen, cond.Ref+"="+facts[cond.Ref])
 		}
@@ -337,6 +379,32 @@ func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
 		}
 	}
 	return OutcomeFail, strings.Join(seen, ", ")
+}
+
+// medianMissing says why a pct_of_median_lt condition cannot be judged on
+// a node with a numeric fact: no peers fact, or too few peers for a median.
+func (cond Condition) medianMissing(facts map[string]string) (bool, string) {
+	if cond.Peers != "" {
+		if _, ok := facts[cond.Peers]; !ok {
+			return true, cond.Peers + " not collected: no peers to compare " + cond.Fact + " with"
+		}
+	}
+	if _, err := strconv.ParseFloat(facts[cond.Fact], 64); err != nil {
+		return false, "" // not numeric: holds says so
+	}
+	if _, ok := facts[medianKey(cond)]; !ok {
+		return true, fmt.Sprintf("fewer than 3 %s report %s", cond.peerGroup(facts), cond.Fact)
+	}
+	return false, ""
+}
+
+// peerGroup names the nodes a pct_of_median_lt condition compares a node
+// with, for details.
+func (cond Condition) peerGroup(facts map[string]string) string {
+	if cond.Peers == "" {
+		return "audited nodes"
+	}
+	return "nodes with " + cond.Peers + "=" + facts[cond.Peers]
 }
 
 // operand is what the fact is compared with: the Ref fact's value or Value.
@@ -376,7 +444,7 @@ func (cond Condition) holds(v string, facts map[string]string) (holds, known boo
 		return compareOrdered(strings.TrimPrefix(cond.Op, "version_"), CompareVersions(a, b)), true
 	case opMedian:
 		a, err1 := strconv.ParseFloat(v, 64)
-		med, err2 := strconv.ParseFloat(facts[medianKey(cond.Fact)], 64)
+		med, err2 := strconv.ParseFloat(facts[medianKey(cond)], 64)
 		pct, err3 := strconv.ParseFloat(cond.Value, 64)
 		if err1 != nil || err2 != nil || err3 != nil || med <= 0 {
 			return false, false

@@ -142,7 +142,7 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 		if r.Outcome != OutcomeFail || checkByID[r.Check].Symptom {
 			continue
 		}
-		for _, f := range checkByID[r.Check].Facts() {
+		for _, f := range checkByID[r.Check].judgedFacts() {
 			failingFacts[f+"="+byName[r.Node].Facts[f]] = true
 		}
 	}
@@ -230,7 +230,7 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 			sameCount(best.Matched, len(o.sick)), healthyCount(best.Extra, len(o.healthy)))
 		remediation := fmt.Sprintf("Make %s on these nodes match the healthy nodes.", best.Fact)
 		for _, ch := range checks {
-			if !ch.Symptom && contains(ch.Facts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
+			if !ch.Symptom && contains(ch.judgedFacts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
 				remediation = ch.Remediation
 				break
 			}
@@ -281,7 +281,7 @@ func effectFacts(checks []Check, meta factMeta) map[string]bool {
 		if !c.Symptom {
 			continue
 		}
-		for _, f := range c.Facts() {
+		for _, f := range c.judgedFacts() {
 			out[f] = true
 			if p := meta.probeOf[f]; p != "" {
 				probes[p] = true

@@ -47,6 +47,8 @@ func TestParseChecksNamesFileLineAndField(t *testing.T) {
 		{"bad scope", "- {id: a, title: t, severity: info, summary: s, remediation: r, scope: galaxy, when: [{fact: f, op: eq}]}\n", "scope: want node or cluster"},
 		{"duplicate id", "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n", `c.yaml:2: id: "a" is already defined at c.yaml:1`},
 		{"not a list", "id: a\n", "c.yaml:1: want a list of checks"},
+		{"peers on another op", "- id: a\n  title: t\n  severity: info\n  summary: s\n  remediation: r\n  when:\n    - {fact: f, op: lt, value: '3', peers: g}\n", `c.yaml:6: check "a": when: condition 1: peers applies only to pct_of_median_lt, not lt`},
+		{"peers not a fact key", "- id: a\n  title: t\n  severity: info\n  summary: s\n  remediation: r\n  when:\n    - {fact: f, op: pct_of_median_lt, value: '50', peers: 'Kube Proxy'}\n", `c.yaml:6: check "a": when: condition 1: peers: want a fact key, got "Kube Proxy"`},
 	}
 	for _, tt := range tests {
 		_, err := ParseChecks("c.yaml", []byte(tt.text))
@@ -105,6 +107,69 @@ func TestFleetMedianCondition(t *testing.T) {
 	// Two peers are too few to call either an outlier.
 	if rs := Judge(nodes[:2], nil, []Check{c}); rs[0].Outcome != OutcomeSkip {
 		t.Fatalf("with two nodes: %+v", rs)
+	}
+}
+
+// TestFleetMedianPeers: with peers, a node is compared with the median of
+// the nodes sharing its value of the peers fact, and the 3-node minimum
+// holds per value.
+func TestFleetMedianPeers(t *testing.T) {
+	byPeers := Check{ID: "few-rules", Severity: SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50", Peers: "mode"}}}
+	// The same fact without peers, in the same run: its median is the
+	// fleet's and must not leak into the other's.
+	fleetWide := Check{ID: "few-rules-fleet", Severity: SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
+	mk := func(name, mode, rules string) Node {
+		f := map[string]string{"rules": rules}
+		if mode != "" {
+			f["mode"] = mode
+		}
+		return Node{Name: name, Status: StatusOK, Facts: f}
+	}
+	nodes := []Node{
+		mk("a1", "a", "10"), mk("a2", "a", "11"), mk("a3", "a", "12"), mk("a4", "a", "4"),
+		mk("b1", "b", "400"), mk("b2", "b", "410"), mk("b3", "b", "420"), mk("b4", "b", "150"),
+		mk("c1", "c", "1"), mk("c2", "c", "500"),
+		mk("none", "", "3"),
+		mk("b-root", "b", "not-root"),
+		{Name: "down", Status: StatusUnreachable},
+	}
+	type want struct{ outcome, detail string }
+	tests := []struct {
+		check Check
+		want  map[string]want
+	}{
+		{byPeers, map[string]want{
+			"a1": {OutcomePass, "rules=10 (median 10.5 of the nodes with mode=a)"},
+			"a2": {OutcomePass, ""}, "a3": {OutcomePass, ""},
+			"a4": {OutcomeFail, "rules=4 (median 10.5 of the nodes with mode=a)"},
+			"b1": {OutcomePass, ""}, "b2": {OutcomePass, ""}, "b3": {OutcomePass, ""},
+			"b4": {OutcomeFail, "rules=150 (median 405 of the nodes with mode=b)"},
+			"c1": {OutcomeSkip, "fewer than 3 nodes with mode=c report rules"}, "c2": {OutcomeSkip, ""},
+			"none":   {OutcomeSkip, "mode not collected: no peers to compare rules with"},
+			"b-root": {OutcomeSkip, ""},
+			"down":   {OutcomeSkip, ""},
+		}},
+		// Over the whole fleet (median 12 of 11 numeric values) the stale b4
+		// passes and whoever is in the small group fails: what peers is for.
+		{fleetWide, map[string]want{
+			"a1": {OutcomePass, "rules=10 (median 12 of the audited nodes)"}, "a2": {OutcomePass, ""}, "a3": {OutcomePass, ""}, "a4": {OutcomeFail, ""},
+			"b1": {OutcomePass, ""}, "b2": {OutcomePass, ""}, "b3": {OutcomePass, ""}, "b4": {OutcomePass, ""},
+			"c1": {OutcomeFail, ""}, "c2": {OutcomePass, ""},
+			"none": {OutcomeFail, ""}, "b-root": {OutcomeSkip, ""}, "down": {OutcomeSkip, ""},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.check.ID, func(t *testing.T) {
+			for _, r := range Judge(nodes, nil, []Check{byPeers, fleetWide}) {
+				if r.Check != tt.check.ID {
+					continue
+				}
+				w := tt.want[r.Node]
+				if r.Outcome != w.outcome || (w.detail != "" && r.Detail != w.detail) {
+					t.Errorf("%s: %s (%s), want %s (%s)", r.Node, r.Outcome, r.Detail, w.outcome, w.detail)
+				}
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,15 +43,15 @@ func judge(nodes []Node, cluster *Cluster, checks []Check, globals map[string]st
 		}
 		out = append(out, r)
 	}
-	extra := fleetMedians(nodes, checks)
-	for k, v := range clusterFacts {
-		extra[k] = v
-	}
+	medians := peerMedians(nodes, checks)
 	for _, n := range nodes {
 		view := n.Facts
-		if len(extra) > 0 {
-			view = make(map[string]string, len(n.Facts)+len(extra))
-			for k, v := range extra {
+		if len(clusterFacts)+len(medians[n.Name]) > 0 {
+			view = make(map[string]string, len(n.Facts)+len(clusterFacts)+len(medians[n.Name]))
+			for k, v := range clusterFacts {
+				view[k] = v
+			}
+			for k, v := range medians[n.Name] {
 				view[k] = v
 			}
 			for k, v := range n.Facts {
@@ -82,36 +83,60 @@ func judge(nodes []Node, cluster *Cluster, checks []Check, globals map[string]st
 	return out
 }
 
-// fleetMedians computes, for every fact a pct_of_median_lt condition reads,
-// its median over the audited nodes where it is numeric.
-func fleetMedians(nodes []Node, checks []Check) map[string]string {
-	out := map[string]string{}
+// peerMedians computes, for every pct_of_median_lt condition, the median
+// of its fact over the audited nodes where it is numeric: over all of them,
+// or over each group of nodes sharing a value of the condition's peers
+// fact. It returns, per node, the median that node is compared with, under
+// medianKey; a group of fewer than 3 numeric values gives none.
+func peerMedians(nodes []Node, checks []Check) map[string]map[string]string {
+	out := map[string]map[string]string{}
 	for _, c := range checks {
 		for _, cond := range c.When {
 			if knownOps[cond.Op] != opMedian {
 				continue
 			}
-			var vals []float64
+			vals := map[string][]float64{} // peer value → numeric facts
+			members := map[string][]string{}
 			for _, n := range nodes {
 				if !n.Status.HasFacts() {
 					continue
 				}
+				peer, ok := "", true
+				if cond.Peers != "" {
+					peer, ok = n.Facts[cond.Peers]
+				}
+				if !ok {
+					continue // no peers: Evaluate says so
+				}
+				members[peer] = append(members[peer], n.Name)
 				if f, err := strconv.ParseFloat(n.Facts[cond.Fact], 64); err == nil {
-					vals = append(vals, f)
+					vals[peer] = append(vals[peer], f)
 				}
 			}
-			if len(vals) < 3 {
-				continue // too few peers to call one of them an outlier
+			for peer, vs := range vals {
+				if len(vs) < 3 {
+					continue // too few peers to call one of them an outlier
+				}
+				med := strconv.FormatFloat(median(vs), 'f', -1, 64)
+				for _, name := range members[peer] {
+					if out[name] == nil {
+						out[name] = map[string]string{}
+					}
+					out[name][medianKey(cond)] = med
+				}
 			}
-			sort.Float64s(vals)
-			med := vals[len(vals)/2]
-			if len(vals)%2 == 0 {
-				med = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
-			}
-			out[medianKey(cond.Fact)] = strconv.FormatFloat(med, 'f', -1, 64)
 		}
 	}
 	return out
+}
+
+func median(vs []float64) float64 {
+	vs = slices.Clone(vs)
+	sort.Float64s(vs)
+	if len(vs)%2 == 0 {
+		return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return vs[len(vs)/2]
 }
 
 // majorityOf returns the most common value and whether another value is as

@@ -269,6 +269,9 @@ func healthyNetfilterFacts() map[string]string {
 		"iptables.save.lines": "107", "iptables.kube_chains": "24", "iptables.kube_rules": "41", "iptables.duplicate_rules": "0",
 		"iptables.forward_policy": "ACCEPT", "iptables.other_backend.kube_rules": "0", "iptables.dual_backend": "no",
 		"nft.installed": "yes", "nft.tables": "ip:filter", "nft.kube_proxy_table": "no",
+		// The kubeproxy_mode probe's fact that iptables.kube-rules-low picks
+		// a node's peers by.
+		"kubeproxy.mode": "iptables",
 	}
 }
 
@@ -355,9 +358,11 @@ func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// kubeproxy_mode too: iptables.kube-rules-low compares a node with the
+	// nodes in its kubeproxy.mode.
 	var ps []Probe
 	for _, p := range probes {
-		if p.ID == "firewall" || p.ID == "iptables" || p.ID == "nftables" {
+		if p.ID == "firewall" || p.ID == "iptables" || p.ID == "nftables" || p.ID == "kubeproxy_mode" {
 			ps = append(ps, p)
 		}
 	}
@@ -367,7 +372,7 @@ func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *Report {
 			cs = append(cs, c)
 		}
 	}
-	if len(ps) != 3 || len(cs) < 8 {
+	if len(ps) != 4 || len(cs) < 8 {
 		t.Fatalf("netfilter probes %d, checks %d", len(ps), len(cs))
 	}
 	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
@@ -446,5 +451,58 @@ func TestIncidentNetfilterFindings(t *testing.T) {
 		if got := strings.Join(f.Nodes, ","); got != "etcd-1,etcd-2,worker-2,worker-4" {
 			t.Errorf("firewall.ufw-active on %s", got)
 		}
+	}
+}
+
+// TestMedianChecksCompareNodesInTheSameProxyMode: kube-proxy's IPVS mode
+// keeps Services in the IPVS table and matches them in iptables through
+// ipsets, "to make sure the number of IPTABLES rules be constant, no matter
+// how many services we have" (kubernetes pkg/proxy/ipvs/README.md, "When
+// IPVS falls back to IPTABLES"), while iptables mode writes chains and
+// rules per Service and endpoint (pkg/proxy/iptables/proxier.go). The rule counts of a mixed-mode fleet
+// are therefore compared within each kubeproxy.mode, and the "at least 3
+// nodes" rule holds per mode.
+func TestMedianChecksCompareNodesInTheSameProxyMode(t *testing.T) {
+	byID := builtinChecksByID(t)
+	type node struct {
+		name, mode, count string
+		want              string
+	}
+	fleet := []node{
+		{"ipvs-1", "ipvs", "14", OutcomePass}, {"ipvs-2", "ipvs", "14", OutcomePass}, {"ipvs-3", "ipvs", "13", OutcomePass},
+		{"ipt-1", "iptables", "412", OutcomePass}, {"ipt-2", "iptables", "409", OutcomePass}, {"ipt-3", "iptables", "415", OutcomePass},
+		{"ipt-4", "iptables", "410", OutcomePass},
+		// Genuinely stale among its own kind: still flagged.
+		{"ipt-low", "iptables", "52", OutcomeFail},
+		// Two nftables nodes are too few peers to call either an outlier.
+		{"nft-1", "nftables", "3", OutcomeSkip}, {"nft-2", "nftables", "400", OutcomeSkip},
+		// Without its mode a node has no peers to be compared with.
+		{"no-mode", "", "5", OutcomeSkip},
+	}
+	for _, tc := range []struct{ check, fact string }{
+		{"iptables.kube-rules-low", "iptables.kube_rules"},
+		{"kubeproxy.rules-below-peers", "kubeproxy.metrics.iptables_rules_nat"},
+	} {
+		t.Run(tc.check, func(t *testing.T) {
+			c, ok := byID[tc.check]
+			if !ok {
+				t.Fatalf("no check %s", tc.check)
+			}
+			var nodes []Node
+			want := map[string]string{}
+			for _, n := range fleet {
+				f := map[string]string{tc.fact: n.count}
+				if n.mode != "" {
+					f["kubeproxy.mode"] = n.mode
+				}
+				nodes = append(nodes, Node{Name: n.name, Status: StatusOK, Facts: f})
+				want[n.name] = n.want
+			}
+			for _, r := range Judge(nodes, nil, []Check{c}) {
+				if r.Outcome != want[r.Node] {
+					t.Errorf("%s: %s (%s), want %s", r.Node, r.Outcome, r.Detail, want[r.Node])
+				}
+			}
+		})
 	}
 }

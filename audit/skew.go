@@ -11,7 +11,7 @@ import (
 // Kubernetes' version skew policy, as RKE2 inherits it: the API servers of
 // an HA control plane are within one minor of each other; a kubelet (and
 // kube-proxy) is never newer than the oldest API server and at most three
-// minors older than it.
+// minors older than the newest.
 const (
 	maxServerSkew  = 1
 	maxKubeletSkew = 3
@@ -95,34 +95,212 @@ func VersionSkew(nodes []Node, target string) []Finding {
 				fmt.Sprintf("The HA API servers run 1.%d to 1.%d; Kubernetes supports at most %d minor between them.", lo, hi, maxServerSkew),
 				"Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else."))
 		}
-		var newer, older, evN, evO []string
-		for _, a := range agents {
-			switch {
-			case a.minor > lo:
-				newer = append(newer, a.name)
-				evN = append(evN, fmt.Sprintf("%s: agent at %s, oldest server at 1.%d", a.name, a.raw, lo))
-			case lo-a.minor > maxKubeletSkew:
-				older = append(older, a.name)
-				evO = append(evO, fmt.Sprintf("%s: agent at %s, %d minors behind the oldest server 1.%d", a.name, a.raw, lo-a.minor, lo))
-			}
+		if f, ok := kubeletNewer(servers, agents, lo, hi); ok {
+			out = append(out, f)
 		}
-		if len(newer) > 0 {
-			out = append(out, skewFinding("skew.kubelet-newer", SeverityCritical, newer, evN,
-				"kubelet newer than the API server",
-				"A kubelet and kube-proxy must never be newer than the API server they talk to.",
-				"Upgrade the servers first (one at a time), then these agents; never upgrade agents ahead of the servers."))
+		// A kubelet may be three minors older than every API server it may
+		// reach, so the newest one bounds it: with servers at 1.31 and 1.30
+		// the oldest kubelet allowed is 1.28 (the policy's HA note).
+		var older, evO []string
+		for _, a := range agents {
+			if hi-a.minor > maxKubeletSkew {
+				older = append(older, a.name)
+				evO = append(evO, fmt.Sprintf("%s: agent at %s, %d minors behind the newest server 1.%d", a.name, a.raw, hi-a.minor, hi))
+			}
 		}
 		if len(older) > 0 {
 			out = append(out, skewFinding("skew.kubelet-too-old", SeverityCritical, older, evO,
 				"kubelet more than three minors older than the API server",
-				fmt.Sprintf("A kubelet may be at most %d minors older than the API server.", maxKubeletSkew),
-				"Upgrade these agents one minor at a time until they are within three minors of the servers."))
+				fmt.Sprintf("A kubelet may be at most %d minors older than every API server it may reach, the newest included (%s).", maxKubeletSkew, skewPolicy),
+				"Upgrade these agents one minor at a time until they are within three minors of the newest server."))
 		}
+	}
+	if f, ok := bundledSkew(nodes); ok {
+		out = append(out, f)
 	}
 	if target != "" {
 		out = append(out, upgradePath(vs, target)...)
 	}
 	return out
+}
+
+// skewPolicy is where the rules judged here are written down.
+const skewPolicy = "kubernetes.io/releases/version-skew-policy"
+
+// kubeletNewer judges the policy's "kubelet must not be newer than
+// kube-apiserver" and names the side that is out of step. Agents newer than
+// every server were upgraded ahead of the control plane: they are at fault.
+// But HA API servers may be one minor apart mid-upgrade, and the policy then
+// narrows the kubelets allowed to those not newer than the oldest instance;
+// when the agents run no newer than the newest servers, the outlier is the
+// server left behind, and upgrading it to the others' release is the fix
+// (the agents could only be "fixed" by a downgrade RKE2 does not support).
+func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (Finding, bool) {
+	var ahead []nodeVersion // agents newer than every server
+	newest := lo            // the newest agent minor not past the servers
+	for _, a := range agents {
+		switch {
+		case a.minor > hi:
+			ahead = append(ahead, a)
+		case a.minor > lo:
+			newest = max(newest, a.minor)
+		}
+	}
+	var lagging []nodeVersion
+	for _, s := range servers {
+		if s.minor < newest {
+			lagging = append(lagging, s)
+		}
+	}
+	if len(ahead)+len(lagging) == 0 {
+		return Finding{}, false
+	}
+	var names, ev []string
+	summary := fmt.Sprintf("A kubelet (and kube-proxy) must not be newer than any kube-apiserver it may reach; HA API servers may be one minor apart only while they are upgraded (%s).", skewPolicy)
+	var fix []string
+	if len(lagging) > 0 {
+		// What the newest servers run is what the lagging ones are upgraded to.
+		count := map[string]int{}
+		for _, s := range servers {
+			if s.minor == hi {
+				count[s.raw]++
+			}
+		}
+		releases := sortedKeys(count)
+		to := releases[0]
+		for _, r := range releases[1:] {
+			a, _ := ParseVersion(r)
+			b, _ := ParseVersion(to)
+			if CompareVersions(a, b) > 0 {
+				to = r
+			}
+		}
+		var lag []string
+		for _, s := range lagging {
+			n, top := 0, s.minor
+			for _, a := range agents {
+				if a.minor > s.minor && a.minor <= hi {
+					n, top = n+1, max(top, a.minor)
+				}
+			}
+			names, lag = append(names, s.name), append(lag, s.name)
+			ev = append(ev, fmt.Sprintf("%s: server at %s, behind the other servers (%s) and %d %s up to 1.%d", s.name, s.raw, strings.Join(releases, ", "), n, plural(n, "agent"), top))
+		}
+		sort.Strings(lag)
+		step := fmt.Sprintf("Upgrade %s to %s, the release the other servers run, before anything else: one server at a time, waiting for each to be Ready before the next.", strings.Join(lag, ", then "), to)
+		if len(ahead) == 0 {
+			summary += fmt.Sprintf(" The agents run no newer than the newest servers (1.%d), so the outlier is the server left behind: %s. The agents are not at fault.", hi, strings.Join(lag, ", "))
+			step += " Leave the agents as they are."
+		} else {
+			summary += fmt.Sprintf(" %s %s behind the newest servers (1.%d) and the agents that match them.", strings.Join(lag, ", "), isAre(len(lag)), hi)
+		}
+		fix = append(fix, step)
+	}
+	if len(ahead) > 0 {
+		top := hi
+		var over []string
+		for _, a := range ahead {
+			top = max(top, a.minor)
+			names, over = append(names, a.name), append(over, a.name)
+			ev = append(ev, fmt.Sprintf("%s: agent at %s, newest server at 1.%d", a.name, a.raw, hi))
+		}
+		sort.Strings(over)
+		summary += fmt.Sprintf(" %s %s newer than every API server: upgraded ahead of the control plane.", strings.Join(over, ", "), isAre(len(over)))
+		verb := "Upgrade"
+		if len(fix) > 0 {
+			verb = "Then upgrade"
+		}
+		fix = append(fix, fmt.Sprintf("%s the servers to the agents' minor 1.%d, one minor at a time and one server at a time (RKE2 does not support downgrading the agents); never upgrade agents ahead of the servers.", verb, top))
+	}
+	return skewFinding("skew.kubelet-newer", SeverityCritical, names, ev,
+		"kubelet newer than the API server", summary, strings.Join(fix, " ")), true
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// bundledComponents are the binaries an RKE2 release ships, with the facts
+// the rke2 probe reads their versions into.
+var bundledComponents = []struct{ name, fact string }{
+	{"containerd", "rke2.containerd.version"},
+	{"kubelet", "rke2.kubelet.version"},
+}
+
+// bundledSkew names the nodes whose containerd or kubelet differs from the
+// other nodes on the same RKE2 release. RKE2 ships both in its release: at
+// start it extracts the runtime image's bin into
+// /var/lib/rancher/rke2/data/<release>/bin and re-links
+// /var/lib/rancher/rke2/bin to it, ignoring a failed re-link (rancher/rke2
+// pkg/bootstrap/bootstrap.go, Stage). So nodes on one release run the same
+// builds, and one that does not has a stale link or runs a containerd or
+// kubelet from elsewhere. Releases are compared only with themselves: every
+// release ships its own builds. A value that is not a version (absent,
+// unknown) says nothing about skew.
+func bundledSkew(nodes []Node) (Finding, bool) {
+	byRelease := map[string][]Node{}
+	for _, n := range nodes {
+		if !n.Status.HasFacts() {
+			continue
+		}
+		if rel := n.Facts["rke2.version"]; isVersion(rel) {
+			byRelease[rel] = append(byRelease[rel], n)
+		}
+	}
+	var names, ev []string
+	named := map[string]bool{}
+	for _, rel := range sortedKeys(byRelease) {
+		for _, c := range bundledComponents {
+			count := map[string]int{}
+			known := 0
+			for _, n := range byRelease[rel] {
+				if v := n.Facts[c.fact]; isVersion(v) {
+					count[v]++
+					known++
+				}
+			}
+			if len(count) < 2 {
+				continue
+			}
+			majority, tie := majorityOf(count)
+			var split []string
+			for _, v := range sortedKeys(count) {
+				split = append(split, fmt.Sprintf("%s on %d", v, count[v]))
+			}
+			for _, n := range byRelease[rel] {
+				v := n.Facts[c.fact]
+				if !isVersion(v) || (!tie && v == majority) {
+					continue
+				}
+				if tie {
+					ev = append(ev, fmt.Sprintf("%s: %s %s; the %d nodes on %s have no majority (%s)", n.Name, c.name, v, known, rel, strings.Join(split, ", ")))
+				} else {
+					ev = append(ev, fmt.Sprintf("%s: %s %s, peers on %s run %s", n.Name, c.name, v, rel, majority))
+				}
+				if !named[n.Name] {
+					named[n.Name] = true
+					names = append(names, n.Name)
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return Finding{}, false
+	}
+	return skewFinding("skew.bundled-component", SeverityWarning, names, ev,
+		"containerd or kubelet differs from the other nodes on the same RKE2 release",
+		"RKE2 ships containerd and the kubelet in its release, extracted to /var/lib/rancher/rke2/data/<release>/bin and linked from /var/lib/rancher/rke2/bin, so nodes on the same release run the same builds. These nodes run another build: the bin link points at another release's data dir (RKE2 ignores a failed re-link), or a containerd or kubelet from another install is the one that runs. The node then behaves unlike its peers, and the upgrade starts from a state nobody tested.",
+		"On each node named: readlink -f /var/lib/rancher/rke2/bin must end in data/<the node's RKE2 release>-<hash>/bin; compare /var/lib/rancher/rke2/bin/containerd --version and /var/lib/rancher/rke2/bin/kubelet --version with a peer's. See which binary really runs: readlink /proc/$(pgrep -xo containerd)/exe and readlink /proc/$(pgrep -xo kubelet)/exe, and command -v containerd kubelet for another install on PATH (Docker's containerd.io, a distribution package). Then reinstall the RKE2 release the peers run (curl -sfL https://get.rke2.io | INSTALL_RKE2_VERSION=<release> sh -, or the same RPMs), remove or disable the other containerd, and restart rke2-server or rke2-agent, one node at a time (kubectl drain NODE --ignore-daemonsets first, kubectl uncordon NODE after)."), true
+}
+
+// isVersion says whether a probe's value is a version rather than one of
+// its words for "not known" (absent, unknown, not-root).
+func isVersion(v string) bool {
+	_, ok := ParseVersion(v)
+	return ok
 }
 
 // mixedVersions reports the nodes whose RKE2 release differs from the

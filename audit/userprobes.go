@@ -109,9 +109,16 @@ func LoadProbeDir(dir string) ([]Probe, []Check, error) {
 		factBy[f] = "fleet-audit"
 	}
 	for _, c := range checks {
-		for _, f := range c.Facts() {
+		for _, f := range c.judgedFacts() {
 			if _, ok := factBy[f]; !ok {
 				errs = append(errs, fmt.Errorf("%s: check %q: fact %q is emitted by no probe, builtin or in %s", c.Source, c.ID, f, dir))
+			}
+		}
+		// A misspelt peers fact would leave every node without peers, so
+		// the check would skip everywhere and look like a pass.
+		for _, cond := range c.When {
+			if _, ok := factBy[cond.Peers]; cond.Peers != "" && !ok {
+				errs = append(errs, fmt.Errorf("%s: check %q: peers: fact %q is emitted by no probe, builtin or in %s", c.Source, c.ID, cond.Peers, dir))
 			}
 		}
 	}

@@ -68,6 +68,22 @@ func TestLoadProbeDir(t *testing.T) {
 			err: []string{"c.yaml:1: id: \"firewall.ufw-active\" is already defined at checks/firewall.yaml:"}},
 		{name: "check on a fact no probe emits", files: map[string]string{"site.sh": okProbe, "c.yaml": strings.Replace(okCheck, "fact: site.a", "fact: site.z", 1)},
 			err: []string{"c.yaml:1: check \"site.a-zero\": fact \"site.z\" is emitted by no probe"}},
+		{name: "median peers by a builtin fact", files: map[string]string{"site.sh": okProbe, "c.yaml": `- id: site.a-low
+  title: t
+  severity: info
+  when:
+    - {fact: site.a, op: pct_of_median_lt, value: "50", peers: kubeproxy.mode}
+  summary: s
+  remediation: r
+`}, probes: "site", checks: "site.a-low"},
+		{name: "median peers by a fact no probe emits", files: map[string]string{"site.sh": okProbe, "c.yaml": `- id: site.a-low
+  title: t
+  severity: info
+  when:
+    - {fact: site.a, op: pct_of_median_lt, value: "50", peers: kubeproxy.mdoe}
+  summary: s
+  remediation: r
+`}, err: []string{"c.yaml:1: check \"site.a-low\": peers: fact \"kubeproxy.mdoe\" is emitted by no probe"}},
 		{name: "bad check names file and line", files: map[string]string{"c.yaml": strings.Replace(okCheck, "op: eq", "op: equals", 1)},
 			err: []string{"c.yaml:4: check \"site.a-zero\": when: condition 1: unknown op \"equals\""}},
 		{name: "unknown check field", files: map[string]string{"c.yaml": okCheck + "  owner: me\n"}, err: []string{"c.yaml:8:", "owner"}},

@@ -30,6 +30,7 @@ var nonCheckFindingIDs = []string{
 	"skew.kubelet-newer",
 	"skew.kubelet-too-old",
 	"skew.mixed-versions",
+	"skew.bundled-component",
 	"skew.target-skips-minor",
 	"skew.target-downgrade",
 	"skew.upgrade-order",

@@ -113,7 +113,7 @@ func TestLoadWaiversMissingFile(t *testing.T) {
 
 func TestWaivableIDs(t *testing.T) {
 	ids := WaivableIDs(builtinChecks(t))
-	for _, want := range []string{"firewall.ufw-active", "correlation.kubeproxy.healthz-failing", "cluster.unavailable", "skew.mixed-versions"} {
+	for _, want := range []string{"firewall.ufw-active", "correlation.kubeproxy.healthz-failing", "cluster.unavailable", "skew.mixed-versions", "skew.bundled-component"} {
 		if !contains(ids, want) {
 			t.Errorf("WaivableIDs lacks %q", want)
 		}
