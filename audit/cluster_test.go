@@ -3,12 +3,14 @@ package audit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 )
@@ -165,7 +167,7 @@ func TestClusterProbeVariants(t *testing.T) {
 		{
 			name:      "healthy clean cluster",
 			state:     clean,
-			want:      map[string]string{"cluster.readyz": "passed", "cluster.nodes.count": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.logs_checked": "0"},
+			want:      map[string]string{"cluster.readyz": "passed", "cluster.api.error": "none", "cluster.nodes.count": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.logs_checked": "0"},
 			node:      map[string]string{"k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.node.roles": "control-plane,etcd,master"},
 			nodeCount: 3,
 		},
@@ -181,8 +183,28 @@ func TestClusterProbeVariants(t *testing.T) {
 				kubectlAnswer(&s, nodesim.KubectlReadyz, "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n", 1)
 				return s
 			},
-			want:    map[string]string{"cluster.api": "unreachable", "cluster.readyz": "unreachable", "cluster.readyz.failed": "none"},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "connection-refused", "cluster.readyz": "unreachable", "cluster.readyz.failed": "none"},
 			noFact:  []string{"cluster.server_version", "cluster.nodes.count", "cluster.rbac.kube_proxy_can_get_nodes"},
+			noNodes: true,
+		},
+		{
+			name: "API server times out",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlReadyz, "Unable to connect to the server: dial tcp 127.0.0.1:6443: i/o timeout\n", 1)
+				return s
+			},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "timeout"},
+			noNodes: true,
+		},
+		{
+			name: "API server certificate not trusted",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlReadyz, "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority\n", 1)
+				return s
+			},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "tls"},
 			noNodes: true,
 		},
 		{
@@ -192,7 +214,7 @@ func TestClusterProbeVariants(t *testing.T) {
 				kubectlAnswer(&s, nodesim.KubectlReadyz, "error: You must be logged in to the server (Unauthorized)\n", 1)
 				return s
 			},
-			want: map[string]string{"cluster.api": "unauthorized", "cluster.readyz": "unknown"},
+			want: map[string]string{"cluster.api": "unauthorized", "cluster.api.error": "unauthorized", "cluster.readyz": "unknown"},
 		},
 		{
 			name:  "kube-proxy RBAC really broken",
@@ -386,7 +408,7 @@ func healthyK8s() map[string]string {
 
 func healthyClusterFacts() map[string]string {
 	return map[string]string{
-		"cluster.kubectl": "ok", "cluster.api": "ok", "cluster.readyz": "passed", "cluster.readyz.failed": "none",
+		"cluster.kubectl": "ok", "cluster.api": "ok", "cluster.api.error": "none", "cluster.readyz": "passed", "cluster.readyz.failed": "none",
 		"cluster.server_version": "v1.31.4+rke2r1", "cluster.nodes.count": "3", "cluster.nodes.not_ready": "0",
 		"cluster.kubeproxy.pods": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.restarted": "0",
 		"cluster.kubeproxy.logs_checked": "0", "cluster.kubeproxy.ds": "absent", "cluster.kubeproxy.ds.liveness_path": "absent",
@@ -814,6 +836,177 @@ func TestRBACEndpointSlicesDenialEndToEnd(t *testing.T) {
 			}
 			if n := r.Nodes[1]; n.Facts["k8s.kubeproxy.previous_rbac_denied"] != "yes" {
 				t.Errorf("node-2 facts: %v", n.Facts)
+			}
+		})
+	}
+}
+
+// Servers are asked in turn for the cluster view until one's node-local API
+// answers; a server whose kubectl cannot reach or use its API server is a
+// failed attempt, not the view. The Cluster names who answered, who did not
+// and why.
+func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
+	const refused = "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n"
+	refuse := func(s *nodesim.State) { kubectlAnswer(s, nodesim.KubectlReadyz, refused, 1) }
+	tests := []struct {
+		name      string
+		servers   int
+		edit      func(fleet []nodesim.Member, fail map[string]error)
+		cancelled bool
+		status    string
+		node      string
+		message   string
+		attempts  string // node:outcome:reason, comma-separated
+		api       string // cluster.api of the kept facts
+		findings  string // clusterFindings' checks and nodes
+		apiCheck  bool   // cluster.api-unavailable fails on the kept facts
+	}{
+		{
+			name: "first server answers: one attempt, nothing to say", servers: 3,
+			status: ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
+		},
+		{
+			name: "first server API unreachable, second answers", servers: 3,
+			edit:   func(f []nodesim.Member, _ map[string]error) { refuse(&f[0].State) },
+			status: ClusterOK, node: "etcd-2",
+			message:  "cluster view from etcd-2; etcd-1: API unreachable (connection refused)",
+			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:ok:", api: "ok",
+			findings: "cluster.server-api-unavailable[etcd-1]",
+		},
+		{
+			name: "no kubeconfig on the first, API timing out on the second, the third answers", servers: 3,
+			edit: func(f []nodesim.Member, _ map[string]error) {
+				files := map[string]string{}
+				for k, v := range f[0].State.Files {
+					if k != nodesim.KubeconfigPath {
+						files[k] = v
+					}
+				}
+				f[0].State.Files = files
+				kubectlAnswer(&f[1].State, nodesim.KubectlReadyz, "Unable to connect to the server: dial tcp 127.0.0.1:6443: i/o timeout\n", 1)
+			},
+			status: ClusterOK, node: "etcd-3",
+			message:  "cluster view from etcd-3; etcd-1: no kubeconfig (/etc/rancher/rke2/rke2.yaml); etcd-2: API unreachable (timed out)",
+			attempts: "etcd-1:failed:no kubeconfig (/etc/rancher/rke2/rke2.yaml),etcd-2:failed:API unreachable (timed out),etcd-3:ok:", api: "ok",
+			findings: "cluster.server-api-unavailable[etcd-1 etcd-2]",
+		},
+		{
+			name: "readyz failing is still a view", servers: 3,
+			edit: func(f []nodesim.Member, _ map[string]error) {
+				f[0].State = nodesim.WithReadyzFailing(f[0].State, "etcd")
+			},
+			status: ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
+		},
+		{
+			name: "every server fails: every attempt reported", servers: 3,
+			edit: func(f []nodesim.Member, fail map[string]error) {
+				refuse(&f[0].State)
+				// An HTTP 500 on every call: neither unreachable nor denied.
+				const internal = `Error from server (InternalError): an error on the server ("") has prevented the request from succeeding` + "\n"
+				kubectlAnswer(&f[1].State, nodesim.KubectlReadyz, internal, 1)
+				kubectlAnswer(&f[1].State, nodesim.KubectlNodes, internal, 1)
+				kubectlAnswer(&f[1].State, nodesim.KubectlPods, internal, 1)
+				fail["etcd-3"] = errors.New("dial tcp 10.0.0.13:22: connect: no route to host")
+			},
+			status: ClusterFailed, node: "etcd-1",
+			message:  "no server answered: etcd-1: API unreachable (connection refused); etcd-2: every kubectl call failed; etcd-3: dial tcp 10.0.0.13:22: connect: no route to host",
+			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:failed:every kubectl call failed,etcd-3:failed:dial tcp 10.0.0.13:22: connect: no route to host",
+			api:      "unreachable", findings: "cluster.unavailable[]", apiCheck: true,
+		},
+		{
+			name: "more servers than attempts", servers: 4,
+			edit: func(f []nodesim.Member, _ map[string]error) {
+				for i := 0; i < 4; i++ {
+					refuse(&f[i].State)
+				}
+			},
+			status: ClusterFailed, node: "etcd-1",
+			message:  "no server answered: etcd-1: API unreachable (connection refused); etcd-2: API unreachable (connection refused); etcd-3: API unreachable (connection refused) (1 more not asked: at most 3 servers are)",
+			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:failed:API unreachable (connection refused),etcd-3:failed:API unreachable (connection refused)",
+			api:      "unreachable", findings: "cluster.unavailable[]", apiCheck: true,
+		},
+		{
+			name: "run cancelled before any server was asked", servers: 3, cancelled: true,
+			status: ClusterFailed, message: "the run ended before any server was asked for the cluster view",
+			findings: "cluster.unavailable[]",
+		},
+	}
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, clusterProbes := SplitScope(probes)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var fleet []nodesim.Member
+			for i := 1; i <= tc.servers; i++ {
+				name := fmt.Sprintf("etcd-%d", i)
+				fleet = append(fleet, nodesim.Member{Name: name, Roles: []string{"etcd"}, State: nodesim.Healthy(name, true)})
+			}
+			fleet = append(fleet, nodesim.Member{Name: "worker-1", Roles: []string{"worker"}, State: nodesim.Healthy("worker-1", false)})
+			fleet = nodesim.WithCluster(fleet)
+			fail := map[string]error{}
+			if tc.edit != nil {
+				tc.edit(fleet, fail)
+			}
+			inv, tr := simulate(t, fleet)
+			tr.fail = fail
+			var nodes []Node
+			for _, m := range fleet {
+				active := "inactive"
+				if m.Name != "worker-1" {
+					active = "active"
+				}
+				nodes = append(nodes, Node{Name: m.Name, Roles: m.Roles, Status: StatusOK, Facts: map[string]string{"rke2.server.active": active, "os.hostname": m.Name}})
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancelled {
+				cancel()
+			}
+			c := runCluster(ctx, RunOptions{Inventory: inv, Transport: tr, NodeTimeout: time.Minute}, clusterProbes, nodes)
+			if c.Status != tc.status || c.Node != tc.node || c.Message != tc.message {
+				t.Errorf("status, node, message = %q, %q, %q\nwant %q, %q, %q", c.Status, c.Node, c.Message, tc.status, tc.node, tc.message)
+			}
+			var attempts []string
+			for _, a := range c.Attempts {
+				attempts = append(attempts, a.Node+":"+a.Outcome+":"+a.Reason)
+			}
+			if got := strings.Join(attempts, ","); got != tc.attempts {
+				t.Errorf("attempts = %q\nwant %q", got, tc.attempts)
+			}
+			if got := c.Facts["cluster.api"]; got != tc.api {
+				t.Errorf("cluster.api = %q, want %q", got, tc.api)
+			}
+			var findings []string
+			for _, f := range clusterFindings(c) {
+				if f.Check == "cluster.nodes-not-in-inventory" {
+					continue
+				}
+				findings = append(findings, f.Check+"["+strings.Join(f.Nodes, " ")+"]")
+				if ev := strings.Join(append([]string{f.Summary}, f.Evidence...), " "); f.Check == "cluster.server-api-unavailable" && !strings.Contains(ev, "etcd-1: ") {
+					t.Errorf("%s does not say why: %q", f.Check, ev)
+				}
+				if f.Check == "cluster.unavailable" && !strings.Contains(f.Summary, tc.message) {
+					t.Errorf("%s summary %q lacks the attempts", f.Check, f.Summary)
+				}
+			}
+			if got := strings.Join(findings, " "); got != tc.findings {
+				t.Errorf("findings = %q, want %q", got, tc.findings)
+			}
+			if tc.status == ClusterOK {
+				for _, n := range nodes {
+					if n.Facts["k8s.node.registered"] != "yes" {
+						t.Errorf("%s: node facts not joined from %s: %v", n.Name, c.Node, n.Facts)
+					}
+				}
+			}
+			failing := false
+			for _, r := range Judge(nodes, c, clusterChecks(t)) {
+				failing = failing || r.Check == "cluster.api-unavailable" && r.Outcome == OutcomeFail
+			}
+			if failing != tc.apiCheck {
+				t.Errorf("cluster.api-unavailable failing = %v, want %v", failing, tc.apiCheck)
 			}
 		})
 	}

@@ -3,7 +3,7 @@
 # needs_root: true
 # timeout: 110s
 # scope: cluster
-# facts: cluster.kubectl cluster.api cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
+# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
 # node_facts: k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
 # volatile: k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
 
@@ -46,7 +46,15 @@ set -- $(printf '%s\n' "$out" | awk -v rc="$rc" '
 			if (s ~ /readyz check passed/) passed = 1
 			if (s ~ /check failed/) failed = 1
 			if (s ~ /connection to the server .* was refused|Unable to connect to the server|dial tcp|i\/o timeout|context deadline exceeded/) down = 1
-			if (s ~ /Unauthorized|Forbidden|must be logged in/) denied = 1
+			# Why, in a fixed word: the "The connection to the server ...
+			# was refused" of kubectl (pkg/cmd/util/helpers.go), the net and
+			# net/http errors of Go, crypto/tls and crypto/x509.
+			if (why == "" && s ~ /was refused|connection refused/) why = "connection-refused"
+			if (why == "" && s ~ /i\/o timeout|context deadline exceeded|Client\.Timeout/) why = "timeout"
+			if (why == "" && s ~ /no route to host|network is unreachable/) why = "no-route"
+			if (why == "" && s ~ /tls: |x509: /) why = "tls"
+			if (s ~ /Unauthorized|must be logged in/) denied = "unauthorized"
+			else if (!denied && s ~ /Forbidden/) denied = "forbidden"
 			while (match(s, /\[-\][^ ]+/)) {
 				name = substr(s, RSTART + 3, RLENGTH - 3)
 				if (!(name in seen)) { seen[name] = 1; bad = bad (bad == "" ? "" : ",") name }
@@ -55,16 +63,17 @@ set -- $(printf '%s\n' "$out" | awk -v rc="$rc" '
 		}
 	}
 	END {
-		api = "ok"; state = "unknown"
+		api = "ok"; state = "unknown"; err = "none"
 		if (bad != "" || failed) state = "failed"
 		else if (passed && rc == 0) state = "passed"
-		else if (down) { api = "unreachable"; state = "unreachable" }
-		else if (denied) { api = "unauthorized"; state = "unknown" }
-		else if (rc != 0) api = "error"
-		print api, state, (bad == "" ? "none" : bad)
+		else if (down) { api = "unreachable"; state = "unreachable"; err = (why == "" ? "other" : why) }
+		else if (denied) { api = "unauthorized"; state = "unknown"; err = denied }
+		else if (rc != 0) { api = "error"; err = "other" }
+		print api, state, (bad == "" ? "none" : bad), err
 	}')
 api=${1:-error}
 fact cluster.api "$api"
+fact cluster.api.error "${4:-other}"
 fact cluster.readyz "${2:-unknown}"
 fact cluster.readyz.failed "${3:-none}"
 if [ "$api" = unreachable ]; then
