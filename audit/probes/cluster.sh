@@ -11,7 +11,8 @@
 # (127.0.0.1:6443), exactly as an SRE does when cluster networking is
 # suspect. rke2.yaml holds the admin client key: kubectl reads it, this
 # script only tests that it exists. Log lines are never printed, only
-# whether they hold the RBAC denial.
+# whether they hold RBAC denials of kube-proxy and the verb:resource names
+# of those, checked against the shape of Kubernetes names.
 K=$R/var/lib/rancher/rke2/bin/kubectl
 KC=$R/etc/rancher/rke2/rke2.yaml
 if [ ! -x "$K" ]; then
