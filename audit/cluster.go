@@ -41,9 +41,14 @@ func hasServerRole(roles []string) bool {
 	return false
 }
 
-// runCluster runs the cluster probes on the first server node that answers
-// and joins their per-node facts to the inventory nodes. It never fails the
-// run: when no server can be used, the Cluster says why.
+// runCluster asks the server nodes in turn, at most maxClusterAttempts
+// and never past the run's context, for the cluster view, and joins the
+// per-node facts of the first one whose node-local API server answers to
+// the inventory nodes. A server that gives facts but no view (kubeconfig
+// missing, API unreachable) is a failed attempt like one that cannot be
+// reached: each server has its own API server, so the next may answer. It
+// never fails the run: the Cluster says which server answered, which did
+// not and why.
 func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []Node) *Cluster {
 	c := &Cluster{Status: ClusterNoServer, Facts: map[string]string{}, Probes: []ProbeRun{}, Joined: map[string]string{}}
 	cands := serverCandidates(nodes)
@@ -51,51 +56,121 @@ func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []Node)
 		c.Message = "no reachable RKE2 server node: the cluster-scoped probes (pods, readyz, RBAC) did not run"
 		return c
 	}
-	var tried []string
+	var failed []string
+	kept := false
 	for _, i := range cands {
-		if len(tried) == maxClusterAttempts || ctx.Err() != nil {
+		if len(c.Attempts) == maxClusterAttempts || ctx.Err() != nil {
 			break
 		}
 		h := o.Inventory.Hosts[i]
-		tried = append(tried, h.Name)
-		parsed, ok, why := clusterOn(ctx, o, h, probes)
-		c.Node, c.Probes = h.Name, parsed.Runs
-		if !ok {
-			c.Status, c.Message = ClusterFailed, fmt.Sprintf("cluster probes on %s: %s", h.Name, why)
-			continue
+		parsed, why := clusterOn(ctx, o, h, probes)
+		if why == "" {
+			c.Attempts = append(c.Attempts, ClusterAttempt{Node: h.Name, Outcome: ClusterOK})
+			c.Node, c.Status, c.Probes, c.Facts, c.Message = h.Name, ClusterOK, parsed.Runs, parsed.Facts, ""
+			if len(failed) > 0 {
+				c.Message = fmt.Sprintf("cluster view from %s; %s", h.Name, strings.Join(failed, "; "))
+			}
+			joinNodeFacts(c, parsed.NodeFacts, nodes)
+			return c
 		}
-		c.Status, c.Message = ClusterOK, ""
-		c.Facts = parsed.Facts
-		joinNodeFacts(c, parsed.NodeFacts, nodes)
+		c.Attempts = append(c.Attempts, ClusterAttempt{Node: h.Name, Outcome: ClusterFailed, Reason: why})
+		failed = append(failed, h.Name+": "+why)
+		// When no server answers, the first one's facts (cluster.api=unreachable...)
+		// are still what the cluster checks judge.
+		if !kept && len(parsed.Facts) > 0 {
+			kept = true
+			c.Node, c.Probes, c.Facts = h.Name, parsed.Runs, parsed.Facts
+		}
+	}
+	c.Status = ClusterFailed
+	if len(c.Attempts) == 0 {
+		c.Message = "the run ended before any server was asked for the cluster view"
 		return c
 	}
-	if len(tried) > 1 {
-		c.Message += fmt.Sprintf(" (tried %s)", strings.Join(tried, ", "))
+	c.Message = "no server answered: " + strings.Join(failed, "; ")
+	if rest := len(cands) - len(c.Attempts); rest > 0 {
+		if ctx.Err() != nil {
+			c.Message += fmt.Sprintf(" (the run ended before the other %d asked)", rest)
+		} else {
+			c.Message += fmt.Sprintf(" (%d more not asked: at most %d servers are)", rest, maxClusterAttempts)
+		}
 	}
 	return c
 }
 
-func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []Probe) (Parsed, bool, string) {
+// clusterOn runs the cluster probes on one server. why is "" when that
+// server's node-local API answered, else what went wrong there.
+func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []Probe) (Parsed, string) {
 	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
 	defer cancel()
 	sess, err := o.Transport.Open(ctx, h)
 	if err != nil {
-		return Parsed{}, false, firstLine(err.Error())
+		return Parsed{}, firstLine(err.Error())
 	}
 	defer sess.Close()
 	parsed, _, err := execBundle(ctx, sess, probes, becomeOf(h))
 	if err != nil {
-		return parsed, false, firstLine(err.Error())
-	}
-	for _, r := range parsed.Runs {
-		if r.Status != ProbeOK {
-			return parsed, len(parsed.Facts) > 0, fmt.Sprintf("probe %s: %s (exit %d) %s", r.ID, r.Status, r.ExitCode, r.Stderr)
-		}
+		return parsed, firstLine(err.Error())
 	}
 	if len(parsed.Facts) == 0 {
-		return parsed, false, "no facts came back"
+		for _, r := range parsed.Runs {
+			if r.Status != ProbeOK {
+				return parsed, strings.TrimSpace(fmt.Sprintf("probe %s: %s (exit %d) %s", r.ID, r.Status, r.ExitCode, firstLine(r.Stderr)))
+			}
+		}
+		return parsed, "no facts came back"
 	}
-	return parsed, true, ""
+	return parsed, apiUnanswered(parsed.Facts)
+}
+
+// apiErrorText reads the probe's cluster.api.error word.
+var apiErrorText = map[string]string{
+	"connection-refused": "connection refused",
+	"timeout":            "timed out",
+	"no-route":           "no route to host",
+	"tls":                "TLS or certificate error",
+	"unauthorized":       "Unauthorized",
+	"forbidden":          "Forbidden",
+}
+
+// apiUnanswered says why the cluster facts of one server are no view of
+// the cluster ("" when they are): RKE2's kubectl or kubeconfig unusable
+// there, its API server not answering, or every kubectl call failing.
+func apiUnanswered(f map[string]string) string {
+	switch k := f["cluster.kubectl"]; k {
+	case "ok":
+	case "absent":
+		return "RKE2's kubectl is not installed (/var/lib/rancher/rke2/bin/kubectl)"
+	case "no-kubeconfig":
+		return "no kubeconfig (/etc/rancher/rke2/rke2.yaml)"
+	case "kubeconfig-unreadable":
+		return "/etc/rancher/rke2/rke2.yaml unreadable (the cluster probe needs become: sudo)"
+	case "":
+		return "the probe ended before it reached kubectl"
+	default:
+		return "kubectl not usable (cluster.kubectl=" + k + ")"
+	}
+	api := f["cluster.api"]
+	why := func(s string) string {
+		if t := apiErrorText[f["cluster.api.error"]]; t != "" {
+			return s + " (" + t + ")"
+		}
+		return s
+	}
+	switch {
+	case api == "ok":
+		return ""
+	case api == "":
+		return "the probe ended before the API answered"
+	case api == "unreachable":
+		return why("API unreachable")
+	case f["cluster.nodes.count"] != "error" || f["cluster.kubeproxy.pods"] != "error":
+		return "" // readyz failed, but nodes or pods were read: a partial view is a view
+	case api == "unauthorized":
+		return why("API refused the kubeconfig's credentials")
+	default:
+		return "every kubectl call failed"
+	}
 }
 
 // joinNodeFacts attaches each Kubernetes node's facts to the inventory node
@@ -178,10 +253,34 @@ func clusterFindings(c *Cluster) []Finding {
 		return nil
 	}
 	var out []Finding
+	if c.Status == ClusterOK {
+		var nodes, evidence []string
+		for _, a := range c.Attempts {
+			if a.Outcome == ClusterFailed {
+				nodes = append(nodes, a.Node)
+				evidence = append(evidence, a.Node+": "+a.Reason)
+			}
+		}
+		if len(nodes) > 0 {
+			sort.Strings(nodes)
+			out = append(out, Finding{
+				Check: "cluster.server-api-unavailable", Kind: KindCheck, Severity: SeverityWarning, Nodes: nodes,
+				Title: "a server's node-local Kubernetes API did not answer (the cluster view came from another server)",
+				Summary: fmt.Sprintf("RKE2's kubectl with /etc/rancher/rke2/rke2.yaml got no answer from the API server on %s (the evidence says why), so the cluster view (pods, readyz, RBAC) came from %s. A server whose own API server does not answer cannot be upgraded safely.",
+					strings.Join(nodes, ", "), c.Node),
+				Evidence:    evidence,
+				Remediation: "On each of these server nodes: sudo ss -lntp | egrep ':6443|:2379|:9345'; sudo systemctl status rke2-server; sudo journalctl -u rke2-server --since -30min. Then retry: sudo /var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml get --raw='/readyz?verbose'",
+			})
+		}
+	}
 	if c.Status != ClusterOK {
+		title := "cluster-scoped probes did not run"
+		if len(c.Attempts) > 0 {
+			title = "no server gave the Kubernetes view of the cluster"
+		}
 		out = append(out, Finding{
 			Check: "cluster.unavailable", Kind: KindCheck, Severity: SeverityInfo, Nodes: []string{},
-			Title:       "cluster-scoped probes did not run",
+			Title:       title,
 			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, readyz, RBAC).",
 			Evidence:    []string{c.Message},
 			Remediation: "Make sure a server node is reachable and the audit user can read /etc/rancher/rke2/rke2.yaml (become: sudo).",

@@ -1,11 +1,16 @@
 package audit
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 )
@@ -162,7 +167,7 @@ func TestClusterProbeVariants(t *testing.T) {
 		{
 			name:      "healthy clean cluster",
 			state:     clean,
-			want:      map[string]string{"cluster.readyz": "passed", "cluster.nodes.count": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.logs_checked": "0"},
+			want:      map[string]string{"cluster.readyz": "passed", "cluster.api.error": "none", "cluster.nodes.count": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.logs_checked": "0"},
 			node:      map[string]string{"k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.node.roles": "control-plane,etcd,master"},
 			nodeCount: 3,
 		},
@@ -178,8 +183,28 @@ func TestClusterProbeVariants(t *testing.T) {
 				kubectlAnswer(&s, nodesim.KubectlReadyz, "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n", 1)
 				return s
 			},
-			want:    map[string]string{"cluster.api": "unreachable", "cluster.readyz": "unreachable", "cluster.readyz.failed": "none"},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "connection-refused", "cluster.readyz": "unreachable", "cluster.readyz.failed": "none"},
 			noFact:  []string{"cluster.server_version", "cluster.nodes.count", "cluster.rbac.kube_proxy_can_get_nodes"},
+			noNodes: true,
+		},
+		{
+			name: "API server times out",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlReadyz, "Unable to connect to the server: dial tcp 127.0.0.1:6443: i/o timeout\n", 1)
+				return s
+			},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "timeout"},
+			noNodes: true,
+		},
+		{
+			name: "API server certificate not trusted",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlReadyz, "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority\n", 1)
+				return s
+			},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "tls"},
 			noNodes: true,
 		},
 		{
@@ -189,7 +214,7 @@ func TestClusterProbeVariants(t *testing.T) {
 				kubectlAnswer(&s, nodesim.KubectlReadyz, "error: You must be logged in to the server (Unauthorized)\n", 1)
 				return s
 			},
-			want: map[string]string{"cluster.api": "unauthorized", "cluster.readyz": "unknown"},
+			want: map[string]string{"cluster.api": "unauthorized", "cluster.api.error": "unauthorized", "cluster.readyz": "unknown"},
 		},
 		{
 			name:  "kube-proxy RBAC really broken",
@@ -376,13 +401,14 @@ func healthyK8s() map[string]string {
 		"k8s.kubeproxy.pod.name": "kube-proxy-x", "k8s.kubeproxy.pod.phase": "Running", "k8s.kubeproxy.pod.ready": "true",
 		"k8s.kubeproxy.pod.restarts": "0", "k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.pod.last_exit": "none",
 		"k8s.kubeproxy.liveness_path": "/healthz", "k8s.kubeproxy.startup_path": "/healthz",
-		"k8s.kubeproxy.previous_rbac_denied": "not-checked",
+		"k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.kubeproxy.previous_rbac_denials": "none",
+		"k8s.kubeproxy.previous_rbac_can_i": "none",
 	}
 }
 
 func healthyClusterFacts() map[string]string {
 	return map[string]string{
-		"cluster.kubectl": "ok", "cluster.api": "ok", "cluster.readyz": "passed", "cluster.readyz.failed": "none",
+		"cluster.kubectl": "ok", "cluster.api": "ok", "cluster.api.error": "none", "cluster.readyz": "passed", "cluster.readyz.failed": "none",
 		"cluster.server_version": "v1.31.4+rke2r1", "cluster.nodes.count": "3", "cluster.nodes.not_ready": "0",
 		"cluster.kubeproxy.pods": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.restarted": "0",
 		"cluster.kubeproxy.logs_checked": "0", "cluster.kubeproxy.ds": "absent", "cluster.kubeproxy.ds.liveness_path": "absent",
@@ -433,13 +459,24 @@ func TestClusterChecks(t *testing.T) {
 		{name: "not registered because kubectl is absent is no finding", node: map[string]string{"k8s.node.registered": "no"},
 			cluster: map[string]string{"cluster.kubectl": "absent"}, fail: map[string]string{}},
 		{name: "red herring: denial in previous log, can-i yes",
-			node:    map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.pod.restarts": "2"},
+			node:    map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.previous_rbac_denials": "get:nodes", "k8s.kubeproxy.previous_rbac_can_i": "yes", "k8s.kubeproxy.pod.restarts": "2"},
 			cluster: map[string]string{"cluster.kubeproxy.restarted": "1"},
 			fail:    map[string]string{"k8s.kubeproxy-rbac-denial-transient": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
 		{name: "denial in previous log, can-i no",
-			node:    map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.pod.restarts": "2"},
+			node:    map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.previous_rbac_denials": "get:nodes", "k8s.kubeproxy.previous_rbac_can_i": "no", "k8s.kubeproxy.pod.restarts": "2"},
 			cluster: map[string]string{"cluster.rbac.kube_proxy_can_get_nodes": "no", "cluster.rbac.crb.node_proxier": "absent"},
-			fail:    map[string]string{"cluster.rbac.kube-proxy-cannot-get-nodes": ClusterNode, "k8s.kubeproxy-liveness-healthz": "bad"}},
+			fail:    map[string]string{"cluster.rbac.kube-proxy-cannot-get-nodes": ClusterNode, "k8s.kubeproxy-rbac-denied": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		// The denial is judged by can-i for its own verb and resource: get
+		// nodes may well be allowed while list endpointslices is not.
+		{name: "RBAC red herring: list endpointslices denied before, can-i yes now",
+			node: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.previous_rbac_denials": "list:endpointslices.discovery.k8s.io", "k8s.kubeproxy.previous_rbac_can_i": "yes", "k8s.kubeproxy.pod.restarts": "2"},
+			fail: map[string]string{"k8s.kubeproxy-rbac-denial-transient": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "RBAC real: list endpointslices denied, can-i no although get nodes is allowed",
+			node: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.previous_rbac_denials": "list:endpointslices.discovery.k8s.io", "k8s.kubeproxy.previous_rbac_can_i": "no", "k8s.kubeproxy.pod.restarts": "2"},
+			fail: map[string]string{"k8s.kubeproxy-rbac-denied": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "RBAC undecided: can-i did not answer, neither transient nor real",
+			node: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.previous_rbac_denials": "watch:services", "k8s.kubeproxy.previous_rbac_can_i": "unknown", "k8s.kubeproxy.pod.restarts": "2"},
+			fail: map[string]string{"k8s.kubeproxy-liveness-healthz": "bad"}},
 		{name: "DaemonSet liveness on /healthz, pods restarting",
 			cluster: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/healthz", "cluster.kubeproxy.ds.startup_path": "/healthz", "cluster.kubeproxy.restarted": "2"},
 			fail:    map[string]string{"cluster.kubeproxy-ds-liveness-healthz": ClusterNode}},
@@ -488,24 +525,41 @@ func TestClusterChecks(t *testing.T) {
 }
 
 // The red herring stays info: with can-i yes no critical finding comes
-// from it, whatever the logs say.
+// from it, whatever the logs say. Only a check that also requires can-i to
+// say no may read the previous-log denial above info.
 func TestRBACRedHerringIsNeverCritical(t *testing.T) {
 	checks := clusterChecks(t)
 	for _, c := range checks {
+		reads, canINo := false, false
 		for _, cond := range c.When {
-			if cond.Fact == "k8s.kubeproxy.previous_rbac_denied" && c.Severity != SeverityInfo {
-				t.Errorf("%s reads the previous-log denial with severity %s, want info", c.ID, c.Severity)
-			}
+			reads = reads || cond.Fact == "k8s.kubeproxy.previous_rbac_denied"
+			canINo = canINo || cond.Fact == "k8s.kubeproxy.previous_rbac_can_i" && cond.Op == "eq" && cond.Value == "no"
+		}
+		if reads && !canINo && c.Severity != SeverityInfo {
+			t.Errorf("%s reads the previous-log denial with severity %s without can-i saying no, want info", c.ID, c.Severity)
 		}
 	}
-	nodes := []Node{{Name: "etcd-1", Status: StatusOK, Facts: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.pod.restarts": "3"}}}
-	findings := CheckFindings(checks, Judge(nodes, &Cluster{Status: ClusterOK, Facts: healthyClusterFacts()}, checks))
-	for _, f := range findings {
-		if f.Severity == SeverityCritical {
-			t.Errorf("critical finding %s from a transient denial", f.Check)
+	for _, denials := range []string{"get:nodes", "list:endpointslices.discovery.k8s.io", "watch:services,list:nodes"} {
+		nodes := []Node{{Name: "etcd-1", Status: StatusOK, Facts: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes",
+			"k8s.kubeproxy.previous_rbac_denials": denials, "k8s.kubeproxy.previous_rbac_can_i": "yes", "k8s.kubeproxy.pod.restarts": "3"}}}
+		findings := CheckFindings(checks, Judge(nodes, &Cluster{Status: ClusterOK, Facts: healthyClusterFacts()}, checks))
+		transient := false
+		for _, f := range findings {
+			if f.Severity == SeverityCritical {
+				t.Errorf("%s: critical finding %s from a transient denial", denials, f.Check)
+			}
+			if f.Check == "k8s.kubeproxy-rbac-denial-transient" {
+				transient = true
+				if !strings.Contains(f.Title, "not the cause") {
+					t.Errorf("title %q does not say it is not the cause", f.Title)
+				}
+				if ev := strings.Join(f.Evidence, " "); !strings.Contains(ev, "k8s.kubeproxy.previous_rbac_denials="+denials) {
+					t.Errorf("evidence %q does not name the denied verbs and resources %s", ev, denials)
+				}
+			}
 		}
-		if f.Check == "k8s.kubeproxy-rbac-denial-transient" && !strings.Contains(f.Title, "not the cause") {
-			t.Errorf("title %q does not say it is not the cause", f.Title)
+		if !transient {
+			t.Errorf("%s: no transient finding", denials)
 		}
 	}
 }
@@ -557,4 +611,407 @@ func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 			t.Errorf("title = %q", r.Findings[0].Title)
 		}
 	})
+}
+
+// probeShells are the shells a probe must run under: dash (/bin/sh on
+// Debian and Ubuntu), bash in POSIX mode and busybox sh.
+var probeShells = [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}}
+
+// runProbeUnder is runProbe with the probe itself run by shell instead of
+// /bin/sh. The bundle starts every probe with `/bin/sh -c`; the test
+// rewrites that one line and fails if it is no longer there, so it can never
+// quietly test /bin/sh alone.
+func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Parsed, string) {
+	t.Helper()
+	path, err := exec.LookPath(shell[0])
+	if err != nil {
+		t.Skipf("%s not installed: %v", shell[0], err)
+	}
+	all, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p []Probe
+	for _, pr := range all {
+		if pr.ID == id {
+			p = append(p, pr)
+		}
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, s); err != nil {
+		t.Fatal(err)
+	}
+	nonce := NewNonce()
+	const line = `set -- /bin/sh -c "$fa_p"`
+	bundle := bundleFor(t, p, Become{}, nonce)
+	if !bytes.Contains(bundle, []byte(line)) {
+		t.Fatalf("the bundle no longer holds %q: update runProbeUnder", line)
+	}
+	bundle = bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(append([]string{path}, shell[1:]...), " ")+` -c "$fa_p"`), 1)
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
+	if err != nil {
+		t.Fatalf("probe %s: %v", id, err)
+	}
+	parsed := ParseOutput(res.Stdout, nonce, p)
+	if r := parsed.Runs[0]; r.Status != ProbeOK {
+		t.Fatalf("probe %s under %v: status %s exit %d, stderr %q\nstdout:\n%s", id, shell, r.Status, r.ExitCode, res.Stderr, res.Stdout)
+	}
+	return parsed, string(res.Stdout) + string(res.Stderr)
+}
+
+// kubeProxyLog is a kube-proxy 1.31 previous log holding the given lines
+// among its normal start.
+func kubeProxyLog(lines ...string) string {
+	return "I1202 09:41:01.902114       1 server_linux.go:66] \"Using iptables proxy\"\n" + strings.Join(lines, "\n") + "\n" +
+		"I1202 09:41:02.134772       1 config.go:328] \"Starting node config controller\"\n"
+}
+
+// reflectorDenial is client-go's reflector logging a 403 in klog's
+// structured form (inner quotes escaped), as kube-proxy 1.31 prints it: the
+// message is apimachinery's NewForbidden("%s is forbidden: %v") around the
+// apiserver's forbiddenMessage ("User %q cannot %s resource %q in API group
+// %q at the cluster scope", responsewriters/errors.go).
+func reflectorDenial(kind, verb, resource, group string) string {
+	gr := resource
+	if group != "" {
+		gr += "." + group
+	}
+	return fmt.Sprintf(`E1202 09:41:02.2%05d       1 reflector.go:158] "Unhandled Error" err="k8s.io/client-go/informers/factory.go:160: Failed to watch *v1.%s: failed to list *v1.%s: %s is forbidden: User \"system:kube-proxy\" cannot %s resource \"%s\" in API group \"%s\" at the cluster scope" logger="UnhandledError"`,
+		len(kind), kind, kind, gr, verb, resource, group)
+}
+
+// The transient-RBAC classifier knows every `User "system:kube-proxy"
+// cannot VERB resource "RES"` denial, asks can-i for that verb and resource,
+// and lets only Kubernetes-shaped names of it reach the output.
+func TestClusterProbeRBACDenials(t *testing.T) {
+	n1 := nodesim.K8sNodeName("node-1")
+	pod := nodesim.KubeProxyPod("node-1")
+	server := func(log string, edit func(*nodesim.State)) nodesim.State {
+		s := clusterServer(nodesim.Clean(3))
+		kubectlAnswer(&s, nodesim.KubectlPods,
+			podsLine(pod, n1, "Running", "kube-proxy", "", "true", "3", "", "2026-12-02T09:12:00Z", "", "Error", "2", "/healthz", "/healthz"), 0)
+		kubectlAnswer(&s, nodesim.KubectlPreviousLogs(pod), log, 0)
+		if edit != nil {
+			edit(&s)
+		}
+		return s
+	}
+	endpointslices := reflectorDenial("EndpointSlice", "list", "endpointslices", "discovery.k8s.io")
+	tests := []struct {
+		name  string
+		log   string
+		edit  func(*nodesim.State)
+		want  [3]string // previous_rbac_denied, previous_rbac_denials, previous_rbac_can_i
+		never []string  // never in the raw output
+	}{
+		{name: "list endpointslices, can-i yes: transient", log: kubeProxyLog(endpointslices),
+			want: [3]string{"yes", "list:endpointslices.discovery.k8s.io", "yes"}},
+		{name: "list endpointslices, can-i no: real", log: kubeProxyLog(endpointslices),
+			edit: func(s *nodesim.State) {
+				*s = nodesim.WithKubeProxyCanI(*s, "list", "endpointslices.discovery.k8s.io", false)
+			},
+			want: [3]string{"yes", "list:endpointslices.discovery.k8s.io", "no"}},
+		{name: "seed's get nodes, can-i yes", log: kubeProxyLog(`E1202 09:41:02.118327       1 server.go:666] "Failed to retrieve node info" err="nodes \"` + n1 + `\" is forbidden: User \"system:kube-proxy\" cannot get resource \"nodes\" in API group \"\" at the cluster scope"`),
+			want: [3]string{"yes", "get:nodes", "yes"}},
+		{name: "unstructured watch services and list nodes, services denied now",
+			log: kubeProxyLog(
+				`E1202 09:41:02.3 1 reflector.go:138] Failed to watch *v1.Service: services is forbidden: User "system:kube-proxy" cannot watch resource "services" in API group "" at the cluster scope`,
+				`E1202 09:41:02.4 1 reflector.go:138] Failed to watch *v1.Node: failed to list *v1.Node: nodes is forbidden: User "system:kube-proxy" cannot list resource "nodes" in API group "" at the cluster scope`,
+				`E1202 09:41:03.4 1 reflector.go:138] Failed to watch *v1.Service: services is forbidden: User "system:kube-proxy" cannot watch resource "services" in API group "" at the cluster scope`),
+			edit: func(s *nodesim.State) { *s = nodesim.WithKubeProxyCanI(*s, "watch", "services", false) },
+			want: [3]string{"yes", "watch:services,list:nodes", "no"}},
+		{name: "namespaced denial outside system:node-proxier: RBAC says no",
+			log:  kubeProxyLog(`E1202 09:41:02.5 1 x.go:1] configmaps "kube-proxy" is forbidden: User "system:kube-proxy" cannot get resource "configmaps" in API group "" in the namespace "kube-system"`),
+			want: [3]string{"yes", "get:configmaps", "no"}},
+		{name: "subresource asked with --subresource",
+			log:  kubeProxyLog(`E1202 09:41:02.5 1 x.go:1] forbidden: User "system:kube-proxy" cannot get resource "nodes/proxy" in API group "" at the cluster scope`),
+			edit: func(s *nodesim.State) { *s = nodesim.WithKubeProxyCanI(*s, "get", "nodes/proxy", true) },
+			want: [3]string{"yes", "get:nodes/proxy", "yes"}},
+		{name: "can-i does not answer: unknown", log: kubeProxyLog(endpointslices),
+			edit: func(s *nodesim.State) {
+				kubectlAnswer(s, nodesim.KubectlCanIFor("list", "endpointslices.discovery.k8s.io"), "", 1)
+			},
+			want: [3]string{"yes", "list:endpointslices.discovery.k8s.io", "unknown"}},
+		{name: "one no outweighs an unknown", log: kubeProxyLog(endpointslices, reflectorDenial("Service", "watch", "services", "")),
+			edit: func(s *nodesim.State) {
+				kubectlAnswer(s, nodesim.KubectlCanIFor("list", "endpointslices.discovery.k8s.io"), "", 1)
+				*s = nodesim.WithKubeProxyCanI(*s, "watch", "services", false)
+			},
+			want: [3]string{"yes", "list:endpointslices.discovery.k8s.io,watch:services", "no"}},
+		{name: "clean log", log: kubeProxyLog(), want: [3]string{"no", "none", "none"}},
+		{name: "another user's denial is not kube-proxy's",
+			log:  kubeProxyLog(`E1202 09:41:02.5 1 x.go:1] endpointslices.discovery.k8s.io is forbidden: User "system:serviceaccount:kube-system:coredns" cannot list resource "endpointslices" in API group "discovery.k8s.io" at the cluster scope`),
+			want: [3]string{"no", "none", "none"}},
+		{name: "hostile names never get through",
+			log: kubeProxyLog(
+				`forbidden: User "system:kube-proxy" cannot list resource "nodes$(id)" in API group ""`,
+				`forbidden: User "system:kube-proxy" cannot LIST resource "nodes"`,
+				`forbidden: User "system:kube-proxy" cannot list resource "no des" at the cluster scope`,
+				"forbidden: User \"system:kube-proxy\" cannot list resource \"nodes\x1b[31m\""),
+			want:  [3]string{"no", "none", "none"},
+			never: []string{"$(id)", "\x1b", "LIST", "no des", "forbidden"}},
+		{name: "at most four distinct denials",
+			log: kubeProxyLog(reflectorDenial("Service", "list", "services", ""), reflectorDenial("Service", "watch", "services", ""),
+				reflectorDenial("Endpoints", "list", "endpoints", ""), reflectorDenial("Service", "list", "services", ""),
+				reflectorDenial("Node", "watch", "nodes", ""), reflectorDenial("EndpointSlice", "watch", "endpointslices", "discovery.k8s.io")),
+			want: [3]string{"yes", "list:services,watch:services,list:endpoints,watch:nodes", "yes"}},
+		{name: "previous log unavailable", log: "", want: [3]string{"unavailable", "none", "none"}},
+	}
+	for _, sh := range probeShells {
+		for _, tc := range tests {
+			t.Run(strings.Join(sh, " ")+"/"+tc.name, func(t *testing.T) {
+				p, raw := runProbeUnder(t, sh, "cluster", server(tc.log, tc.edit))
+				f := p.NodeFacts[n1]
+				got := [3]string{f["k8s.kubeproxy.previous_rbac_denied"], f["k8s.kubeproxy.previous_rbac_denials"], f["k8s.kubeproxy.previous_rbac_can_i"]}
+				if got != tc.want {
+					t.Errorf("denied, denials, can_i = %q, want %q", got, tc.want)
+				}
+				if p.Facts["cluster.kubeproxy.logs_checked"] != "1" {
+					t.Errorf("logs_checked = %q, want 1", p.Facts["cluster.kubeproxy.logs_checked"])
+				}
+				for _, s := range append([]string{"is forbidden", "system:kube-proxy\""}, tc.never...) {
+					if strings.Contains(raw, s) {
+						t.Errorf("raw output holds %q", s)
+					}
+				}
+			})
+		}
+	}
+}
+
+// End to end: the same `cannot list resource "endpointslices"` line in a
+// restarted kube-proxy's previous log is the red herring while can-i says
+// yes, and a real RBAC finding, never called transient, when it says no.
+// The finding names the verb and resource; the log line itself never
+// reaches the report.
+func TestRBACEndpointSlicesDenialEndToEnd(t *testing.T) {
+	line := reflectorDenial("EndpointSlice", "list", "endpointslices", "discovery.k8s.io")
+	for _, tc := range []struct {
+		name          string
+		canI          bool
+		want, notWant string
+		severity      Severity
+	}{
+		{"can-i yes: red herring", true, "k8s.kubeproxy-rbac-denial-transient", "k8s.kubeproxy-rbac-denied", SeverityInfo},
+		{"can-i no: real RBAC gap", false, "k8s.kubeproxy-rbac-denied", "k8s.kubeproxy-rbac-denial-transient", SeverityCritical},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fleet := nodesim.Clean(3)
+			s := &fleet[0].State
+			pod := nodesim.KubeProxyPod("node-2")
+			var pods strings.Builder
+			for _, m := range []string{"node-1", "node-2", "node-3"} {
+				restarts, last := "0", ""
+				if m == "node-2" {
+					restarts, last = "3", "Error"
+				}
+				pods.WriteString(podsLine(nodesim.KubeProxyPod(m), nodesim.K8sNodeName(m), "Running", "kube-proxy", "", "true", restarts, "", "2026-12-02T09:12:00Z", "", last, "", "/livez", "/livez"))
+			}
+			kubectlAnswer(s, nodesim.KubectlPods, pods.String(), 0)
+			kubectlAnswer(s, nodesim.KubectlPreviousLogs(pod), kubeProxyLog(line), 0)
+			*s = nodesim.WithKubeProxyCanI(*s, "list", "endpointslices.discovery.k8s.io", tc.canI)
+			inv, tr := simulate(t, fleet)
+			r := runSim(t, inv, tr)
+			if r.Cluster == nil || r.Cluster.Status != ClusterOK {
+				t.Fatalf("cluster = %+v", r.Cluster)
+			}
+			var got *Finding
+			for i, f := range r.Findings {
+				if f.Check == tc.notWant {
+					t.Errorf("%s raised: %+v", tc.notWant, f)
+				}
+				if f.Check == tc.want {
+					got = &r.Findings[i]
+				}
+				for _, text := range append([]string{f.Title, f.Summary}, f.Evidence...) {
+					if strings.Contains(text, "endpointslices.discovery.k8s.io is forbidden") || strings.Contains(text, "Unhandled Error") {
+						t.Errorf("%s carries the raw log line: %q", f.Check, text)
+					}
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %s finding in %+v", tc.want, r.Findings)
+			}
+			if got.Severity != tc.severity || strings.Join(got.Nodes, ",") != "node-2" {
+				t.Errorf("%s: severity %s on %v, want %s on node-2", tc.want, got.Severity, got.Nodes, tc.severity)
+			}
+			if ev := strings.Join(got.Evidence, " "); !strings.Contains(ev, "k8s.kubeproxy.previous_rbac_denials=list:endpointslices.discovery.k8s.io") {
+				t.Errorf("evidence %q does not name the verb and resource", ev)
+			}
+			if n := r.Nodes[1]; n.Facts["k8s.kubeproxy.previous_rbac_denied"] != "yes" {
+				t.Errorf("node-2 facts: %v", n.Facts)
+			}
+		})
+	}
+}
+
+// Servers are asked in turn for the cluster view until one's node-local API
+// answers; a server whose kubectl cannot reach or use its API server is a
+// failed attempt, not the view. The Cluster names who answered, who did not
+// and why.
+func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
+	const refused = "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n"
+	refuse := func(s *nodesim.State) { kubectlAnswer(s, nodesim.KubectlReadyz, refused, 1) }
+	tests := []struct {
+		name      string
+		servers   int
+		edit      func(fleet []nodesim.Member, fail map[string]error)
+		cancelled bool
+		status    string
+		node      string
+		message   string
+		attempts  string // node:outcome:reason, comma-separated
+		api       string // cluster.api of the kept facts
+		findings  string // clusterFindings' checks and nodes
+		apiCheck  bool   // cluster.api-unavailable fails on the kept facts
+	}{
+		{
+			name: "first server answers: one attempt, nothing to say", servers: 3,
+			status: ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
+		},
+		{
+			name: "first server API unreachable, second answers", servers: 3,
+			edit:   func(f []nodesim.Member, _ map[string]error) { refuse(&f[0].State) },
+			status: ClusterOK, node: "etcd-2",
+			message:  "cluster view from etcd-2; etcd-1: API unreachable (connection refused)",
+			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:ok:", api: "ok",
+			findings: "cluster.server-api-unavailable[etcd-1]",
+		},
+		{
+			name: "no kubeconfig on the first, API timing out on the second, the third answers", servers: 3,
+			edit: func(f []nodesim.Member, _ map[string]error) {
+				files := map[string]string{}
+				for k, v := range f[0].State.Files {
+					if k != nodesim.KubeconfigPath {
+						files[k] = v
+					}
+				}
+				f[0].State.Files = files
+				kubectlAnswer(&f[1].State, nodesim.KubectlReadyz, "Unable to connect to the server: dial tcp 127.0.0.1:6443: i/o timeout\n", 1)
+			},
+			status: ClusterOK, node: "etcd-3",
+			message:  "cluster view from etcd-3; etcd-1: no kubeconfig (/etc/rancher/rke2/rke2.yaml); etcd-2: API unreachable (timed out)",
+			attempts: "etcd-1:failed:no kubeconfig (/etc/rancher/rke2/rke2.yaml),etcd-2:failed:API unreachable (timed out),etcd-3:ok:", api: "ok",
+			findings: "cluster.server-api-unavailable[etcd-1 etcd-2]",
+		},
+		{
+			name: "readyz failing is still a view", servers: 3,
+			edit: func(f []nodesim.Member, _ map[string]error) {
+				f[0].State = nodesim.WithReadyzFailing(f[0].State, "etcd")
+			},
+			status: ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
+		},
+		{
+			name: "every server fails: every attempt reported", servers: 3,
+			edit: func(f []nodesim.Member, fail map[string]error) {
+				refuse(&f[0].State)
+				// An HTTP 500 on every call: neither unreachable nor denied.
+				const internal = `Error from server (InternalError): an error on the server ("") has prevented the request from succeeding` + "\n"
+				kubectlAnswer(&f[1].State, nodesim.KubectlReadyz, internal, 1)
+				kubectlAnswer(&f[1].State, nodesim.KubectlNodes, internal, 1)
+				kubectlAnswer(&f[1].State, nodesim.KubectlPods, internal, 1)
+				fail["etcd-3"] = errors.New("dial tcp 10.0.0.13:22: connect: no route to host")
+			},
+			status: ClusterFailed, node: "etcd-1",
+			message:  "no server answered: etcd-1: API unreachable (connection refused); etcd-2: every kubectl call failed; etcd-3: dial tcp 10.0.0.13:22: connect: no route to host",
+			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:failed:every kubectl call failed,etcd-3:failed:dial tcp 10.0.0.13:22: connect: no route to host",
+			api:      "unreachable", findings: "cluster.unavailable[]", apiCheck: true,
+		},
+		{
+			name: "more servers than attempts", servers: 4,
+			edit: func(f []nodesim.Member, _ map[string]error) {
+				for i := 0; i < 4; i++ {
+					refuse(&f[i].State)
+				}
+			},
+			status: ClusterFailed, node: "etcd-1",
+			message:  "no server answered: etcd-1: API unreachable (connection refused); etcd-2: API unreachable (connection refused); etcd-3: API unreachable (connection refused) (1 more not asked: at most 3 servers are)",
+			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:failed:API unreachable (connection refused),etcd-3:failed:API unreachable (connection refused)",
+			api:      "unreachable", findings: "cluster.unavailable[]", apiCheck: true,
+		},
+		{
+			name: "run cancelled before any server was asked", servers: 3, cancelled: true,
+			status: ClusterFailed, message: "the run ended before any server was asked for the cluster view",
+			findings: "cluster.unavailable[]",
+		},
+	}
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, clusterProbes := SplitScope(probes)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var fleet []nodesim.Member
+			for i := 1; i <= tc.servers; i++ {
+				name := fmt.Sprintf("etcd-%d", i)
+				fleet = append(fleet, nodesim.Member{Name: name, Roles: []string{"etcd"}, State: nodesim.Healthy(name, true)})
+			}
+			fleet = append(fleet, nodesim.Member{Name: "worker-1", Roles: []string{"worker"}, State: nodesim.Healthy("worker-1", false)})
+			fleet = nodesim.WithCluster(fleet)
+			fail := map[string]error{}
+			if tc.edit != nil {
+				tc.edit(fleet, fail)
+			}
+			inv, tr := simulate(t, fleet)
+			tr.fail = fail
+			var nodes []Node
+			for _, m := range fleet {
+				active := "inactive"
+				if m.Name != "worker-1" {
+					active = "active"
+				}
+				nodes = append(nodes, Node{Name: m.Name, Roles: m.Roles, Status: StatusOK, Facts: map[string]string{"rke2.server.active": active, "os.hostname": m.Name}})
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancelled {
+				cancel()
+			}
+			c := runCluster(ctx, RunOptions{Inventory: inv, Transport: tr, NodeTimeout: time.Minute}, clusterProbes, nodes)
+			if c.Status != tc.status || c.Node != tc.node || c.Message != tc.message {
+				t.Errorf("status, node, message = %q, %q, %q\nwant %q, %q, %q", c.Status, c.Node, c.Message, tc.status, tc.node, tc.message)
+			}
+			var attempts []string
+			for _, a := range c.Attempts {
+				attempts = append(attempts, a.Node+":"+a.Outcome+":"+a.Reason)
+			}
+			if got := strings.Join(attempts, ","); got != tc.attempts {
+				t.Errorf("attempts = %q\nwant %q", got, tc.attempts)
+			}
+			if got := c.Facts["cluster.api"]; got != tc.api {
+				t.Errorf("cluster.api = %q, want %q", got, tc.api)
+			}
+			var findings []string
+			for _, f := range clusterFindings(c) {
+				if f.Check == "cluster.nodes-not-in-inventory" {
+					continue
+				}
+				findings = append(findings, f.Check+"["+strings.Join(f.Nodes, " ")+"]")
+				if ev := strings.Join(append([]string{f.Summary}, f.Evidence...), " "); f.Check == "cluster.server-api-unavailable" && !strings.Contains(ev, "etcd-1: ") {
+					t.Errorf("%s does not say why: %q", f.Check, ev)
+				}
+				if f.Check == "cluster.unavailable" && !strings.Contains(f.Summary, tc.message) {
+					t.Errorf("%s summary %q lacks the attempts", f.Check, f.Summary)
+				}
+			}
+			if got := strings.Join(findings, " "); got != tc.findings {
+				t.Errorf("findings = %q, want %q", got, tc.findings)
+			}
+			if tc.status == ClusterOK {
+				for _, n := range nodes {
+					if n.Facts["k8s.node.registered"] != "yes" {
+						t.Errorf("%s: node facts not joined from %s: %v", n.Name, c.Node, n.Facts)
+					}
+				}
+			}
+			failing := false
+			for _, r := range Judge(nodes, c, clusterChecks(t)) {
+				failing = failing || r.Check == "cluster.api-unavailable" && r.Outcome == OutcomeFail
+			}
+			if failing != tc.apiCheck {
+				t.Errorf("cluster.api-unavailable failing = %v, want %v", failing, tc.apiCheck)
+			}
+		})
+	}
 }

@@ -185,20 +185,37 @@ const (
 	ClusterFailed   = "failed"
 )
 
-// Cluster is the result of the cluster-scoped probes, run once on one
-// reachable server node with RKE2's own kubectl and kubeconfig.
+// Cluster is the result of the cluster-scoped probes, run with RKE2's own
+// kubectl and kubeconfig on the first server node whose node-local API
+// server answers; servers are asked in turn, at most maxClusterAttempts.
 type Cluster struct {
-	// Node is the inventory name of the server the probes ran on.
+	// Node is the inventory name of the server the facts come from: the one
+	// that answered, or, when none did, the first that gave any facts.
 	Node   string `json:"node,omitempty"`
 	Status string `json:"status"`
-	// Message says why the cluster facts are missing or partial.
+	// Message says why the cluster facts are missing or partial, and which
+	// servers did not answer and why.
 	Message string `json:"message,omitempty"`
+	// Attempts are the servers asked, in order: every one that failed and
+	// the one that answered, if any. Empty when no server could be asked.
+	Attempts []ClusterAttempt `json:"attempts,omitempty"`
 	// Facts are the cluster-level facts, all named "cluster.*".
 	Facts  map[string]string `json:"facts"`
 	Probes []ProbeRun        `json:"probes"`
 	// Joined maps each Kubernetes node name the probes reported to the
 	// inventory node its per-node facts were joined to ("" = no match).
 	Joined map[string]string `json:"joined"`
+}
+
+// ClusterAttempt is one server asked for the cluster view.
+type ClusterAttempt struct {
+	Node string `json:"node"`
+	// Outcome is ClusterOK for the server that answered, ClusterFailed for
+	// one that did not.
+	Outcome string `json:"outcome"`
+	// Reason says why a server did not answer, e.g. "API unreachable
+	// (connection refused)".
+	Reason string `json:"reason,omitempty"`
 }
 
 // Tool names the program that wrote the report.

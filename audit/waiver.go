@@ -25,6 +25,7 @@ const (
 // waivers file naming an id missing here is rejected as a typo.
 var nonCheckFindingIDs = []string{
 	"cluster.unavailable",
+	"cluster.server-api-unavailable",
 	"cluster.nodes-not-in-inventory",
 	"skew.servers",
 	"skew.kubelet-newer",

@@ -75,9 +75,15 @@ type htmlCause struct {
 type htmlCluster struct {
 	Status, Node, Message string
 	OK                    bool
+	Attempts              []htmlAttempt
 	Facts                 []htmlFact
 	Probes                []htmlProbe
 	Unjoined              []string
+}
+
+type htmlAttempt struct {
+	Node, Outcome, Reason string
+	OK                    bool
 }
 
 type htmlWaiver struct{ Expires, Source, Reason, Scope string }
@@ -253,6 +259,9 @@ func buildHTMLView(r *audit.Report) htmlView {
 	}
 	if c := r.Cluster; c != nil {
 		hc := &htmlCluster{Status: text(c.Status), Node: text(c.Node), Message: block(c.Message), OK: c.Status == audit.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
+		for _, a := range clusterAttempts(c) {
+			hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(a.Outcome), Reason: text(a.Reason), OK: a.Outcome == audit.ClusterOK})
+		}
 		for _, k := range clusterFacts(c) {
 			hc.Facts = append(hc.Facts, htmlFact{Key: text(k), Value: text(c.Facts[k])})
 		}
@@ -680,6 +689,7 @@ const htmlTemplate = `<!DOCTYPE html>
 <dt>Status</dt><dd class="status {{if .OK}}good{{else}}bad{{end}}">{{.Status}}</dd>
 {{- if .Node}}<dt>Ran on</dt><dd class="mono">{{.Node}}</dd>{{end}}
 {{- if .Message}}<dt>Message</dt><dd><pre>{{.Message}}</pre></dd>{{end}}
+{{- if .Attempts}}<dt>Servers asked</dt><dd><ol>{{range .Attempts}}<li><code>{{.Node}}</code>: <span class="status {{if .OK}}good{{else}}bad{{end}}">{{.Outcome}}</span>{{if .Reason}} — {{.Reason}}{{end}}</li>{{end}}</ol></dd>{{end}}
 {{- if .Unjoined}}<dt>Not in the inventory</dt><dd>{{len .Unjoined}} Kubernetes {{if eq (len .Unjoined) 1}}node{{else}}nodes{{end}}, not audited: {{range $i, $n := .Unjoined}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</dd>{{end}}
 </dl>
 {{- if .Facts}}

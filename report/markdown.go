@@ -156,6 +156,13 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 		if c.Message != "" {
 			mdBlock(p, "", mdLine(c.Message))
 		}
+		if attempts := clusterAttempts(c); len(attempts) > 0 {
+			rows := make([][]string, len(attempts))
+			for i, a := range attempts {
+				rows[i] = []string{mdCode(a.Node, true), mdCode(a.Outcome, true), mdText(a.Reason)}
+			}
+			mdBlock(p, "", mdTable([]string{"Server asked", "Outcome", "Why no cluster view"}, rows)...)
+		}
 		if l := mdProbes(c.Probes); len(l) > 0 {
 			mdBlock(p, "", l...)
 		}

@@ -229,6 +229,18 @@ func clusterHead(c *audit.Cluster) string {
 	return s
 }
 
+// clusterAttempts are the servers asked for the cluster view, worth a list
+// of their own only when one of them did not answer; the first answering
+// is all clusterHead needs to say.
+func clusterAttempts(c *audit.Cluster) []audit.ClusterAttempt {
+	for _, a := range c.Attempts {
+		if a.Outcome != audit.ClusterOK {
+			return c.Attempts
+		}
+	}
+	return nil
+}
+
 // clusterFacts are the cluster.* facts, sorted; a fact of another name in
 // Cluster.Facts (a saved report from a probe that broke the rule) is shown
 // too rather than hidden.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/xml"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -432,4 +433,88 @@ func TestHostileNewFields(t *testing.T) {
 		}
 	}
 	checkMarkdownTables(t, md)
+}
+
+// Every format names the servers asked for the cluster view when one of
+// them did not answer: which answered, which did not and why; node text
+// in them is escaped like any other.
+func TestClusterAttempts(t *testing.T) {
+	failedThenOK := &audit.Cluster{Status: audit.ClusterOK, Node: "etcd-2", Facts: map[string]string{"cluster.readyz": "passed"},
+		Message: "cluster view from etcd-2; etcd-1: API unreachable (connection refused)",
+		Attempts: []audit.ClusterAttempt{
+			{Node: "etcd-1", Outcome: audit.ClusterFailed, Reason: "API unreachable (connection refused)"},
+			{Node: "etcd-2", Outcome: audit.ClusterOK},
+		}}
+	allFailed := &audit.Cluster{Status: audit.ClusterFailed, Node: "etcd-1", Facts: map[string]string{"cluster.api": "unreachable"},
+		Message: "no server answered: etcd-1: API unreachable (connection refused); etcd-2: no kubeconfig (/etc/rancher/rke2/rke2.yaml)",
+		Attempts: []audit.ClusterAttempt{
+			{Node: "etcd-1", Outcome: audit.ClusterFailed, Reason: "API unreachable (connection refused)"},
+			{Node: "etcd-2", Outcome: audit.ClusterFailed, Reason: "no kubeconfig (/etc/rancher/rke2/rke2.yaml)"},
+		}}
+	firstOK := &audit.Cluster{Status: audit.ClusterOK, Node: "etcd-1", Facts: map[string]string{"cluster.readyz": "passed"},
+		Attempts: []audit.ClusterAttempt{{Node: "etcd-1", Outcome: audit.ClusterOK}}}
+	hostile := &audit.Cluster{Status: audit.ClusterFailed, Message: "no server answered",
+		Attempts: []audit.ClusterAttempt{{Node: "e|1<b>", Outcome: audit.ClusterFailed, Reason: "<img src=x onerror=alert(1)> *x* \x1b[2J"}}}
+	tests := []struct {
+		name    string
+		c       *audit.Cluster
+		format  string
+		want    []string
+		notWant []string
+	}{
+		{"terminal: who answered, who did not and why", failedThenOK, "terminal",
+			[]string{"Cluster: ok on etcd-2: cluster view from etcd-2; etcd-1: API unreachable (connection refused)"}, nil},
+		{"terminal: nobody answered, every attempt", allFailed, "terminal",
+			[]string{"Cluster: failed on etcd-1: no server answered: etcd-1: API unreachable (connection refused); etcd-2: no kubeconfig (/etc/rancher/rke2/rke2.yaml)"}, nil},
+		{"markdown: a row per server asked", failedThenOK, "markdown",
+			[]string{"| Server asked | Outcome | Why no cluster view |\n| --- | --- | --- |\n| `etcd-1` | `failed` | API unreachable (connection refused) |\n| `etcd-2` | `ok` |  |\n"}, nil},
+		{"markdown: nobody answered", allFailed, "markdown",
+			[]string{"| `etcd-1` | `failed` | API unreachable (connection refused) |\n| `etcd-2` | `failed` | no kubeconfig (/etc/rancher/rke2/rke2.yaml) |\n"}, nil},
+		{"markdown: first server answered, no list", firstOK, "markdown", []string{"Cluster-scoped probes: `ok` on `etcd-1`"}, []string{"Server asked"}},
+		{"markdown: node text escaped", hostile, "markdown",
+			[]string{"| <code>e\\|1&lt;b&gt;</code> | `failed` | &lt;img src=x onerror=alert(1)&gt; \\*x\\* \\\\x1b\\[2J |"}, []string{"<img", "<b>", "\x1b"}},
+		{"html: a list item per server asked", failedThenOK, "html",
+			[]string{`<dt>Servers asked</dt><dd><ol><li><code>etcd-1</code>: <span class="status bad">failed</span> — API unreachable (connection refused)</li><li><code>etcd-2</code>: <span class="status good">ok</span></li></ol></dd>`}, nil},
+		{"html: first server answered, no list", firstOK, "html", []string{`<h2 id="cluster">Cluster</h2>`}, []string{"Servers asked"}},
+		{"html: node text escaped", hostile, "html",
+			[]string{"<li><code>e|1&lt;b&gt;</code>: <span class=\"status bad\">failed</span> — &lt;img src=x onerror=alert(1)&gt; *x* \\x1b[2J</li>"}, []string{"<img", "<b>", "\x1b"}},
+		{"json: attempts", failedThenOK, "json",
+			[]string{`"attempts": [
+      {
+        "node": "etcd-1",
+        "outcome": "failed",
+        "reason": "API unreachable (connection refused)"
+      },
+      {
+        "node": "etcd-2",
+        "outcome": "ok"
+      }
+    ]`}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cleanReport()
+			r.Cluster = tc.c
+			out := string(render(t, tc.format, Options{}, r))
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s output lacks %q:\n%s", tc.format, w, out)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("%s output holds %q", tc.format, w)
+				}
+			}
+			if tc.format == "json" {
+				back, err := ReadJSON(strings.NewReader(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := fmt.Sprint(back.Cluster.Attempts), fmt.Sprint(tc.c.Attempts); got != want {
+					t.Errorf("attempts read back = %s, want %s", got, want)
+				}
+			}
+		})
+	}
 }

@@ -3,15 +3,16 @@
 # needs_root: true
 # timeout: 110s
 # scope: cluster
-# facts: cluster.kubectl cluster.api cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
-# node_facts: k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied
-# volatile: k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied
+# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
+# node_facts: k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
+# volatile: k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
 
 # RKE2's own kubectl with rke2.yaml talks to the API server on this node
 # (127.0.0.1:6443), exactly as an SRE does when cluster networking is
 # suspect. rke2.yaml holds the admin client key: kubectl reads it, this
 # script only tests that it exists. Log lines are never printed, only
-# whether they hold the RBAC denial.
+# whether they hold RBAC denials of kube-proxy and the verb:resource names
+# of those, checked against the shape of Kubernetes names.
 K=$R/var/lib/rancher/rke2/bin/kubectl
 KC=$R/etc/rancher/rke2/rke2.yaml
 if [ ! -x "$K" ]; then
@@ -46,7 +47,15 @@ set -- $(printf '%s\n' "$out" | awk -v rc="$rc" '
 			if (s ~ /readyz check passed/) passed = 1
 			if (s ~ /check failed/) failed = 1
 			if (s ~ /connection to the server .* was refused|Unable to connect to the server|dial tcp|i\/o timeout|context deadline exceeded/) down = 1
-			if (s ~ /Unauthorized|Forbidden|must be logged in/) denied = 1
+			# Why, in a fixed word: the "The connection to the server ...
+			# was refused" of kubectl (pkg/cmd/util/helpers.go), the net and
+			# net/http errors of Go, crypto/tls and crypto/x509.
+			if (why == "" && s ~ /was refused|connection refused/) why = "connection-refused"
+			if (why == "" && s ~ /i\/o timeout|context deadline exceeded|Client\.Timeout/) why = "timeout"
+			if (why == "" && s ~ /no route to host|network is unreachable/) why = "no-route"
+			if (why == "" && s ~ /tls: |x509: /) why = "tls"
+			if (s ~ /Unauthorized|must be logged in/) denied = "unauthorized"
+			else if (!denied && s ~ /Forbidden/) denied = "forbidden"
 			while (match(s, /\[-\][^ ]+/)) {
 				name = substr(s, RSTART + 3, RLENGTH - 3)
 				if (!(name in seen)) { seen[name] = 1; bad = bad (bad == "" ? "" : ",") name }
@@ -55,16 +64,17 @@ set -- $(printf '%s\n' "$out" | awk -v rc="$rc" '
 		}
 	}
 	END {
-		api = "ok"; state = "unknown"
+		api = "ok"; state = "unknown"; err = "none"
 		if (bad != "" || failed) state = "failed"
 		else if (passed && rc == 0) state = "passed"
-		else if (down) { api = "unreachable"; state = "unreachable" }
-		else if (denied) { api = "unauthorized"; state = "unknown" }
-		else if (rc != 0) api = "error"
-		print api, state, (bad == "" ? "none" : bad)
+		else if (down) { api = "unreachable"; state = "unreachable"; err = (why == "" ? "other" : why) }
+		else if (denied) { api = "unauthorized"; state = "unknown"; err = denied }
+		else if (rc != 0) { api = "error"; err = "other" }
+		print api, state, (bad == "" ? "none" : bad), err
 	}')
 api=${1:-error}
 fact cluster.api "$api"
+fact cluster.api.error "${4:-other}"
 fact cluster.readyz "${2:-unknown}"
 fact cluster.readyz.failed "${3:-none}"
 if [ "$api" = unreachable ]; then
@@ -147,7 +157,11 @@ kubeproxy_pods() {
 		emit($2, "k8s.kubeproxy.liveness_path", $13 == "" ? "none" : $13)
 		emit($2, "k8s.kubeproxy.startup_path", $14 == "" ? "none" : $14)
 		# Only restarted pods have a previous log; the loop below reads it.
-		if (restarts + 0 == 0) emit($2, "k8s.kubeproxy.previous_rbac_denied", "not-checked")
+		if (restarts + 0 == 0) {
+			emit($2, "k8s.kubeproxy.previous_rbac_denied", "not-checked")
+			emit($2, "k8s.kubeproxy.previous_rbac_denials", "none")
+			emit($2, "k8s.kubeproxy.previous_rbac_can_i", "none")
+		}
 	}
 	END {
 		for (n in node) if (!(n in pod) && prc + 0 == 0) {
@@ -206,25 +220,101 @@ fi
 # Previous logs of restarted pods, last: each may wait out its request
 # timeout when the node's kubelet is unreachable (UFW blocks 10250 too), so
 # at most 20 are read and none is started after 40 seconds.
+#
+# A denial is the API server's 403 text as client-go logs it: NewForbidden's
+# "<resource> is forbidden: <msg>" (k8s.io/apimachinery pkg/api/errors
+# errors.go) around forbiddenMessage's `User "system:kube-proxy" cannot VERB
+# resource "RES[/SUB]" in API group "GROUP" at the cluster scope` (or `in the
+# namespace "NS"`; k8s.io/apiserver pkg/endpoints/handlers/responsewriters
+# errors.go), unstructured or inside klog's err="..." with the inner quotes
+# escaped. It prints one verb:resource[.group][/sub] key per distinct denial,
+# at most 4; only names of the shape Kubernetes gives verbs, resources and
+# groups get through, so no other text of the log ever reaches the output.
+denials_awk='
+	BEGIN {
+		re = "forbidden: User \"system:kube-proxy\" cannot [a-z]+ resource \"[a-z0-9.-]+(/[a-z0-9.-]+)?\"( in API group \"[a-z0-9.-]*\")?"
+	}
+	{
+		gsub(/\\+"/, "\"")
+		s = $0
+		while (n < 4 && match(s, re)) {
+			m = substr(s, RSTART, RLENGTH)
+			s = substr(s, RSTART + RLENGTH)
+			sub(/^forbidden: User "system:kube-proxy" cannot /, "", m)
+			verb = m; sub(/ .*/, "", verb)
+			res = m; sub(/^[a-z]+ resource "/, "", res); sub(/".*/, "", res)
+			grp = ""
+			if (m ~ /in API group "/) { grp = m; sub(/.* in API group "/, "", grp); sub(/".*/, "", grp) }
+			sr = ""
+			if (i = index(res, "/")) { sr = substr(res, i); res = substr(res, 1, i - 1) }
+			key = verb ":" res (grp == "" ? "" : "." grp) sr
+			if (!(key in seen)) { seen[key] = 1; n++; print key }
+		}
+	}'
+# cani KEY sets ans to what `kubectl auth can-i VERB RESOURCE[.GROUP]
+# [--subresource=SUB] --as=system:kube-proxy` says now: a
+# SelfSubjectAccessReview, read-only. kubectl prints "yes" or "no" (exit 0 or
+# 1; kubectl pkg/cmd/auth/cani.go RunAccessCheck); anything else is unknown.
+# Answers are kept in $canis, at most 6 are asked, and none after the
+# deadline.
+cani() {
+	case $canis in
+	*" $1=yes "*) ans=yes && return ;;
+	*" $1=no "*) ans=no && return ;;
+	*" $1=unknown "*) ans=unknown && return ;;
+	esac
+	ans=unknown
+	if [ "$asked" -lt 6 ] && [ "$(date +%s)" -lt "$deadline" ]; then
+		asked=$((asked + 1))
+		cv=${1%%:*}
+		cr=${1#*:}
+		cs=
+		case $cr in */*) cs=${cr#*/} cr=${cr%%/*} ;; esac
+		case $(kc auth can-i "$cv" "$cr" ${cs:+"--subresource=$cs"} --as=system:kube-proxy 2>/dev/null) in
+		yes*) ans=yes ;;
+		no*) ans=no ;;
+		esac
+	fi
+	canis="$canis$1=$ans "
+}
 kubeproxy_pods | {
 	checked=0
+	asked=0
+	canis=" get:nodes=$ci "
 	deadline=$(($(date +%s) + 40))
 	while IFS="$tab" read -r pod node restarts; do
 		[ "$restarts" -gt 0 ] 2>/dev/null || continue
-		if [ "$checked" -ge 20 ] || [ "$(date +%s)" -ge "$deadline" ]; then
-			printf '@%s k8s.kubeproxy.previous_rbac_denied=not-checked\n' "$node"
-			continue
+		d=not-checked
+		list=none
+		can=none
+		if [ "$checked" -lt 20 ] && [ "$(date +%s)" -lt "$deadline" ]; then
+			checked=$((checked + 1))
+			logs=$(kc -n kube-system logs "$pod" -c kube-proxy --previous --tail=200 2>/dev/null)
+			if [ -z "$logs" ]; then
+				d=unavailable
+			else
+				keys=$(printf '%s\n' "$logs" | awk "$denials_awk")
+				d=no
+				if [ -n "$keys" ]; then
+					# Transient only if can-i says yes to every denied
+					# verb and resource now; one no is a real RBAC gap.
+					d=yes
+					list=
+					can=yes
+					for k in $keys; do
+						list=${list:+$list,}$k
+						cani "$k"
+						case $ans in
+						no) can=no ;;
+						unknown) [ "$can" = no ] || can=unknown ;;
+						esac
+					done
+				fi
+			fi
 		fi
-		checked=$((checked + 1))
-		logs=$(kc -n kube-system logs "$pod" -c kube-proxy --previous --tail=200 2>/dev/null)
-		# The seed's line, unstructured or in klog's structured form where
-		# the inner quotes are escaped: `err="nodes \"x\" is forbidden: ...`.
-		case $logs in
-		*'is forbidden: User '*'system:kube-proxy'*'cannot get resource '*'nodes'*) d=yes ;;
-		'') d=unavailable ;;
-		*) d=no ;;
-		esac
 		printf '@%s k8s.kubeproxy.previous_rbac_denied=%s\n' "$node" "$d"
+		printf '@%s k8s.kubeproxy.previous_rbac_denials=%s\n' "$node" "$list"
+		printf '@%s k8s.kubeproxy.previous_rbac_can_i=%s\n' "$node" "$can"
 	done
 	fact cluster.kubeproxy.logs_checked "$checked"
 }

@@ -28,9 +28,70 @@ const (
 	KubectlNodes   = "* get nodes -o jsonpath=*"
 	KubectlPods    = "* -n kube-system get pods -o jsonpath=*"
 	KubectlDS      = "* -n kube-system get ds kube-proxy *"
-	KubectlCanI    = "* auth can-i get nodes --as=system:kube-proxy"
+	KubectlCanI    = "* auth can-i get nodes --as=system:kube-proxy" // KubectlCanIFor("get", "nodes")
 	KubectlCRB     = "* get clusterrolebinding system:kube-proxy system:node-proxier *"
 )
+
+// KubectlCanIFor is the glob of `auth can-i VERB RESOURCE --as=system:kube-proxy`
+// as the cluster probe asks it: resource is "nodes", "endpointslices.discovery.k8s.io"
+// (resource.group) or "nodes/proxy" (a subresource, passed as --subresource).
+func KubectlCanIFor(verb, resource string) string {
+	if res, sub, ok := strings.Cut(resource, "/"); ok {
+		return "* auth can-i " + verb + " " + res + " --subresource=" + sub + " --as=system:kube-proxy"
+	}
+	return "* auth can-i " + verb + " " + resource + " --as=system:kube-proxy"
+}
+
+// kubectlCanIAny answers every can-i for kube-proxy that no rule of
+// nodeProxierRules grants: RBAC denies by default, and kubectl prints "no"
+// and exits 1 (kubectl pkg/cmd/auth/cani.go, RunAccessCheck and the
+// os.Exit(1) in NewCmdCanI). It must stay the last can-i answer, as the stub
+// takes the first glob that matches.
+const kubectlCanIAny = "* auth can-i * --as=system:kube-proxy"
+
+// nodeProxierRules are the verb/resource pairs ClusterRole
+// system:node-proxier grants kube-proxy (kubernetes
+// plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, ClusterRoles:
+// list/watch services and endpoints, get/list/watch nodes, eventsRule()'s
+// create/update/patch events in the core and events.k8s.io groups, and
+// list/watch endpointslices.discovery.k8s.io), in the form the probe asks
+// them. RKE2 binds it to User system:kube-proxy (ClusterRoleBinding
+// system:node-proxier).
+var nodeProxierRules = []struct{ Verb, Resource string }{
+	{"list", "services"}, {"watch", "services"}, {"list", "endpoints"}, {"watch", "endpoints"},
+	{"get", "nodes"}, {"list", "nodes"}, {"watch", "nodes"},
+	{"create", "events"}, {"update", "events"}, {"patch", "events"},
+	{"create", "events.events.k8s.io"}, {"update", "events.events.k8s.io"}, {"patch", "events.events.k8s.io"},
+	{"list", "endpointslices.discovery.k8s.io"}, {"watch", "endpointslices.discovery.k8s.io"},
+}
+
+// canIAnswer is kubectl's answer to one can-i: "yes" and exit 0, or "no"
+// and exit 1.
+func canIAnswer(args string, allowed bool) Command {
+	c := Command{Name: "kubectl", Path: KubectlPath, Args: args, Out: "yes\n"}
+	if !allowed {
+		c.Out, c.RC = "no\n", 1
+	}
+	return c
+}
+
+// WithKubeProxyCanI makes `auth can-i VERB RESOURCE --as=system:kube-proxy`
+// answer allowed, keeping the deny-by-default answer last.
+func WithKubeProxyCanI(s State, verb, resource string, allowed bool) State {
+	var last []Command
+	out := make([]Command, 0, len(s.Commands))
+	for _, c := range s.Commands {
+		if c.Name == "kubectl" && c.Args == kubectlCanIAny {
+			last = append(last, c)
+			continue
+		}
+		out = append(out, c)
+	}
+	s.Commands = out
+	s.SetCommand(canIAnswer(KubectlCanIFor(verb, resource), allowed))
+	s.Commands = append(s.Commands, last...)
+	return s
+}
 
 // KubectlPreviousLogs is the glob of `logs <pod> -c kube-proxy --previous`.
 func KubectlPreviousLogs(pod string) string {
@@ -127,9 +188,11 @@ func WithReadyzFailing(s State, checks ...string) State {
 }
 
 // WithKubeProxyRBACBroken removes the system:node-proxier binding, so
-// kube-proxy really cannot read its Node (can-i says no).
+// kube-proxy really has none of its rules (can-i says no to each).
 func WithKubeProxyRBACBroken(s State) State {
-	s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlCanI, Out: "no\n", RC: 1})
+	for _, r := range nodeProxierRules {
+		s = WithKubeProxyCanI(s, r.Verb, r.Resource, false)
+	}
 	s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlCRB, RC: 1,
 		Out: "system:kube-proxy\tsystem:kube-proxy\n" +
 			`Error from server (NotFound): clusterrolebindings.rbac.authorization.k8s.io "system:node-proxier" not found` + "\n"})
@@ -227,9 +290,12 @@ func WithCluster(fleet []Member) []Member {
 		{Args: KubectlPods, Out: pods.String()},
 		// RKE2 runs kube-proxy as a static pod, not a DaemonSet.
 		{Args: KubectlDS, RC: 1, Out: `Error from server (NotFound): daemonsets.apps "kube-proxy" not found` + "\n"},
-		{Args: KubectlCanI, Out: "yes\n"},
 		{Args: KubectlCRB, Out: "system:kube-proxy\tsystem:kube-proxy\nsystem:node-proxier\tsystem:node-proxier\n"},
 	}, logs...)
+	for _, r := range nodeProxierRules {
+		answers = append(answers, canIAnswer(KubectlCanIFor(r.Verb, r.Resource), true))
+	}
+	answers = append(answers, canIAnswer(kubectlCanIAny, false))
 	out := make([]Member, len(fleet))
 	for i, m := range fleet {
 		out[i] = m
