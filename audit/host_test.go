@@ -152,16 +152,32 @@ func TestHostSysctlAndModulesProbes(t *testing.T) {
 		want  map[string]string
 	}{
 		{"healthy sysctls", "sysctl", agent, map[string]string{"sysctl.net.ipv4.ip_forward": "1",
-			"sysctl.net.bridge.bridge-nf-call-iptables": "1", "conntrack.count": "817", "conntrack.max": "131072", "conntrack.default_max": "131072"}},
+			"sysctl.net.bridge.bridge-nf-call-iptables": "1", "conntrack.count": "817", "conntrack.max": "131072", "conntrack.kube_proxy_max": "keep"}},
 		{"forwarding off", "sysctl", nodesim.WithIPForwardOff(agent), map[string]string{"sysctl.net.ipv4.ip_forward": "0"}},
 		{"br_netfilter unloaded removes the bridge keys", "sysctl", nodesim.WithoutBrNetfilter(agent), map[string]string{
 			"sysctl.net.bridge.bridge-nf-call-iptables": "absent", "sysctl.net.bridge.bridge-nf-call-ip6tables": "absent", "sysctl.net.ipv4.ip_forward": "1"}},
 		{"conntrack at 95%", "sysctl", nodesim.WithConntrackUse(agent, 95), map[string]string{"conntrack.count": "124518", "conntrack.max": "131072"}},
-		{"16 cores raise kube-proxy's default", "sysctl", nodesim.WithCPUs(agent, 16), map[string]string{"conntrack.default_max": "524288"}},
-		{"5 cores", "sysctl", hostFiles(agent, map[string]string{"sys/devices/system/cpu/online": "0,2-5\n"}), map[string]string{"conntrack.default_max": "163840"}},
-		{"cores from cpuinfo", "sysctl", hostFiles(agent, map[string]string{"sys/devices/system/cpu/online": "",
-			"proc/cpuinfo": strings.Repeat("processor\t: 0\n\n", 6)}), map[string]string{"conntrack.default_max": "196608"}},
-		{"no core count", "sysctl", hostFiles(agent, map[string]string{"sys/devices/system/cpu/online": ""}), map[string]string{"conntrack.default_max": "unknown"}},
+		// RKE2 passes --conntrack-max-per-core=0: kube-proxy keeps the
+		// kernel's value, whatever the core count.
+		{"RKE2's kube-proxy keeps the kernel's table size", "sysctl", nodesim.WithCPUs(agent, 16), map[string]string{"conntrack.kube_proxy_max": "keep"}},
+		{"per-core set: 16 cores", "sysctl", nodesim.WithKubeProxyArgs(nodesim.WithCPUs(agent, 16), "--conntrack-max-per-core=32768"),
+			map[string]string{"conntrack.kube_proxy_max": "524288"}},
+		{"per-core set: the minimum wins on 2 cores", "sysctl", nodesim.WithKubeProxyArgs(nodesim.WithCPUs(agent, 2), "--conntrack-max-per-core=32768"),
+			map[string]string{"conntrack.kube_proxy_max": "131072"}},
+		{"per-core and min set", "sysctl", nodesim.WithKubeProxyArgs(agent, "--conntrack-max-per-core=1000", "--conntrack-min=250000"),
+			map[string]string{"conntrack.kube_proxy_max": "250000"}},
+		{"per-core set: 5 cores", "sysctl", nodesim.WithKubeProxyArgs(hostFiles(agent, map[string]string{"sys/devices/system/cpu/online": "0,2-5\n"}), "--conntrack-max-per-core=32768"),
+			map[string]string{"conntrack.kube_proxy_max": "163840"}},
+		{"per-core set: cores from cpuinfo", "sysctl", nodesim.WithKubeProxyArgs(hostFiles(agent, map[string]string{"sys/devices/system/cpu/online": "",
+			"proc/cpuinfo": strings.Repeat("processor\t: 0\n\n", 6)}), "--conntrack-max-per-core=32768"), map[string]string{"conntrack.kube_proxy_max": "196608"}},
+		{"per-core set: no core count", "sysctl", nodesim.WithKubeProxyArgs(hostFiles(agent, map[string]string{"sys/devices/system/cpu/online": ""}), "--conntrack-max-per-core=32768"),
+			map[string]string{"conntrack.kube_proxy_max": "unknown"}},
+		{"a kube-proxy config file is not read", "sysctl", nodesim.WithKubeProxyArgs(agent, "--config=/etc/kube-proxy.yaml"),
+			map[string]string{"conntrack.kube_proxy_max": "unknown"}},
+		// A server started with disable-kube-proxy: its other static pods
+		// are there, kube-proxy's is not.
+		{"no kube-proxy static pod", "sysctl", hostFiles(nodesim.Healthy("s1", true), map[string]string{nodesim.KubeProxyManifest: ""}),
+			map[string]string{"conntrack.kube_proxy_max": "none"}},
 		{"no conntrack module", "sysctl", func() nodesim.State {
 			s := agent
 			s.Sysctls = map[string]string{"net.ipv4.ip_forward": "1"}
@@ -413,7 +429,7 @@ func hostHealthyFacts(server bool) map[string]string {
 		"nm.installed": "no", "nm.active": "absent", "nm.cni_unmanaged": "absent", "nm.cloud_setup": "absent",
 		"cni.name": "canal", "cni.config_file": "10-canal.conflist", "cni.configured": "canal", "cni.kube_proxy_replaced": "no", "cni.bridge_nf_required": "yes",
 		"sysctl.net.ipv4.ip_forward": "1", "sysctl.net.bridge.bridge-nf-call-iptables": "1", "sysctl.net.bridge.bridge-nf-call-ip6tables": "1",
-		"conntrack.count": "817", "conntrack.max": "131072", "conntrack.default_max": "131072",
+		"conntrack.count": "817", "conntrack.max": "131072", "conntrack.kube_proxy_max": "keep",
 		"module.br_netfilter": "loaded", "firewalld.active": "absent",
 	}
 	if server {
@@ -512,8 +528,11 @@ func TestHostChecks(t *testing.T) {
 			"sysctl.net.bridge.bridge-nf-call-iptables": "absent", "sysctl.net.bridge.bridge-nf-call-ip6tables": "absent"}, nil},
 		{"conntrack 79%", false, map[string]string{"conntrack.count": "103546"}, nil},
 		{"conntrack 95% is only the warning", false, map[string]string{"conntrack.count": "124518"}, []string{"conntrack.pressure"}},
-		{"conntrack max pinned low", false, map[string]string{"conntrack.max": "65536"}, []string{"conntrack.below-default"}},
-		{"16 cores, max not raised", false, map[string]string{"host.cpus": "16", "conntrack.default_max": "524288"}, []string{"conntrack.below-default"}},
+		{"conntrack max pinned low", false, map[string]string{"conntrack.max": "65536", "conntrack.kube_proxy_max": "131072"}, []string{"conntrack.below-default"}},
+		{"16 cores, per-core set, max not raised", false, map[string]string{"host.cpus": "16", "conntrack.kube_proxy_max": "524288"}, []string{"conntrack.below-default"}},
+		// RKE2's default (per-core 0): the kernel's value stands, only
+		// pressure is judged.
+		{"RKE2 keeps a small kernel table", false, map[string]string{"conntrack.max": "65536", "conntrack.kube_proxy_max": "keep"}, nil},
 		{"cilium replacing kube-proxy owns conntrack", false, map[string]string{"cni.name": "cilium", "cni.configured": "cilium", "cni.kube_proxy_replaced": "yes",
 			"cni.bridge_nf_required": "no", "conntrack.max": "65536"}, nil},
 	}
@@ -570,7 +589,14 @@ func TestHostScenariosEndToEnd(t *testing.T) {
 		{"nm-cloud-setup enabled", 2, nodesim.WithNMCloudSetup, []string{"network.nm-cloud-setup"}},
 		{"server missing 6443", 0, func(s nodesim.State) nodesim.State { return nodesim.WithoutPort(s, 6443) }, []string{"port.6443-missing"}},
 		{"timesyncd instead of chrony", 1, func(s nodesim.State) nodesim.State { return nodesim.WithTimesyncd(s, true) }, nil},
-		{"conntrack max pinned", 1, func(s nodesim.State) nodesim.State { return nodesim.WithConntrackMax(s, 65536) }, []string{"conntrack.below-default"}},
+		// kube-proxy-arg sets per-core: kube-proxy would raise the table to
+		// 131072 on this 4-core node, and something pinned it lower.
+		{"conntrack max pinned below kube-proxy's target", 1, func(s nodesim.State) nodesim.State {
+			return nodesim.WithConntrackMax(nodesim.WithKubeProxyArgs(s, "--conntrack-max-per-core=32768"), 65536)
+		}, []string{"conntrack.below-default"}},
+		// RKE2's own --conntrack-max-per-core=0: kube-proxy keeps the
+		// kernel's value, so a small table is not a finding by itself.
+		{"conntrack max small under RKE2's defaults", 1, func(s nodesim.State) nodesim.State { return nodesim.WithConntrackMax(s, 65536) }, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

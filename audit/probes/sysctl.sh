@@ -1,13 +1,13 @@
 # id: sysctl
-# description: forwarding and bridge-netfilter sysctls, conntrack table use and kube-proxy's default table size
+# description: forwarding and bridge-netfilter sysctls, conntrack table use, and the table size kube-proxy sets on this node (from its flags in RKE2's static pod)
 # needs_root: false
 # timeout: 10s
-# facts: sysctl.net.ipv4.ip_forward sysctl.net.bridge.bridge-nf-call-iptables sysctl.net.bridge.bridge-nf-call-ip6tables conntrack.count conntrack.max conntrack.default_max
+# facts: sysctl.net.ipv4.ip_forward sysctl.net.bridge.bridge-nf-call-iptables sysctl.net.bridge.bridge-nf-call-ip6tables conntrack.count conntrack.max conntrack.kube_proxy_max
 # volatile: conntrack.count
-# role_scoped: conntrack.max conntrack.default_max
+# role_scoped: conntrack.max conntrack.kube_proxy_max
 
-# Both follow the core count, and servers and agents are often sized
-# differently; within a role a difference is real drift.
+# The table size follows the core count, and servers and agents are often
+# sized differently; within a role a difference is real drift.
 #
 # Everything is read straight from /proc/sys (sysctl(8) may be absent in
 # minimal images) by one awk, whose getline reads a file with one read(2) of
@@ -16,7 +16,20 @@
 # (proc_dointvec and friends in kernel/sysctl.c) return nothing for a read
 # at a non-zero offset, so "262144" would come back as "2". A missing file
 # is "absent": with br_netfilter unloaded the bridge keys do not exist.
-awk -v root="$R" '
+# kube-proxy's conntrack flags, from the static pod RKE2 writes: only the
+# three flags below are ever looked at. The pod-manifests directory is 0700
+# root on RKE2, so without root the answer is "unknown", never a guess.
+kpm=$R/var/lib/rancher/rke2/agent/pod-manifests
+if [ -r "$kpm/kube-proxy.yaml" ]; then
+	kps=readable
+elif [ -d "$kpm" ] && [ -x "$kpm" ] && [ ! -e "$kpm/kube-proxy.yaml" ]; then
+	# RKE2 without its kube-proxy (disable-kube-proxy, e.g. Cilium's
+	# replacement): nothing sizes the table.
+	kps=none
+else
+	kps=unknown
+fi
+awk -v root="$R" -v kps="$kps" -v kpm="$kpm/kube-proxy.yaml" '
 function rd(path,   v, st) {
 	v = ""
 	st = (getline v < (root path))
@@ -25,16 +38,18 @@ function rd(path,   v, st) {
 	return (st == 0 || v == "") ? "empty" : v
 }
 function key(k,   p) { p = k; gsub(/\./, "/", p); return "/proc/sys/" p }
+function flag(l, name,   v) {
+	if (!match(l, "--" name "=[0-9]+")) return ""
+	v = substr(l, RSTART, RLENGTH); sub(/^[^=]*=/, "", v)
+	return v
+}
 BEGIN {
 	n = split("net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables", ks, " ")
 	for (i = 1; i <= n; i++) print "sysctl." ks[i], rd(key(ks[i]))
 	print "conntrack.count", rd("/proc/sys/net/netfilter/nf_conntrack_count")
 	print "conntrack.max", rd("/proc/sys/net/netfilter/nf_conntrack_max")
-	# kube-proxy sizes the table as max(conntrack.maxPerCore x cores,
-	# conntrack.min) = max(32768 x cores, 131072) and raises nf_conntrack_max
-	# to it at start (pkg/proxy/conntrack/sysctls.go in kubernetes). Cores
-	# are counted like Go runtime.NumCPU on an unrestricted process: the
-	# online list ("0-3,8-11"), else /proc/cpuinfo.
+	# Cores are counted like Go runtime.NumCPU on an unrestricted process:
+	# the online list ("0-3,8-11"), else /proc/cpuinfo.
 	cpus = 0
 	online = rd("/sys/devices/system/cpu/online")
 	if (online != "absent" && online != "empty") {
@@ -48,11 +63,29 @@ BEGIN {
 		while ((getline l < f) > 0) if (l ~ /^processor[ \t]*:/) cpus++
 		close(f)
 	}
-	if (cpus > 0) {
-		d = 32768 * cpus
-		if (d < 131072) d = 131072
-		print "conntrack.default_max", d
-	} else print "conntrack.default_max", "unknown"
+	# What kube-proxy sets nf_conntrack_max to at start
+	# (cmd/kube-proxy/app/server_linux.go getConntrackMax, and
+	# pkg/proxy/conntrack/sysctls.go, which only ever raises it):
+	# max(maxPerCore x cores, min) when maxPerCore > 0, defaults 32768 and
+	# 131072; with maxPerCore 0, as RKE2 runs it (k3s kubeProxyArgs), it
+	# leaves the kernel value alone: "keep". A --config file may set them
+	# too, and is not read: "unknown". A repeated flag: the last one wins.
+	per = 32768; min = 131072; t = kps
+	if (kps == "readable") {
+		t = ""
+		while ((getline l < kpm) > 0) {
+			if ((v = flag(l, "conntrack-max-per-core")) != "") per = v + 0
+			if ((v = flag(l, "conntrack-min")) != "") min = v + 0
+			if (index(l, "--config=")) t = "unknown"
+		}
+		close(kpm)
+		if (t == "") {
+			if (per == 0) t = "keep"
+			else if (cpus > 0) { t = per * cpus; if (t < min) t = min }
+			else t = "unknown"
+		}
+	}
+	print "conntrack.kube_proxy_max", t
 }' </dev/null | while read -r k v; do
 	fact "$k" "$v"
 done

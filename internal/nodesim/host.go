@@ -259,7 +259,7 @@ func healthyHost(s *State, server bool) {
 	setRKE2Binaries(s, s.RKE2Version)
 	// The kubelet's directory exists on every joined node.
 	s.Files["var/lib/kubelet/cpu_manager_state"] = `{"policyName":"none","defaultCpuSet":"","checksum":1353318690}`
-	s.Files[podManifests+"kube-proxy.yaml"] = staticPod("kube-proxy", "index.docker.io/rancher/hardened-kubernetes:v1.31.4-rke2r1-build20241212")
+	*s = withKubeProxyManifest(*s)
 	if server {
 		s.Listening = append(append([]int{}, s.Listening...), 6443, 9345, 2379, 2380)
 		s.Files[podManifests+"etcd.yaml"] = staticPod("etcd", "index.docker.io/rancher/hardened-etcd:v3.5.16-k3s1-build20241106")

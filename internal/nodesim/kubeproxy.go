@@ -2,6 +2,7 @@ package nodesim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,8 +243,12 @@ func kubeProxyFiles(m map[string]string) map[string]string {
 	return out
 }
 
-// withKubeProxyManifest writes the static pod RKE2 renders when
-// kube-proxy-arg sets extra flags (e.g. "--proxy-mode=ipvs").
+// withKubeProxyManifest writes kube-proxy's static pod as RKE2 renders it:
+// the flags of k3s's kubeProxyArgs (pkg/daemons/agent/agent_linux.go:
+// proxy-mode iptables, healthz on 127.0.0.1, conntrack-max-per-core 0 and
+// both conntrack TCP timeouts 0s, that is "leave the kernel's values"), with
+// flags (kube-proxy-arg in config.yaml) replacing those of the same name,
+// as k3s's GetArgsList does, sorted as RKE2 writes them.
 func withKubeProxyManifest(s State, flags ...string) State {
 	s.Files = kubeProxyFiles(s.Files)
 	args := []string{
@@ -255,7 +260,11 @@ func withKubeProxyManifest(s State, flags ...string) State {
 		"--hostname-override=" + s.Hostname,
 		"--kubeconfig=/var/lib/rancher/rke2/agent/kubeproxy.kubeconfig",
 	}
-	args = append(args, flags...)
+	for _, f := range flags {
+		name, _, _ := strings.Cut(f, "=")
+		args = slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, name+"=") })
+		args = append(args, f)
+	}
 	sort.Strings(args)
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    component: kube-proxy\n    tier: control-plane\n  name: kube-proxy\n  namespace: kube-system\nspec:\n  containers:\n  - args:\n")
@@ -454,4 +463,10 @@ func WithEBPF(s State) State {
 	s.SetCommand(Command{Name: "cilium", Args: "status -H unix://*/var/run/cilium/cilium.sock", Out: ciliumStatus})
 	s.SetCommand(Command{Name: "bpftool", Args: "map list", Out: bpftoolMaps})
 	return s
+}
+
+// WithKubeProxyArgs is a node whose config.yaml sets kube-proxy-arg flags
+// ("--conntrack-max-per-core=32768"): RKE2 renders them into the manifest.
+func WithKubeProxyArgs(s State, flags ...string) State {
+	return withKubeProxyManifest(s, flags...)
 }
