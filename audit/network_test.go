@@ -2,11 +2,14 @@ package audit
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 )
@@ -279,6 +282,135 @@ func TestNetworkProbeUnderEveryShell(t *testing.T) {
 					t.Errorf("%d facts, want %d: %v", len(got), len(want), got)
 				}
 			})
+		}
+	}
+}
+
+// cniFleet is 3 RKE2 servers whose config.yaml says cni: canal and 3
+// agents whose config.yaml has no cni key (RKE2's agent has no such flag),
+// all running Canal.
+func cniFleet() []nodesim.Member {
+	var fleet []nodesim.Member
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("server-%d", i)
+		fleet = append(fleet, nodesim.Member{Name: name, Roles: []string{"control-plane", "etcd"}, State: nodesim.Healthy(name, true)})
+	}
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("agent-%d", i)
+		fleet = append(fleet, nodesim.Member{Name: name, Roles: []string{"worker"}, State: nodesim.Healthy(name, false)})
+	}
+	return fleet
+}
+
+// TestCNIConfiguredComparedAmongServersOnly: cni.configured is server_only,
+// so agents neither drift against the servers nor are judged on a leftover
+// cni: key, while servers still drift against each other and a server
+// running another CNI than it asks for is still a mismatch.
+func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
+	withConfig := func(s nodesim.State, cfg string) nodesim.State {
+		return nmFiles(s, map[string]string{"etc/rancher/rke2/config.yaml": "token: K10aaaabbbbccccddddeeeeffff0000111122223333::server:s3cr3t-demo-token\n" + cfg})
+	}
+	servers := "server-1,server-2,server-3"
+	cases := []struct {
+		name     string
+		plant    func([]nodesim.Member)
+		drift    string   // cni.configured's fleet drift groups, "" for none
+		findings []string // check@node of the checks reading cni.configured
+		carriers string   // nodes that report cni.configured
+	}{
+		{"3 servers with cni: canal, 3 agents without", func([]nodesim.Member) {}, "", nil, servers},
+		{"an agent with a leftover cni: key is not judged on it", func(f []nodesim.Member) {
+			f[3].State = withConfig(f[3].State, "server: https://10.0.0.11:9345\ncni: cilium\n")
+		}, "", nil, servers},
+		{"a server on another CNI drifts from its peers", func(f []nodesim.Member) {
+			f[2].State = nodesim.WithCNI(f[2].State, "cilium", false)
+		}, "canal:server-1,server-2 cilium:server-3", nil, servers},
+		{"a server asking for another CNI than it runs is a mismatch", func(f []nodesim.Member) {
+			f[1].State = withConfig(f[1].State, "cni: calico\n")
+		}, "canal:server-1,server-3 calico:server-2", []string{"network.cni-mismatch@server-2"}, servers},
+		{"a stopped server is still a server by its role", func(f []nodesim.Member) {
+			f[0].State.Units = map[string]nodesim.Unit{"rke2-server": {Active: "inactive", Enabled: "enabled"}, "ufw": {Active: "inactive", Enabled: "disabled"}}
+		}, "", nil, servers},
+		{"a server without cni: drifts from its peers that set it", func(f []nodesim.Member) {
+			f[0].State = withConfig(f[0].State, "")
+		}, "canal:server-2,server-3 unset:server-1", nil, servers},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fleet := cniFleet()
+			c.plant(fleet)
+			inv, tr := simulate(t, fleet)
+			// The rke2 probe says which node is a server, the network probe
+			// reads config.yaml; the others would only slow the test down.
+			all, err := BuiltinProbes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var probes []Probe
+			for _, p := range all {
+				if p.ID == "rke2" || p.ID == "network" {
+					probes = append(probes, p)
+				}
+			}
+			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
+				Probes: probes, Checks: builtinChecks(t), Gate: GatePolicy{FailOn: SeverityCritical}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var drift []string
+			for _, d := range r.Drift {
+				if d.Fact != "cni.configured" {
+					continue
+				}
+				if d.Scope != "fleet" {
+					continue // role rows repeat the fleet's over servers' roles
+				}
+				for _, g := range d.Groups {
+					drift = append(drift, g.Value+":"+strings.Join(g.Nodes, ","))
+				}
+			}
+			if got := strings.Join(drift, " "); got != c.drift {
+				t.Errorf("cni.configured drift = %q, want %q", got, c.drift)
+			}
+			checks := builtinChecksByID(t)
+			var findings []string
+			for _, f := range r.Findings {
+				if f.Kind == KindCheck && contains(checks[f.Check].Facts(), "cni.configured") {
+					for _, n := range f.Nodes {
+						findings = append(findings, f.Check+"@"+n)
+					}
+				}
+			}
+			if strings.Join(findings, " ") != strings.Join(c.findings, " ") {
+				t.Errorf("findings on cni.configured = %v, want %v", findings, c.findings)
+			}
+			var carriers []string
+			for _, n := range r.Nodes {
+				if _, ok := n.Facts["cni.configured"]; ok {
+					carriers = append(carriers, n.Name)
+				}
+			}
+			if got := strings.Join(carriers, ","); got != c.carriers {
+				t.Errorf("nodes reporting cni.configured = %s, want %s", got, c.carriers)
+			}
+		})
+	}
+}
+
+// TestServerOnlyHeader pins the header's contract: only facts the probe
+// declares, only on node probes.
+func TestServerOnlyHeader(t *testing.T) {
+	const head = "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n"
+	p, err := ParseProbe("c.sh", head+"# facts: a.b a.c\n# server_only: a.c\n")
+	if err != nil || strings.Join(p.ServerOnly, " ") != "a.c" {
+		t.Fatalf("ParseProbe = %+v, %v", p, err)
+	}
+	for name, text := range map[string]string{
+		"undeclared fact":    head + "# facts: a.b\n# server_only: a.c\n",
+		"on a cluster probe": head + "# scope: cluster\n# facts: cluster.x\n# server_only: cluster.x\n",
+	} {
+		if _, err := ParseProbe("c.sh", text); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

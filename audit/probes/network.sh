@@ -5,6 +5,7 @@
 # facts: port.6443.listening port.9345.listening port.2379.listening port.2380.listening port.10250.listening nm.installed nm.active nm.cni_unmanaged nm.cni_devices nm.cloud_setup cni.name cni.config_file cni.configured cni.kube_proxy_replaced cni.bridge_nf_required
 # volatile: nm.cni_devices
 # role_scoped: port.6443.listening port.9345.listening port.2379.listening port.2380.listening
+# server_only: cni.configured
 
 # Listening TCP sockets from /proc/net/tcp{,6} (no root needed, unlike
 # ss -p): state 0A is LISTEN, the port is the hex after the last ':' of
@@ -319,7 +320,10 @@ fact cni.name "$name"
 fact cni.config_file "$file"
 # What config.yaml asks for. That file holds the join token, so it is only
 # ever matched for the one key, and what is kept is forced to CNI-name
-# characters: nothing else of the file can reach the output.
+# characters: nothing else of the file can reach the output. cni is a flag
+# of `rke2 server` only (rancher/rke2 pkg/cli/cmds/server.go CNIFlag, not in
+# agent.go's flag set), hence server_only: an agent's value is dropped and
+# its CNI is judged by cni.name, what runs there.
 cfg=$R/etc/rancher/rke2/config.yaml
 if [ ! -e "$cfg" ]; then
 	conf=absent

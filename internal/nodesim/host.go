@@ -305,10 +305,16 @@ func healthyHost(s *State, server bool) {
 	}
 	s.Files[cniDir+"10-canal.conflist"] = canalConflist
 	s.Files[cniDir+"calico-kubeconfig"] = calicoKubeconfig
-	if cfg, ok := s.Files["etc/rancher/rke2/config.yaml"]; ok && !strings.Contains(cfg, "\ncni:") {
-		s.Files["etc/rancher/rke2/config.yaml"] = cfg + "cni: canal\n"
+	if cfg, ok := s.Files[rke2Config]; ok && server && !strings.Contains(cfg, "\ncni:") {
+		s.Files[rke2Config] = cfg + "cni: canal\n"
 	}
 }
+
+// rke2Config is RKE2's config file. cni: is a flag of `rke2 server` only
+// (rancher/rke2 pkg/cli/cmds/server.go CNIFlag; agent.go's flag set has no
+// cni, and the agent skips a config.yaml key it does not know: k3s
+// pkg/configfilearg Parser.stripInvalidFlags), so only servers carry it.
+const rke2Config = "etc/rancher/rke2/config.yaml"
 
 // setRKE2Binaries installs the containerd and kubelet of RKE2 release v in
 // RKE2's bin directory (nothing when v is "": RKE2 not installed).
@@ -574,7 +580,7 @@ func WithoutPort(s State, port int) State {
 
 // WithCNI replaces the node's CNI config with the one RKE2 writes for name:
 // canal, calico, cilium, flannel, multus+<one of those>, or "none" for an
-// empty /etc/cni/net.d. kubeProxyReplacement (Cilium only) also removes
+// empty /etc/cni/net.d; on a server, config.yaml's cni: says the same. kubeProxyReplacement (Cilium only) also removes
 // kube-proxy: no static pod and nothing on 10256.
 func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 	s.Files = hostFiles(s)
@@ -602,7 +608,7 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 	if base == "canal" || base == "calico" {
 		s.Files[cniDir+"calico-kubeconfig"] = calicoKubeconfig
 	}
-	if cfg, ok := s.Files["etc/rancher/rke2/config.yaml"]; ok {
+	if cfg, ok := s.Files[rke2Config]; ok && isServer(s) {
 		var lines []string
 		for _, l := range strings.Split(cfg, "\n") {
 			if !strings.HasPrefix(l, "cni:") && l != "" {
@@ -612,7 +618,7 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 		if name != "none" {
 			lines = append(lines, "cni: "+strings.ReplaceAll(name, "+", ","))
 		}
-		s.Files["etc/rancher/rke2/config.yaml"] = strings.Join(lines, "\n") + "\n"
+		s.Files[rke2Config] = strings.Join(lines, "\n") + "\n"
 	}
 	if kubeProxyReplacement {
 		delete(s.Files, podManifests+"kube-proxy.yaml")
