@@ -72,6 +72,13 @@ func renderCatalogue(probes []Probe, checks []Check) []byte {
 		vol = append(vol, p.Volatile...)
 	}
 	b.WriteString("`" + strings.Join(vol, "` `") + "`.\n")
+	var srv []string
+	for _, p := range probes {
+		srv = append(srv, p.ServerOnly...)
+	}
+	if len(srv) > 0 {
+		b.WriteString("\nFacts kept only on RKE2 servers (server_only: a setting only `rke2 server` honours, dropped on other nodes): `" + strings.Join(srv, "` `") + "`.\n")
+	}
 	b.WriteString("\n## Checks\n\n| check | severity | scope | title | when | remediation |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range checks {
 		var when []string

@@ -349,9 +349,9 @@ func TestHostNetworkProbe(t *testing.T) {
 			"nm-cloud-setup.timer": {Active: "inactive", Enabled: "disabled"}}), map[string]string{"nm.cloud_setup": "disabled"}},
 		{"nm-cloud-setup masked", hostUnits(agent, map[string]nodesim.Unit{"nm-cloud-setup": {Active: "inactive", Enabled: "masked"},
 			"nm-cloud-setup.timer": {Active: "inactive", Enabled: "masked"}}), map[string]string{"nm.cloud_setup": "masked"}},
-		{"canal", agent, map[string]string{"cni.name": "canal", "cni.config_file": "10-canal.conflist", "cni.configured": "canal",
+		{"canal", server, map[string]string{"cni.name": "canal", "cni.config_file": "10-canal.conflist", "cni.configured": "canal",
 			"cni.kube_proxy_replaced": "no", "cni.bridge_nf_required": "yes"}},
-		{"calico", nodesim.WithCNI(agent, "calico", false), map[string]string{"cni.name": "calico", "cni.configured": "calico", "cni.bridge_nf_required": "yes"}},
+		{"calico", nodesim.WithCNI(server, "calico", false), map[string]string{"cni.name": "calico", "cni.configured": "calico", "cni.bridge_nf_required": "yes"}},
 		{"flannel", nodesim.WithCNI(agent, "flannel", false), map[string]string{"cni.name": "flannel", "cni.bridge_nf_required": "yes"}},
 		{"cilium with kube-proxy", nodesim.WithCNI(agent, "cilium", false), map[string]string{
 			"cni.name": "cilium", "cni.config_file": "05-cilium.conflist", "cni.kube_proxy_replaced": "no", "cni.bridge_nf_required": "yes"}},
@@ -359,7 +359,7 @@ func TestHostNetworkProbe(t *testing.T) {
 			"cni.name": "cilium", "cni.kube_proxy_replaced": "yes", "cni.bridge_nf_required": "no"}},
 		{"cilium, kube-proxy manifest gone but 10256 served", hostFiles(nodesim.WithCNI(agent, "cilium", false), map[string]string{
 			"var/lib/rancher/rke2/agent/pod-manifests/kube-proxy.yaml": ""}), map[string]string{"cni.kube_proxy_replaced": "no"}},
-		{"multus over canal", nodesim.WithCNI(agent, "multus+canal", false), map[string]string{
+		{"multus over canal", nodesim.WithCNI(server, "multus+canal", false), map[string]string{
 			"cni.name": "multus+canal", "cni.config_file": "00-multus.conf", "cni.configured": "multus+canal", "cni.bridge_nf_required": "yes"}},
 		{"multus over cilium without kube-proxy", nodesim.WithCNI(agent, "multus+cilium", true), map[string]string{
 			"cni.name": "multus+cilium", "cni.kube_proxy_replaced": "yes", "cni.bridge_nf_required": "no"}},
@@ -381,6 +381,7 @@ func TestHostNetworkProbe(t *testing.T) {
 		{"cni quoted, flow list, comment", hostFiles(agent, map[string]string{"etc/rancher/rke2/config.yaml": "cni: [\"multus\", \"cilium\"] # token: K10abcdef0123456789abcdef::server:s3cr3t\n"}),
 			map[string]string{"cni.configured": "multus+cilium"}},
 		{"no config.yaml", hostFiles(agent, map[string]string{"etc/rancher/rke2/config.yaml": ""}), map[string]string{"cni.configured": "absent"}},
+		{"an agent's config.yaml has no cni key", agent, map[string]string{"cni.configured": "unset"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

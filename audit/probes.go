@@ -33,6 +33,13 @@ type Probe struct {
 	// RoleScoped facts differ by role by design (rke2-server on servers,
 	// rke2-agent on agents); they are compared only within a role.
 	RoleScoped []string
+	// ServerOnly facts read a setting that only RKE2 servers honour (a flag
+	// of `rke2 server` that `rke2 agent` does not have, such as cni: an
+	// agent skips that config.yaml key). They are kept only on nodes that
+	// run RKE2 as a server (see isRKE2Server) and dropped from every other
+	// node's facts when it is audited, so checks, correlation and drift
+	// compare servers with servers and never read an agent's leftover.
+	ServerOnly []string
 	// Scope is ScopeNode (run on every node) or ScopeCluster (run once, on
 	// one reachable server node, through RKE2's node-local kubectl).
 	Scope string
@@ -95,6 +102,8 @@ func ParseProbe(name, text string) (Probe, error) {
 			p.Volatile = strings.Fields(val)
 		case "role_scoped":
 			p.RoleScoped = strings.Fields(val)
+		case "server_only":
+			p.ServerOnly = strings.Fields(val)
 		case "scope":
 			if val != ScopeNode && val != ScopeCluster {
 				return Probe{}, fmt.Errorf("%s:%d: scope: want node or cluster, got %q", name, i+1, val)
@@ -141,6 +150,11 @@ func ParseProbe(name, text string) (Probe, error) {
 	for _, v := range append(append([]string{}, p.Volatile...), p.RoleScoped...) {
 		if !contains(p.Facts, v) && !contains(p.NodeFacts, v) {
 			return Probe{}, fmt.Errorf("%s: fact %q is marked volatile or role_scoped but is not in facts", name, v)
+		}
+	}
+	for _, v := range p.ServerOnly {
+		if !contains(p.Facts, v) || p.Scope == ScopeCluster {
+			return Probe{}, fmt.Errorf("%s: fact %q is marked server_only but is not in facts of a node probe", name, v)
 		}
 	}
 	return p, nil

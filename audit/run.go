@@ -206,6 +206,7 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 
 	parsed, res, err := execBundle(ctx, sess, o.Probes, becomeOf(h))
 	n.Facts = parsed.Facts
+	dropServerOnly(&n, o.Probes)
 	n.Probes = parsed.Runs
 	if err != nil {
 		setFailure(&n, err, ctx)

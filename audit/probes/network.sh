@@ -2,8 +2,10 @@
 # description: ports RKE2 roles listen on, NetworkManager and nm-cloud-setup against the CNI, which CNI the node runs
 # needs_root: false
 # timeout: 15s
-# facts: port.6443.listening port.9345.listening port.2379.listening port.2380.listening port.10250.listening nm.installed nm.active nm.cni_unmanaged nm.cloud_setup cni.name cni.config_file cni.configured cni.kube_proxy_replaced cni.bridge_nf_required
+# facts: port.6443.listening port.9345.listening port.2379.listening port.2380.listening port.10250.listening nm.installed nm.active nm.cni_unmanaged nm.cni_devices nm.cloud_setup cni.name cni.config_file cni.configured cni.kube_proxy_replaced cni.bridge_nf_required
+# volatile: nm.cni_devices
 # role_scoped: port.6443.listening port.9345.listening port.2379.listening port.2380.listening
+# server_only: cni.configured
 
 # Listening TCP sockets from /proc/net/tcp{,6} (no root needed, unlike
 # ss -p): state 0A is LISTEN, the port is the hex after the last ':' of
@@ -34,6 +36,12 @@ for pv in $ports; do
 	fi
 done
 
+# File names are ordered as bytes, the way NetworkManager sorts its conf.d
+# (strcmp) and the container runtime its CNI configs (Go's sort.Strings),
+# whatever the locale of the login session.
+LC_ALL=C
+export LC_ALL
+
 # NetworkManager must leave Canal's and Calico's cali* and Flannel's
 # flannel* interfaces alone (RKE2 known issues): a managed cali* interface
 # gets its routes and addresses rewritten under the CNI.
@@ -45,35 +53,212 @@ unit() {
 if have NetworkManager || [ -d "$R/etc/NetworkManager" ]; then
 	fact nm.installed yes
 	fact nm.active "$(unit is-active NetworkManager)"
-	# NetworkManager.conf first, then conf.d of /usr/lib, /run and /etc: a
-	# later "unmanaged-devices=" replaces the value, "+=" appends to it.
+	# The files in the order NetworkManager merges them (NetworkManager.conf(5);
+	# src/core/nm-config.c read_entire_config()): the *.conf of
+	# /usr/lib/NetworkManager/conf.d, then those of /run/NetworkManager/conf.d,
+	# then NetworkManager.conf (nm-system-settings.conf instead while that
+	# old name exists: read_base_config()), then /etc/NetworkManager/conf.d;
+	# directory by directory, each in strcmp order of the names (hence
+	# LC_ALL=C above). A name in /etc or /run shadows the /usr/lib file of
+	# that name, and a name in /etc the /run one: the shadowed file is not
+	# read at all, whatever the shadowing one holds. That is how netplan's
+	# empty /run/NetworkManager/conf.d/10-globally-managed-devices.conf
+	# cancels Ubuntu's unmanaged list. A file we may not read (this probe runs
+	# unprivileged) is left out; nm.cni_devices below sees past it.
+	nmd=$R/etc/NetworkManager
+	lib=$R/usr/lib/NetworkManager/conf.d run=$R/run/NetworkManager/conf.d etc=$nmd/conf.d
+	named() { [ -e "$1" ] || [ -L "$1" ]; }
 	set --
-	for f in "$R/etc/NetworkManager/NetworkManager.conf" "$R"/usr/lib/NetworkManager/conf.d/*.conf "$R"/run/NetworkManager/conf.d/*.conf "$R"/etc/NetworkManager/conf.d/*.conf; do
-		[ -r "$f" ] && set -- "$@" "$f"
+	for f in "$lib"/*.conf; do
+		named "$etc/${f##*/}" || named "$run/${f##*/}" || set -- "$@" "$f"
+	done
+	for f in "$run"/*.conf; do
+		named "$etc/${f##*/}" || set -- "$@" "$f"
+	done
+	if named "$nmd/nm-system-settings.conf"; then
+		set -- "$@" "$nmd/nm-system-settings.conf"
+	else
+		set -- "$@" "$nmd/NetworkManager.conf"
+	fi
+	set -- "$@" "$etc"/*.conf
+	# Keep the readable files; a pattern that matched nothing stays literal.
+	n=$#
+	while [ "$n" -gt 0 ]; do
+		f=$1
+		shift
+		n=$((n - 1))
+		[ -f "$f" ] && [ -r "$f" ] && set -- "$@" "$f"
 	done
 	[ $# -gt 0 ] || set -- /dev/null
+	# Each file is a GLib key file (glib/gkeyfile.c): leading blanks
+	# dropped, a CR before the LF too, "#" lines are comments, "[name]"
+	# opens a group (one given twice is one group), "key = value" with the
+	# blanks around "=" dropped, and the last assignment of a key wins. In
+	# [keyfile], "unmanaged-devices=" replaces the list, "+=" appends the
+	# entries not yet in it and "-=" removes those it names, each key
+	# applied where it appears with its last value (nm-config.c
+	# read_config()). The list is split as nm_match_spec_split() does and
+	# matched as nm_match_spec_device() does (src/core/nm-core-utils.c)
+	# against what Canal creates: Calico's veths, "cali" and 11 hex digits
+	# of a hash (libcalico-go VethNameForWorkload; two names, so that a glob
+	# covering only some of them is not taken for all), device type and
+	# driver "veth", and Flannel's VXLAN device flannel.1, type and driver
+	# "vxlan". A MAC, a driver version, s390 subchannels or a DHCP plugin
+	# are unknown here and match nothing; [device*] sections with
+	# "managed=", udev's NM_UNMANAGED, [.config] enable= conditions and
+	# NetworkManager-intern.conf are not read: nm.cni_devices is the runtime
+	# answer for those.
 	fact nm.cni_unmanaged "$(awk '
-		FNR == 1 { sec = "" }
-		/^[ \t]*\[/ { sec = $0; gsub(/[][ \t]/, "", sec); next }
-		sec == "keyfile" && /^[ \t]*unmanaged-devices[ \t]*\+?=/ {
-			v = $0; add = v ~ /^[ \t]*unmanaged-devices[ \t]*\+=/
-			sub(/^[^=]*=/, "", v)
-			val = add ? val ";" v : v
+		function isspace(c) { return c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\f" || c == "\v" }
+		# nm_match_spec_split: "," and ";" separate, "\" escapes (\s \t
+		# \n \r \\ \, \; and otherwise kept with the character), blanks
+		# around an entry dropped, empty entries too. As upstream, only an
+		# escape or a separator resets the count of trailing blanks.
+		function specsplit(v, a,   n, i, c, cur, tws, len) {
+			n = 0; cur = ""; tws = 0; len = length(v); i = 1
+			while (i <= len && isspace(substr(v, i, 1))) i++
+			for (; i <= len; i++) {
+				c = substr(v, i, 1)
+				if (c == "\\") {
+					if (len < ++i) break
+					c = substr(v, i, 1)
+					if (c == "s") c = " "
+					else if (c == "t") c = "\t"
+					else if (c == "n") c = "\n"
+					else if (c == "r") c = "\r"
+					else if (c != "\\" && c != "," && c != ";") c = "\\" c
+					cur = cur c; tws = 0
+				} else if (c == "," || c == ";") {
+					if (tws < length(cur)) a[++n] = substr(cur, 1, length(cur) - tws)
+					cur = ""; tws = 0
+					while (i < len && isspace(substr(v, i + 1, 1))) i++
+				} else {
+					cur = cur c
+					if (isspace(c)) tws++
+				}
+			}
+			if (tws < length(cur)) a[++n] = substr(cur, 1, length(cur) - tws)
+			return n
+		}
+		function inlist(x, a, n,   i) {
+			for (i = 1; i <= n; i++) if (a[i] == x) return 1
+			return 0
+		}
+		function apply(op, v,   nv, nw, out, no, i) {
+			nw = specsplit(v, nv)
+			no = 0
+			if (op != "") {
+				for (i = 1; i <= ncur; i++) if (op != "-" || !inlist(cur[i], nv, nw)) out[++no] = cur[i]
+			}
+			for (i = 1; i <= nw; i++) if (op == "" || (op == "+" && !inlist(nv[i], cur, ncur))) out[++no] = nv[i]
+			ncur = no
+			for (i = 1; i <= no; i++) cur[i] = out[i]
+		}
+		function flush(   i) {
+			for (i = 1; i <= nocc; i++) apply(substr(occ[i], 18), last[occ[i]])
+			nocc = 0
+		}
+		# g_pattern_match_simple: "*" and "?" only, no escapes.
+		function glob(p, s,   i, j, star, mark, pc) {
+			i = j = 1; star = 0
+			while (j <= length(s)) {
+				pc = substr(p, i, 1)
+				if (i <= length(p) && pc == "*") { star = i++; mark = j }
+				else if (i <= length(p) && (pc == "?" || pc == substr(s, j, 1))) { i++; j++ }
+				else if (star) { i = star + 1; j = ++mark }
+				else return 0
+			}
+			while (substr(p, i, 1) == "*") i++
+			return length(p) < i
+		}
+		# match_device_eval: tags are case-insensitive; interface-name:
+		# takes "=" (exact) or "~"/nothing (a glob, or the exact name); a
+		# bare entry is the exact name (or a MAC) unless under except:.
+		function evalspec(s, fuzzy, name, type,   l, p, pat) {
+			if (s == "*") return 1
+			l = tolower(s)
+			if (substr(l, 1, 5) == "type:") return substr(s, 6) == type
+			if (substr(l, 1, 4) == "mac:") return 0
+			if (substr(l, 1, 15) == "interface-name:") {
+				p = substr(s, 16); pat = 1
+				if (substr(p, 1, 1) == "=") { p = substr(p, 2); pat = 0 }
+				else if (substr(p, 1, 1) == "~") p = substr(p, 2)
+				return p == name || (pat && glob(p, name))
+			}
+			# veth and vxlan are both the type and the driver name.
+			if (substr(l, 1, 7) == "driver:") return substr(s, 8) == type
+			if (substr(l, 1, 17) == "s390-subchannels:" || substr(l, 1, 12) == "dhcp-plugin:") return 0
+			return fuzzy && s == name
+		}
+		# nm_match_spec_device then _match_result: an except: that matches
+		# wins; a list of nothing but except: entries matches every device
+		# none of them names. Unmanaged means MATCH.
+		function unmanaged(name, type,   i, s, ex, hasex, hasnot, m, mex) {
+			hasex = hasnot = m = mex = 0
+			for (i = 1; i <= ncur; i++) {
+				s = cur[i]
+				if (s == "") continue
+				ex = tolower(substr(s, 1, 7)) == "except:"
+				if (ex) { s = substr(s, 8); hasex = 1 } else hasnot = 1
+				if ((ex && mex) || (!ex && m)) continue
+				if (!evalspec(s, !ex, name, type)) continue
+				if (ex) mex = 1; else m = 1
+			}
+			if (hasex && !hasnot) return !mex
+			return !mex && m
+		}
+		FNR == 1 { flush(); grp = "" }
+		{
+			line = $0
+			sub(/\r$/, "", line)
+			while (line != "" && isspace(substr(line, 1, 1))) line = substr(line, 2)
+		}
+		line == "" || substr(line, 1, 1) == "#" { next }
+		substr(line, 1, 1) == "[" {
+			grp = substr(line, 2)
+			sub(/\][ \t]*$/, "", grp)
+			next
+		}
+		grp == "keyfile" && (i = index(line, "=")) > 1 {
+			k = substr(line, 1, i - 1)
+			sub(/[ \t\r\n\f\v]+$/, "", k)
+			if (k != "unmanaged-devices" && k != "unmanaged-devices+" && k != "unmanaged-devices-") next
+			v = substr(line, i + 1)
+			while (v != "" && isspace(substr(v, 1, 1))) v = substr(v, 2)
+			occ[++nocc] = k
+			last[k] = v
 		}
 		END {
-			n = split(val, d, /[;,]/)
-			for (i = 1; i <= n; i++) {
-				x = d[i]; gsub(/[ \t]/, "", x)
-				if (x == "*" || x == "interface-name:*") cali = flannel = 1
-				if (x == "interface-name:cali*" || x == "interface-name:~cali*") cali = 1
-				if (x == "interface-name:flannel*" || x == "interface-name:~flannel*") flannel = 1
-			}
+			flush()
+			cali = unmanaged("cali0123456789a", "veth") && unmanaged("califedcba98765", "veth")
+			flannel = unmanaged("flannel.1", "vxlan")
 			print cali && flannel ? "yes" : cali ? "missing-flannel" : flannel ? "missing-cali" : "no"
 		}' "$@")"
+	# NetworkManager's own view where nmcli exists: a cali* or flannel*
+	# device in any state but "unmanaged" is one it manages, whatever the
+	# files say (a [device] section with managed=, `nmcli device set X
+	# managed yes`, a drop-in written but never loaded). Terse output is one
+	# "DEVICE:STATE" line per device, the state untranslated (nmcli(1);
+	# src/nmcli/utils.c _print_do escapes a ':' inside a value, which an
+	# interface name cannot hold). Pods come and go with their veths, hence
+	# "none" on a node that runs none yet.
+	if have nmcli; then
+		if have timeout; then set -- timeout 5; else set --; fi
+		if out=$("$@" nmcli -t -f DEVICE,STATE device 2>/dev/null); then
+			fact nm.cni_devices "$(printf '%s\n' "$out" | awk -F: '
+				$1 ~ /^(cali|flannel)/ { seen = 1; if (substr($0, length($1) + 2) != "unmanaged") managed = 1 }
+				END { print managed ? "managed" : seen ? "unmanaged" : "none" }')"
+		else
+			fact nm.cni_devices unknown
+		fi
+	else
+		fact nm.cni_devices absent
+	fi
 else
 	fact nm.installed no
 	fact nm.active absent
 	fact nm.cni_unmanaged absent
+	fact nm.cni_devices absent
 fi
 # nm-cloud-setup rewrites the routing tables on cloud images and breaks the
 # CNI's routes; RKE2 requires the service and its timer disabled.
@@ -135,7 +320,10 @@ fact cni.name "$name"
 fact cni.config_file "$file"
 # What config.yaml asks for. That file holds the join token, so it is only
 # ever matched for the one key, and what is kept is forced to CNI-name
-# characters: nothing else of the file can reach the output.
+# characters: nothing else of the file can reach the output. cni is a flag
+# of `rke2 server` only (rancher/rke2 pkg/cli/cmds/server.go CNIFlag, not in
+# agent.go's flag set), hence server_only: an agent's value is dropped and
+# its CNI is judged by cni.name, what runs there.
 cfg=$R/etc/rancher/rke2/config.yaml
 if [ ! -e "$cfg" ]; then
 	conf=absent

@@ -213,6 +213,41 @@ const rke2NMConf = "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-
 // nmMainConf is a distribution's stock NetworkManager.conf.
 const nmMainConf = "[main]\nplugins=ifupdown,keyfile\n\n[ifupdown]\nmanaged=false\n"
 
+// The three conf.d directories of NetworkManager.conf(5), relative to the
+// node root. NetworkManager reads /usr/lib's, then /run's, then
+// NetworkManager.conf, then /etc's, and a file in /etc or /run shadows the
+// /usr/lib file of the same name (/etc also shadows /run):
+// NetworkManager src/core/nm-config.c, read_entire_config().
+const (
+	NMLibConfD = "usr/lib/NetworkManager/conf.d/"
+	NMRunConfD = "run/NetworkManager/conf.d/"
+	NMEtcConfD = "etc/NetworkManager/conf.d/"
+	NMConf     = "etc/NetworkManager/NetworkManager.conf"
+)
+
+// NetworkManager as Ubuntu 22.04's network-manager package (1.36) installs
+// it: NetworkManager.conf, and 10-globally-managed-devices.conf in
+// /usr/lib, which leaves every device but Wi-Fi and modems unmanaged
+// (Ubuntu's debian/10-globally-managed-devices.conf, the same on 22.04 and
+// 24.04).
+const (
+	ubuntuNMConf          = "[main]\nplugins=ifupdown,keyfile\n\n[ifupdown]\nmanaged=false\n\n[device]\nwifi.scan-rand-mac-address=no\n"
+	ubuntuGloballyManaged = "[keyfile]\nunmanaged-devices=*,except:type:wifi,except:type:gsm,except:type:cdma\n"
+	// UbuntuGloballyManaged is the name of that file, which netplan
+	// shadows from /run.
+	UbuntuGloballyManaged = "10-globally-managed-devices.conf"
+)
+
+const ubuntu2204 = `PRETTY_NAME="Ubuntu 22.04.5 LTS"
+NAME="Ubuntu"
+VERSION_ID="22.04"
+VERSION="22.04.5 LTS (Jammy Jellyfish)"
+VERSION_CODENAME=jammy
+ID=ubuntu
+ID_LIKE=debian
+UBUNTU_CODENAME=jammy
+`
+
 const (
 	rke2Bin      = "var/lib/rancher/rke2/bin/"
 	podManifests = "var/lib/rancher/rke2/agent/pod-manifests/"
@@ -270,10 +305,16 @@ func healthyHost(s *State, server bool) {
 	}
 	s.Files[cniDir+"10-canal.conflist"] = canalConflist
 	s.Files[cniDir+"calico-kubeconfig"] = calicoKubeconfig
-	if cfg, ok := s.Files["etc/rancher/rke2/config.yaml"]; ok && !strings.Contains(cfg, "\ncni:") {
-		s.Files["etc/rancher/rke2/config.yaml"] = cfg + "cni: canal\n"
+	if cfg, ok := s.Files[rke2Config]; ok && server && !strings.Contains(cfg, "\ncni:") {
+		s.Files[rke2Config] = cfg + "cni: canal\n"
 	}
 }
+
+// rke2Config is RKE2's config file. cni: is a flag of `rke2 server` only
+// (rancher/rke2 pkg/cli/cmds/server.go CNIFlag; agent.go's flag set has no
+// cni, and the agent skips a config.yaml key it does not know: k3s
+// pkg/configfilearg Parser.stripInvalidFlags), so only servers carry it.
+const rke2Config = "etc/rancher/rke2/config.yaml"
 
 // setRKE2Binaries installs the containerd and kubelet of RKE2 release v in
 // RKE2's bin directory (nothing when v is "": RKE2 not installed).
@@ -464,6 +505,57 @@ func WithNetworkManager(s State, rke2Conf bool) State {
 // drop-in: it manages cali* and flannel*.
 func WithNetworkManagerManagingCNI(s State) State { return WithNetworkManager(s, false) }
 
+// WithUbuntuNetworkManager is an Ubuntu 22.04 node running NetworkManager
+// as its network-manager package installs it, without RKE2's drop-in. With
+// netplanNM, netplan renders the host's network with NetworkManager
+// ("renderer: NetworkManager", as on an Ubuntu desktop or a server set up
+// with nmcli): netplan generate then writes an empty
+// /run/NetworkManager/conf.d/10-globally-managed-devices.conf to shadow the
+// distribution's unmanaged list (canonical/netplan src/configure.c, "Disable
+// /usr/lib/NetworkManager/conf.d/10-globally-managed-devices.conf"), and
+// NetworkManager takes Flannel's flannel.1 over. Calico's cali* veths stay
+// unmanaged either way through NetworkManager's own udev rule
+// (data/85-nm-unmanaged.rules: ID_NET_DRIVER=="veth" → NM_UNMANAGED=1).
+// nmcli answers accordingly.
+func WithUbuntuNetworkManager(s State, netplanNM bool) State {
+	s.Files = hostFiles(s)
+	s.OSRelease = ubuntu2204
+	s.Kernel = "5.15.0-131-generic"
+	s.Files[NMConf] = ubuntuNMConf
+	s.Files[NMLibConfD+UbuntuGloballyManaged] = ubuntuGloballyManaged
+	delete(s.Files, NMRunConfD+UbuntuGloballyManaged)
+	s.Units = copyUnits(s.Units)
+	s.Units["NetworkManager"] = Unit{Active: "active", Enabled: "enabled"}
+	if netplanNM {
+		s.Files[NMRunConfD+UbuntuGloballyManaged] = ""
+		return WithNMCLIDevices(s, "eth0:connected", "flannel.1:connected (externally)",
+			"cali3f1a2b4c5d6:unmanaged", "calie8b7a6c5d4e:unmanaged", "lo:unmanaged")
+	}
+	return WithNMCLIDevices(s, "eth0:unmanaged", "flannel.1:unmanaged",
+		"cali3f1a2b4c5d6:unmanaged", "calie8b7a6c5d4e:unmanaged", "lo:unmanaged")
+}
+
+// WithNMCLIDevices installs nmcli answering `nmcli -t -f DEVICE,STATE
+// device` with one "DEVICE:STATE" line per device, as nmcli(1)'s terse
+// mode prints them: fields joined by ':' (a ':' or '\' inside a value
+// escaped with '\'), and the state untranslated, one of
+// nmc_device_state_to_string's words ("unmanaged", "unavailable",
+// "disconnected", "connecting (configuring)", "connected", ...) or, for a
+// connection NetworkManager generated for an externally configured device,
+// "connected (externally)" (NetworkManager src/nmcli/utils.c _print_do
+// and src/libnmc-base/nm-client-utils.c). No devices at all makes nmcli fail
+// as it does when NetworkManager is not running ("Error: NetworkManager is
+// not running.", exit 8: nmcli(1), EXIT STATUS).
+func WithNMCLIDevices(s State, devices ...string) State {
+	s.RemoveCommand("nmcli")
+	if len(devices) == 0 {
+		s.SetCommand(Command{Name: "nmcli", Args: "*", Out: "", RC: 8})
+		return s
+	}
+	s.SetCommand(Command{Name: "nmcli", Args: "-t -f DEVICE,STATE device", Out: strings.Join(devices, "\n") + "\n"})
+	return s
+}
+
 // WithNMCloudSetup has nm-cloud-setup's service and timer enabled, as on
 // RHEL cloud images.
 func WithNMCloudSetup(s State) State {
@@ -488,7 +580,7 @@ func WithoutPort(s State, port int) State {
 
 // WithCNI replaces the node's CNI config with the one RKE2 writes for name:
 // canal, calico, cilium, flannel, multus+<one of those>, or "none" for an
-// empty /etc/cni/net.d. kubeProxyReplacement (Cilium only) also removes
+// empty /etc/cni/net.d; on a server, config.yaml's cni: says the same. kubeProxyReplacement (Cilium only) also removes
 // kube-proxy: no static pod and nothing on 10256.
 func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 	s.Files = hostFiles(s)
@@ -516,7 +608,7 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 	if base == "canal" || base == "calico" {
 		s.Files[cniDir+"calico-kubeconfig"] = calicoKubeconfig
 	}
-	if cfg, ok := s.Files["etc/rancher/rke2/config.yaml"]; ok {
+	if cfg, ok := s.Files[rke2Config]; ok && isServer(s) {
 		var lines []string
 		for _, l := range strings.Split(cfg, "\n") {
 			if !strings.HasPrefix(l, "cni:") && l != "" {
@@ -526,7 +618,7 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 		if name != "none" {
 			lines = append(lines, "cni: "+strings.ReplaceAll(name, "+", ","))
 		}
-		s.Files["etc/rancher/rke2/config.yaml"] = strings.Join(lines, "\n") + "\n"
+		s.Files[rke2Config] = strings.Join(lines, "\n") + "\n"
 	}
 	if kubeProxyReplacement {
 		delete(s.Files, podManifests+"kube-proxy.yaml")

@@ -1,0 +1,416 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+)
+
+// nmFiles returns s with files set verbatim: "" is an empty file, which is
+// how netplan shadows a NetworkManager snippet (hostFiles would delete it).
+func nmFiles(s nodesim.State, files map[string]string) nodesim.State {
+	out := make(map[string]string, len(s.Files)+len(files))
+	for k, v := range s.Files {
+		out[k] = v
+	}
+	for k, v := range files {
+		out[k] = v
+	}
+	s.Files = out
+	return s
+}
+
+const rke2NMDropIn = "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n"
+
+// TestNetworkManagerConfigPrecedence pins the order in which NetworkManager
+// merges its configuration (src/core/nm-config.c read_entire_config(),
+// NetworkManager.conf(5)): /usr/lib/NetworkManager/conf.d, then
+// /run/NetworkManager/conf.d, then NetworkManager.conf, then
+// /etc/NetworkManager/conf.d, each in strcmp order of the names; a name in
+// /etc or /run shadows the /usr/lib file of that name, a name in /etc the
+// /run one.
+func TestNetworkManagerConfigPrecedence(t *testing.T) {
+	agent := nodesim.Healthy("w1", false)
+	debian := nodesim.WithNetworkManager(agent, false)
+	ubuntu := nodesim.WithUbuntuNetworkManager(agent, false)
+	ubuntuNetplan := nodesim.WithUbuntuNetworkManager(agent, true)
+	const lib, run, etc = nodesim.NMLibConfD, nodesim.NMRunConfD, nodesim.NMEtcConfD
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  string // nm.cni_unmanaged
+	}{
+		{"Debian: RKE2's drop-in", nodesim.WithNetworkManager(agent, true), "yes"},
+		{"Debian: no drop-in", debian, "no"},
+		{"RHEL: NetworkManager-config-server's 00-server.conf and RKE2's drop-in", nmFiles(debian, map[string]string{
+			lib + "00-server.conf":  "# This configuration file changes NetworkManager's behavior to\n[main]\nno-auto-default=*\nignore-carrier=*\n",
+			etc + "rke2-canal.conf": rke2NMDropIn}), "yes"},
+		{"Ubuntu 22.04, networkd renders: the distribution's list leaves everything unmanaged", ubuntu, "yes"},
+		{"Ubuntu 22.04, netplan renders with NetworkManager: its empty /run file shadows the distribution's list", ubuntuNetplan, "no"},
+		{"Ubuntu 22.04 with netplan and RKE2's drop-in", nmFiles(ubuntuNetplan, map[string]string{etc + "rke2-canal.conf": rke2NMDropIn}), "yes"},
+		{"an /etc file shadows the /usr/lib file of the same name", nmFiles(ubuntu, map[string]string{etc + nodesim.UbuntuGloballyManaged: ""}), "no"},
+		{"an /etc file shadows the /run file of the same name", nmFiles(debian, map[string]string{
+			run + "90-cni.conf": rke2NMDropIn, etc + "90-cni.conf": "# site: let NetworkManager have them\n"}), "no"},
+		{"a /run file shadows the /usr/lib file of the same name", nmFiles(debian, map[string]string{
+			lib + "50-cni.conf": rke2NMDropIn, run + "50-cni.conf": ""}), "no"},
+		{"/usr/lib is read before NetworkManager.conf", nmFiles(debian, map[string]string{
+			nodesim.NMConf:         "[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n",
+			lib + "00-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "yes"},
+		{"/run is read before NetworkManager.conf", nmFiles(debian, map[string]string{
+			nodesim.NMConf:         "[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n",
+			run + "zz-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "yes"},
+		{"/etc/NetworkManager/conf.d is read after NetworkManager.conf", nmFiles(debian, map[string]string{
+			nodesim.NMConf:         "[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n",
+			etc + "00-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "no"},
+		{"directory by directory, not by name across them", nmFiles(debian, map[string]string{
+			lib + "90-cni.conf":    rke2NMDropIn,
+			run + "10-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "no"},
+		{"by name within a directory", nmFiles(debian, map[string]string{
+			etc + "10-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n",
+			etc + "20-cni.conf":    rke2NMDropIn}), "yes"},
+		{"nm-system-settings.conf is read instead of NetworkManager.conf", nmFiles(debian, map[string]string{
+			nodesim.NMConf: "[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n",
+			"etc/NetworkManager/nm-system-settings.conf": "[main]\nplugins=keyfile\n"}), "no"},
+		{"+= appends across directories", nmFiles(ubuntuNetplan, map[string]string{
+			run + "50-calico.conf":  "[keyfile]\nunmanaged-devices+=interface-name:cali*\n",
+			etc + "60-flannel.conf": "[keyfile]\nunmanaged-devices+=interface-name:flannel*\n"}), "yes"},
+		{"-= removes an entry", nmFiles(debian, map[string]string{
+			lib + "10-cni.conf":  rke2NMDropIn,
+			etc + "90-site.conf": "[keyfile]\nunmanaged-devices-=interface-name:flannel*\n"}), "missing-flannel"},
+		{"the last assignment of a key in one file wins", nmFiles(debian, map[string]string{
+			etc + "rke2-canal.conf": rke2NMDropIn + "unmanaged-devices=interface-name:cali*\n"}), "missing-flannel"},
+		{"a section given twice is one section", nmFiles(debian, map[string]string{
+			etc + "rke2-canal.conf": "[keyfile]\nunmanaged-devices=interface-name:cali*\n[main]\ndns=default\n[keyfile]\nunmanaged-devices+=interface-name:flannel*\n"}), "yes"},
+		{"CRLF line endings", nmFiles(debian, map[string]string{
+			etc + "rke2-canal.conf": "[keyfile]\r\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\r\n"}), "yes"},
+		{"a file not named *.conf is not read", nmFiles(debian, map[string]string{
+			etc + "rke2-canal.conf.disabled": rke2NMDropIn}), "no"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hostWant(t, runProbe(t, "network", c.state).Facts, map[string]string{"nm.installed": "yes", "nm.cni_unmanaged": c.want})
+		})
+	}
+}
+
+// TestNetworkManagerDeviceSpecs pins how NetworkManager matches an
+// unmanaged-devices list against Calico's cali<11 hex> veths and Flannel's
+// flannel.1 VXLAN device: nm_match_spec_split() and nm_match_spec_device()
+// in src/core/nm-core-utils.c (the examples of its own test-core.c
+// test_match_spec_device among them).
+func TestNetworkManagerDeviceSpecs(t *testing.T) {
+	base := nodesim.WithNetworkManager(nodesim.Healthy("w1", false), false)
+	cases := []struct {
+		name, value string
+		want        string // nm.cni_unmanaged
+	}{
+		{"RKE2's list", "interface-name:cali*;interface-name:flannel*", "yes"},
+		{"commas separate too", "interface-name:cali*,interface-name:flannel*", "yes"},
+		{"~ is a glob as well", "interface-name:~cali*;interface-name:~flannel*", "yes"},
+		{"= is an exact name, not a glob", "interface-name:=cali*;interface-name:flannel*", "missing-cali"},
+		{"? matches one character", "interface-name:cali???????????;interface-name:flannel.?", "yes"},
+		{"a glob that covers only some cali* names", "interface-name:calia*;interface-name:flannel*", "missing-cali"},
+		{"tags are case-insensitive", "Interface-Name:cali*;INTERFACE-NAME:flannel*", "yes"},
+		{"a space after the tag is part of the name", "interface-name: cali*;interface-name:flannel*", "missing-cali"},
+		{"spaces around entries are trimmed", "  interface-name:cali* ;\tinterface-name:flannel*  ", "yes"},
+		{"an escaped separator does not split", `interface-name:cali*\;interface-name:flannel*`, "no"},
+		{"a bare name matches that exact interface only", "cali*;flannel.1", "missing-cali"},
+		{"everything", "*", "yes"},
+		{"by device type: cali* are veths, flannel.1 is VXLAN", "type:veth;type:vxlan", "yes"},
+		{"by driver", "driver:veth;driver:vxlan", "yes"},
+		{"a MAC says nothing about random veth MACs", "mac:00:11:22:33:44:55;interface-name:flannel*", "missing-cali"},
+		{"except wins over a match", "*,except:interface-name:flannel*", "missing-flannel"},
+		{"Ubuntu's list: all but Wi-Fi and modems", "*,except:type:wifi,except:type:gsm,except:type:cdma", "yes"},
+		{"a list of excepts alone leaves every other device unmanaged", "except:type:wifi", "yes"},
+		{"a list of excepts alone that names cali*", "except:interface-name:cali*", "missing-cali"},
+		{"except of a bare name is no fuzzy match", "*,except:flannel.1", "yes"},
+		{"empty", "", "no"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := nmFiles(base, map[string]string{nodesim.NMEtcConfD + "rke2-canal.conf": "[keyfile]\nunmanaged-devices=" + c.value + "\n"})
+			hostWant(t, runProbe(t, "network", s).Facts, map[string]string{"nm.cni_unmanaged": c.want})
+		})
+	}
+}
+
+// TestNetworkManagerDevicesFromNMCLI pins nm.cni_devices, read from
+// `nmcli -t -f DEVICE,STATE device` (nmcli(1), terse mode): any cali* or
+// flannel* device in a state other than "unmanaged" is NetworkManager's own
+// word that it manages a CNI interface, whatever the files say.
+func TestNetworkManagerDevicesFromNMCLI(t *testing.T) {
+	nm := nodesim.WithNetworkManager(nodesim.Healthy("w1", false), true)
+	cases := []struct {
+		name  string
+		state nodesim.State
+		want  string
+	}{
+		{"no nmcli", nm, "absent"},
+		{"all CNI devices unmanaged", nodesim.WithNMCLIDevices(nm, "eth0:connected", "flannel.1:unmanaged", "cali3f1a2b4c5d6:unmanaged", "lo:unmanaged"), "unmanaged"},
+		{"flannel.1 connected externally", nodesim.WithNMCLIDevices(nm, "eth0:connected", "flannel.1:connected (externally)", "cali3f1a2b4c5d6:unmanaged"), "managed"},
+		{"a cali* veth disconnected is managed", nodesim.WithNMCLIDevices(nm, "eth0:connected", "cali3f1a2b4c5d6:disconnected"), "managed"},
+		{"a cali* veth unavailable is managed", nodesim.WithNMCLIDevices(nm, "cali3f1a2b4c5d6:unavailable"), "managed"},
+		{"no CNI device yet", nodesim.WithNMCLIDevices(nm, "eth0:connected", "lo:unmanaged", "docker0:connected (externally)"), "none"},
+		{"other devices managed do not count", nodesim.WithNMCLIDevices(nm, "eth0:connected", "docker0:connected (externally)", "flannel.1:unmanaged"), "unmanaged"},
+		{"NetworkManager not running", nodesim.WithNMCLIDevices(nm), "unknown"},
+		{"Ubuntu 22.04, netplan renders with NetworkManager", nodesim.WithUbuntuNetworkManager(nodesim.Healthy("w1", false), true), "managed"},
+		{"Ubuntu 22.04, networkd renders", nodesim.WithUbuntuNetworkManager(nodesim.Healthy("w1", false), false), "unmanaged"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hostWant(t, runProbe(t, "network", c.state).Facts, map[string]string{"nm.cni_devices": c.want})
+		})
+	}
+}
+
+// TestNMManagesCNIFindings runs the whole bundle and every shipped check on
+// a clean fleet with NetworkManager planted on one agent, and expects
+// exactly these findings on it.
+func TestNMManagesCNIFindings(t *testing.T) {
+	cases := []struct {
+		name   string
+		plant  func(nodesim.State) nodesim.State
+		checks []string
+	}{
+		{"Ubuntu 22.04, netplan renders with NetworkManager", func(s nodesim.State) nodesim.State { return nodesim.WithUbuntuNetworkManager(s, true) },
+			[]string{"network.nm-manages-cni"}},
+		{"Ubuntu 22.04, networkd renders", func(s nodesim.State) nodesim.State { return nodesim.WithUbuntuNetworkManager(s, false) }, nil},
+		{"Ubuntu 22.04 with netplan and RKE2's drop-in, NetworkManager reloaded", func(s nodesim.State) nodesim.State {
+			s = nmFiles(nodesim.WithUbuntuNetworkManager(s, true), map[string]string{nodesim.NMEtcConfD + "rke2-canal.conf": rke2NMDropIn})
+			return nodesim.WithNMCLIDevices(s, "eth0:connected", "flannel.1:unmanaged", "cali3f1a2b4c5d6:unmanaged")
+		}, nil},
+		{"RKE2's drop-in written but NetworkManager still manages flannel.1", func(s nodesim.State) nodesim.State {
+			return nmFiles(nodesim.WithUbuntuNetworkManager(s, true), map[string]string{nodesim.NMEtcConfD + "rke2-canal.conf": rke2NMDropIn})
+		}, []string{"network.nm-manages-cni-devices"}},
+		{"Debian with RKE2's drop-in", func(s nodesim.State) nodesim.State { return nodesim.WithNetworkManager(s, true) }, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fleet := nodesim.Clean(3)
+			fleet[1].State = c.plant(fleet[1].State)
+			inv, tr := simulate(t, fleet)
+			r := runSim(t, inv, tr)
+			var got []string
+			for _, f := range r.Findings {
+				if f.Kind != KindCheck {
+					continue
+				}
+				got = append(got, f.Check)
+				if len(f.Nodes) != 1 || f.Nodes[0] != fleet[1].Name {
+					t.Errorf("%s on %v, want only %s", f.Check, f.Nodes, fleet[1].Name)
+				}
+			}
+			sort.Strings(got)
+			if strings.Join(got, " ") != strings.Join(c.checks, " ") {
+				t.Errorf("findings = %v, want %v", got, c.checks)
+			}
+		})
+	}
+}
+
+// TestNetworkProbeUnderEveryShell runs the network probe, as the bundle
+// does (library, then probe, with the node's bin/ as the whole PATH), under
+// every shell a node may have as /bin/sh, and expects the facts /bin/sh
+// gave through the real bundle.
+func TestNetworkProbeUnderEveryShell(t *testing.T) {
+	shells := [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}}
+	states := map[string]struct {
+		state     nodesim.State
+		unmanaged string // nm.cni_unmanaged
+	}{
+		"Ubuntu 22.04 with netplan": {nodesim.WithUbuntuNetworkManager(nodesim.Healthy("w1", false), true), "no"},
+		"Ubuntu 22.04":              {nodesim.WithUbuntuNetworkManager(nodesim.Healthy("w1", false), false), "yes"},
+		// /run shadows /usr/lib; -= takes "*" out of /run's list, leaving
+		// one except and two matches that cover cali* and flannel.1.
+		"shadowing, -= and +=": {nmFiles(nodesim.WithNetworkManager(nodesim.Healthy("w1", false), false), map[string]string{
+			nodesim.NMLibConfD + "10-cni.conf":  "[keyfile]\nunmanaged-devices=interface-name:docker0\n",
+			nodesim.NMRunConfD + "10-cni.conf":  "[keyfile]\nunmanaged-devices=*,except:interface-name:eth0\n",
+			nodesim.NMEtcConfD + "90-site.conf": "[keyfile]\nunmanaged-devices-=*\nunmanaged-devices+=interface-name:~cali?*, type:vxlan\n"}), "yes"},
+		"server without NetworkManager": {nodesim.Healthy("s1", true), "absent"},
+	}
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var script string
+	for _, p := range probes {
+		if p.ID == "network" {
+			script = Library() + "\n" + p.Script
+		}
+	}
+	for name, c := range states {
+		want := runProbe(t, "network", c.state).Facts
+		if want["nm.cni_unmanaged"] != c.unmanaged {
+			t.Errorf("%s: nm.cni_unmanaged = %q through the bundle, want %q", name, want["nm.cni_unmanaged"], c.unmanaged)
+		}
+		root := filepath.Join(t.TempDir(), "node")
+		if err := nodesim.Build(root, c.state); err != nil {
+			t.Fatal(err)
+		}
+		for _, sh := range shells {
+			if _, err := exec.LookPath(sh[0]); err != nil {
+				t.Fatalf("%s is not installed: the probes must be tested under it", sh[0])
+			}
+			t.Run(name+"/"+strings.Join(sh, " "), func(t *testing.T) {
+				cmd := exec.Command(sh[0], append(sh[1:], "-c", script)...)
+				cmd.Env = []string{"PATH=" + filepath.Join(root, "bin"), "FLEET_AUDIT_ROOT=" + root}
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%v: %s", err, stderr.String())
+				}
+				got := map[string]string{}
+				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					k, v, _ := strings.Cut(line, "=")
+					got[k] = v
+				}
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s = %q, want %q as under /bin/sh", k, got[k], v)
+					}
+				}
+				if len(got) != len(want) {
+					t.Errorf("%d facts, want %d: %v", len(got), len(want), got)
+				}
+			})
+		}
+	}
+}
+
+// cniFleet is 3 RKE2 servers whose config.yaml says cni: canal and 3
+// agents whose config.yaml has no cni key (RKE2's agent has no such flag),
+// all running Canal.
+func cniFleet() []nodesim.Member {
+	var fleet []nodesim.Member
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("server-%d", i)
+		fleet = append(fleet, nodesim.Member{Name: name, Roles: []string{"control-plane", "etcd"}, State: nodesim.Healthy(name, true)})
+	}
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("agent-%d", i)
+		fleet = append(fleet, nodesim.Member{Name: name, Roles: []string{"worker"}, State: nodesim.Healthy(name, false)})
+	}
+	return fleet
+}
+
+// TestCNIConfiguredComparedAmongServersOnly: cni.configured is server_only,
+// so agents neither drift against the servers nor are judged on a leftover
+// cni: key, while servers still drift against each other and a server
+// running another CNI than it asks for is still a mismatch.
+func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
+	withConfig := func(s nodesim.State, cfg string) nodesim.State {
+		return nmFiles(s, map[string]string{"etc/rancher/rke2/config.yaml": "token: K10aaaabbbbccccddddeeeeffff0000111122223333::server:s3cr3t-demo-token\n" + cfg})
+	}
+	servers := "server-1,server-2,server-3"
+	cases := []struct {
+		name     string
+		plant    func([]nodesim.Member)
+		drift    string   // cni.configured's fleet drift groups, "" for none
+		findings []string // check@node of the checks reading cni.configured
+		carriers string   // nodes that report cni.configured
+	}{
+		{"3 servers with cni: canal, 3 agents without", func([]nodesim.Member) {}, "", nil, servers},
+		{"an agent with a leftover cni: key is not judged on it", func(f []nodesim.Member) {
+			f[3].State = withConfig(f[3].State, "server: https://10.0.0.11:9345\ncni: cilium\n")
+		}, "", nil, servers},
+		{"a server on another CNI drifts from its peers", func(f []nodesim.Member) {
+			f[2].State = nodesim.WithCNI(f[2].State, "cilium", false)
+		}, "canal:server-1,server-2 cilium:server-3", nil, servers},
+		{"a server asking for another CNI than it runs is a mismatch", func(f []nodesim.Member) {
+			f[1].State = withConfig(f[1].State, "cni: calico\n")
+		}, "canal:server-1,server-3 calico:server-2", []string{"network.cni-mismatch@server-2"}, servers},
+		{"a stopped server is still a server by its role", func(f []nodesim.Member) {
+			f[0].State.Units = map[string]nodesim.Unit{"rke2-server": {Active: "inactive", Enabled: "enabled"}, "ufw": {Active: "inactive", Enabled: "disabled"}}
+		}, "", nil, servers},
+		{"a server without cni: drifts from its peers that set it", func(f []nodesim.Member) {
+			f[0].State = withConfig(f[0].State, "")
+		}, "canal:server-2,server-3 unset:server-1", nil, servers},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fleet := cniFleet()
+			c.plant(fleet)
+			inv, tr := simulate(t, fleet)
+			// The rke2 probe says which node is a server, the network probe
+			// reads config.yaml; the others would only slow the test down.
+			all, err := BuiltinProbes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var probes []Probe
+			for _, p := range all {
+				if p.ID == "rke2" || p.ID == "network" {
+					probes = append(probes, p)
+				}
+			}
+			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
+				Probes: probes, Checks: builtinChecks(t), Gate: GatePolicy{FailOn: SeverityCritical}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var drift []string
+			for _, d := range r.Drift {
+				if d.Fact != "cni.configured" {
+					continue
+				}
+				if d.Scope != "fleet" {
+					continue // role rows repeat the fleet's over servers' roles
+				}
+				for _, g := range d.Groups {
+					drift = append(drift, g.Value+":"+strings.Join(g.Nodes, ","))
+				}
+			}
+			if got := strings.Join(drift, " "); got != c.drift {
+				t.Errorf("cni.configured drift = %q, want %q", got, c.drift)
+			}
+			checks := builtinChecksByID(t)
+			var findings []string
+			for _, f := range r.Findings {
+				if f.Kind == KindCheck && contains(checks[f.Check].Facts(), "cni.configured") {
+					for _, n := range f.Nodes {
+						findings = append(findings, f.Check+"@"+n)
+					}
+				}
+			}
+			if strings.Join(findings, " ") != strings.Join(c.findings, " ") {
+				t.Errorf("findings on cni.configured = %v, want %v", findings, c.findings)
+			}
+			var carriers []string
+			for _, n := range r.Nodes {
+				if _, ok := n.Facts["cni.configured"]; ok {
+					carriers = append(carriers, n.Name)
+				}
+			}
+			if got := strings.Join(carriers, ","); got != c.carriers {
+				t.Errorf("nodes reporting cni.configured = %s, want %s", got, c.carriers)
+			}
+		})
+	}
+}
+
+// TestServerOnlyHeader pins the header's contract: only facts the probe
+// declares, only on node probes.
+func TestServerOnlyHeader(t *testing.T) {
+	const head = "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n"
+	p, err := ParseProbe("c.sh", head+"# facts: a.b a.c\n# server_only: a.c\n")
+	if err != nil || strings.Join(p.ServerOnly, " ") != "a.c" {
+		t.Fatalf("ParseProbe = %+v, %v", p, err)
+	}
+	for name, text := range map[string]string{
+		"undeclared fact":    head + "# facts: a.b\n# server_only: a.c\n",
+		"on a cluster probe": head + "# scope: cluster\n# facts: cluster.x\n# server_only: cluster.x\n",
+	} {
+		if _, err := ParseProbe("c.sh", text); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
