@@ -32,6 +32,12 @@ elif [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then PATH
 else PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 fi
 export PATH
+# A simulated node may also hold a library that gives its proc/sys files the
+# kernel's read semantics (nodesim's procfs shim); the probes' shells load it.
+if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -r "$FLEET_AUDIT_ROOT/lib/fa-procfs.so" ]; then
+	LD_PRELOAD="$FLEET_AUDIT_ROOT/lib/fa-procfs.so"
+	export LD_PRELOAD
+fi
 fa_timeout=
 if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi
 fa_sudo=not_requested

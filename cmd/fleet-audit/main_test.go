@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,9 +12,16 @@ import (
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 func TestMain(m *testing.M) {
+	// Simulated nodes read proc/sys as the kernel serves it (nodesim's
+	// procfs shim), here as in the audit package's tests.
+	if err := testtools.WithCompiler(nodesim.EnableProcfsShim); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	testscript.Main(m, map[string]func(){
 		"fleet-audit": func() { os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
 	})

@@ -97,6 +97,7 @@ func Build(dir string, s State) error {
 	}
 	w.commands(s.Commands)
 	w.hostTools()
+	w.procfsShim()
 	if s.IPTables != "" {
 		w.file("state/iptables.version", s.IPTables+"\n")
 		w.stub("iptables")

@@ -6,6 +6,7 @@
 package testtools
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -38,4 +39,19 @@ func Require(t testing.TB, what string) {
 		t.Fatalf("this test needs %s and %s=1 requires it", what, RequireEnv)
 	}
 	t.Skipf("this test needs %s (set %s=1 to fail instead)", what, RequireEnv)
+}
+
+// WithCompiler calls enable with the path of the C compiler (cc), for a
+// TestMain that builds a test helper library. Without a compiler it does
+// nothing and returns nil, or an error when RequireEnv is set.
+func WithCompiler(enable func(cc string) error) error {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			return fmt.Errorf("no C compiler (cc) and %s=1 requires one (.ci/run installs gcc)", RequireEnv)
+		}
+		fmt.Fprintln(os.Stderr, "testtools: no C compiler: simulated nodes read proc/sys as plain files")
+		return nil
+	}
+	return enable(cc)
 }

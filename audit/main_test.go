@@ -1,0 +1,58 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
+)
+
+// TestMain gives every simulated node of this package's tests the kernel's
+// proc/sys read semantics (nodesim's procfs shim), so a probe that reads a
+// sysctl one byte at a time fails here as it does on a real node.
+func TestMain(m *testing.M) {
+	if err := testtools.WithCompiler(nodesim.EnableProcfsShim); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSimulatedProcfsCatchesByteReads runs, through the real bundle, the
+// way the sysctl probe once read nf_conntrack_max (dash's read builtin) on a
+// simulated node: with the procfs shim the simulation gives the first digit,
+// as a real Debian node does, so the defect could not hide here again.
+func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
+	if nodesim.ProcfsShim == "" {
+		testtools.Require(t, "a C compiler for nodesim's procfs shim")
+	}
+	p, err := ParseProbe("bytewise.sh", "# id: bytewise\n# description: reads a sysctl with the read builtin\n# needs_root: false\n# timeout: 5s\n# facts: bytewise.max bytewise.whole\n"+
+		`IFS= read -r v <"$R/proc/sys/net/netfilter/nf_conntrack_max"`+"\n"+`fact bytewise.max "$v"`+"\n"+
+		`fact bytewise.whole "$(head -n 1 "$R/proc/sys/net/netfilter/nf_conntrack_max")"`+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, nodesim.Healthy("w1", false)); err != nil {
+		t.Fatal(err)
+	}
+	nonce := NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []Probe{p}, Become{}, nonce), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := ParseOutput(res.Stdout, nonce, []Probe{p}).Facts
+	// /bin/sh is bash on some machines; bash reads a line in one read(2).
+	want := "1"
+	if sh, _ := filepath.EvalSymlinks("/bin/sh"); filepath.Base(sh) == "bash" {
+		want = "131072"
+	}
+	if facts["bytewise.max"] != want || facts["bytewise.whole"] != "131072" {
+		t.Errorf("read builtin %q, head %q; want %q and 131072 (stderr %s)", facts["bytewise.max"], facts["bytewise.whole"], want, res.Stderr)
+	}
+}
