@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -125,6 +126,28 @@ func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
 	}
 	if r.Gate.ExitCode != ExitGateFailed || r.Gate.Passed {
 		t.Errorf("gate = %+v, want failed with 1", r.Gate)
+	}
+	// As a real kube-proxy with a failing sync loop serves it
+	// (pkg/proxy/healthcheck/proxy_health.go): 503 on both endpoints, and
+	// still UFW named; the healthy nodes answer 200 on both.
+	for _, n := range r.Nodes {
+		code := "200"
+		if strings.Contains(","+want+",", ","+n.Name+",") {
+			code = "503"
+		}
+		if n.Facts["kubeproxy.healthz.code"] != code || n.Facts["kubeproxy.livez.code"] != code {
+			t.Errorf("%s: healthz %s livez %s, want %s on both", n.Name, n.Facts["kubeproxy.healthz.code"], n.Facts["kubeproxy.livez.code"], code)
+		}
+	}
+	if !slices.Contains(f.Cause.Symptoms, "kubeproxy.healthz-failing") {
+		t.Errorf("correlation symptoms = %v, want kubeproxy.healthz-failing among them", f.Cause.Symptoms)
+	}
+	// Nothing but the incident: no conntrack or module finding on nodes
+	// whose sysctls and modules are as a healthy Debian node's.
+	for _, x := range r.Findings {
+		if strings.HasPrefix(x.Check, "conntrack.") || strings.HasPrefix(x.Check, "module.") {
+			t.Errorf("unexpected finding %s on %v", x.Check, x.Nodes)
+		}
 	}
 	// worker-3's newer kernel is drift but not the cause.
 	found := false
