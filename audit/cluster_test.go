@@ -1,11 +1,9 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -616,48 +614,6 @@ func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 // probeShells are the shells a probe must run under: dash (/bin/sh on
 // Debian and Ubuntu), bash in POSIX mode and busybox sh.
 var probeShells = [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}}
-
-// runProbeUnder is runProbe with the probe itself run by shell instead of
-// /bin/sh. The bundle starts every probe with `/bin/sh -c`; the test
-// rewrites that one line and fails if it is no longer there, so it can never
-// quietly test /bin/sh alone.
-func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Parsed, string) {
-	t.Helper()
-	path, err := exec.LookPath(shell[0])
-	if err != nil {
-		t.Skipf("%s not installed: %v", shell[0], err)
-	}
-	all, err := BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p []Probe
-	for _, pr := range all {
-		if pr.ID == id {
-			p = append(p, pr)
-		}
-	}
-	root := filepath.Join(t.TempDir(), "node")
-	if err := nodesim.Build(root, s); err != nil {
-		t.Fatal(err)
-	}
-	nonce := NewNonce()
-	const line = `set -- /bin/sh -c "$fa_p"`
-	bundle := bundleFor(t, p, Become{}, nonce)
-	if !bytes.Contains(bundle, []byte(line)) {
-		t.Fatalf("the bundle no longer holds %q: update runProbeUnder", line)
-	}
-	bundle = bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(append([]string{path}, shell[1:]...), " ")+` -c "$fa_p"`), 1)
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
-	if err != nil {
-		t.Fatalf("probe %s: %v", id, err)
-	}
-	parsed := ParseOutput(res.Stdout, nonce, p)
-	if r := parsed.Runs[0]; r.Status != ProbeOK {
-		t.Fatalf("probe %s under %v: status %s exit %d, stderr %q\nstdout:\n%s", id, shell, r.Status, r.ExitCode, res.Stderr, res.Stdout)
-	}
-	return parsed, string(res.Stdout) + string(res.Stderr)
-}
 
 // kubeProxyLog is a kube-proxy 1.31 previous log holding the given lines
 // among its normal start.

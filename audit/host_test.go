@@ -196,10 +196,10 @@ func TestHostSysctlAndModulesProbes(t *testing.T) {
 			s.Sysctls = map[string]string{"net.ipv4.ip_forward": "1"}
 			return s
 		}(), map[string]string{"module.br_netfilter": "absent", "module.nf_conntrack": "absent"}},
-		{"built in by kernel config", "modules", hostFiles(withoutModule(agent, "iptable_nat"), map[string]string{
+		{"built in by kernel config", "modules", hostFiles(withModules(agent, []string{"iptable_nat"}), map[string]string{
 			"boot/config-6.1.0-28-amd64": "CONFIG_IP_NF_NAT=y\nCONFIG_IP_VS=m\n# CONFIG_NF_TABLES is not set\n"}),
 			map[string]string{"module.iptable_nat": "builtin", "module.ip_vs": "absent", "module.nf_conntrack": "loaded"}},
-		{"built in by /proc/config.gz", "modules", hostFiles(withoutModule(agent, "iptable_nat"), map[string]string{
+		{"built in by /proc/config.gz", "modules", hostFiles(withModules(agent, []string{"iptable_nat"}), map[string]string{
 			"proc/config.gz": gzipString(t, "CONFIG_IP_NF_NAT=y\n")}),
 			map[string]string{"module.iptable_nat": "builtin"}},
 		{"built in with parameters: /sys/module", "modules", hostFiles(agent, map[string]string{
@@ -228,17 +228,6 @@ func TestModulesWithoutProcModules(t *testing.T) {
 		"module.ip_tables": "absent", "module.ip_vs": "absent"})
 	mode := runProbeTweaked(t, "kubeproxy_mode", nodesim.Healthy("w1", false), noProcModules).Facts
 	hostWant(t, mode, map[string]string{"kubeproxy.module.nf_conntrack": "builtin", "kubeproxy.mode.missing_modules": "none"})
-}
-
-func withoutModule(s nodesim.State, name string) nodesim.State {
-	var mods []string
-	for _, m := range s.Modules {
-		if m != name {
-			mods = append(mods, m)
-		}
-	}
-	s.Modules = mods
-	return s
 }
 
 func gzipString(t *testing.T, s string) string {

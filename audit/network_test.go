@@ -1,11 +1,8 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -236,50 +233,21 @@ func TestNetworkProbeUnderEveryShell(t *testing.T) {
 			nodesim.NMEtcConfD + "90-site.conf": "[keyfile]\nunmanaged-devices-=*\nunmanaged-devices+=interface-name:~cali?*, type:vxlan\n"}), "yes"},
 		"server without NetworkManager": {nodesim.Healthy("s1", true), "absent"},
 	}
-	probes, err := BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var script string
-	for _, p := range probes {
-		if p.ID == "network" {
-			script = Library() + "\n" + p.Script
-		}
-	}
 	for name, c := range states {
 		want := runProbe(t, "network", c.state).Facts
 		if want["nm.cni_unmanaged"] != c.unmanaged {
 			t.Errorf("%s: nm.cni_unmanaged = %q through the bundle, want %q", name, want["nm.cni_unmanaged"], c.unmanaged)
 		}
-		root := filepath.Join(t.TempDir(), "node")
-		if err := nodesim.Build(root, c.state); err != nil {
-			t.Fatal(err)
-		}
 		for _, sh := range shells {
-			if _, err := exec.LookPath(sh[0]); err != nil {
-				t.Fatalf("%s is not installed: the probes must be tested under it", sh[0])
-			}
 			t.Run(name+"/"+strings.Join(sh, " "), func(t *testing.T) {
-				cmd := exec.Command(sh[0], append(sh[1:], "-c", script)...)
-				cmd.Env = []string{"PATH=" + filepath.Join(root, "bin"), "FLEET_AUDIT_ROOT=" + root}
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("%v: %s", err, stderr.String())
-				}
-				got := map[string]string{}
-				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-					k, v, _ := strings.Cut(line, "=")
-					got[k] = v
-				}
+				got, _ := runProbeUnder(t, sh, "network", c.state)
 				for k, v := range want {
-					if got[k] != v {
-						t.Errorf("%s = %q, want %q as under /bin/sh", k, got[k], v)
+					if got.Facts[k] != v {
+						t.Errorf("%s = %q, want %q as under /bin/sh", k, got.Facts[k], v)
 					}
 				}
-				if len(got) != len(want) {
-					t.Errorf("%d facts, want %d: %v", len(got), len(want), got)
+				if len(got.Facts) != len(want) {
+					t.Errorf("%d facts, want %d: %v", len(got.Facts), len(want), got.Facts)
 				}
 			})
 		}

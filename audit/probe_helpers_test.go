@@ -1,11 +1,14 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // runProbe runs one embedded probe (and the bundle around it, exactly as on
@@ -100,4 +103,43 @@ func bundleFor(tb testing.TB, probes []Probe, become Become, nonce string) []byt
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// runProbeUnder is runProbe with the probe itself run by shell instead of
+// /bin/sh. The bundle starts every probe with `/bin/sh -c`; the test
+// rewrites that one line and fails if it is no longer there, so it can never
+// quietly test /bin/sh alone.
+func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Parsed, string) {
+	t.Helper()
+	path := testtools.Find(t, shell[0])
+	all, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p []Probe
+	for _, pr := range all {
+		if pr.ID == id {
+			p = append(p, pr)
+		}
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, s); err != nil {
+		t.Fatal(err)
+	}
+	nonce := NewNonce()
+	const line = `set -- /bin/sh -c "$fa_p"`
+	bundle := bundleFor(t, p, Become{}, nonce)
+	if !bytes.Contains(bundle, []byte(line)) {
+		t.Fatalf("the bundle no longer holds %q: update runProbeUnder", line)
+	}
+	bundle = bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(append([]string{path}, shell[1:]...), " ")+` -c "$fa_p"`), 1)
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
+	if err != nil {
+		t.Fatalf("probe %s: %v", id, err)
+	}
+	parsed := ParseOutput(res.Stdout, nonce, p)
+	if r := parsed.Runs[0]; r.Status != ProbeOK {
+		t.Fatalf("probe %s under %v: status %s exit %d, stderr %q\nstdout:\n%s", id, shell, r.Status, r.ExitCode, res.Stderr, res.Stdout)
+	}
+	return parsed, string(res.Stdout) + string(res.Stderr)
 }
