@@ -97,6 +97,11 @@ type systemSnapshot struct {
 // the audit is left out as well.
 var volatileSysctl = regexp.MustCompile(`random|ns_last_pid|(_|-)(nr|count|state)$|detect_count|perf_event_max_sample_rate|nf_conntrack_count|\.stat`)
 
+// goTestTempDir is the name testing.T.TempDir gives a test's directory under
+// os.TempDir: the test's name (characters unsafe in a file name dropped,
+// at most 64 bytes) and a random number.
+var goTestTempDir = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)[^/]*[0-9]+$`)
+
 // netfilterModule is a kernel module that a netfilter tool loads on demand.
 var netfilterModule = regexp.MustCompile(`^(nf|nft|ip|ip6|iptable|ip6table|xt|x|br|ebt|arp|ip_vs)_`)
 
@@ -239,8 +244,10 @@ func TestProbesAreReadOnly(t *testing.T) {
 	nodes := filepath.Join(filepath.Dir(inv), "nodes")
 	out := t.TempDir()
 	ours := tmpName(probes)
-	// This test's own temporary directories are named after it, and new.
-	ignore := func(p string) bool { return strings.HasPrefix(filepath.Base(p), t.Name()) }
+	// This test's own temporary directories are named after it, and new;
+	// so are those of the tests go test runs at the same time in other
+	// packages (t.TempDir: the test's name, then random digits).
+	ignore := func(p string) bool { return goTestTempDir.MatchString(filepath.Base(p)) }
 
 	runAudit := func(t *testing.T, extra ...string) []string {
 		t.Helper()

@@ -39,7 +39,7 @@ func EnableProcfsShim(cc string) error {
 // (named by the source's hash, so a build is reused) and returns its path.
 func BuildProcfsShim(cc, dir string) (string, error) {
 	sum := sha256.Sum256(procfsSource)
-	out := filepath.Join(dir, "fa-procfs-"+hex.EncodeToString(sum[:8])+".so")
+	out := filepath.Join(dir, "nodesim-procfs-"+hex.EncodeToString(sum[:8])+".so")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
