@@ -127,12 +127,7 @@ func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Pa
 		t.Fatal(err)
 	}
 	nonce := NewNonce()
-	const line = `set -- /bin/sh -c "$fa_p"`
-	bundle := bundleFor(t, p, Become{}, nonce)
-	if !bytes.Contains(bundle, []byte(line)) {
-		t.Fatalf("the bundle no longer holds %q: update runProbeUnder", line)
-	}
-	bundle = bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(append([]string{path}, shell[1:]...), " ")+` -c "$fa_p"`), 1)
+	bundle := withProbeShell(t, bundleFor(t, p, Become{}, nonce), append([]string{path}, shell[1:]...)...)
 	res, err := (&shSession{root: root}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
 	if err != nil {
 		t.Fatalf("probe %s: %v", id, err)
@@ -142,4 +137,17 @@ func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Pa
 		t.Fatalf("probe %s under %v: status %s exit %d, stderr %q\nstdout:\n%s", id, shell, r.Status, r.ExitCode, res.Stderr, res.Stdout)
 	}
 	return parsed, string(res.Stdout) + string(res.Stderr)
+}
+
+// withProbeShell rewrites the one line of the bundle that starts a probe
+// with /bin/sh -c so that shell (a path and its flags) starts it instead,
+// and fails if the line is no longer there, so a test can never quietly run
+// /bin/sh alone.
+func withProbeShell(t *testing.T, bundle []byte, shell ...string) []byte {
+	t.Helper()
+	const line = `set -- /bin/sh -c "$fa_p"`
+	if !bytes.Contains(bundle, []byte(line)) {
+		t.Fatalf("the bundle no longer holds %q: update withProbeShell", line)
+	}
+	return bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(shell, " ")+` -c "$fa_p"`), 1)
 }
