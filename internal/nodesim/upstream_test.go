@@ -389,20 +389,33 @@ func TestIPTablesSaveAsIptablesWritesIt(t *testing.T) {
 	}
 }
 
-// TestUFWConfAsUFWShipsIt: ufw.conf is the file ufw installs, ENABLED= as
-// `ufw enable`/`ufw disable` leave it.
+// TestUFWConfAsUFWShipsIt: ufw.conf is the file ufw installs (ufw
+// conf/ufw.conf), ENABLED= as `ufw enable`/`ufw disable` leave it.
 func TestUFWConfAsUFWShipsIt(t *testing.T) {
+	conf := func(enabled string) string {
+		return "# /etc/ufw/ufw.conf\n#\n\n" +
+			"# Set to yes to start on boot. If setting this remotely, be sure to add a rule\n" +
+			"# to allow your remote connection before starting ufw. Eg: 'ufw allow 22/tcp'\n" +
+			"ENABLED=" + enabled + "\n\n" +
+			"# Please use the 'ufw' command to set the loglevel. Eg: 'ufw logging medium'.\n" +
+			"# See 'man ufw' for details.\n" +
+			"LOGLEVEL=low\n"
+	}
 	for _, c := range []struct {
+		name  string
 		state State
 		want  string
-	}{{Healthy("n", false), "ENABLED=no"}, {WithUFWActive(Healthy("n", false)), "ENABLED=yes"}, {WithUFWEnabledInactive(Healthy("n", false)), "ENABLED=yes"}} {
+	}{
+		{"stock, disabled", Healthy("n", false), conf("no")},
+		{"ufw enable", WithUFWActive(Healthy("n", false)), conf("yes")},
+		{"stopped but enabled", WithUFWEnabledInactive(Healthy("n", false)), conf("yes")},
+	} {
 		b, err := os.ReadFile(filepath.Join(buildNode(t, c.state), "etc/ufw/ufw.conf"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := UFWConf(c.want == "ENABLED=yes"); string(b) != want || !strings.Contains(want, "\n"+c.want+"\n") ||
-			!strings.HasPrefix(want, "# /etc/ufw/ufw.conf\n") || !strings.HasSuffix(want, "\nLOGLEVEL=low\n") {
-			t.Errorf("ufw.conf = %q, want %q", b, want)
+		if string(b) != c.want {
+			t.Errorf("%s: ufw.conf = %q, want %q", c.name, b, c.want)
 		}
 	}
 }
