@@ -262,12 +262,13 @@ func TestHostOSAndRKE2Probes(t *testing.T) {
 		{"no os-release", "os", hostFiles(func() nodesim.State { s := agent; s.OSRelease = ""; return s }(), nil),
 			map[string]string{"os.kernel": "6.1.0-28-amd64", "os.id": "absent", "os.pretty_name": "absent"}},
 		{"server", "rke2", server, map[string]string{"rke2.version": "v1.31.4+rke2r1", "rke2.service": "rke2-server",
-			"rke2.containerd.version": "v1.7.23-k3s1", "rke2.kubelet.version": "v1.31.4+rke2r1",
+			"rke2.containerd.version": "v1.7.23-k3s2", "rke2.kubelet.version": "v1.31.4+rke2r1",
 			"rke2.manifest.etcd": "present", "rke2.manifest.kube-apiserver": "present", "rke2.manifest.kube-proxy": "present"}},
 		{"agent", "rke2", agent, map[string]string{"rke2.service": "rke2-agent", "rke2.manifest.etcd": "absent",
 			"rke2.manifest.kube-apiserver": "absent", "rke2.manifest.kube-proxy": "present"}},
-		{"older release ships its own containerd", "rke2", nodesim.WithRKE2Version(agent, "v1.30.8+rke2r1"), map[string]string{
-			"rke2.version": "v1.30.8+rke2r1", "rke2.containerd.version": "v1.7.21-k3s2", "rke2.kubelet.version": "v1.30.8+rke2r1"}},
+		// v1.30.8 ships the containerd of v1.31.4, both December 2024 (rke2's Dockerfile at the tags).
+		{"older release with the containerd it ships", "rke2", nodesim.WithRKE2Version(agent, "v1.30.8+rke2r1"), map[string]string{
+			"rke2.version": "v1.30.8+rke2r1", "rke2.containerd.version": "v1.7.23-k3s2", "rke2.kubelet.version": "v1.30.8+rke2r1"}},
 		{"containerd only on PATH", "rke2", func() nodesim.State {
 			s := nodesim.WithRKE2Version(agent, "")
 			s.SetCommand(nodesim.Command{Name: "containerd", Args: "--version", Out: "containerd containerd.io 1.6.33 d2d58213f83a351ca8f528a95fbd145f5654e957\n"})
@@ -413,7 +414,7 @@ func hostHealthyFacts(server bool) map[string]string {
 		"disk.rancher.path": "/var/lib/rancher", "disk.rancher.mount": "/", "disk.rancher.used_pct": "40", "disk.rancher.inodes_used_pct": "7",
 		"disk.kubelet.path": "/var/lib/kubelet", "disk.kubelet.mount": "/", "disk.kubelet.used_pct": "40", "disk.kubelet.inodes_used_pct": "7",
 		"rke2.version": "v1.31.4+rke2r1", "rke2.service": "rke2-agent", "rke2.server.active": "inactive", "rke2.agent.active": "active",
-		"rke2.containerd.version": "v1.7.23-k3s1", "rke2.kubelet.version": "v1.31.4+rke2r1",
+		"rke2.containerd.version": "v1.7.23-k3s2", "rke2.kubelet.version": "v1.31.4+rke2r1",
 		"rke2.manifest.etcd": "absent", "rke2.manifest.kube-apiserver": "absent", "rke2.manifest.kube-proxy": "present",
 		"port.6443.listening": "no", "port.9345.listening": "no", "port.2379.listening": "no", "port.2380.listening": "no", "port.10250.listening": "yes",
 		"nm.installed": "no", "nm.active": "absent", "nm.cni_unmanaged": "absent", "nm.cloud_setup": "absent",

@@ -155,7 +155,12 @@ var readyzChecks = []string{
 	"poststarthook/apiservice-openapi-controller", "poststarthook/apiservice-openapiv3-controller", "shutdown",
 }
 
-// readyzBody is the verbose /readyz body with the given checks failing.
+// readyzBody is the verbose /readyz body with the given checks failing, as
+// k8s.io/apiserver pkg/server/healthz handleRootHealth writes it: "[+]NAME
+// ok" or "[-]NAME failed: reason withheld" per check, then "readyz check
+// passed" and a newline, or, on failure, "readyz check failed" through
+// http.Error (500, newline appended). WithReadyzFailing shows the failure
+// as kubectl does.
 func readyzBody(failed map[string]bool) string {
 	var b strings.Builder
 	for _, c := range readyzChecks {
@@ -166,22 +171,27 @@ func readyzBody(failed map[string]bool) string {
 		}
 	}
 	if len(failed) > 0 {
-		b.WriteString("readyz check failed")
+		b.WriteString("readyz check failed\n")
 	} else {
-		b.WriteString("readyz check passed")
+		b.WriteString("readyz check passed\n")
 	}
 	return b.String()
 }
 
 // WithReadyzFailing makes the API server's /readyz fail the named checks
-// (e.g. "etcd"). kubectl gets an HTTP 500 and prints, on stderr, the body
-// quoted with its newlines escaped; the probe reads stderr too.
+// (e.g. "etcd"). kubectl gets an HTTP 500 and prints, on stderr and exiting
+// 1, the body trimmed of surrounding blanks and %q-quoted: client-go
+// rest/request.go newUnstructuredResponseError (strings.TrimSpace) and
+// apimachinery errors.NewGenericServerResponse ("an error on the server (%q)
+// has prevented the request from succeeding", reason InternalError), with
+// kubectl's "Error from server (InternalError): " prefix (kubectl
+// cmdutil.StandardErrorMessage). The probe reads stderr too.
 func WithReadyzFailing(s State, checks ...string) State {
 	failed := map[string]bool{}
 	for _, c := range checks {
 		failed[c] = true
 	}
-	body := strings.ReplaceAll(readyzBody(failed), "\n", `\n`)
+	body := strings.ReplaceAll(strings.TrimSpace(readyzBody(failed)), "\n", `\n`)
 	s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlReadyz, RC: 1,
 		Out: fmt.Sprintf("Error from server (InternalError): an error on the server (\"%s\") has prevented the request from succeeding\n", body)})
 	return s
@@ -249,7 +259,10 @@ func WithCluster(fleet []Member) []Member {
 				labels["node-role.kubernetes.io/"+r] = "true"
 			}
 		}
-		lj, err := json.Marshal(labels) // sorted keys, compact: what jsonpath prints for a map
+		// kubectl prints a map in a jsonpath template as compact JSON with
+		// sorted keys (what kubectl shows; the client-go util/jsonpath code
+		// path was not checked).
+		lj, err := json.Marshal(labels)
 		if err != nil {
 			panic(err) // a map of strings always marshals
 		}
@@ -288,7 +301,9 @@ func WithCluster(fleet []Member) []Member {
 		{Args: KubectlVersion, Out: versionJSON(server)},
 		{Args: KubectlNodes, Out: nodes.String()},
 		{Args: KubectlPods, Out: pods.String()},
-		// RKE2 runs kube-proxy as a static pod, not a DaemonSet.
+		// RKE2 runs kube-proxy as a static pod, not a DaemonSet: the API's
+		// NotFound status message (apimachinery errors.NewNotFound,
+		// `<resource>.<group> "<name>" not found`) behind kubectl's prefix.
 		{Args: KubectlDS, RC: 1, Out: `Error from server (NotFound): daemonsets.apps "kube-proxy" not found` + "\n"},
 		{Args: KubectlCRB, Out: "system:kube-proxy\tsystem:kube-proxy\nsystem:node-proxier\tsystem:node-proxier\n"},
 	}, logs...)
@@ -318,8 +333,13 @@ func WithCluster(fleet []Member) []Member {
 	return out
 }
 
-// kubeProxyStartLog is a clean kube-proxy 1.31 start in klog's format: the
-// seed's "the logs looked normal".
+// kubeProxyStartLog is a clean kube-proxy 1.31 start in klog's header
+// format ("Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg", k8s.io/klog
+// formatHeader) with structured key="value" pairs: the seed's "the logs
+// looked normal". The injected RBAC denial carries the API's forbidden
+// message (k8s.io/apiserver endpoints/handlers/responsewriters
+// forbiddenMessage: `User "X" cannot VERB resource "R" in API group "" at
+// the cluster scope`).
 func kubeProxyStartLog(ip string) string {
 	return `I1202 09:41:01.902114       1 server_linux.go:66] "Using iptables proxy"
 I1202 09:41:02.120904       1 server.go:677] "Successfully retrieved node IP(s)" IPs=["` + ip + `"]
@@ -338,7 +358,9 @@ I1202 09:41:02.234597       1 shared_informer.go:320] Caches are synced for endp
 `
 }
 
-// versionJSON is kube-apiserver's /version, as kubectl get --raw prints it.
+// versionJSON is kube-apiserver's /version, as kubectl get --raw prints it:
+// version.Info indented by two spaces (k8s.io/apiserver
+// responsewriters.WriteRawJSON uses json.MarshalIndent(obj, "", "  ")).
 func versionJSON(git string) string {
 	minor := "31"
 	if v := strings.SplitN(strings.TrimPrefix(git, "v"), ".", 3); len(v) >= 2 {

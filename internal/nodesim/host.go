@@ -13,10 +13,13 @@ import (
 // them, NetworkManager keyfile configuration and RKE2's CNI conflists.
 
 // swapsHeader is /proc/swaps with no active swap: the kernel always prints
-// the header line.
+// the header line (linux mm/swapfile.c swap_show).
 const swapsHeader = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
 
-// chronyTracking is `chronyc -n tracking` of a synchronised chronyd.
+// chronyTracking is `chronyc -n tracking` of a synchronised chronyd, in
+// the layout of chrony's client.c process_cmd_tracking: "%.9O of NTP time"
+// prints the absolute correction and "slow" when it is positive (the clock
+// is behind), the reference time with strftime "%a %b %d %T %Y" in UTC.
 const chronyTracking = `Reference ID    : C0A80001 (192.168.0.1)
 Stratum         : 3
 Ref time (UTC)  : Wed Dec 02 09:58:51 2026
@@ -33,7 +36,8 @@ Leap status     : Normal
 `
 
 // chronyUnsynced is the same report from a chronyd that has lost its
-// sources: no reference, leap status "Not synchronised".
+// sources: no reference, leap status "Not synchronised" (client.c
+// print_report %L).
 const chronyUnsynced = `Reference ID    : 00000000 ()
 Stratum         : 0
 Ref time (UTC)  : Thu Jan 01 00:00:00 1970
@@ -61,7 +65,10 @@ func ChronyTracking(offsetSeconds float64) string {
 }
 
 // DF returns `df -P` (inodes false) or `df -Pi` output for the two paths the
-// host probe asks about, both on the root filesystem at usedPct percent.
+// host probe asks about, both on the root filesystem at usedPct percent:
+// POSIX output format, df(1) -P (coreutils df.c: the "1024-blocks" and
+// "Capacity" headers, "IUse%" with -i), one line per argument even when
+// both are on the same filesystem.
 func DF(inodes bool, usedPct int) string {
 	if inodes {
 		const total = 6553600
@@ -254,22 +261,45 @@ const (
 	cniDir       = "etc/cni/net.d/"
 )
 
-// staticPod is a static pod manifest as RKE2 writes it, cut to what
-// identifies it; the probes only test that the file exists.
+// staticPod is a static pod manifest as RKE2 writes it to
+// /var/lib/rancher/rke2/agent/pod-manifests (rancher/rke2 pkg/staticpod),
+// cut to what identifies it; the probes only test that the file exists.
+// The images are v1.31.4+rke2r1's: rancher/hardened-etcd
+// v3.5.16-k3s1-build20241106 and rancher/hardened-kubernetes
+// v1.31.4-rke2r1-build20241212 (scripts/version.sh, scripts/build-images at
+// the tag).
 func staticPod(name, image string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: kube-system\n  labels:\n    component: %s\n    tier: control-plane\nspec:\n  hostNetwork: true\n  containers:\n  - name: %s\n    image: %s\n", name, name, name, image)
 }
 
-// containerdFor is the containerd each RKE2 minor line ships (the k3s fork,
-// whose --version carries the "-k3sN" suffix); unknown lines get the 1.31
-// one. Patch releases move the suffix, which the simulation does not need.
-var containerdFor = map[int]string{
-	28: "v1.7.11-k3s2",
-	29: "v1.7.17-k3s1",
-	30: "v1.7.21-k3s2",
-	31: "v1.7.23-k3s1",
-	32: "v1.7.23-k3s2",
-	33: "v2.0.4-k3s4",
+// rke2Releases are the releases the simulation installs, with what each
+// ships, read from rancher/rke2 at the release's tag: the containerd of the
+// Dockerfile's rancher/hardened-containerd image (the k3s fork, whose
+// --version carries the "-k3sN" suffix), the Go of its
+// rancher/hardened-build-base image, and the tag's commit, which
+// scripts/build-binary links in as GitCommit. containerd moves with RKE2's
+// patch releases, not its minor lines: v1.30.8 and v1.31.4 (December 2024)
+// ship the same one. A release not listed gets v1.31.4's.
+var rke2Releases = map[string]struct{ containerd, goVersion, commit string }{
+	"v1.30.8+rke2r1": {"v1.7.23-k3s2", "go1.22.9", "3e6fb8634f164d623f53f7b61d07b27726565d4e"},
+	"v1.31.4+rke2r1": {"v1.7.23-k3s2", "go1.22.9", "5142beec71f7a61804840df5b434c2fd7137ce82"},
+}
+
+func rke2Release(v string) struct{ containerd, goVersion, commit string } {
+	if r, ok := rke2Releases[v]; ok {
+		return r
+	}
+	return rke2Releases["v1.31.4+rke2r1"]
+}
+
+// RKE2VersionOutput is what `rke2 --version` prints for release v: urfave
+// cli's VersionPrinter as rancher/rke2 pkg/cli/cmds/root.go NewApp sets it,
+// app.Version being "<version> (<commit>)", and the Go runtime RKE2 was
+// built with, a BoringCrypto build (GOEXPERIMENT=boringcrypto in
+// scripts/build-binary).
+func RKE2VersionOutput(v string) string {
+	r := rke2Release(v)
+	return fmt.Sprintf("rke2 version %s (%s)\ngo version %s X:boringcrypto\n", v, r.commit, r.goVersion)
 }
 
 // healthyHost adds what a healthy node shows to the OS, time, disk, ports,
@@ -284,10 +314,15 @@ func healthyHost(s *State, server bool) {
 		s.Units = map[string]Unit{}
 	}
 	s.Files["proc/swaps"] = swapsHeader
+	// /proc/loadavg: three averages, running/total tasks, last pid (linux
+	// fs/proc/loadavg.c); cpu/online is a cpulist range (Documentation
+	// ABI sysfs-devices-system-cpu).
 	s.Files["proc/loadavg"] = "0.42 0.37 0.31 2/611 48213\n"
 	s.Files["sys/devices/system/cpu/online"] = "0-3\n"
 	s.Units["chrony"] = Unit{Active: "active", Enabled: "enabled"}
 	s.SetCommand(Command{Name: "chronyc", Args: "-n tracking", Out: chronyTracking})
+	// timedatectl show --value prints a boolean property as yes/no
+	// (timedatectl(1), "show").
 	s.SetCommand(Command{Name: "timedatectl", Args: "show -p NTPSynchronized --value", Out: "yes\n"})
 	s.SetCommand(Command{Name: "df", Args: "-P *", Out: DF(false, 40)})
 	s.SetCommand(Command{Name: "df", Args: "-Pi *", Out: DF(true, 7)})
@@ -324,16 +359,11 @@ func setRKE2Binaries(s *State, v string) {
 	if v == "" {
 		return
 	}
-	minor := 31
-	if p := strings.Split(strings.TrimPrefix(v, "v"), "."); len(p) >= 2 {
-		if m, err := strconv.Atoi(p[1]); err == nil {
-			minor = m
-		}
-	}
-	ctr, ok := containerdFor[minor]
-	if !ok {
-		ctr = containerdFor[31]
-	}
+	ctr := rke2Release(v).containerd
+	// containerd --version: "<app name> <package> <version> <revision>"
+	// (containerd cmd/containerd/command/main.go, cli.VersionPrinter); the
+	// kubelet prints "Kubernetes <version>" (k8s.io/component-base
+	// version/verflag PrintAndExitIfRequested).
 	s.SetCommand(Command{Name: "containerd", Path: rke2Bin + "containerd", Args: "--version",
 		Out: "containerd github.com/k3s-io/containerd " + ctr + " 2e0bb8a3e4ec0d8a43c0ba6e0a2e9b7d5e6f7a8b\n"})
 	s.SetCommand(Command{Name: "kubelet", Path: rke2Bin + "kubelet", Args: "--version", Out: "Kubernetes " + v + "\n"})

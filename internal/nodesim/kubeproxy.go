@@ -13,7 +13,14 @@ import (
 const KubeProxyManifest = "var/lib/rancher/rke2/agent/pod-manifests/kube-proxy.yaml"
 
 // ProxyMetrics describes what a simulated kube-proxy's /metrics shows. The
-// text is rendered in the Prometheus exposition format kube-proxy serves.
+// text is rendered in the Prometheus text exposition format kube-proxy
+// serves: per family "# HELP name [ALPHA] help" (k8s.io/component-base
+// metrics prefixes an ALPHA metric's help with its stability level) and
+// "# TYPE", families in name order as the registry gathers them, series
+// sorted by label values. Names, help texts, types and labels are those
+// kubernetes pkg/proxy/metrics/metrics.go registers, as the Kubernetes
+// Metrics Reference lists them; TestProxyMetricsAsKubeProxyServesThem pins
+// them.
 // Timestamps are given as ages ("seconds before the scrape") and rendered as
 // @NOW-<age>@, which the curl stub turns into absolute times at request time,
 // so the ages a probe computes do not depend on when the node was built.
@@ -86,8 +93,6 @@ func (m ProxyMetrics) Render() string {
 		fmt.Fprintf(&b, "# HELP %s [ALPHA] %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
 	b.WriteString("# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 63\n")
-	head("kubernetes_build_info", "gauge", "A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.")
-	b.WriteString(`kubernetes_build_info{build_date="2024-12-12T18:02:09Z",compiler="gc",git_commit="9d7db2a7b4b4d1e8b1e6f83d4fb8de2ba4e1c0f7",git_tree_state="clean",git_version="v1.31.4+rke2r1",go_version="go1.22.9 X:boringcrypto",major="1",minor="31",platform="linux/amd64"} 1` + "\n")
 	head("kubeproxy_network_programming_duration_seconds", "histogram", "In Cluster Network Programming Latency in seconds")
 	for _, f := range fams {
 		histogram(&b, "kubeproxy_network_programming_duration_seconds", lbl, f, netProgBounds(), m.NetProg)
@@ -151,6 +156,8 @@ func (m ProxyMetrics) Render() string {
 	fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_service_changes_pending %d\n", m.ServicesPending)
 	head("kubeproxy_sync_proxy_rules_service_changes_total", "counter", "Cumulative proxy rules Service changes")
 	b.WriteString("kubeproxy_sync_proxy_rules_service_changes_total 146\n")
+	head("kubernetes_build_info", "gauge", "A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.")
+	b.WriteString(`kubernetes_build_info{build_date="2024-12-12T18:02:09Z",compiler="gc",git_commit="9d7db2a7b4b4d1e8b1e6f83d4fb8de2ba4e1c0f7",git_tree_state="clean",git_version="v1.31.4+rke2r1",go_version="go1.22.9 X:boringcrypto",major="1",minor="31",platform="linux/amd64"} 1` + "\n")
 	b.WriteString("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds @NOW-86400@\n")
 	head("rest_client_requests_total", "counter", "Number of HTTP requests, partitioned by status code, method, and host.")
 	b.WriteString(`rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 2841` + "\n")
@@ -158,8 +165,8 @@ func (m ProxyMetrics) Render() string {
 	return b.String()
 }
 
-// syncBounds are kube-proxy's sync histogram buckets:
-// ExponentialBuckets(0.001, 2, 15).
+// syncBounds are kube-proxy's sync histogram buckets (pkg/proxy/metrics
+// SyncProxyRulesLatency): ExponentialBuckets(0.001, 2, 15).
 func syncBounds() []float64 {
 	var out []float64
 	for v, i := 0.001, 0; i < 15; v, i = v*2, i+1 {
@@ -168,8 +175,10 @@ func syncBounds() []float64 {
 	return out
 }
 
-// netProgBounds are the network programming histogram's buckets: 0, 0.25,
-// 0.5, 1..59 s, 60..115 s by 5, 120..300 s by 30.
+// netProgBounds are the network programming histogram's buckets
+// (pkg/proxy/metrics NetworkProgrammingLatency): 0.25, 0.5, 1..59 s,
+// 60..115 s by 5, 120..300 s by 30, after a 0 bucket that metrics.go's
+// merge() puts first (it starts from make([]float64, 1)).
 func netProgBounds() []float64 {
 	out := []float64{0, 0.25, 0.5}
 	for v := 1.0; v <= 59; v++ {
@@ -184,7 +193,8 @@ func netProgBounds() []float64 {
 	return out
 }
 
-// histogram writes one histogram's cumulative buckets, _sum and _count.
+// histogram writes one histogram's cumulative buckets (le="+Inf" last,
+// equal to _count), _sum and _count, as the text format carries them.
 func histogram(b *strings.Builder, name string, lbl func(string, ...string) string, fam string, bounds []float64, obs map[float64]int) {
 	durs := make([]float64, 0, len(obs))
 	for d := range obs {
@@ -211,7 +221,8 @@ func histogram(b *strings.Builder, name string, lbl func(string, ...string) stri
 	fmt.Fprintf(b, "%s_count%s %d\n", name, lbl(fam), total)
 }
 
-// ftoa formats a float as the Prometheus client does (shortest 'g').
+// ftoa formats a float as the Prometheus text format writes it
+// (prometheus/common expfmt writeFloat: strconv.AppendFloat(f, 'g', -1, 64)).
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // healthyKubeProxy adds what a healthy node shows to the kube-proxy mode and
@@ -301,7 +312,9 @@ func WithoutKubeProxy(s State) State {
 // nothing answers on 10256 or 10249.
 func WithHealthPortDown(s State) State { return WithoutKubeProxy(s) }
 
-// ipvsTable is ipvsadm -Ln on a small RKE2 cluster in IPVS mode: the
+// ipvsTable is ipvsadm -Ln on a small RKE2 cluster in IPVS mode (its
+// layout as commonly seen, not checked against ipvsadm's source; no probe
+// reads it without root): the
 // apiserver, CoreDNS (TCP, UDP, metrics), the ingress controller with
 // ClientIP affinity (persistent), and an IPv6 ClusterIP.
 const ipvsTable = `IP Virtual Server version 1.2.1 (size=4096)
@@ -325,28 +338,44 @@ TCP  [fd00:43::1]:443 rr
   -> [fd00:10::11]:6443           Masq    1      0          0
 `
 
-// ipvsProc is the same table as the kernel lists it in /proc/net/ip_vs:
-// addresses and ports in hex.
-const ipvsProc = `IP Virtual Server version 1.2.1 (size=4096)
-Prot LocalAddress:Port Scheduler Flags
-  -> RemoteAddress:Port Forward Weight ActiveConn InActConn
-TCP  0A2B0001:01BB rr
-  -> C0A80A0B:192B      Masq    1      4          0
-  -> C0A80A0C:192B      Masq    1      3          0
-TCP  0A2B000A:0035 rr
-  -> 0A2A0005:0035      Masq    1      0          0
-  -> 0A2A0107:0035      Masq    1      0          0
-TCP  0A2B000A:23C1 rr
-  -> 0A2A0005:23C1      Masq    1      0          0
-  -> 0A2A0107:23C1      Masq    1      0          0
-TCP  0A2B580E:01BB rr persistent 10800 FFFFFFFF
-  -> 0A2A0209:20FB      Masq    1      0          1
-UDP  0A2B000A:0035 rr
-  -> 0A2A0005:0035      Masq    1      0          12
-  -> 0A2A0107:0035      Masq    1      0          11
-TCP  [fd00:0043:0000:0000:0000:0000:0000:0001]:01BB rr
-  -> [fd00:0010:0000:0000:0000:0000:0000:0011]:192B      Masq    1      0          0
-`
+// ipvsProc is the same table as the kernel lists it in /proc/net/ip_vs,
+// printed with the formats of linux net/netfilter/ipvs/ip_vs_ctl.c
+// ip_vs_info_seq_show: addresses and ports in hex, IPv6 ones with %pI6
+// (every group, zero-padded), a service line ending in the scheduler and
+// two blanks ("%s %s " with no "ops "), or one for IPv6 ("%s "), or in
+// "persistent <timeout> <netmask>" where the timeout is svc->timeout, held
+// in jiffies (ip_vs_add_service stores u->timeout * HZ; Debian's kernels
+// run at HZ=250), real servers "%-7s %-6d %-10d %-10d" with their trailing
+// blanks.
+var ipvsProc = func() string {
+	const hz = 250
+	var b strings.Builder
+	b.WriteString("IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port Forward Weight ActiveConn InActConn\n")
+	type rs struct {
+		addr          string
+		active, inact int
+	}
+	svc := func(proto, addr, sched string, persistent int, dests ...rs) {
+		switch {
+		case strings.HasPrefix(addr, "["):
+			fmt.Fprintf(&b, "%s  %s %s \n", proto, addr, sched)
+		case persistent > 0:
+			fmt.Fprintf(&b, "%s  %s %s  persistent %d %08X\n", proto, addr, sched, persistent*hz, 0xFFFFFFFF)
+		default:
+			fmt.Fprintf(&b, "%s  %s %s  \n", proto, addr, sched)
+		}
+		for _, d := range dests {
+			fmt.Fprintf(&b, "  -> %s      %-7s %-6d %-10d %-10d\n", d.addr, "Masq", 1, d.active, d.inact)
+		}
+	}
+	svc("TCP", "0A2B0001:01BB", "rr", 0, rs{"C0A80A0B:192B", 4, 0}, rs{"C0A80A0C:192B", 3, 0})
+	svc("TCP", "0A2B000A:0035", "rr", 0, rs{"0A2A0005:0035", 0, 0}, rs{"0A2A0107:0035", 0, 0})
+	svc("TCP", "0A2B000A:23C1", "rr", 0, rs{"0A2A0005:23C1", 0, 0}, rs{"0A2A0107:23C1", 0, 0})
+	svc("TCP", "0A2B580E:01BB", "rr", 10800, rs{"0A2A0209:20FB", 0, 1})
+	svc("UDP", "0A2B000A:0035", "rr", 0, rs{"0A2A0005:0035", 0, 12}, rs{"0A2A0107:0035", 0, 11})
+	svc("TCP", "[fd00:0043:0000:0000:0000:0000:0000:0001]:01BB", "rr", 0, rs{"[fd00:0010:0000:0000:0000:0000:0000:0011]:192B", 0, 0})
+	return b.String()
+}()
 
 // IPVSVirtualServices and IPVSRealServers count the simulated IPVS table.
 const (

@@ -39,14 +39,16 @@ type State struct {
 	Hostname  string
 	Kernel    string
 	OSRelease string // /etc/os-release content
-	// IPTables is what `iptables --version` prints; "" = not installed.
+	// IPTables is what `iptables --version` prints ("iptables v1.8.10
+	// (nf_tables)", see stubs/iptables); "" = not installed.
 	IPTables string
 	// UFW installed with this `ufw status` answer ("active"/"inactive"); "" = not installed.
+	// ufw.conf then says ENABLED=yes for an active ufw, as `ufw enable` writes it.
 	UFW     string
 	Units   map[string]Unit
 	Sysctls map[string]string // dotted name → value; absent key = file missing
-	Modules []string          // loaded modules
-	// Listening ports shown in /proc/net/tcp (LISTEN on 127.0.0.1).
+	Modules []string          // loaded modules, listed in /proc/modules (procModules)
+	// Listening ports shown in /proc/net/tcp (LISTEN on 127.0.0.1, procNetTCP).
 	Listening []int
 	// HealthHTTP maps a path on 127.0.0.1:10256 ("/healthz") to its answer.
 	HealthHTTP map[string]HTTP
@@ -70,17 +72,9 @@ func Build(dir string, s State) error {
 	for k, v := range s.Sysctls {
 		w.file("proc/sys/"+strings.ReplaceAll(k, ".", "/"), v+"\n")
 	}
-	var mods strings.Builder
-	for _, m := range s.Modules {
-		fmt.Fprintf(&mods, "%s 32768 0 - Live 0x0000000000000000\n", m)
-	}
-	w.file("proc/modules", mods.String())
-	tcp := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-	for i, p := range s.Listening {
-		tcp += fmt.Sprintf("%4d: 0100007F:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 %d 1 0000000000000000 100 0 0 10 0\n", i, p, 10000+i)
-	}
-	w.file("proc/net/tcp", tcp)
-	w.file("proc/net/tcp6", "  sl  local_address                         remote_address                        st\n")
+	w.file("proc/modules", procModules(s.Modules))
+	w.file("proc/net/tcp", procNetTCP(s.Listening))
+	w.file("proc/net/tcp6", procNetTCP6Header)
 	for name, u := range s.Units {
 		w.file("state/systemd/"+name+".active", u.Active+"\n")
 		if u.Enabled != "" {
@@ -103,12 +97,12 @@ func Build(dir string, s State) error {
 		w.stub("iptables")
 	}
 	if s.UFW != "" {
-		w.file("etc/ufw/ufw.conf", fmt.Sprintf("ENABLED=%s\nLOGLEVEL=low\n", map[bool]string{true: "yes", false: "no"}[s.UFW == "active"]))
+		w.file("etc/ufw/ufw.conf", UFWConf(s.UFW == "active"))
 		w.file("state/ufw.status", s.UFW+"\n")
 		w.stub("ufw")
 	}
 	if s.RKE2Version != "" {
-		w.file("state/rke2.version", s.RKE2Version+"\n")
+		w.file("state/rke2.version-output", RKE2VersionOutput(s.RKE2Version))
 		w.stub("rke2")
 	}
 	for p, c := range s.Files {
@@ -156,4 +150,53 @@ func (w *writer) write(rel string, b []byte, mode os.FileMode) {
 	if err := os.WriteFile(p, b, mode); err != nil {
 		w.err = fmt.Errorf("simulated node %s: %w", w.root, err)
 	}
+}
+
+// procModules is /proc/modules as the kernel's m_show prints it
+// (kernel/module/procfs.c): name, size, refcount, the users ("-" for none),
+// state, and the load address, which reads 0x0000000000000000 for anyone
+// kptr_restrict hides it from.
+func procModules(mods []string) string {
+	var b strings.Builder
+	for _, m := range mods {
+		fmt.Fprintf(&b, "%s 32768 0 - Live 0x0000000000000000\n", m)
+	}
+	return b.String()
+}
+
+// procNetTCPWidth is the width tcp4_seq_show pads every line of
+// /proc/net/tcp to with seq_setwidth/seq_pad: TMPSZ - 1 (linux
+// net/ipv4/tcp_ipv4.c, TMPSZ 150).
+const procNetTCPWidth = 149
+
+// procNetTCP is /proc/net/tcp with a socket listening on 127.0.0.1 for each
+// port, every line laid out as net/ipv4/tcp_ipv4.c tcp4_seq_show and
+// get_tcp4_sock print it: addresses in hex in network byte order as a
+// little-endian CPU reads them (0100007F is 127.0.0.1), state 0A for
+// TCP_LISTEN, the listener's 10-segment cwnd and a 0 fastopen queue last,
+// padded with blanks to 149 columns.
+func procNetTCP(ports []int) string {
+	pad := func(l string) string {
+		return fmt.Sprintf("%-*s\n", procNetTCPWidth, l)
+	}
+	out := pad("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode")
+	for i, p := range ports {
+		out += pad(fmt.Sprintf("%4d: %08X:%04X %08X:%04X %02X %08X:%08X %02X:%08X %08X %5d %8d %d %d %016x %d %d %d %d %d",
+			i, 0x0100007F, p, 0, 0, 0x0A, 0, 0, 0, 0, 0, 0, 0, 10000+i, 1, 0, 100, 0, 0, 10, 0))
+	}
+	return out
+}
+
+// procNetTCP6Header is /proc/net/tcp6 with no socket: tcp6_seq_show's
+// header line, which, unlike IPv4's, is not padded (net/ipv6/tcp_ipv6.c).
+const procNetTCP6Header = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+
+// UFWConf is /etc/ufw/ufw.conf as ufw ships it (ufw conf/ufw.conf), with
+// ENABLED= as `ufw enable` / `ufw disable` leave it.
+func UFWConf(enabled bool) string {
+	v := "no"
+	if enabled {
+		v = "yes"
+	}
+	return "# /etc/ufw/ufw.conf\n#\n\n# Set to yes to start on boot. If setting this remotely, be sure to add a rule\n# to allow your remote connection before starting ufw. Eg: 'ufw allow 22/tcp'\nENABLED=" + v + "\n\n# Please use the 'ufw' command to set the loglevel. Eg: 'ufw logging medium'.\n# See 'man ufw' for details.\nLOGLEVEL=low\n"
 }
