@@ -506,3 +506,16 @@ func TestMedianChecksCompareNodesInTheSameProxyMode(t *testing.T) {
 		})
 	}
 }
+
+// On systemd 253 and later (Debian 13, Ubuntu 24.04) systemctl is-enabled
+// says "not-found" for a unit with no unit file; that is the same absence
+// older systemd shows with an empty answer, never a unit state.
+func TestUnitStateOnSystemd253(t *testing.T) {
+	// firewalld removed, its /etc/firewalld left behind (dpkg keeps
+	// changed conffiles): installed by that sign, with no unit file.
+	s := withFile(nodesim.WithSystemd253(nodesim.Healthy("w1", false)), "etc/firewalld/firewalld.conf", "DefaultZone=public\n")
+	fw := runProbe(t, "firewall", s).Facts
+	wantFacts(t, fw, map[string]string{"firewalld.installed": "yes", "firewalld.enabled": "absent", "ufw.enabled": "disabled"})
+	net := runProbe(t, "network", s).Facts
+	wantFacts(t, net, map[string]string{"nm.cloud_setup": "absent"})
+}

@@ -24,6 +24,18 @@ readf() {
 	fi
 }
 is_root() { [ "$(id -u)" = 0 ]; }
+# unit_state VERB UNIT prints systemctl's answer to is-active or is-enabled,
+# or "absent" where there is no systemd or no such unit file: systemd 253 and
+# later say "not-found" for that (systemctl-is-enabled.c, exit 4), older
+# ones print nothing on stdout for is-enabled.
+unit_state() {
+	fa_s=
+	have systemctl && fa_s=$(systemctl "$1" "$2" 2>/dev/null | head -n 1)
+	case $fa_s in
+	"" | not-found) fa_s=absent ;;
+	esac
+	printf '%s' "$fa_s"
+}
 # modules_state MOD... prints "MOD loaded|builtin|absent" for each module,
 # from every piece of evidence a kernel leaves, because a built-in module is
 # not in /proc/modules and a kernel built without module support

@@ -3,17 +3,6 @@
 # needs_root: true
 # timeout: 15s
 # facts: ufw.installed ufw.active ufw.enabled ufw.status ufw.config_enabled ufw.default_incoming ufw.default_outgoing ufw.default_routed firewalld.installed firewalld.active firewalld.enabled
-unit_state() {
-	# systemctl prints a state word even for unknown units; an empty answer
-	# (no systemd, unit file missing for is-enabled) is reported as absent.
-	if have systemctl; then
-		s=$(systemctl "$1" "$2" 2>/dev/null | head -n 1)
-		[ -n "$s" ] || s=absent
-	else
-		s=absent
-	fi
-	printf '%s' "$s"
-}
 ufw_policies() {
 	for k in incoming outgoing routed; do
 		fact "ufw.default_$k" "$1"

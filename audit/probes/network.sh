@@ -45,14 +45,9 @@ export LC_ALL
 # NetworkManager must leave Canal's and Calico's cali* and Flannel's
 # flannel* interfaces alone (RKE2 known issues): a managed cali* interface
 # gets its routes and addresses rewritten under the CNI.
-unit() {
-	s=
-	have systemctl && s=$(systemctl "$1" "$2" 2>/dev/null)
-	printf '%s' "${s:-absent}"
-}
 if have NetworkManager || [ -d "$R/etc/NetworkManager" ]; then
 	fact nm.installed yes
-	fact nm.active "$(unit is-active NetworkManager)"
+	fact nm.active "$(unit_state is-active NetworkManager)"
 	# The files in the order NetworkManager merges them (NetworkManager.conf(5);
 	# src/core/nm-config.c read_entire_config()): the *.conf of
 	# /usr/lib/NetworkManager/conf.d, then those of /run/NetworkManager/conf.d,
@@ -264,7 +259,7 @@ fi
 # CNI's routes; RKE2 requires the service and its timer disabled.
 cs=absent
 for u in nm-cloud-setup.service nm-cloud-setup.timer; do
-	case $(unit is-enabled "$u") in
+	case $(unit_state is-enabled "$u") in
 	enabled | enabled-runtime) cs=enabled ;;
 	masked) [ "$cs" = enabled ] || cs=masked ;;
 	disabled) [ "$cs" = absent ] && cs=disabled ;;

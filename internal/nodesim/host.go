@@ -2,6 +2,7 @@ package nodesim
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 )
@@ -658,5 +659,17 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 		s = WithoutPort(s, 10256)
 		s.HealthHTTP = nil
 	}
+	return s
+}
+
+// WithSystemd253 is a node whose systemd is v253 or later (Debian 13, Ubuntu
+// 24.04): systemctl is-enabled answers "not-found" (exit 4) for a unit with
+// no unit file, where older ones print nothing on stdout (see the systemctl
+// stub).
+func WithSystemd253(s State) State {
+	f := make(map[string]string, len(s.Files)+1)
+	maps.Copy(f, s.Files)
+	f["state/systemd/.v253"] = ""
+	s.Files = f
 	return s
 }
