@@ -7,7 +7,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -400,15 +403,17 @@ func (h *hostKeys) learnedIn() string {
 	return h.learned
 }
 
-// knownHostsLocks serializes accept-new's read-modify-rename of each
-// known_hosts file among the dials of this process, so concurrent dials to
-// new hosts all land in the file. Keyed by the resolved path.
+// knownHostsLocks serializes accept-new among the dials of this process
+// before they take the file lock, so a fleet of new hosts queues on a mutex
+// rather than parking one OS thread per dial in flock(2). Keyed by the
+// resolved path.
 var knownHostsLocks sync.Map // string -> *sync.Mutex
 
 // acceptNew records key for an unknown host in the first known_hosts file.
-// It re-reads that file under its lock: a concurrent dial may have recorded
-// the host meanwhile, with this key (accepted, not added twice) or another
-// (a mismatch, never replaced).
+// It re-reads that file under its lock: a concurrent dial, here or in
+// another fleet-audit process, may have recorded the host meanwhile, with
+// this key (accepted, not added twice) or another (a mismatch, never
+// replaced).
 func (h *hostKeys) acceptNew(hostname string, remote net.Addr, key ssh.PublicKey) error {
 	plain := key
 	if cert, ok := key.(*ssh.Certificate); ok {
@@ -427,11 +432,18 @@ func (h *hostKeys) acceptNew(hostname string, remote net.Addr, key ssh.PublicKey
 	mu.Lock()
 	defer mu.Unlock()
 
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	f, err := lockKnownHosts(path)
+	if err != nil {
+		return fmt.Errorf("%w: record host key of %s in %s: %w", ErrHostKeyUnknown, h.addr, path, err)
+	}
+	defer f.Close() // also releases the flock
+	old, err := io.ReadAll(io.NewSectionReader(f, 0, math.MaxInt64))
+	if err != nil {
 		return fmt.Errorf("%w: record host key of %s: %w", ErrHostKeyUnknown, h.addr, err)
 	}
 	if len(old) > 0 {
+		// lockKnownHosts made sure path still names the locked file, so
+		// parsing it by name reads what the lock protects.
 		db, err := openHostDB([]string{path})
 		if err != nil {
 			return fmt.Errorf("%w: record host key of %s in %s: %w", ErrHostKeyUnknown, h.addr, path, err)
@@ -445,7 +457,15 @@ func (h *hostKeys) acceptNew(hostname string, remote net.Addr, key ssh.PublicKey
 		host = knownhosts.HashHostname(host)
 	}
 	line := host + " " + string(ssh.MarshalAuthorizedKey(plain))
-	if err := appendAtomically(path, old, line); err != nil {
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		line = "\n" + line
+	}
+	// One write on an O_APPEND descriptor: the line lands whole at the
+	// end even beside a writer that takes no lock (ssh itself).
+	if _, err := f.WriteString(line); err != nil {
+		return fmt.Errorf("%w: record host key of %s in %s: %w", ErrHostKeyUnknown, h.addr, path, err)
+	}
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("%w: record host key of %s in %s: %w", ErrHostKeyUnknown, h.addr, path, err)
 	}
 	h.mu.Lock()
@@ -454,8 +474,67 @@ func (h *hostKeys) acceptNew(hostname string, remote net.Addr, key ssh.PublicKey
 	return nil
 }
 
-// resolveLink follows a symlinked known_hosts file, so the rename replaces
-// its target rather than the link.
+// lockKnownHosts opens path for appending, creating it 0600 in a 0700
+// directory as ssh does, and takes an exclusive flock(2) on it.
+//
+// Entries are appended in place, as OpenSSH's add_host_to_hostfile does
+// (hostfile.c: fopen(filename, "a")), never written to a temporary file and
+// renamed over the original: a rename hands the file to the running user
+// and a new inode, cutting off hard links, and it is what let two
+// fleet-audit processes each rename their own copy over the other's and
+// lose entries. Because the inode is never replaced, the lock is taken on
+// known_hosts itself rather than on a sibling lock file: there is no
+// stray file left in ~/.ssh, and every fleet-audit process sharing the file
+// through any hard link or symlink meets on the same lock. ssh and
+// ssh-keyscan take no lock, so it cannot order them; ssh-keygen -R does
+// replace the file, so once locked the descriptor is checked to still be
+// what path names, and opened again if not.
+func lockKnownHosts(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	for range 10 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if err := flock(f); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("lock: %w", err)
+		}
+		held, err := f.Stat()
+		if err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+		named, err := os.Stat(path)
+		switch {
+		case err == nil && os.SameFile(held, named):
+			return f, nil
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			_ = f.Close()
+			return nil, err
+		}
+		// Replaced or removed while we waited for the lock.
+		_ = f.Close()
+	}
+	return nil, errors.New("the file keeps being replaced while locking it")
+}
+
+// flock takes an exclusive advisory lock, retrying when a signal
+// interrupts the wait.
+func flock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// resolveLink follows a symlinked known_hosts file, so the in-process lock
+// is shared by every name of it and a missing target is not created
+// through a dangling link.
 func resolveLink(path string) (string, error) {
 	real, err := filepath.EvalSymlinks(path)
 	switch {
@@ -484,57 +563,6 @@ func usesHashedHosts(data []byte) bool {
 		}
 	}
 	return false
-}
-
-// appendAtomically writes old plus line to path through a temporary file
-// in the same directory, so a crash or a concurrent reader never sees a
-// half-written known_hosts. A new file is 0600 in a 0700 directory, as ssh
-// creates them; an existing file keeps its mode.
-func appendAtomically(path string, old []byte, line string) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	data := slices.Clone(old)
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data, '\n')
-	}
-	data = append(data, line...)
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// The rename is durable only once the directory is.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }
 
 func keysEqual(a, b ssh.PublicKey) bool {

@@ -1,14 +1,18 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -583,4 +587,231 @@ func TestAcceptNewDial(t *testing.T) {
 	if after, _ := os.ReadFile(kh); string(after) != changed {
 		t.Errorf("known_hosts changed to %q", after)
 	}
+}
+
+// knownHostsHelperEnv makes the test binary, re-executed by
+// TestAcceptNewAcrossProcesses, act as one more fleet-audit process
+// recording hosts into a shared known_hosts file.
+const knownHostsHelperEnv = "FLEET_AUDIT_TEST_KNOWN_HOSTS_HELPER"
+
+// seededHostKey is host i's key, the same in every process, so that
+// processes racing for one host offer the same key.
+func seededHostKey(t testing.TB, i int) ssh.PublicKey {
+	t.Helper()
+	seed := sha256.Sum256([]byte("fleet-audit test host " + strconv.Itoa(i)))
+	k, err := ssh.NewPublicKey(ed25519.NewKeyFromSeed(seed[:]).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func seededHostAddr(i int) string { return "127.0.0.1:" + strconv.Itoa(20000+i) }
+
+// recordHosts runs accept-new for every host from racers goroutines each,
+// every goroutine with its own view of the file as separate dials have.
+func recordHosts(t testing.TB, path string, hosts []int, racers int) []error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, i := range hosts {
+		key := seededHostKey(t, i)
+		for range racers {
+			wg.Go(func() {
+				addr := seededHostAddr(i)
+				h, err := loadHostKeys(addr, []string{path}, HostKeyAcceptNew)
+				if err == nil {
+					err = h.check(addr, staticAddr(addr), key)
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("host %d: %w", i, err))
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestAcceptNewHelperProcess is not a test by itself: it is the body of
+// the child processes of TestAcceptNewAcrossProcesses, and returns at once
+// when not started as one.
+func TestAcceptNewHelperProcess(t *testing.T) {
+	path := os.Getenv(knownHostsHelperEnv)
+	if path == "" {
+		return
+	}
+	var hosts []int
+	for _, f := range strings.Split(os.Getenv(knownHostsHelperEnv+"_HOSTS"), ",") {
+		i, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, i)
+	}
+	// Start together with the other processes: say ready, wait for go.
+	fmt.Println("ready")
+	if _, err := os.Stdin.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range recordHosts(t, path, hosts, 2) {
+		t.Error(err)
+	}
+}
+
+// TestAcceptNewAcrossProcesses has several OS processes and, in each, many
+// goroutines record hosts into one known_hosts file at once, as two
+// fleet-audit runs sharing ~/.ssh/known_hosts do. Every process records
+// hosts of its own and a few hosts every process records too. Every key
+// must end up in the file exactly once, the file must stay the same inode
+// with the same mode (so a hard link sees every line), and a host recorded
+// by another process while a dial had it as unknown must still refuse a
+// different key.
+func TestAcceptNewAcrossProcesses(t *testing.T) {
+	if os.Getenv(knownHostsHelperEnv) != "" {
+		t.Skip("running as a helper process")
+	}
+	const (
+		trials = 20
+		procs  = 3 // children, besides this process
+		own    = 8 // hosts each process alone records
+		shared = 3 // hosts every process records
+		seed   = 9999
+	)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedHosts := make([]int, shared)
+	for i := range sharedHosts {
+		sharedHosts[i] = 1000 + i
+	}
+	hostsOf := func(p int) []int {
+		var hs []int
+		for i := range own {
+			hs = append(hs, p*own+i)
+		}
+		return append(hs, sharedHosts...)
+	}
+	want := 1 + (procs+1)*own + shared
+	var counts []int
+	for trial := range trials {
+		dir := t.TempDir()
+		path := writeKnownHosts(t, dir, "known_hosts", knownhosts.Line([]string{seededHostAddr(seed)}, seededHostKey(t, seed))+"\n")
+		if err := os.Chmod(path, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, "known_hosts.hardlink")
+		if err := os.Link(path, link); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A dial that found a shared host unknown before any process
+		// recorded it.
+		stale, err := loadHostKeys(seededHostAddr(sharedHosts[0]), []string{path}, HostKeyAcceptNew)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		type child struct {
+			cmd    *exec.Cmd
+			stdin  io.WriteCloser
+			output chan string
+		}
+		var children []child
+		for p := range procs {
+			cmd := exec.CommandContext(t.Context(), exe, "-test.run=^TestAcceptNewHelperProcess$", "-test.count=1")
+			var hs []string
+			for _, i := range hostsOf(p) {
+				hs = append(hs, strconv.Itoa(i))
+			}
+			cmd.Env = append(os.Environ(), knownHostsHelperEnv+"="+path, knownHostsHelperEnv+"_HOSTS="+strings.Join(hs, ","))
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			r := bufio.NewReader(stdout)
+			if line, err := r.ReadString('\n'); line != "ready\n" {
+				t.Fatalf("helper process: got %q (%v) instead of ready; stderr:\n%s", line, err, stderr.String())
+			}
+			c := child{cmd: cmd, stdin: stdin, output: make(chan string, 1)}
+			go func() {
+				rest, _ := io.ReadAll(r)
+				c.output <- string(rest)
+			}()
+			children = append(children, c)
+		}
+		for _, c := range children {
+			if _, err := c.stdin.Write([]byte("g")); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.stdin.Close()
+		}
+		for _, err := range recordHosts(t, path, hostsOf(procs), 2) {
+			t.Errorf("trial %d: %v", trial, err)
+		}
+		for i, c := range children {
+			out := <-c.output
+			if err := c.cmd.Wait(); err != nil {
+				t.Errorf("trial %d: helper process %d: %v:\n%s%s", trial, i, err, out, c.cmd.Stderr)
+			}
+		}
+		if err := stale.check(stale.addr, staticAddr(stale.addr), newTestSigner(t).PublicKey()); !errors.Is(err, ErrHostKeyMismatch) {
+			t.Errorf("trial %d: a changed key for a host another process recorded meanwhile: got %v, want %v", trial, err, ErrHostKeyMismatch)
+		}
+
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		counts = append(counts, len(lines))
+		if len(lines) != want {
+			t.Errorf("trial %d: known_hosts has %d lines, want %d", trial, len(lines), want)
+		}
+		perHost := make(map[string]int)
+		for _, l := range lines {
+			perHost[l]++
+		}
+		all := append([]int{seed}, sharedHosts...)
+		for p := range procs + 1 {
+			all = append(all, hostsOf(p)[:own]...)
+		}
+		for _, i := range all {
+			l := knownhosts.Line([]string{seededHostAddr(i)}, seededHostKey(t, i))
+			if n := perHost[l]; n != 1 {
+				t.Errorf("trial %d: host %d recorded %d times, want once", trial, i, n)
+			}
+		}
+		if linked, err := os.ReadFile(link); err != nil || !bytes.Equal(linked, data) {
+			t.Errorf("trial %d: the hard link holds %d lines (%v), known_hosts %d: the file was replaced", trial, strings.Count(string(linked), "\n"), err, len(lines))
+		}
+		after, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(before, after) || after.Mode() != before.Mode() {
+			t.Errorf("trial %d: known_hosts is now %v (same inode: %t), was %v", trial, after.Mode(), os.SameFile(before, after), before.Mode())
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("trial %d: directory holds %d entries, want known_hosts and its hard link only", trial, len(entries))
+		}
+	}
+	t.Logf("known_hosts line counts over %d trials (want %d each): %v", trials, want, counts)
 }
