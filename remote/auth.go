@@ -38,7 +38,12 @@ type authPlan struct {
 	mu      sync.Mutex
 	loaded  bool
 	signers []ssh.Signer
-	offered []string
+	// planned describes every signer, in the order handed to x/crypto;
+	// tried marks those x/crypto actually put to the server. A server
+	// that stops at MaxAuthTries never sees the rest, and listing them as
+	// offered sends the user looking for the wrong problem.
+	planned []string
+	tried   []bool
 	notes   []string
 }
 
@@ -194,8 +199,9 @@ func (a *authPlan) getSigners() ([]ssh.Signer, error) {
 			return
 		}
 		seen[blob] = true
-		a.signers = append(a.signers, s)
-		a.offered = append(a.offered, what)
+		a.signers = append(a.signers, a.watch(s, len(a.planned)))
+		a.planned = append(a.planned, what)
+		a.tried = append(a.tried, false)
 	}
 	withCert := func(s ssh.Signer, what string) {
 		if _, isCert := s.PublicKey().(*ssh.Certificate); !isCert {
@@ -235,22 +241,91 @@ func (a *authPlan) getSigners() ([]ssh.Signer, error) {
 	return a.signers, nil
 }
 
+// watch wraps s so that x/crypto's use of it is seen. For each signer in
+// turn, x/crypto's publicKeyCallback.auth asks it for its public key and
+// sends that key to the server as a query (RFC 4252 7, without a
+// signature), signing only if the server accepts it; it stops asking at
+// the first key the server accepts, or when the server disconnects. So
+// the signers asked for their key are the keys the server was offered.
+// Two edges: a key x/crypto skips for want of a common signature algorithm
+// was asked for its key too, and against x/crypto's own server the key
+// answered by the MaxAuthTries disconnect was sent but never read (OpenSSH
+// reads it and disconnects in reply).
+// The wrapper keeps the signer's interfaces, because x/crypto picks the
+// signature algorithms by them: a plain Signer over an RSA key would be
+// offered with SHA-1 ssh-rsa only, which OpenSSH refuses.
+func (a *authPlan) watch(s ssh.Signer, i int) ssh.Signer {
+	mark := func() {
+		a.mu.Lock()
+		a.tried[i] = true
+		a.mu.Unlock()
+	}
+	switch s := s.(type) {
+	case ssh.MultiAlgorithmSigner:
+		return watchedMultiAlgorithmSigner{s, mark}
+	case ssh.AlgorithmSigner:
+		return watchedAlgorithmSigner{s, mark}
+	}
+	return watchedSigner{s, mark}
+}
+
+type watchedSigner struct {
+	ssh.Signer
+	mark func()
+}
+
+func (w watchedSigner) PublicKey() ssh.PublicKey {
+	w.mark()
+	return w.Signer.PublicKey()
+}
+
+type watchedAlgorithmSigner struct {
+	ssh.AlgorithmSigner
+	mark func()
+}
+
+func (w watchedAlgorithmSigner) PublicKey() ssh.PublicKey {
+	w.mark()
+	return w.AlgorithmSigner.PublicKey()
+}
+
+type watchedMultiAlgorithmSigner struct {
+	ssh.MultiAlgorithmSigner
+	mark func()
+}
+
+func (w watchedMultiAlgorithmSigner) PublicKey() ssh.PublicKey {
+	w.mark()
+	return w.MultiAlgorithmSigner.PublicKey()
+}
+
 func (a *authPlan) note(format string, args ...any) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.notes = append(a.notes, fmt.Sprintf(format, args...))
 }
 
-// summary says what was offered, and why other keys were not, for an
-// authentication error.
+// summary says which keys the server was offered, which it never saw, and
+// why other keys were not usable, for an authentication error.
 func (a *authPlan) summary() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	var offered, untried []string
+	for i, what := range a.planned {
+		if a.tried[i] {
+			offered = append(offered, what)
+		} else {
+			untried = append(untried, what)
+		}
+	}
 	var parts []string
-	if len(a.offered) > 0 {
-		parts = append(parts, "offered "+strings.Join(a.offered, ", "))
+	if len(offered) > 0 {
+		parts = append(parts, "offered "+strings.Join(offered, ", "))
 	} else {
 		parts = append(parts, "no key was offered")
+	}
+	if len(untried) > 0 {
+		parts = append(parts, "not offered: "+strings.Join(untried, ", "))
 	}
 	parts = append(parts, a.notes...)
 	return strings.Join(parts, "; ")

@@ -15,6 +15,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/remote"
 )
 
@@ -705,5 +708,116 @@ func TestUnlockAhead(t *testing.T) {
 	}
 	if err := remote.Unlock(t.Context(), filepath.Join(t.TempDir(), "absent"), "", nil); err != nil {
 		t.Errorf("Unlock of a missing file = %v, want nil (the dial reports it)", err)
+	}
+}
+
+// TestAuthFailedListsTriedKeys dials real OpenSSH sshd with more keys than
+// its MaxAuthTries lets a client try. sshd counts every rejected key and,
+// at MaxAuthTries failures, disconnects with "Too many authentication
+// failures" (openssh-portable auth2.c userauth_finish,
+// auth.c auth_maxtries_exceeded). The error must list as offered exactly
+// the keys sshd logged as tried, say that sshd cut the attempt short, and
+// name the keys that were never offered, among them here the authorized
+// one.
+func TestAuthFailedListsTriedKeys(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		maxAuthTries int
+		rejected     int  // keys sshd does not accept, offered first
+		authorized   bool // one more key, last, that sshd accepts
+		wantTried    int
+		wantCutShort bool
+	}{
+		{name: "MaxAuthTries 3, nine keys", maxAuthTries: 3, rejected: 8, authorized: true, wantTried: 3, wantCutShort: true},
+		{name: "MaxAuthTries 1, four keys", maxAuthTries: 1, rejected: 4, wantTried: 1, wantCutShort: true},
+		{name: "every key tried", maxAuthTries: 10, rejected: 4, wantTried: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			var keys []testKey
+			var files []string
+			for i := range tc.rejected + 1 {
+				k := newTestKey(t)
+				keys = append(keys, k)
+				files = append(files, k.write(t, dir, fmt.Sprintf("id_%d", i), ""))
+			}
+			var authorized []ssh.PublicKey
+			if tc.authorized {
+				authorized = append(authorized, keys[tc.rejected].pub)
+			} else {
+				keys, files = keys[:tc.rejected], files[:tc.rejected]
+			}
+			// A key sshd accepts only matters when reached; without one,
+			// authorized_keys holds a stranger.
+			if len(authorized) == 0 {
+				authorized = append(authorized, newTestKey(t).pub)
+			}
+			srv := sshdtest.Start(t, sshdtest.Options{
+				AuthorizedKeys: authorized,
+				// VERBOSE logs every rejected key with its fingerprint.
+				Config: []string{"MaxAuthTries " + strconv.Itoa(tc.maxAuthTries), "LogLevel VERBOSE"},
+			})
+			known := writeFile(t, dir, "known_hosts", []byte(srv.KnownHostsLine()+"\n"))
+			d := testDialer(remote.SSHOptions{})
+			t.Cleanup(func() { _ = d.Close() })
+			_, err := d.Dial(t.Context(), remote.Target{
+				Name: "sshd", Address: srv.Host, Port: srv.Port, User: srv.User,
+				IdentityFiles: files, KnownHostsFiles: []string{known},
+			})
+			if !errors.Is(err, remote.ErrAuthFailed) {
+				t.Fatalf("dial: got %v, want %v", err, remote.ErrAuthFailed)
+			}
+			msg := err.Error()
+
+			// What sshd saw: one "Failed publickey" line per key.
+			var seen []string
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				log, rerr := os.ReadFile(srv.LogFile)
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				seen = seen[:0]
+				for _, line := range strings.Split(string(log), "\n") {
+					if i := strings.Index(line, "Failed publickey for "); i >= 0 {
+						f := strings.Fields(line)
+						seen = append(seen, f[len(f)-1])
+					}
+				}
+				if len(seen) >= tc.wantTried || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(seen) != tc.wantTried {
+				t.Fatalf("sshd logged %d rejected keys %v, the test expects %d", len(seen), seen, tc.wantTried)
+			}
+
+			start := strings.Index(msg, "(offered ")
+			if start < 0 {
+				t.Fatalf("error lists no offered key: %s", msg)
+			}
+			offered := msg[start:]
+			offered = offered[:strings.IndexAny(offered, ";)")]
+			for i, k := range keys {
+				fp := ssh.FingerprintSHA256(k.pub)
+				wasSeen := slices.Contains(seen, fp)
+				if listed := strings.Contains(offered, fp); listed != wasSeen {
+					t.Errorf("key %d (%s): listed as offered %t, sshd saw it %t", i, fp, listed, wasSeen)
+				}
+				if !wasSeen && !strings.Contains(msg, fp) {
+					t.Errorf("key %d (%s), never offered, is not named as such", i, fp)
+				}
+			}
+			cutShort := strings.Contains(msg, "closed the connection after too many authentication failures (sshd's MaxAuthTries)")
+			if cutShort != tc.wantCutShort {
+				t.Errorf("error says the server stopped after too many authentication failures: %t, want %t", cutShort, tc.wantCutShort)
+			}
+			if t.Failed() || testing.Verbose() {
+				t.Logf("error: %s", msg)
+			}
+		})
 	}
 }

@@ -246,3 +246,69 @@ func TestPIDPreludeIsInvisible(t *testing.T) {
 		t.Errorf("stderr %q is not one pid marker line", stderr.String())
 	}
 }
+
+// TestWatchedSignerKeepsAlgorithms pins that watching a signer for
+// auth_failed's "offered" list hides none of its interfaces: x/crypto picks
+// signature algorithms by them, and an RSA key seen as a plain Signer
+// would be offered as SHA-1 ssh-rsa only, which OpenSSH refuses.
+func TestWatchedSignerKeepsAlgorithms(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaSigner, err := ssh.NewSignerFromKey(rsaKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edSigner, err := ssh.NewSignerFromKey(edKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restricted, err := ssh.NewSignerWithAlgorithms(rsaSigner.(ssh.AlgorithmSigner), []string{ssh.KeyAlgoRSASHA512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := &ssh.Certificate{Key: edSigner.PublicKey(), CertType: ssh.UserCert, ValidPrincipals: []string{"tester"}, ValidBefore: ssh.CertTimeInfinity}
+	if err := cert.SignCert(rand.Reader, edSigner); err != nil {
+		t.Fatal(err)
+	}
+	certSigner, err := ssh.NewCertSigner(cert, edSigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		signer ssh.Signer
+	}{
+		{"rsa", rsaSigner},
+		{"rsa-sha2-512 only", restricted},
+		{"ed25519", edSigner},
+		{"certificate", certSigner},
+		{"plain Signer", struct{ ssh.Signer }{edSigner}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &authPlan{tried: []bool{false}}
+			w := a.watch(tc.signer, 0)
+			_, wasAlgo := tc.signer.(ssh.AlgorithmSigner)
+			_, isAlgo := w.(ssh.AlgorithmSigner)
+			origMulti, wasMulti := tc.signer.(ssh.MultiAlgorithmSigner)
+			multi, isMulti := w.(ssh.MultiAlgorithmSigner)
+			if wasAlgo != isAlgo || wasMulti != isMulti {
+				t.Fatalf("AlgorithmSigner %t -> %t, MultiAlgorithmSigner %t -> %t", wasAlgo, isAlgo, wasMulti, isMulti)
+			}
+			if wasMulti && !slices.Equal(origMulti.Algorithms(), multi.Algorithms()) {
+				t.Errorf("algorithms %v, want %v", multi.Algorithms(), origMulti.Algorithms())
+			}
+			if a.tried[0] {
+				t.Fatal("marked as offered before x/crypto asked for its key")
+			}
+			if !bytes.Equal(w.PublicKey().Marshal(), tc.signer.PublicKey().Marshal()) || !a.tried[0] {
+				t.Errorf("asking for the key: same key %t, marked offered %t", bytes.Equal(w.PublicKey().Marshal(), tc.signer.PublicKey().Marshal()), a.tried[0])
+			}
+		})
+	}
+}

@@ -367,6 +367,16 @@ func (d *SSHDialer) attempt(b budget, ep endpoint, via *sshConn, hk *hostKeys, a
 	return ssh.NewClient(sc, chans, reqs), false, nil
 }
 
+// tooManyAuthFailures reports the disconnect a server sends when a client
+// reaches MaxAuthTries: OpenSSH's auth_maxtries_exceeded (auth.c) sends
+// "Too many authentication failures", x/crypto's server "too many
+// authentication failures". x/crypto keeps its disconnect error type
+// unexported, so only the text tells.
+func tooManyAuthFailures(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "disconnect") &&
+		strings.Contains(strings.ToLower(err.Error()), "too many authentication failures")
+}
+
 // droppedEarly reports an error of a connection the server closed or reset.
 func droppedEarly(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -443,6 +453,11 @@ func handshakeError(parent context.Context, err error, hk *hostKeys, auth *authP
 	if strings.Contains(err.Error(), "unable to authenticate") {
 		return fmt.Errorf("%w: the server accepted no key for user %q (%s); add the public key of one of them to that user's authorized_keys on the node",
 			ErrAuthFailed, userName, auth.summary())
+	}
+	if hk.verified.Load() && tooManyAuthFailures(err) {
+		return fmt.Errorf("%w: the server closed the connection after too many authentication failures (sshd's MaxAuthTries) for user %q (%s); "+
+			"put a key the node accepts among the first it is offered (IdentityFile order, IdentitiesOnly, fewer agent keys): %w",
+			ErrAuthFailed, userName, auth.summary(), err)
 	}
 	if hk.verified.Load() {
 		// OpenSSH drops the connection after MaxAuthTries rejected keys.

@@ -50,6 +50,11 @@ type Options struct {
 	// never touches the disk: sshd reaches it through an in-process
 	// ssh-agent (HostKeyAgent), since a Signer cannot be written out.
 	HostKey ssh.Signer
+	// Config holds further sshd_config lines, e.g. "MaxAuthTries 3" or
+	// "LogLevel VERBOSE". They come first, and sshd keeps the first value
+	// it reads for a keyword (sshd_config(5)), so they override the
+	// defaults set here.
+	Config []string
 }
 
 // Server is a running sshd.
@@ -130,7 +135,7 @@ func Start(t testing.TB, o Options) *Server {
 		if err != nil {
 			t.Fatalf("sshdtest: %v", err)
 		}
-		cfg := strings.Join([]string{
+		defaults := []string{
 			"ListenAddress 127.0.0.1:" + strconv.Itoa(port),
 			hostKeyConfig,
 			"AuthorizedKeysFile " + authorized,
@@ -145,7 +150,8 @@ func Start(t testing.TB, o Options) *Server {
 			"PrintMotd no",
 			"LogLevel ERROR",
 			setEnv,
-		}, "\n") + "\n"
+		}
+		cfg := strings.Join(append(slices.Clone(o.Config), defaults...), "\n") + "\n"
 		if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 			t.Fatalf("sshdtest: write sshd_config: %v", err)
 		}
