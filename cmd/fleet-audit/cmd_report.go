@@ -55,10 +55,10 @@ EXAMPLES:
 				if p == "" {
 					continue
 				}
-				if err := checkOutputDir(format, p); err != nil {
-					return err
-				}
 				outputs[format] = p
+			}
+			if err := checkOutputs(outputs); err != nil {
+				return err
 			}
 			return emitReport(r, outputs, outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}, c.App.Writer, c.App.ErrWriter)
 		},
