@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // stdoutPath is the report path that means the command's own standard
@@ -184,11 +185,34 @@ func checkOutputs(outputs map[string]string) error {
 }
 
 func checkOutput(path string) error {
-	if isStdoutPath(path) {
+	mode, err := outputModeOf(path)
+	switch {
+	case err != nil:
+		return err
+	case mode == outputStdout:
+		return nil
+	case mode == outputThrough:
+		if err := syscall.Access(path, accessW); err != nil {
+			return fmt.Errorf("not writable: %w", err)
+		}
 		return nil
 	}
-	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
-		return fmt.Errorf("directory %s does not exist", filepath.Dir(path))
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	// access(2) answers as the write will be judged: root passes the mode
+	// bits, and a read-only mount is EROFS for everyone. The temporary
+	// file and the rename need write and search on the directory.
+	if err := syscall.Access(dir, accessW|accessX); err != nil {
+		return fmt.Errorf("directory %s is not writable: %w", dir, err)
 	}
 	return nil
 }
+
+// access(2) modes (unistd.h), which package syscall does not name.
+const (
+	accessX = 0x1
+	accessW = 0x2
+)

@@ -5,11 +5,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -223,5 +226,80 @@ func TestOneReportOnStdout(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "report", saved, "--json", "-", "--markdown", "-")
 	if code != int(exitUsage) || !strings.Contains(stderr, "only one report can go to stdout") || stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, and why", code, stdout, stderr)
+	}
+}
+
+// TestUnwritableOutputsRefusedBeforeContact: a report path that cannot be
+// written is found before any node is dialled, exit 2 naming the flag and
+// the path, and the node (a listener counting connections) never sees a
+// connection. The writable case proves the listener would have seen one.
+func TestUnwritableOutputsRefusedBeforeContact(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		path     func(t *testing.T, dir string) string
+		wantErr  string // "" when the path is writable
+		needUser bool   // the mode bits stop only a non-root user
+	}{
+		{"writable", func(t *testing.T, dir string) string { return filepath.Join(dir, "out.json") }, "", false},
+		{"directory", func(t *testing.T, dir string) string { return dir }, "is a directory", false},
+		{"missing directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "missing", "out.json") }, "does not exist", false},
+		{"read-only directory", func(t *testing.T, dir string) string {
+			ro := filepath.Join(dir, "ro")
+			if err := os.Mkdir(ro, 0o555); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(ro, "out.json")
+		}, "not writable", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.needUser && os.Geteuid() == 0 {
+				t.Skip("root writes into a 0555 directory; the directory and missing-directory cases still hold")
+			}
+			dir := t.TempDir()
+			t.Setenv("HOME", dir)
+			t.Setenv("SSH_AUTH_SOCK", "")
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dials atomic.Int32
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					dials.Add(1)
+					c.Close()
+				}
+			}()
+			t.Cleanup(func() { ln.Close() })
+			// A key, so that the node is dialled at all.
+			_, _, keyPEM := newEd25519(t, "")
+			key := filepath.Join(dir, "id")
+			if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			inv := filepath.Join(dir, "inventory.yaml")
+			doc := fmt.Sprintf("hosts:\n  node-1:\n    address: 127.0.0.1\n    port: %d\n    user: nobody\n    ssh_config: none\n    known_hosts: [%s]\n    identity_files: [%s]\n",
+				ln.Addr().(*net.TCPAddr).Port, filepath.Join(dir, "known_hosts"), key)
+			if err := os.WriteFile(inv, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := tc.path(t, dir)
+			code, _, stderr := runCLI(t, "run", "-i", inv, "--no-agent", "--connect-timeout", "5s", "-q", "--json", path)
+			if tc.wantErr == "" {
+				if dials.Load() == 0 || code == int(exitUsage) {
+					t.Fatalf("control case: exit %d, %d connections; the node should have been dialled\n%s", code, dials.Load(), stderr)
+				}
+				return
+			}
+			if code != int(exitUsage) || !strings.Contains(stderr, "--json "+path+": ") || !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming --json %s: %s", code, stderr, path, tc.wantErr)
+			}
+			if n := dials.Load(); n != 0 {
+				t.Errorf("the node was contacted %d times before the output was refused", n)
+			}
+		})
 	}
 }
