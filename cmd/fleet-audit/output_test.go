@@ -25,7 +25,10 @@ import (
 // nodes, one critical finding on one of them, the gate EvaluateGate gives
 // for it. It is what the report command reads in the output tests, so
 // they need no fleet.
-func writeSavedRun(t *testing.T, dir string, policy audit.GatePolicy, edit func(*audit.Report)) string {
+//
+// forge, when not nil, changes the report after the gate was evaluated:
+// what a hostile or hand-edited file would hold.
+func writeSavedRun(t *testing.T, dir string, policy audit.GatePolicy, edit func(*audit.Report), forge ...func(*audit.Report)) string {
 	t.Helper()
 	r := &audit.Report{
 		SchemaVersion: audit.SchemaVersion,
@@ -46,6 +49,9 @@ func writeSavedRun(t *testing.T, dir string, policy audit.GatePolicy, edit func(
 		edit(r)
 	}
 	r.Gate = audit.EvaluateGate(r, policy)
+	for _, f := range forge {
+		f(r)
+	}
 	f, err := report.New("json", report.Options{})
 	if err != nil {
 		t.Fatal(err)
