@@ -309,3 +309,22 @@ func TestUnwritableOutputsRefusedBeforeContact(t *testing.T) {
 		})
 	}
 }
+
+// TestRunJSONToStdout: `run --json -` leaves stdout to the results alone,
+// parseable by jq, with the terminal summary and verdict on stderr.
+func TestRunJSONToStdout(t *testing.T) {
+	inv := startFleet(t, nil)
+	t.Chdir(t.TempDir())
+	t.Setenv("NO_COLOR", "1")
+	code, stdout, stderr := runCLI(t, "run", "-i", inv, "--json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r audit.Report
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Nodes) != 3 {
+		t.Errorf("stdout is not the results of 3 nodes (%v): %q", err, stdout[:min(len(stdout), 300)])
+	}
+	if !strings.Contains(stderr, "gate: passed") || !strings.Contains(stderr, "wrote json report to stdout") {
+		t.Errorf("stderr lacks the summary or the note of where the results went:\n%s", stderr)
+	}
+}
