@@ -70,6 +70,12 @@ func needsEscape(r rune) bool {
 // attributes.
 func oneLine(s string) string { return visible(s, "") }
 
+// OneLine is the escaping every report gives a one-line value, for the
+// commands that print user text outside a report (the probes listing): a
+// terminal shows control characters, bidi overrides and bad UTF-8 as
+// visible escapes instead of acting on them.
+func OneLine(s string) string { return oneLine(s) }
+
 // truncate cuts s to at most max runes, ending in "…" when it cut. It works
 // on runes, not bytes, so it never splits a UTF-8 sequence.
 func truncate(s string, max int) string {

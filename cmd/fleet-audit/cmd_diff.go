@@ -57,11 +57,11 @@ EXAMPLES:
 			outputs := map[string]string{}
 			for _, format := range []string{"markdown", "json"} {
 				if p := c.String(format); p != "" {
-					if err := checkOutputDir(format, p); err != nil {
-						return err
-					}
 					outputs[format] = p
 				}
+			}
+			if err := checkOutputs(outputs); err != nil {
+				return err
 			}
 			before, err := readSavedRun(c.Args().Get(0))
 			if err != nil {
@@ -97,19 +97,28 @@ func readSavedRun(path string) (*audit.Report, error) {
 	return r, nil
 }
 
+// A diff written to stdout (-) moves the terminal diff to stderr, as
+// emitReport does.
 func emitDiff(d *audit.Diff, outputs map[string]string, quiet bool, stdout, stderr io.Writer) error {
 	var written []string
+	summary := stdout
 	for _, format := range report.DiffFormats() {
 		p, ok := outputs[format]
 		if !ok {
 			continue
 		}
-		if err := writeFileAtomic(p, func(w io.Writer) error { return report.FormatDiff(w, format, d) }); err != nil {
+		if err := writeOutput(p, stdout, func(w io.Writer) error { return report.FormatDiff(w, format, d) }); err != nil {
 			fmt.Fprintf(stderr, "fleet-audit: error: write %s diff %s: %v\n", format, p, err)
 			return &gateError{code: exitUsage}
 		}
+		if isStdoutPath(p) {
+			summary = stderr
+			written = append(written, fmt.Sprintf("fleet-audit: wrote %s diff to stdout", format))
+			continue
+		}
 		written = append(written, fmt.Sprintf("fleet-audit: wrote %s diff to %s", format, p))
 	}
+	stdout = summary
 	if quiet {
 		fmt.Fprintln(stdout, "diff gate: "+report.Verdict(d.Gate))
 	} else if err := report.FormatDiff(stdout, "terminal", d); err != nil {

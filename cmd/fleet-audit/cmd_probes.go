@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/report"
 )
 
 // catalogEntry is one row of `fleet-audit probes`, and one element of its
@@ -70,7 +71,10 @@ EXAMPLES:
 				if sev == "" {
 					sev = "-"
 				}
-				if err := t.Append(e.Kind, e.ID, e.Scope, root, sev, e.Source, e.Description); err != nil {
+				// Every cell but kind and root can come from a --probes
+				// file (its name included), so all are escaped as in a report.
+				if err := t.Append(e.Kind, report.OneLine(e.ID), report.OneLine(e.Scope), root, report.OneLine(sev),
+					report.OneLine(e.Source), report.OneLine(e.Description)); err != nil {
 					return fmt.Errorf("probes table: %w", err)
 				}
 			}

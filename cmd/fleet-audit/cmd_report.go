@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
@@ -18,7 +19,9 @@ func reportCommand() *cli.Command {
 summary on stdout and any report file asked for. The saved judgement is kept
 as it was on the day (findings, waivers, gate), so a report attached to a
 change request today says what the audit said then. Exits with the saved
-run's gate, so CI can re-gate a stored run.
+run's gate, so CI can re-gate a stored run; a file whose gate (exit_code,
+passed, fail_on) is not what its own findings and node statuses give is
+refused with exit 2.
 
 EXAMPLES:
    fleet-audit report results.json
@@ -46,6 +49,9 @@ EXAMPLES:
 			}
 			r, err := report.ReadJSON(f)
 			f.Close()
+			if err == nil {
+				err = checkSavedGate(r)
+			}
 			if err != nil {
 				return &usageError{fmt.Errorf("report: %s: %w", path, err)}
 			}
@@ -55,12 +61,34 @@ EXAMPLES:
 				if p == "" {
 					continue
 				}
-				if err := checkOutputDir(format, p); err != nil {
-					return err
-				}
 				outputs[format] = p
+			}
+			if err := checkOutputs(outputs); err != nil {
+				return err
 			}
 			return emitReport(r, outputs, outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// checkSavedGate refuses a saved run whose gate is not the one its own
+// findings, node statuses and policy (fail_on, allow_unreachable) give:
+// report exits with that gate, so a hand-edited or hostile exit_code
+// (256, which a shell sees as 0; 0 over a critical finding) must not become
+// a CI verdict. The reasons are display text and may be worded by an older
+// release; the verdict fields are not.
+func checkSavedGate(r *audit.Report) error {
+	g := r.Gate
+	if _, err := audit.ParseSeverity(g.FailOn.String()); err != nil {
+		return fmt.Errorf("gate.fail_on: %w", err)
+	}
+	want := audit.EvaluateGate(r, audit.GatePolicy{FailOn: g.FailOn, AllowUnreachable: g.AllowUnreachable})
+	if g.ExitCode != want.ExitCode {
+		return fmt.Errorf("gate.exit_code is %d, but the file's findings and node statuses under gate.fail_on %s and gate.allow_unreachable %t give %d: refusing an inconsistent file",
+			g.ExitCode, g.FailOn, g.AllowUnreachable, want.ExitCode)
+	}
+	if g.Passed != want.Passed {
+		return fmt.Errorf("gate.passed is %t, but gate.exit_code %d means %t: refusing an inconsistent file", g.Passed, g.ExitCode, want.Passed)
+	}
+	return nil
 }

@@ -225,13 +225,13 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 		return err
 	}
 	// Check output paths before contacting anything.
-	for format, p := range o.Outputs {
+	for format := range o.Outputs {
 		if _, err := report.New(format, report.Options{}); err != nil {
 			return &usageError{err}
 		}
-		if err := checkOutputDir(format, p); err != nil {
-			return err
-		}
+	}
+	if err := checkOutputs(o.Outputs); err != nil {
+		return err
 	}
 	agent := os.Getenv("SSH_AUTH_SOCK")
 	if o.NoAgent {
@@ -406,21 +406,32 @@ type outputOptions struct {
 // (or the verdict alone with -q) and turns the gate into the exit status.
 // It is shared by run, demo and report, so a re-rendered run reads as the
 // original.
+//
+// A report written to stdout (-) is all stdout carries, so that
+// `--json - | jq` parses: the terminal summary then goes to stderr, where a
+// CI log still shows it, coloured only if stderr is a terminal.
 func emitReport(r *audit.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
 	var writeErr error
 	var written []string
+	summary := stdout
 	for _, format := range report.Names() {
 		p, ok := outputs[format]
 		if !ok {
 			continue
 		}
-		if err := writeReport(format, p, r); err != nil {
+		if err := writeReport(format, p, r, stdout); err != nil {
 			fmt.Fprintf(stderr, "fleet-audit: error: %v\n", err)
 			writeErr = err
 			continue
 		}
+		if isStdoutPath(p) {
+			summary = stderr
+			written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to stdout", format))
+			continue
+		}
 		written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to %s", format, p))
 	}
+	stdout = summary
 	if oo.Quiet {
 		fmt.Fprintln(stdout, "gate: "+report.Verdict(r.Gate))
 	} else {
@@ -465,12 +476,12 @@ func terminalWidth(w io.Writer) int {
 }
 
 // writeReport renders one report file; a reader never sees half of it.
-func writeReport(format, path string, r *audit.Report) error {
+func writeReport(format, path string, r *audit.Report, stdout io.Writer) error {
 	f, err := report.New(format, report.Options{})
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, func(w io.Writer) error { return f.Format(w, r) }); err != nil {
+	if err := writeOutput(path, stdout, func(w io.Writer) error { return f.Format(w, r) }); err != nil {
 		return fmt.Errorf("write %s report %s: %w", format, path, err)
 	}
 	return nil

@@ -1,11 +1,145 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 )
+
+// stdoutPath is the report path that means the command's own standard
+// output. /dev/stdout and its aliases mean the same: written through the
+// command's stdout, they keep its offset (`{ echo; fleet-audit ...; } > f`)
+// and tell emitReport to keep the terminal summary off that stream.
+const stdoutPath = "-"
+
+func isStdoutPath(path string) bool {
+	switch path {
+	case stdoutPath, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+		return true
+	}
+	return false
+}
+
+// outputMode is how a report reaches its path.
+type outputMode int
+
+const (
+	// outputReplace writes a temporary file next to the path and renames
+	// it into place: regular files and paths that do not exist yet.
+	outputReplace outputMode = iota
+	// outputThrough opens what is there and writes into it: a character
+	// device, a FIFO, or a descriptor (/dev/fd/N, /proc/self/fd/N, a
+	// shell's >(...)). Renaming onto those would replace the device node
+	// or fail, and the reader on the other end would get nothing.
+	outputThrough
+	// outputStdout writes to the command's stdout.
+	outputStdout
+)
+
+// outputModeOf decides how path is written. It follows symlinks, as a
+// shell's redirection would: a link to /dev/null is written through, so the
+// device stays a device. A link planted in a sticky world-writable
+// directory (/tmp) is not followed by root or anyone but its owner when
+// fs.protected_symlinks is on (the default of every mainstream
+// distribution; Documentation/admin-guide/sysctl/fs.rst), so following
+// does not hand a local attacker a way to aim a root run at a device.
+// Block devices and sockets are refused: nothing a report is for reads
+// one.
+func outputModeOf(path string) (outputMode, error) {
+	if isStdoutPath(path) {
+		return outputStdout, nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A new file, or a dangling symlink, which the rename replaces.
+		return outputReplace, nil
+	case err != nil:
+		return 0, err
+	}
+	m := st.Mode()
+	switch {
+	case m.IsDir():
+		return 0, errors.New("is a directory")
+	case m&fs.ModeCharDevice != 0, m&fs.ModeNamedPipe != 0:
+		return outputThrough, nil
+	case m&fs.ModeDevice != 0, m&fs.ModeSocket != 0:
+		return 0, fmt.Errorf("is a %s, not a file, a FIFO or a character device", map[bool]string{true: "block device", false: "socket"}[m&fs.ModeDevice != 0])
+	case m.IsRegular() && viaDescriptor(path):
+		return outputThrough, nil
+	}
+	return outputReplace, nil
+}
+
+// viaDescriptor reports whether path names an open file through /dev or
+// /proc (/dev/fd/3 after `3>out.json`, /dev/stderr redirected to a file):
+// the rename would land in /dev or fail in /proc, and the file the caller
+// opened would not get the report.
+func viaDescriptor(path string) bool {
+	for range 40 { // the kernel's own bound on symlink hops (MAXSYMLINKS)
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return false
+		}
+		if strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/") {
+			return true
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		path = target
+	}
+	return false
+}
+
+// writeOutput renders a report to path as outputModeOf says. The report is
+// rendered in full before anything is opened, so a render error never
+// leaves half a report in a pipe either.
+func writeOutput(path string, stdout io.Writer, render func(io.Writer) error) error {
+	mode, err := outputModeOf(path)
+	if err != nil {
+		return err
+	}
+	if mode == outputReplace {
+		return writeFileAtomic(path, render)
+	}
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	if mode == outputStdout {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	// No O_CREATE (the thing is there, or the report must not make a
+	// regular file in /dev) and no O_TRUNC: a regular file behind a
+	// descriptor is appended to, as the caller's own descriptor would.
+	flags := os.O_WRONLY
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		flags |= os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // writeFileAtomic writes through a temporary file in the same directory and
 // renames it into place, so a reader (a CI artifact upload, a browser) never
@@ -29,11 +163,56 @@ func writeFileAtomic(path string, render func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// checkOutputDir refuses an output path whose directory does not exist
-// before anything is read or contacted.
-func checkOutputDir(flag, path string) error {
-	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
-		return &usageError{fmt.Errorf("--%s %s: directory %s does not exist", flag, path, filepath.Dir(path))}
+// checkOutputs refuses, before anything is read or contacted, report paths
+// that could not be written: more than one on stdout, a directory, a path
+// whose directory is missing or not writable, a device or FIFO we may not
+// write. Nothing is created: the final file appears only after the run.
+func checkOutputs(outputs map[string]string) error {
+	var onStdout []string
+	for _, format := range slices.Sorted(maps.Keys(outputs)) {
+		p := outputs[format]
+		if err := checkOutput(p); err != nil {
+			return &usageError{fmt.Errorf("--%s %s: %w", format, p, err)}
+		}
+		if isStdoutPath(p) {
+			onStdout = append(onStdout, "--"+format+" "+p)
+		}
+	}
+	if len(onStdout) > 1 {
+		return &usageError{fmt.Errorf("%s: only one report can go to stdout", strings.Join(onStdout, " and "))}
 	}
 	return nil
 }
+
+func checkOutput(path string) error {
+	mode, err := outputModeOf(path)
+	switch {
+	case err != nil:
+		return err
+	case mode == outputStdout:
+		return nil
+	case mode == outputThrough:
+		if err := syscall.Access(path, accessW); err != nil {
+			return fmt.Errorf("not writable: %w", err)
+		}
+		return nil
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	// access(2) answers as the write will be judged: root passes the mode
+	// bits, and a read-only mount is EROFS for everyone. The temporary
+	// file and the rename need write and search on the directory.
+	if err := syscall.Access(dir, accessW|accessX); err != nil {
+		return fmt.Errorf("directory %s is not writable: %w", dir, err)
+	}
+	return nil
+}
+
+// access(2) modes (unistd.h), which package syscall does not name.
+const (
+	accessX = 0x1
+	accessW = 0x2
+)

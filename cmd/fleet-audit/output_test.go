@@ -1,0 +1,330 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+// writeSavedRun writes a small results file as `run --json` would: two
+// nodes, one critical finding on one of them, the gate EvaluateGate gives
+// for it. It is what the report command reads in the output tests, so
+// they need no fleet.
+//
+// forge, when not nil, changes the report after the gate was evaluated:
+// what a hostile or hand-edited file would hold.
+func writeSavedRun(t *testing.T, dir string, policy audit.GatePolicy, edit func(*audit.Report), forge ...func(*audit.Report)) string {
+	t.Helper()
+	r := &audit.Report{
+		SchemaVersion: audit.SchemaVersion,
+		Tool:          audit.Tool{Name: "fleet-audit", Version: "test"},
+		Inventory:     "inventory.yaml",
+		StartedAt:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		FinishedAt:    time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
+		Nodes: []audit.Node{
+			{Name: "node-1", Address: "10.0.0.1", Roles: []string{"worker"}, Status: audit.StatusOK, Facts: map[string]string{}, Probes: []audit.ProbeRun{}},
+			{Name: "node-2", Address: "10.0.0.2", Roles: []string{"worker"}, Status: audit.StatusOK, Facts: map[string]string{}, Probes: []audit.ProbeRun{}},
+		},
+		Findings: []audit.Finding{{Check: "ufw.active", Kind: audit.KindCheck, Title: "UFW is active", Severity: audit.SeverityCritical,
+			Nodes: []string{"node-2"}, Evidence: []string{"node-2: ufw.active=active"}, Remediation: "ufw disable"}},
+		Drift:  []audit.Drift{},
+		Checks: []audit.CheckResult{},
+	}
+	if edit != nil {
+		edit(r)
+	}
+	r.Gate = audit.EvaluateGate(r, policy)
+	for _, f := range forge {
+		f(r)
+	}
+	f, err := report.New("json", report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := f.Format(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "saved.json")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// noFindings makes a saved run whose gate passes.
+func noFindings(r *audit.Report) { r.Findings = []audit.Finding{} }
+
+// parsesAsResults says what is wrong with b as a results file, or "".
+func parsesAsResults(b []byte) string {
+	var r struct {
+		SchemaVersion int `json:"schema_version"`
+		Nodes         []struct {
+			Name string `json:"name"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return "not JSON: " + err.Error() + ": " + strconv.Quote(string(b[:min(len(b), 200)]))
+	}
+	if r.SchemaVersion != audit.SchemaVersion || len(r.Nodes) != 2 {
+		return "not the saved run: " + strconv.Quote(string(b[:min(len(b), 200)]))
+	}
+	return ""
+}
+
+// TestReportPathsWrittenThrough writes a report to what is not a regular
+// file: a FIFO with a reader, a descriptor (/proc/self/fd/N, what a
+// shell's >(...) hands over), a symlink to /dev/null, and stdout as "-".
+// Each must receive the report and stay what it was: renaming a temporary
+// file onto them would replace the FIFO or the device node, or fail. A
+// regular file is still replaced atomically (a new inode; a hard link to
+// the old one keeps the old content).
+func TestReportPathsWrittenThrough(t *testing.T) {
+	devNull, err := os.Lstat("/dev/null")
+	if err != nil || devNull.Mode()&os.ModeCharDevice == 0 {
+		t.Skipf("no character device /dev/null here: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		// target prepares the path in dir and returns it with a check of
+		// what arrived there, run after the command.
+		target func(t *testing.T, dir string) (path string, check func(stdout string) string)
+	}{
+		{"fifo", func(t *testing.T, dir string) (string, func(string) string) {
+			p := filepath.Join(dir, "results.fifo")
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan []byte, 1)
+			go func() {
+				b, _ := os.ReadFile(p) // blocks until the writer opens and closes
+				got <- b
+			}()
+			return p, func(string) string {
+				select {
+				case b := <-got:
+					if msg := parsesAsResults(b); msg != "" {
+						return "FIFO reader got " + msg
+					}
+				case <-time.After(10 * time.Second):
+					return "FIFO reader got nothing in 10s"
+				}
+				if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+					return "FIFO is no longer a FIFO after the run"
+				}
+				return ""
+			}
+		}},
+		{"descriptor", func(t *testing.T, dir string) (string, func(string) string) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan []byte, 1)
+			go func() {
+				b, _ := io.ReadAll(r)
+				got <- b
+			}()
+			t.Cleanup(func() { r.Close() })
+			return "/proc/self/fd/" + strconv.Itoa(int(w.Fd())), func(string) string {
+				w.Close() // the reader's EOF: the command closed its own descriptor
+				select {
+				case b := <-got:
+					if msg := parsesAsResults(b); msg != "" {
+						return "pipe reader got " + msg
+					}
+				case <-time.After(10 * time.Second):
+					return "pipe reader got nothing in 10s"
+				}
+				return ""
+			}
+		}},
+		{"symlink to /dev/null", func(t *testing.T, dir string) (string, func(string) string) {
+			p := filepath.Join(dir, "null")
+			if err := os.Symlink("/dev/null", p); err != nil {
+				t.Fatal(err)
+			}
+			return p, func(string) string {
+				st, err := os.Lstat("/dev/null")
+				if err != nil || !os.SameFile(st, devNull) || st.Mode() != devNull.Mode() {
+					return "/dev/null was replaced"
+				}
+				if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeSymlink == 0 {
+					return "the symlink to /dev/null was replaced by a file"
+				}
+				return ""
+			}
+		}},
+		{"stdout", func(t *testing.T, dir string) (string, func(string) string) {
+			return "-", func(stdout string) string {
+				if msg := parsesAsResults([]byte(stdout)); msg != "" {
+					return "stdout is " + msg
+				}
+				if _, err := os.Lstat(filepath.Join(dir, "-")); err == nil {
+					return `a file named "-" was written`
+				}
+				return ""
+			}
+		}},
+		{"regular file", func(t *testing.T, dir string) (string, func(string) string) {
+			p := filepath.Join(dir, "results.json")
+			if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(dir, "old-link")
+			if err := os.Link(p, link); err != nil {
+				t.Fatal(err)
+			}
+			return p, func(string) string {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err.Error()
+				}
+				if msg := parsesAsResults(b); msg != "" {
+					return "file holds " + msg
+				}
+				if old, _ := os.ReadFile(link); string(old) != "old" {
+					return "written in place, not renamed: the old inode now holds " + strconv.Quote(string(old[:min(len(old), 40)]))
+				}
+				return ""
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			saved := writeSavedRun(t, t.TempDir(), audit.GatePolicy{FailOn: audit.SeverityCritical}, noFindings)
+			path, check := tc.target(t, dir)
+			code, stdout, stderr := runCLI(t, "report", saved, "--json", path)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0\n%s", code, stderr)
+			}
+			if msg := check(stdout); msg != "" {
+				t.Errorf("--json %s: %s\nstderr:\n%s", path, msg, stderr)
+			}
+			if path == "-" && !strings.Contains(stderr, "gate: passed") {
+				t.Errorf("--json -: the terminal summary is not on stderr:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestOneReportOnStdout: two reports on stdout would be one unparseable
+// stream, so the command refuses before writing either.
+func TestOneReportOnStdout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	saved := writeSavedRun(t, t.TempDir(), audit.GatePolicy{FailOn: audit.SeverityCritical}, noFindings)
+	code, stdout, stderr := runCLI(t, "report", saved, "--json", "-", "--markdown", "-")
+	if code != int(exitUsage) || !strings.Contains(stderr, "only one report can go to stdout") || stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, and why", code, stdout, stderr)
+	}
+}
+
+// TestUnwritableOutputsRefusedBeforeContact: a report path that cannot be
+// written is found before any node is dialled, exit 2 naming the flag and
+// the path, and the node (a listener counting connections) never sees a
+// connection. The writable case proves the listener would have seen one.
+func TestUnwritableOutputsRefusedBeforeContact(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		path     func(t *testing.T, dir string) string
+		wantErr  string // "" when the path is writable
+		needUser bool   // the mode bits stop only a non-root user
+	}{
+		{"writable", func(t *testing.T, dir string) string { return filepath.Join(dir, "out.json") }, "", false},
+		{"directory", func(t *testing.T, dir string) string { return dir }, "is a directory", false},
+		{"missing directory", func(t *testing.T, dir string) string { return filepath.Join(dir, "missing", "out.json") }, "does not exist", false},
+		{"read-only directory", func(t *testing.T, dir string) string {
+			ro := filepath.Join(dir, "ro")
+			if err := os.Mkdir(ro, 0o555); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(ro, "out.json")
+		}, "not writable", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.needUser && os.Geteuid() == 0 {
+				t.Skip("root writes into a 0555 directory; the directory and missing-directory cases still hold")
+			}
+			dir := t.TempDir()
+			t.Setenv("HOME", dir)
+			t.Setenv("SSH_AUTH_SOCK", "")
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dials atomic.Int32
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					dials.Add(1)
+					c.Close()
+				}
+			}()
+			t.Cleanup(func() { ln.Close() })
+			// A key, so that the node is dialled at all.
+			_, _, keyPEM := newEd25519(t, "")
+			key := filepath.Join(dir, "id")
+			if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			inv := filepath.Join(dir, "inventory.yaml")
+			doc := fmt.Sprintf("hosts:\n  node-1:\n    address: 127.0.0.1\n    port: %d\n    user: nobody\n    ssh_config: none\n    known_hosts: [%s]\n    identity_files: [%s]\n",
+				ln.Addr().(*net.TCPAddr).Port, filepath.Join(dir, "known_hosts"), key)
+			if err := os.WriteFile(inv, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := tc.path(t, dir)
+			code, _, stderr := runCLI(t, "run", "-i", inv, "--no-agent", "--connect-timeout", "5s", "-q", "--json", path)
+			if tc.wantErr == "" {
+				if dials.Load() == 0 || code == int(exitUsage) {
+					t.Fatalf("control case: exit %d, %d connections; the node should have been dialled\n%s", code, dials.Load(), stderr)
+				}
+				return
+			}
+			if code != int(exitUsage) || !strings.Contains(stderr, "--json "+path+": ") || !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming --json %s: %s", code, stderr, path, tc.wantErr)
+			}
+			if n := dials.Load(); n != 0 {
+				t.Errorf("the node was contacted %d times before the output was refused", n)
+			}
+		})
+	}
+}
+
+// TestRunJSONToStdout: `run --json -` leaves stdout to the results alone,
+// parseable by jq, with the terminal summary and verdict on stderr.
+func TestRunJSONToStdout(t *testing.T) {
+	inv := startFleet(t, nil)
+	t.Chdir(t.TempDir())
+	t.Setenv("NO_COLOR", "1")
+	code, stdout, stderr := runCLI(t, "run", "-i", inv, "--json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r audit.Report
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Nodes) != 3 {
+		t.Errorf("stdout is not the results of 3 nodes (%v): %q", err, stdout[:min(len(stdout), 300)])
+	}
+	if !strings.Contains(stderr, "gate: passed") || !strings.Contains(stderr, "wrote json report to stdout") {
+		t.Errorf("stderr lacks the summary or the note of where the results went:\n%s", stderr)
+	}
+}

@@ -1,0 +1,62 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+)
+
+// TestReportRefusesForgedGate: `report` exits with the saved gate, so the
+// gate in the file must be the one its findings, node statuses and policy
+// give. A file whose exit_code, passed or fail_on disagree with them (256,
+// which a shell sees as 0; a pass over a critical finding) is refused with
+// exit 2 naming the field, never obeyed; genuine files exit as saved.
+func TestReportRefusesForgedGate(t *testing.T) {
+	critical := audit.GatePolicy{FailOn: audit.SeverityCritical}
+	unreachable := func(r *audit.Report) {
+		r.Findings = []audit.Finding{}
+		r.Nodes[1].Status = audit.StatusUnreachable
+	}
+	for _, tc := range []struct {
+		name      string
+		policy    audit.GatePolicy
+		edit      func(*audit.Report)
+		forge     func(*audit.Report)
+		wantCode  int
+		wantField string // named in the error when the file is refused
+	}{
+		{"genuine failure", critical, nil, nil, 1, ""},
+		{"genuine pass", critical, noFindings, nil, 0, ""},
+		{"genuine unreachable", critical, unreachable, nil, 3, ""},
+		{"unreachable allowed", audit.GatePolicy{FailOn: audit.SeverityCritical, AllowUnreachable: true}, unreachable, nil, 0, ""},
+		{"exit code 256", critical, nil, func(r *audit.Report) { r.Gate.ExitCode = 256 }, 2, "gate.exit_code"},
+		{"pass over a critical finding", critical, nil, func(r *audit.Report) {
+			r.Gate.ExitCode, r.Gate.Passed, r.Gate.Reasons = 0, true, []string{}
+		}, 2, "gate.exit_code"},
+		{"passed but exit 1", critical, nil, func(r *audit.Report) { r.Gate.Passed = true }, 2, "gate.passed"},
+		{"exit 3 with every node audited", critical, noFindings, func(r *audit.Report) {
+			r.Gate.ExitCode, r.Gate.Passed = 3, false
+		}, 2, "gate.exit_code"},
+		{"allow_unreachable flipped", critical, unreachable, func(r *audit.Report) { r.Gate.AllowUnreachable = true }, 2, "gate.exit_code"},
+		{"interrupted run that passed", critical, noFindings, func(r *audit.Report) { r.Interrupted = true }, 2, "gate.exit_code"},
+		{"unknown fail_on", critical, noFindings, func(r *audit.Report) { r.Gate.FailOn = audit.SeverityUnknown }, 2, "gate.fail_on"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var forge []func(*audit.Report)
+			if tc.forge != nil {
+				forge = append(forge, tc.forge)
+			}
+			saved := writeSavedRun(t, t.TempDir(), tc.policy, tc.edit, forge...)
+			code, stdout, stderr := runCLI(t, "report", "-q", saved)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
+			}
+			if tc.wantField != "" && (!strings.Contains(stderr, tc.wantField) || stdout != "") {
+				t.Errorf("stdout %q, stderr %q: want nothing rendered and an error naming %s", stdout, stderr, tc.wantField)
+			}
+		})
+	}
+}
