@@ -18,11 +18,80 @@ func NewNonce() string {
 	return hex.EncodeToString(b)
 }
 
+// rootSupervisor runs as root under sudo and runs one probe. The login user
+// cannot signal root processes, and sudo does not relay a signal sent from
+// its own process group (sudo(8), "Signal handling"), so neither timeout(1)
+// on the login side nor the remote package's kill script can stop a root
+// probe. This supervisor stops it from the root side instead: a watchdog
+// kills the probe's whole process tree when the probe's timeout passes or
+// when the bundle shell that started it is gone (the session was killed:
+// node timeout or Ctrl-C), so no root process outlives the run and keeps the
+// channel open. Arguments: timeout seconds, the bundle shell's pid and its
+// start time (field 22 of /proc/PID/stat, telling a reused pid apart; empty
+// without /proc), then the probe text. A killed probe exits 137, which the
+// parser reads as a timeout, as it does timeout -s KILL's.
+const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3 fa_p=$4
+set --
+fa_stat() {
+	fa_s=
+	IFS= read -r fa_s 2>/dev/null <"/proc/$1/stat" || return 1
+	fa_s=${fa_s##*) }
+	set -- $fa_s
+	fa_ppid=$2
+	fa_start=${20}
+}
+fa_alive() {
+	kill -0 "$fa_w" 2>/dev/null || return 1
+	[ -z "$fa_ws" ] && return 0
+	fa_stat "$fa_w" && [ "$fa_start" = "$fa_ws" ]
+}
+fa_kill() {
+	kill -STOP "$1" 2>/dev/null
+	fa_kids=
+	for fa_f in /proc/[0-9]*; do
+		fa_q=${fa_f#/proc/}
+		if fa_stat "$fa_q" && [ "$fa_ppid" = "$1" ]; then
+			fa_kids="$fa_kids $fa_q"
+		fi
+	done
+	for fa_k in $fa_kids; do
+		fa_kill "$fa_k"
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+/bin/sh -c "$fa_p" </dev/null &
+fa_c=$!
+fa_me=$$
+(
+	fa_i=0
+	while :; do
+		# Without sleep the loop would spin and kill the probe at once;
+		# it is then unbounded, as under a login without timeout(1).
+		sleep 1 || exit 0
+		fa_i=$((fa_i + 1))
+		if [ "$fa_i" -ge "$fa_t" ] || ! fa_alive; then
+			# Only while the probe is still this shell's child: its pid
+			# may have ended and been reused since wait returned.
+			if ! [ -r "/proc/$fa_c/stat" ] || { fa_stat "$fa_c" && [ "$fa_ppid" = "$fa_me" ]; }; then
+				fa_kill "$fa_c"
+			fi
+			exit 0
+		fi
+	done
+) </dev/null >/dev/null 2>&1 &
+fa_d=$!
+wait "$fa_c"
+fa_rc=$?
+kill "$fa_d" 2>/dev/null
+exit "$fa_rc"
+`
+
 // bundlePrelude runs first on the node. It finds the simulated-node stub
 // directory, settles whether sudo can be used without a password (sudo -n
 // never prompts, so a password-wanting sudo cannot hang the run) and defines
 // fa_run, which frames one probe's output with begin/end markers and bounds
-// it with timeout(1) where the node has it.
+// it: with timeout(1) where the node has it for the login user's probes, with
+// rootSupervisor for root probes run through sudo.
 const bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
 # A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
 # whose bin/ holds .only has exactly those commands, so a test never sees
@@ -38,6 +107,19 @@ if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -r "$FLEET_AUDIT_ROOT/lib/fa-procfs.so" ]
 	LD_PRELOAD="$FLEET_AUDIT_ROOT/lib/fa-procfs.so"
 	export LD_PRELOAD
 fi
+# This shell's identity, which the root side watches to stop its probe when
+# the session is killed.
+fa_self=$$ fa_self_start=
+if IFS= read -r fa_s 2>/dev/null </proc/$$/stat; then
+	fa_s=${fa_s##*) }
+	set -- $fa_s
+	fa_self_start=${20}
+	set --
+fi
+unset fa_s
+fa_sup=$(cat <<'FA_SUP_EOF'
+` + rootSupervisor + `FA_SUP_EOF
+)
 fa_timeout=
 if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi
 fa_sudo=not_requested
@@ -64,14 +146,12 @@ fa_run() {
 	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		set -- sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" /bin/sh -c "$fa_p"
+		sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" \
+			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_p" </dev/null
+	elif [ -n "$fa_timeout" ]; then
+		"$fa_timeout" -k 2 "$fa_t" /bin/sh -c "$fa_p" </dev/null
 	else
-		set -- /bin/sh -c "$fa_p"
-	fi
-	if [ -n "$fa_timeout" ]; then
-		"$fa_timeout" -k 2 "$fa_t" "$@" </dev/null
-	else
-		"$@" </dev/null
+		/bin/sh -c "$fa_p" </dev/null
 	fi
 	fa_rc=$?
 	echo
