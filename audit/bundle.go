@@ -18,6 +18,12 @@ func NewNonce() string {
 	return hex.EncodeToString(b)
 }
 
+// rootPath is the PATH of root probes on a real node: sudo's secure_path
+// (sudoers(5), Debian's and RHEL's default) rather than the login user's
+// PATH, which sudo -n env PATH=... would otherwise hand to root, so a
+// command planted early on the login user's PATH never runs as root.
+const rootPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // rootSupervisor runs as root under sudo and runs one probe. The login user
 // cannot signal root processes, and sudo does not relay a signal sent from
 // its own process group (sudo(8), "Signal handling"), so neither timeout(1)
@@ -95,9 +101,15 @@ exit "$fa_rc"
 const bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
 # A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
 # whose bin/ holds .only has exactly those commands, so a test never sees
-# the tools of the machine it runs on.
-if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -e "$FLEET_AUDIT_ROOT/bin/.only" ]; then PATH="$FLEET_AUDIT_ROOT/bin"
-elif [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then PATH="$FLEET_AUDIT_ROOT/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+# the tools of the machine it runs on. Root probes get a fixed system PATH,
+# the stubs still first on a simulated node.
+fa_root_path=` + rootPath + `
+if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -e "$FLEET_AUDIT_ROOT/bin/.only" ]; then
+	PATH="$FLEET_AUDIT_ROOT/bin"
+	fa_root_path=$PATH
+elif [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then
+	PATH="$FLEET_AUDIT_ROOT/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+	fa_root_path="$FLEET_AUDIT_ROOT/bin:$fa_root_path"
 else PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 fi
 export PATH
@@ -146,7 +158,7 @@ fa_run() {
 	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" \
+		sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" \
 			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_p" </dev/null
 	elif [ -n "$fa_timeout" ]; then
 		"$fa_timeout" -k 2 "$fa_t" /bin/sh -c "$fa_p" </dev/null

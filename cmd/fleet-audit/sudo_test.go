@@ -240,3 +240,56 @@ func TestSudoProbeTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestSudoProbePath: a root probe does not run what the login user's PATH
+// finds first. sudo's secure_path (sudoers(5)) exists so that root never
+// runs a command the login user planted; sudo -n env PATH=... would hand the
+// login's PATH to root regardless. The login's own probe still sees its
+// PATH, so the test proves the plant was in reach.
+func TestSudoProbePath(t *testing.T) {
+	login := sudoLogin(t)
+	planted := publicDir(t)
+	commands := []string{"iptables", "nft", "ip"}
+	for _, c := range commands {
+		if err := os.WriteFile(filepath.Join(planted, c), []byte("#!/bin/sh\necho planted\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inv := sudoNode(t, login, map[string]string{"PATH": planted + ":/usr/local/bin:/usr/bin:/bin"})
+	probes := publicDir(t)
+	for _, p := range []struct{ id, root string }{{"asroot", "true"}, {"aslogin", "false"}} {
+		var facts, body strings.Builder
+		fmt.Fprintf(&facts, "%s.uid %s.path", p.id, p.id)
+		fmt.Fprintf(&body, "fact %s.uid \"$(id -u)\"\nfact %s.path \"$PATH\"\n", p.id, p.id)
+		for _, c := range commands {
+			fmt.Fprintf(&facts, " %s.%s", p.id, c)
+			fmt.Fprintf(&body, "fact %s.%s \"$(command -v %s || echo none)\"\n", p.id, c, c)
+		}
+		probe := fmt.Sprintf("# id: %s\n# description: which commands the probe's PATH finds\n# needs_root: %s\n# timeout: 10s\n# facts: %s\n\n%s", p.id, p.root, facts.String(), body.String())
+		if err := os.WriteFile(filepath.Join(probes, p.id+".sh"), []byte(probe), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	results := filepath.Join(t.TempDir(), "results.json")
+	code, stdout, stderr := runCLI(t, "run", "-i", inv, "--probes", probes, "--json", results)
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	facts := readResults(t, results).Nodes[0].Facts
+	if facts["asroot.uid"] != "0" || facts["aslogin.uid"] == "0" {
+		t.Fatalf("the probes did not run as root and as the login: asroot.uid=%q aslogin.uid=%q\nstderr:\n%s", facts["asroot.uid"], facts["aslogin.uid"], stderr)
+	}
+	if strings.Contains(facts["asroot.path"], planted) {
+		t.Errorf("the root probe's PATH holds the login's directory: %s", facts["asroot.path"])
+	}
+	for _, c := range commands {
+		t.Run(c, func(t *testing.T) {
+			if got := facts["aslogin."+c]; got != filepath.Join(planted, c) {
+				t.Fatalf("the login's PATH finds %q, not the planted %s: the test proves nothing", got, c)
+			}
+			if got := facts["asroot."+c]; strings.HasPrefix(got, planted) {
+				t.Errorf("the root probe runs the login's planted %s (%s)", c, got)
+			}
+		})
+	}
+}
