@@ -43,13 +43,15 @@ fa_stat() {
 	IFS= read -r fa_s 2>/dev/null <"/proc/$1/stat" || return 1
 	fa_s=${fa_s##*) }
 	set -- $fa_s
+	fa_state=$1
 	fa_ppid=$2
 	fa_start=${20}
 }
+# A killed bundle shell its parent has not reaped yet (state Z) is gone too.
 fa_alive() {
 	kill -0 "$fa_w" 2>/dev/null || return 1
 	[ -z "$fa_ws" ] && return 0
-	fa_stat "$fa_w" && [ "$fa_start" = "$fa_ws" ]
+	fa_stat "$fa_w" && [ "$fa_start" = "$fa_ws" ] && [ "$fa_state" != Z ]
 }
 fa_kill() {
 	kill -STOP "$1" 2>/dev/null
@@ -160,10 +162,13 @@ fa_run() {
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
 		sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" \
 			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_p" </dev/null
-	elif [ -n "$fa_timeout" ]; then
-		"$fa_timeout" -k 2 "$fa_t" /bin/sh -c "$fa_p" </dev/null
 	else
-		/bin/sh -c "$fa_p" </dev/null
+		set -- /bin/sh -c "$fa_p"
+		if [ -n "$fa_timeout" ]; then
+			"$fa_timeout" -k 2 "$fa_t" "$@" </dev/null
+		else
+			"$@" </dev/null
+		fi
 	fi
 	fa_rc=$?
 	echo

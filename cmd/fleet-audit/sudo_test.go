@@ -227,12 +227,11 @@ func TestSudoProbeTimeout(t *testing.T) {
 				t.Errorf("processes of the probe left on the node after the run:\n%s", strings.Join(left, "\n"))
 			}
 			// The node's processes that the run could have left: the login
-			// user's and the probe's (a dead one shows as [sleep] <defunct>
-			// until init reaps it). Other tests run at the same time.
+			// user's and the probe's. Other tests run at the same time.
 			ps, _ := exec.Command("ps", "-eo", "pid,ppid,user:20,etime,args").Output()
 			var node []string
 			for i, line := range strings.Split(string(ps), "\n") {
-				if f := strings.Fields(line); i == 0 || len(f) > 2 && f[2] == login || strings.Contains(line, marker) || strings.Contains(line, "<defunct>") {
+				if f := strings.Fields(line); i == 0 || len(f) > 2 && f[2] == login || strings.Contains(line, marker) {
 					node = append(node, line[:min(len(line), 160)])
 				}
 			}
