@@ -25,10 +25,13 @@ func NewNonce() string {
 const rootPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // rootSupervisor runs as root under sudo and runs one probe. The login user
-// cannot signal root processes, and sudo does not relay a signal sent from
-// its own process group (sudo(8), "Signal handling"), so neither timeout(1)
-// on the login side nor the remote package's kill script can stop a root
-// probe. This supervisor stops it from the root side instead: a watchdog
+// cannot signal root processes; sudo relays a signal to its direct child
+// only, and none sent from its own or the command's process group (sudo
+// src/exec_nopty.c, signal_cb_nopty: kill(cmnd_pid) unless getpgid(si_pid)
+// is sudo_pid or cmnd_pid). So timeout(1) on the login side, whose kill of
+// its process group cannot reach root's, leaves the probe's children running
+// with the channel open, and the remote package's kill script, which runs as
+// the login user, cannot stop them either. This supervisor stops it from the root side instead: a watchdog
 // kills the probe's whole process tree when the probe's timeout passes or
 // when the bundle shell that started it is gone (the session was killed:
 // node timeout or Ctrl-C), so no root process outlives the run and keeps the
