@@ -140,3 +140,44 @@ func TestBuildBundleBecomeUser(t *testing.T) {
 		}
 	}
 }
+
+// TestRootProbePathOnSimulatedNode pins the one exception to root probes'
+// fixed system PATH: on a simulated node whose bin/ holds .only, the stubs
+// stay the whole PATH under sudo too, so a test never reaches the tools of
+// the machine it runs on. (The fixed PATH itself is proved over real sshd
+// and sudo by cmd/fleet-audit's TestSudoProbePath.)
+func TestRootProbePathOnSimulatedNode(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		needsRoot bool
+	}{
+		{"root probe through sudo", true},
+		{"login probe", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "node")
+			if err := nodesim.Build(root, nodesim.Clean(1)[0].State); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(root, "bin", ".only")); err != nil {
+				t.Fatalf("nodesim no longer marks its bin/ with .only: %v", err)
+			}
+			asNonRoot(t, root, "nopasswd")
+			probe := []Probe{{ID: "pathcheck", NeedsRoot: tc.needsRoot, Timeout: 5e9, Facts: []string{"pathcheck.path"},
+				Script: `fact pathcheck.path "$PATH"`}}
+			nonce := NewNonce()
+			sess := &shSession{root: root}
+			res, err := sess.Exec(context.Background(), bundleFor(t, probe, Become{Method: "sudo"}, nonce), 20e9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed := ParseOutput(res.Stdout, nonce, probe)
+			if got := parsed.Meta["meta.sudo"]; got != "ok" {
+				t.Fatalf("meta.sudo = %q, want ok (stderr %s)", got, res.Stderr)
+			}
+			if got, want := parsed.Facts["pathcheck.path"], filepath.Join(root, "bin"); got != want {
+				t.Errorf("PATH = %q, want only the stubs %q", got, want)
+			}
+		})
+	}
+}

@@ -18,17 +18,103 @@ func NewNonce() string {
 	return hex.EncodeToString(b)
 }
 
+// rootPath is the PATH of root probes on a real node: sudo's secure_path
+// (sudoers(5), Debian's and RHEL's default) rather than the login user's
+// PATH, which sudo -n env PATH=... would otherwise hand to root, so a
+// command planted early on the login user's PATH never runs as root.
+const rootPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// rootSupervisor runs as root under sudo and runs one probe. The login user
+// cannot signal root processes; sudo relays a signal to its direct child
+// only, and none sent from its own or the command's process group (sudo
+// src/exec_nopty.c, signal_cb_nopty: kill(cmnd_pid) unless getpgid(si_pid)
+// is sudo_pid or cmnd_pid). So timeout(1) on the login side, whose kill of
+// its process group cannot reach root's, leaves the probe's children running
+// with the channel open, and the remote package's kill script, which runs as
+// the login user, cannot stop them either. This supervisor stops it from the root side instead: a watchdog
+// kills the probe's whole process tree when the probe's timeout passes or
+// when the bundle shell that started it is gone (the session was killed:
+// node timeout or Ctrl-C), so no root process outlives the run and keeps the
+// channel open. Arguments: timeout seconds, the bundle shell's pid and its
+// start time (field 22 of /proc/PID/stat, telling a reused pid apart; empty
+// without /proc), then the probe text. A killed probe exits 137, which the
+// parser reads as a timeout, as it does timeout -s KILL's.
+const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3 fa_p=$4
+set --
+fa_stat() {
+	fa_s=
+	IFS= read -r fa_s 2>/dev/null <"/proc/$1/stat" || return 1
+	fa_s=${fa_s##*) }
+	set -- $fa_s
+	fa_state=$1
+	fa_ppid=$2
+	fa_start=${20}
+}
+# A killed bundle shell its parent has not reaped yet (state Z) is gone too.
+fa_alive() {
+	kill -0 "$fa_w" 2>/dev/null || return 1
+	[ -z "$fa_ws" ] && return 0
+	fa_stat "$fa_w" && [ "$fa_start" = "$fa_ws" ] && [ "$fa_state" != Z ]
+}
+fa_kill() {
+	kill -STOP "$1" 2>/dev/null
+	fa_kids=
+	for fa_f in /proc/[0-9]*; do
+		fa_q=${fa_f#/proc/}
+		if fa_stat "$fa_q" && [ "$fa_ppid" = "$1" ]; then
+			fa_kids="$fa_kids $fa_q"
+		fi
+	done
+	for fa_k in $fa_kids; do
+		fa_kill "$fa_k"
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+/bin/sh -c "$fa_p" </dev/null &
+fa_c=$!
+fa_me=$$
+(
+	fa_i=0
+	while :; do
+		# Without sleep the loop would spin and kill the probe at once;
+		# it is then unbounded, as under a login without timeout(1).
+		sleep 1 || exit 0
+		fa_i=$((fa_i + 1))
+		if [ "$fa_i" -ge "$fa_t" ] || ! fa_alive; then
+			# Only while the probe is still this shell's child: its pid
+			# may have ended and been reused since wait returned.
+			if ! [ -r "/proc/$fa_c/stat" ] || { fa_stat "$fa_c" && [ "$fa_ppid" = "$fa_me" ]; }; then
+				fa_kill "$fa_c"
+			fi
+			exit 0
+		fi
+	done
+) </dev/null >/dev/null 2>&1 &
+fa_d=$!
+wait "$fa_c"
+fa_rc=$?
+kill "$fa_d" 2>/dev/null
+exit "$fa_rc"
+`
+
 // bundlePrelude runs first on the node. It finds the simulated-node stub
 // directory, settles whether sudo can be used without a password (sudo -n
 // never prompts, so a password-wanting sudo cannot hang the run) and defines
 // fa_run, which frames one probe's output with begin/end markers and bounds
-// it with timeout(1) where the node has it.
+// it: with timeout(1) where the node has it for the login user's probes, with
+// rootSupervisor for root probes run through sudo.
 const bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
 # A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
 # whose bin/ holds .only has exactly those commands, so a test never sees
-# the tools of the machine it runs on.
-if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -e "$FLEET_AUDIT_ROOT/bin/.only" ]; then PATH="$FLEET_AUDIT_ROOT/bin"
-elif [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then PATH="$FLEET_AUDIT_ROOT/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+# the tools of the machine it runs on. Root probes get a fixed system PATH,
+# the stubs still first on a simulated node.
+fa_root_path=` + rootPath + `
+if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -e "$FLEET_AUDIT_ROOT/bin/.only" ]; then
+	PATH="$FLEET_AUDIT_ROOT/bin"
+	fa_root_path=$PATH
+elif [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -d "$FLEET_AUDIT_ROOT/bin" ]; then
+	PATH="$FLEET_AUDIT_ROOT/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+	fa_root_path="$FLEET_AUDIT_ROOT/bin:$fa_root_path"
 else PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 fi
 export PATH
@@ -38,6 +124,19 @@ if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -r "$FLEET_AUDIT_ROOT/lib/fa-procfs.so" ]
 	LD_PRELOAD="$FLEET_AUDIT_ROOT/lib/fa-procfs.so"
 	export LD_PRELOAD
 fi
+# This shell's identity, which the root side watches to stop its probe when
+# the session is killed.
+fa_self=$$ fa_self_start=
+if IFS= read -r fa_s 2>/dev/null </proc/$$/stat; then
+	fa_s=${fa_s##*) }
+	set -- $fa_s
+	fa_self_start=${20}
+	set --
+fi
+unset fa_s
+fa_sup=$(cat <<'FA_SUP_EOF'
+` + rootSupervisor + `FA_SUP_EOF
+)
 fa_timeout=
 if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi
 fa_sudo=not_requested
@@ -64,14 +163,15 @@ fa_run() {
 	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		set -- sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" /bin/sh -c "$fa_p"
+		sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" \
+			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_p" </dev/null
 	else
 		set -- /bin/sh -c "$fa_p"
-	fi
-	if [ -n "$fa_timeout" ]; then
-		"$fa_timeout" -k 2 "$fa_t" "$@" </dev/null
-	else
-		"$@" </dev/null
+		if [ -n "$fa_timeout" ]; then
+			"$fa_timeout" -k 2 "$fa_t" "$@" </dev/null
+		else
+			"$@" </dev/null
+		fi
 	fi
 	fa_rc=$?
 	echo

@@ -55,6 +55,11 @@ type Options struct {
 	// it reads for a keyword (sshd_config(5)), so they override the
 	// defaults set here.
 	Config []string
+	// KeysDir is where authorized_keys is written instead of the test's
+	// temporary directory, which only the test's user can enter. sshd reads
+	// the file as the user logging in, so a login as another user (a
+	// non-root login under a root test) needs a directory that user can read.
+	KeysDir string
 }
 
 // Server is a running sshd.
@@ -114,13 +119,24 @@ func Start(t testing.TB, o Options) *Server {
 
 	dir := t.TempDir()
 	hostKeyConfig, hostPub := setUpHostKey(t, dir, o.HostKey)
-	authorized := filepath.Join(dir, "authorized_keys")
+	keysDir := dir
+	if o.KeysDir != "" {
+		keysDir = o.KeysDir
+	}
+	authorized := filepath.Join(keysDir, "authorized_keys")
 	var keys []byte
 	for _, k := range o.AuthorizedKeys {
 		keys = append(keys, ssh.MarshalAuthorizedKey(k)...)
 	}
-	if err := os.WriteFile(authorized, keys, 0o600); err != nil {
+	mode := os.FileMode(0o600)
+	if o.KeysDir != "" {
+		mode = 0o644 // public keys; the login user must read them
+	}
+	if err := os.WriteFile(authorized, keys, mode); err != nil {
 		t.Fatalf("sshdtest: write authorized_keys: %v", err)
+	}
+	if err := os.Chmod(authorized, mode); err != nil {
+		t.Fatalf("sshdtest: chmod authorized_keys: %v", err)
 	}
 	setEnv, err := setEnvLine(o.Env)
 	if err != nil {

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
+	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+)
+
+// requireTools says whether a missing prerequisite fails the test instead
+// of skipping it, as in CI.
+func requireTools() bool {
+	return os.Getenv(sshdtest.RequireEnv) == "1" || os.Getenv("FLEET_AUDIT_REQUIRE_TOOLS") == "1"
+}
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// sudoLogin creates a throw-away system user that may run anything as root
+// through sudo without a password (the README's become: sudo setup), and
+// removes it and its sudoers drop-in when the test ends. Creating a user
+// needs root; CI runs as root.
+func sudoLogin(t *testing.T) string {
+	t.Helper()
+	missing := func(why string) {
+		if requireTools() {
+			t.Fatalf("%s, and %s=1 or FLEET_AUDIT_REQUIRE_TOOLS=1", why, sshdtest.RequireEnv)
+		}
+		t.Skip(why)
+	}
+	if os.Geteuid() != 0 {
+		missing("creating a non-root login with sudo needs root")
+	}
+	for _, tool := range []string{"sudo", "visudo", "useradd", "userdel"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(tool + " not installed (apt-get install sudo passwd)")
+		}
+	}
+	tag := randomHex(t, 4)
+	name := "fa-sudo-" + tag
+	// -p '*': a locked ("!") password makes sshd refuse the account even for
+	// key logins when it runs without PAM (OpenSSH auth.c allowed_user).
+	if out, err := exec.Command("useradd", "-M", "-r", "-s", "/bin/sh", "-p", "*", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("userdel", name).CombinedOutput(); err != nil {
+			t.Errorf("userdel %s: %v: %s", name, err, out)
+		}
+	})
+	rule := name + " ALL=(ALL) NOPASSWD: ALL\n"
+	draft := filepath.Join(t.TempDir(), "sudoers")
+	if err := os.WriteFile(draft, []byte(rule), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("visudo", "-cf", draft).CombinedOutput(); err != nil {
+		t.Fatalf("visudo -cf: %v: %s", err, out)
+	}
+	// sudo reads drop-ins only from /etc/sudoers.d, and skips names with a dot.
+	dropIn := "/etc/sudoers.d/fleet-audit-test-" + tag
+	if err := os.WriteFile(dropIn, []byte(rule), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(dropIn); err != nil {
+			t.Errorf("remove %s: %v", dropIn, err)
+		}
+	})
+	if out, err := exec.Command("sudo", "-n", "-u", name, "sudo", "-n", "true").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot use sudo without a password: %v: %s", name, err, out)
+	}
+	return name
+}
+
+// publicDir is a directory the login user can read, removed when the test
+// ends: t.TempDir's directories are private to the user running the test.
+func publicDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fa-sudo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// sudoNode starts a real sshd that the non-root login reaches with
+// become: sudo, and writes the inventory. env is the sessions' environment.
+func sudoNode(t *testing.T, login string, env map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	signer, pemBytes, err := sshfleet.NewClientKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(key, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := sshdtest.Start(t, sshdtest.Options{
+		Env:            env,
+		AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
+		KeysDir:        publicDir(t),
+	})
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv := fmt.Sprintf("name: sudo\ndefaults:\n  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n  user: %s\n  become: sudo\nhosts:\n  node-1: {address: 127.0.0.1, port: %d, roles: [worker]}\n",
+		key, known, empty, login, srv.Port)
+	invPath := filepath.Join(dir, "inventory.yaml")
+	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return invPath
+}
+
+// leftovers lists the processes whose command line holds marker.
+func leftovers(t *testing.T, marker string) []string {
+	t.Helper()
+	out, err := exec.Command("ps", "-eo", "pid,user,args").Output()
+	if err != nil {
+		t.Fatalf("ps: %v", err)
+	}
+	var found []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, marker) {
+			found = append(found, strings.TrimSpace(line))
+		}
+	}
+	return found
+}
+
+// TestSudoProbeTimeout runs, over real OpenSSH with a non-root login and
+// NOPASSWD sudo, a root probe that would sleep for days. The login user can
+// signal neither the root probe nor (from its own process group) sudo, so
+// the bound must hold on the root side: the probe's own timeout ends it, and
+// when the node timeout comes first the root side must still die with the
+// session. Either way the run ends long before the sleep would, and no
+// process of the probe is left on the node.
+func TestSudoProbeTimeout(t *testing.T) {
+	login := sudoLogin(t)
+	tests := []struct {
+		name         string
+		probeTimeout string
+		nodeTimeout  string
+		// within is a generous bound on the run, far below the sleep and
+		// below the node timeout where the probe's timeout must end it.
+		within time.Duration
+		// interruptAfter cancels the run's context as Ctrl-C does (main's
+		// signal.NotifyContext); zero lets it run.
+		interruptAfter time.Duration
+	}{
+		{"probe timeout", "3s", "100s", 30 * time.Second, 0},
+		{"node timeout", "200s", "15s", 45 * time.Second, 0},
+		{"interrupted", "200s", "100s", 45 * time.Second, 15 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := sudoNode(t, login, nil)
+			// A sleep long enough to outlive any test, and unique in ps.
+			marker := fmt.Sprintf("%d", 800000000+int(time.Now().UnixNano()%100000000))
+			probes := publicDir(t)
+			probe := fmt.Sprintf("# id: sleeper\n# description: a root probe that never ends by itself\n# needs_root: true\n# timeout: %s\n# facts: sleeper.done\n\nsleep %s\nfact sleeper.done yes\n", tt.probeTimeout, marker)
+			if err := os.WriteFile(filepath.Join(probes, "sleeper.sh"), []byte(probe), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				// Never leave a days-long sleep behind, even when the test fails.
+				for _, line := range leftovers(t, "sleep "+marker) {
+					var pid int
+					if _, err := fmt.Sscan(line, &pid); err == nil {
+						_ = exec.Command("kill", "-KILL", fmt.Sprint(pid)).Run()
+					}
+				}
+			})
+			ctx := context.Background()
+			if tt.interruptAfter > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.interruptAfter)
+				defer cancel()
+			}
+			start := time.Now()
+			var out, errb bytes.Buffer
+			code := run(ctx, []string{"fleet-audit", "run", "-i", inv, "--probes", probes, "--node-timeout", tt.nodeTimeout,
+				"--json", filepath.Join(t.TempDir(), "results.json")}, &out, &errb)
+			stdout, stderr := out.String(), errb.String()
+			wall := time.Since(start)
+			t.Logf("exit %d after %v", code, wall.Round(time.Millisecond))
+			if wall > tt.within {
+				t.Errorf("the run took %v: the root probe's bound did not hold\nstdout:\n%s\nstderr:\n%s", wall, stdout, stderr)
+			}
+			// The root side may still be tearing down when the run returns
+			// after a node timeout; a left-over sleep would live for years.
+			var left []string
+			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				if left = leftovers(t, "sleep "+marker); len(left) == 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(left) > 0 {
+				t.Errorf("processes of the probe left on the node after the run:\n%s", strings.Join(left, "\n"))
+			}
+			// The node's processes that the run could have left: the login
+			// user's and the probe's. Other tests run at the same time.
+			ps, _ := exec.Command("ps", "-eo", "pid,ppid,user:20,etime,args").Output()
+			var node []string
+			for i, line := range strings.Split(string(ps), "\n") {
+				if f := strings.Fields(line); i == 0 || len(f) > 2 && f[2] == login || strings.Contains(line, marker) {
+					node = append(node, line[:min(len(line), 160)])
+				}
+			}
+			t.Logf("ps after the run:\n%s", strings.Join(node, "\n"))
+		})
+	}
+}
+
+// TestSudoProbePath: a root probe does not run what the login user's PATH
+// finds first. sudo's secure_path (sudoers(5)) exists so that root never
+// runs a command the login user planted; sudo -n env PATH=... would hand the
+// login's PATH to root regardless. The login's own probe still sees its
+// PATH, so the test proves the plant was in reach.
+func TestSudoProbePath(t *testing.T) {
+	login := sudoLogin(t)
+	planted := publicDir(t)
+	commands := []string{"iptables", "nft", "ip"}
+	for _, c := range commands {
+		if err := os.WriteFile(filepath.Join(planted, c), []byte("#!/bin/sh\necho planted\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inv := sudoNode(t, login, map[string]string{"PATH": planted + ":/usr/local/bin:/usr/bin:/bin"})
+	probes := publicDir(t)
+	for _, p := range []struct{ id, root string }{{"asroot", "true"}, {"aslogin", "false"}} {
+		var facts, body strings.Builder
+		fmt.Fprintf(&facts, "%s.uid %s.path", p.id, p.id)
+		fmt.Fprintf(&body, "fact %s.uid \"$(id -u)\"\nfact %s.path \"$PATH\"\n", p.id, p.id)
+		for _, c := range commands {
+			fmt.Fprintf(&facts, " %s.%s", p.id, c)
+			fmt.Fprintf(&body, "fact %s.%s \"$(command -v %s || echo none)\"\n", p.id, c, c)
+		}
+		probe := fmt.Sprintf("# id: %s\n# description: which commands the probe's PATH finds\n# needs_root: %s\n# timeout: 10s\n# facts: %s\n\n%s", p.id, p.root, facts.String(), body.String())
+		if err := os.WriteFile(filepath.Join(probes, p.id+".sh"), []byte(probe), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	results := filepath.Join(t.TempDir(), "results.json")
+	code, stdout, stderr := runCLI(t, "run", "-i", inv, "--probes", probes, "--json", results)
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	facts := readResults(t, results).Nodes[0].Facts
+	if facts["asroot.uid"] != "0" || facts["aslogin.uid"] == "0" {
+		t.Fatalf("the probes did not run as root and as the login: asroot.uid=%q aslogin.uid=%q\nstderr:\n%s", facts["asroot.uid"], facts["aslogin.uid"], stderr)
+	}
+	if strings.Contains(facts["asroot.path"], planted) {
+		t.Errorf("the root probe's PATH holds the login's directory: %s", facts["asroot.path"])
+	}
+	for _, c := range commands {
+		t.Run(c, func(t *testing.T) {
+			if got := facts["aslogin."+c]; got != filepath.Join(planted, c) {
+				t.Fatalf("the login's PATH finds %q, not the planted %s: the test proves nothing", got, c)
+			}
+			if got := facts["asroot."+c]; strings.HasPrefix(got, planted) {
+				t.Errorf("the root probe runs the login's planted %s (%s)", c, got)
+			}
+		})
+	}
+}
