@@ -119,9 +119,16 @@ Report formats: ` + formatNames() + `
 					return &usageError{fmt.Errorf("--host-key-policy: %w", err)}
 				}
 			}
-			inv, err := inventory.Load(o.InventoryPath, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
+			// -i /dev/stdin or a FIFO can block for ever.
+			inv, err := untilDone(c.Context, func() (*inventory.Inventory, error) {
+				inv, err := inventory.Load(o.InventoryPath, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
+				if err != nil {
+					return nil, &usageError{err}
+				}
+				return inv, nil
+			})
 			if err != nil {
-				return &usageError{err}
+				return err
 			}
 			return auditAndReport(c.Context, inv, o, c.App.Writer, c.App.ErrWriter)
 		},

@@ -72,8 +72,8 @@ func waitExit(t *testing.T, cmd *exec.Cmd, bound time.Duration) (int, bool) {
 
 // TestSignalEndsBlockingReads: an interrupt ends the command at once with
 // exit 130 while it waits on input that never comes: `report /dev/stdin`
-// on a pipe nobody closes, and a --probes directory holding a FIFO nobody
-// writes (open(2) blocks). Before, main's context was cancelled but nothing
+// (and diff's saved runs, run's inventory) on a pipe nobody closes, and a
+// --probes directory holding a FIFO nobody writes (open(2) blocks). Before, main's context was cancelled but nothing
 // read it, so the command hung until killed.
 func TestSignalEndsBlockingReads(t *testing.T) {
 	fifoDir := t.TempDir()
@@ -87,6 +87,8 @@ func TestSignalEndsBlockingReads(t *testing.T) {
 	}{
 		{"report /dev/stdin, SIGINT", syscall.SIGINT, []string{"report", "/dev/stdin"}},
 		{"report /dev/stdin, SIGTERM", syscall.SIGTERM, []string{"report", "/dev/stdin"}},
+		{"diff /dev/stdin, SIGINT", syscall.SIGINT, []string{"diff", "/dev/stdin", "/dev/stdin"}},
+		{"run -i /dev/stdin, SIGINT", syscall.SIGINT, []string{"run", "-i", "/dev/stdin"}},
 		{"probes --probes with a FIFO, SIGINT", syscall.SIGINT, []string{"probes", "--probes", fifoDir}},
 		{"probes --probes with a FIFO, SIGTERM", syscall.SIGTERM, []string{"probes", "--probes", fifoDir}},
 	} {
