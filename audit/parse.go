@@ -2,9 +2,11 @@ package audit
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits on what one node may make us keep.
@@ -159,13 +161,43 @@ func sanitizeValue(key, val string) string {
 	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
 		return Redacted
 	}
+	val = validUTF8(val)
 	if len(val) > maxValueLen {
-		val = val[:maxValueLen] + "…"
+		// Cut on a rune boundary, so the cut itself makes no invalid UTF-8.
+		i := maxValueLen
+		for i > 0 && !utf8.RuneStart(val[i]) {
+			i--
+		}
+		val = val[:i] + "…"
 	}
 	if val == "" {
 		return "empty"
 	}
 	return val
+}
+
+// validUTF8 writes each byte of s that is not part of valid UTF-8 as the
+// four characters \xNN. encoding/json would store it as U+FFFD, so a
+// results.json would no longer hold what the run showed and `report` would
+// not render it again byte for byte; the reports make \xNN visible the same
+// way they show an invalid byte. As there, a value that literally holds
+// `\xff` reads the same: this keeps what the node said readable, it is not
+// an encoding.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // nextLine splits off the first line of b. A line longer than a value may be

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var testProbes = []Probe{
@@ -31,6 +32,10 @@ func TestParseOutput(t *testing.T) {
 		{"secret redacted by value", "@@FA:abc:begin:a\na.x=token: K10abcdef0123456789abcdef::server:x\na.y=Bearer abcdefghijkl\n@@FA:abc:end:a:0\n",
 			map[string]string{"a.x": Redacted, "a.y": Redacted}, "ok missing"},
 		{"empty value", "@@FA:abc:begin:a\na.x=\n@@FA:abc:end:a:0\n", map[string]string{"a.x": "empty"}, "ok missing"},
+		{"invalid UTF-8 escaped, valid kept", "@@FA:abc:begin:a\na.x=bad \xff\xe6\x97 \xc0\xaf end\na.y=日本 ✓\n@@FA:abc:end:a:0\n",
+			map[string]string{"a.x": `bad \xff\xe6\x97 \xc0\xaf end`, "a.y": "日本 ✓"}, "ok missing"},
+		{"a cut value ends on a rune boundary", "@@FA:abc:begin:a\na.x=" + strings.Repeat("v", maxValueLen-1) + "日本\n@@FA:abc:end:a:0\n",
+			map[string]string{"a.x": strings.Repeat("v", maxValueLen-1) + "…"}, "ok missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +77,7 @@ func FuzzParseOutput(f *testing.F) {
 			t.Fatalf("runs = %d", len(p.Runs))
 		}
 		for k, v := range p.Facts {
-			if strings.ContainsAny(v, "\n") || len(v) > maxValueLen+len("…") {
+			if strings.ContainsAny(v, "\n") || len(v) > maxValueLen+len("…") || !utf8.ValidString(v) {
 				t.Fatalf("fact %s=%q escapes its line or bound", k, v)
 			}
 		}

@@ -193,7 +193,12 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 		n.Roles = []string{}
 	}
 	start := o.Now()
-	defer func() { n.DurationSeconds = o.Now().Sub(start).Seconds() }()
+	defer func() {
+		n.DurationSeconds = o.Now().Sub(start).Seconds()
+		// The error and message can quote the node (its stderr, its SSH
+		// banner): stored as valid UTF-8 like the facts.
+		n.Error, n.Message = validUTF8(n.Error), validUTF8(n.Message)
+	}()
 	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
 	defer cancel()
 
@@ -291,7 +296,9 @@ func setFailure(n *Node, err error, ctx context.Context) {
 	}
 }
 
+// firstLine is the first line of a text that can quote a node, as valid
+// UTF-8 (see validUTF8).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return s
+	return validUTF8(s)
 }

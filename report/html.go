@@ -292,6 +292,7 @@ func buildHTMLView(r *audit.Report) htmlView {
 		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
 	}
 
+	checks := checksByNode(r)
 	for i, n := range r.Nodes {
 		hn := htmlNode{
 			Index: i + 1, Name: text(n.Name), Address: text(n.Address), Roles: text(strings.Join(n.Roles, ", ")),
@@ -304,10 +305,8 @@ func buildHTMLView(r *audit.Report) htmlView {
 		for _, p := range n.Probes {
 			hn.Probes = append(hn.Probes, htmlProbe{ID: text(p.ID), Status: text(p.Status), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
 		}
-		for _, c := range r.Checks {
-			if c.Node != n.Name {
-				continue
-			}
+		for _, ci := range checks[n.Name] {
+			c := r.Checks[ci]
 			switch c.Outcome {
 			case audit.OutcomePass:
 				hn.PassChecks++

@@ -113,10 +113,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 	if !r.StartedAt.IsZero() && !r.FinishedAt.Before(r.StartedAt) {
 		doc.Time = junitSeconds(r.FinishedAt.Sub(r.StartedAt).Seconds())
 	}
-	names := map[string]bool{}
-	for _, n := range r.Nodes {
-		names[n.Name] = true
-	}
+	ix := newJUnitIndex(r)
 	var target []junitProperty
 	if r.TargetVersion != "" {
 		// The schema has no properties on <testsuites>, so every suite
@@ -161,7 +158,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 			})
 			s.Errors++
 		}
-		addCases(&s, r, n.Name, names)
+		addCases(&s, ix, n.Name)
 		s.Tests = len(s.Cases)
 		var out strings.Builder
 		for _, k := range sortedKeys(n.Facts) {
@@ -177,7 +174,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 		}
 		doc.Suites = append(doc.Suites, s)
 	}
-	if s, ok := clusterSuite(r, names, target, timestamp); ok {
+	if s, ok := clusterSuite(ix, target, timestamp); ok {
 		doc.Suites = append(doc.Suites, s)
 	}
 	for _, s := range doc.Suites {
@@ -208,18 +205,60 @@ func junitSeconds(s float64) string {
 	return strconv.FormatFloat(s, 'f', 3, 64)
 }
 
+// junitIndex is what the suites look up by node, indexed once: a suite per
+// node that scanned every check result, finding and evidence line made the
+// JUnit report quadratic in the fleet's size.
+type junitIndex struct {
+	r *audit.Report
+	// names are the inventory names.
+	names  map[string]bool
+	checks map[string][]int
+	// findings are the indexes in r.Findings of the findings that name a
+	// node, in the report's order; a cluster check's findings name no node
+	// and are under audit.ClusterNode.
+	findings map[string][]int
+	// evidence indexes a finding's evidence lines, built when first needed.
+	evidence map[int]*evidenceIndex
+}
+
+// evidenceIndex splits a finding's evidence lines into those about one
+// inventory node ("node: ...") and the others, by line number.
+type evidenceIndex struct {
+	fleet  []int
+	byNode map[string][]int
+}
+
+func newJUnitIndex(r *audit.Report) *junitIndex {
+	ix := &junitIndex{r: r, names: map[string]bool{}, checks: checksByNode(r), findings: map[string][]int{}, evidence: map[int]*evidenceIndex{}}
+	for _, n := range r.Nodes {
+		ix.names[n.Name] = true
+	}
+	add := func(node string, i int) {
+		if l := ix.findings[node]; len(l) == 0 || l[len(l)-1] != i {
+			ix.findings[node] = append(l, i)
+		}
+	}
+	for i, f := range r.Findings {
+		for _, n := range f.Nodes {
+			add(n, i)
+		}
+		if len(f.Nodes) == 0 {
+			add(audit.ClusterNode, i)
+		}
+	}
+	return ix
+}
+
 // addCases appends one test case per check result of node (an inventory
 // name, or audit.ClusterNode) to s.
-func addCases(s *junitSuite, r *audit.Report, node string, names map[string]bool) {
-	for _, c := range r.Checks {
-		if c.Node != node {
-			continue
-		}
+func addCases(s *junitSuite, ix *junitIndex, node string) {
+	for _, i := range ix.checks[node] {
+		c := ix.r.Checks[i]
 		tc := junitCase{Name: xmlText(c.Check, false), Classname: junitClassname(s.Name)}
 		switch c.Outcome {
 		case audit.OutcomePass:
 		case audit.OutcomeFail:
-			msg, text := failureText(r, c, names)
+			msg, text := failureText(ix, c)
 			if c.Severity == audit.SeverityInfo {
 				tc.Skipped = &junitSkipped{Message: xmlText("info: "+msg, false)}
 				s.Skipped++
@@ -230,7 +269,7 @@ func addCases(s *junitSuite, r *audit.Report, node string, names map[string]bool
 		case audit.OutcomeWaived:
 			// Accepted by a waiver: not a failure, and the reason is what
 			// CI shows next to the skip.
-			tc.Skipped = &junitSkipped{Message: xmlText(waivedMessage(r, c), false)}
+			tc.Skipped = &junitSkipped{Message: xmlText(waivedMessage(ix, c), false)}
 			s.Skipped++
 		default:
 			// skip, and any outcome this version does not know:
@@ -245,7 +284,8 @@ func addCases(s *junitSuite, r *audit.Report, node string, names map[string]bool
 // clusterSuite is the "cluster" suite: the cluster-scoped check results
 // and, when the cluster probes did not run, why. There is none when the
 // run had neither.
-func clusterSuite(r *audit.Report, names map[string]bool, target []junitProperty, timestamp string) (junitSuite, bool) {
+func clusterSuite(ix *junitIndex, target []junitProperty, timestamp string) (junitSuite, bool) {
+	r := ix.r
 	s := junitSuite{Name: "cluster", Time: "0.000", Timestamp: timestamp}
 	c := r.Cluster
 	if c != nil {
@@ -263,7 +303,7 @@ func clusterSuite(r *audit.Report, names map[string]bool, target []junitProperty
 		}
 	}
 	s.Properties = append(s.Properties, target...)
-	addCases(&s, r, audit.ClusterNode, names)
+	addCases(&s, ix, audit.ClusterNode)
 	if c == nil && len(s.Cases) == 0 {
 		return s, false
 	}
@@ -291,12 +331,9 @@ func clusterSuite(r *audit.Report, names map[string]bool, target []junitProperty
 // waivedMessage is "waived: reason (until YYYY-MM-DD)" from the waived
 // finding that covers c, or the result's own detail when a saved report
 // lost the finding.
-func waivedMessage(r *audit.Report, c audit.CheckResult) string {
-	for _, f := range r.Findings {
-		if f.Waived == nil || f.Check != c.Check {
-			continue
-		}
-		if contains(f.Nodes, c.Node) || c.Node == audit.ClusterNode && len(f.Nodes) == 0 {
+func waivedMessage(ix *junitIndex, c audit.CheckResult) string {
+	for _, i := range ix.findings[c.Node] {
+		if f := ix.r.Findings[i]; f.Waived != nil && f.Check == c.Check {
 			return fmt.Sprintf("waived: %s (until %s)", f.Waived.Reason, f.Waived.Expires)
 		}
 	}
@@ -306,21 +343,18 @@ func waivedMessage(r *audit.Report, c audit.CheckResult) string {
 // failureText is the failure message (the finding's summary, or the check's
 // detail when no finding names this node) and its body: what was seen, the
 // probable cause, the evidence about this node and the fix.
-func failureText(r *audit.Report, c audit.CheckResult, nodes map[string]bool) (msg, text string) {
+func failureText(ix *junitIndex, c audit.CheckResult) (msg, text string) {
 	var f *audit.Finding
+	fIndex := -1
 	var cause *audit.Finding
-	for i := range r.Findings {
-		fi := &r.Findings[i]
-		// A cluster check's finding names no node.
-		if !contains(fi.Nodes, c.Node) && !(c.Node == audit.ClusterNode && len(fi.Nodes) == 0) {
-			continue
-		}
+	for _, i := range ix.findings[c.Node] {
+		fi := &ix.r.Findings[i]
 		if fi.Waived != nil {
 			// A partly waived finding is split; this node is in the other part.
 			continue
 		}
 		if fi.Check == c.Check && f == nil {
-			f = fi
+			f, fIndex = fi, i
 		}
 		if fi.Cause != nil && explains(fi.Cause, c.Check) && cause == nil {
 			cause = fi
@@ -340,7 +374,7 @@ func failureText(r *audit.Report, c audit.CheckResult, nodes map[string]bool) (m
 	if f.Summary != "" {
 		msg = f.Summary
 	}
-	if ev := nodeEvidence(f.Evidence, c.Node, nodes); len(ev) > 0 {
+	if ev := ix.nodeEvidence(fIndex, c.Node); len(ev) > 0 {
 		b.WriteString("evidence:\n")
 		for _, e := range ev {
 			b.WriteString("  " + e + "\n")
@@ -352,26 +386,35 @@ func failureText(r *audit.Report, c audit.CheckResult, nodes map[string]bool) (m
 	return msg, b.String()
 }
 
-// nodeEvidence keeps the evidence lines about this node and those about the
-// fleet, dropping "other-node: ..." lines: a test case is about one node.
-func nodeEvidence(lines []string, node string, nodes map[string]bool) []string {
-	var out []string
-	for _, l := range lines {
-		if name, _, ok := strings.Cut(l, ": "); ok && name != node && nodes[name] {
-			continue
+// nodeEvidence keeps the evidence lines of finding fi about this node and
+// those about the fleet, in their order, dropping "other-node: ..." lines:
+// a test case is about one node.
+func (ix *junitIndex) nodeEvidence(fi int, node string) []string {
+	lines := ix.r.Findings[fi].Evidence
+	e := ix.evidence[fi]
+	if e == nil {
+		e = &evidenceIndex{byNode: map[string][]int{}}
+		for i, l := range lines {
+			if name, _, ok := strings.Cut(l, ": "); ok && ix.names[name] {
+				e.byNode[name] = append(e.byNode[name], i)
+			} else {
+				e.fleet = append(e.fleet, i)
+			}
 		}
-		out = append(out, l)
+		ix.evidence[fi] = e
+	}
+	own := e.byNode[node]
+	out := make([]string, 0, len(e.fleet)+len(own))
+	for a, b := 0, 0; a < len(e.fleet) || b < len(own); {
+		if b == len(own) || a < len(e.fleet) && e.fleet[a] < own[b] {
+			out = append(out, lines[e.fleet[a]])
+			a++
+		} else {
+			out = append(out, lines[own[b]])
+			b++
+		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // xmlText makes s safe to carry in XML 1.0. encoding/xml escapes markup but

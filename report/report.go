@@ -454,3 +454,16 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// checksByNode indexes the check results by node (an inventory name, or
+// audit.ClusterNode): the positions in r.Checks of each node's results, in
+// the report's order. HTML and JUnit list every node's results; looking them
+// up by scanning every result for each node made them quadratic in the
+// fleet's size.
+func checksByNode(r *audit.Report) map[string][]int {
+	out := make(map[string][]int, len(r.Nodes)+1)
+	for i, c := range r.Checks {
+		out[c.Node] = append(out[c.Node], i)
+	}
+	return out
+}

@@ -225,3 +225,70 @@ func TestOutliers(t *testing.T) {
 		})
 	}
 }
+
+// TestInvisibleFormatCharacters: a character that renders as nothing (a
+// Unicode format character, category Cf, or a line or paragraph separator)
+// in a node's text is shown escaped in every human format, so that
+// "in\u200bactive" can never read as "inactive".
+func TestInvisibleFormatCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    rune
+	}{
+		{"zero width space", 0x200b},
+		{"zero width non-joiner", 0x200c},
+		{"zero width joiner", 0x200d},
+		{"word joiner", 0x2060},
+		{"invisible separator", 0x2063},
+		{"byte order mark", 0xfeff},
+		{"soft hyphen", 0x00ad},
+		{"mongolian vowel separator", 0x180e},
+		{"arabic number sign", 0x0600},
+		{"interlinear annotation anchor", 0xfff9},
+		{"tag latin small a", 0xe0061},
+		{"line separator", 0x2028},
+		{"paragraph separator", 0x2029},
+		{"bidi override, as before", 0x202e},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			esc := fmt.Sprintf(`\u%04x`, tc.r)
+			if tc.r > 0xffff {
+				esc = fmt.Sprintf(`\U%08x`, tc.r)
+			}
+			if got, want := visible("in"+string(tc.r)+"active", ""), "in"+esc+"active"; got != want {
+				t.Errorf("visible = %q, want %q", got, want)
+			}
+			r := incidentReport()
+			const mark = "mark-invisible "
+			found := false
+			for i := range r.Checks {
+				if r.Checks[i].Outcome == audit.OutcomeFail {
+					r.Checks[i].Detail = mark + "in" + string(tc.r) + "active"
+					found = true
+				}
+			}
+			if !found || len(r.Findings) == 0 {
+				t.Fatal("the incident fixture has no failing check or no finding")
+			}
+			// Not every format shows every field: the warnings and the
+			// finding reach the terminal and Markdown, the check details
+			// HTML and JUnit.
+			r.Warnings = append(r.Warnings, mark+"in"+string(tc.r)+"active")
+			r.Findings[0].Summary = mark + "in" + string(tc.r) + "active"
+			for _, format := range []string{"terminal", "markdown", "html", "junit"} {
+				out := string(render(t, format, Options{Width: 4000}, r))
+				if !strings.Contains(out, mark) {
+					t.Errorf("%s: the marked detail was not rendered", format)
+					continue
+				}
+				if strings.ContainsRune(out, tc.r) {
+					t.Errorf("%s: contains U+%04X raw", format, tc.r)
+				}
+				// Markdown doubles the backslash outside code spans.
+				if !strings.Contains(out, "in"+esc+"active") && !strings.Contains(out, `in\`+esc+"active") {
+					t.Errorf("%s: lacks in%sactive", format, esc)
+				}
+			}
+		})
+	}
+}

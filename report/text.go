@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -13,7 +14,12 @@ import (
 // control characters (so ESC, CSI, OSC, BEL, \r and \b cannot move the
 // cursor, recolour, retitle the window or overwrite what came before), DEL,
 // bytes that are not UTF-8, Unicode bidi overrides (which can make a value
-// read differently from what it is) and the non-characters XML 1.0 forbids.
+// read differently from what it is), every other format character (Unicode
+// category Cf: zero-width spaces and joiners, the word joiner, the BOM, soft
+// hyphens, tag characters...) and the line and paragraph separators (which
+// render as nothing, or as a break no escaping of \n catches, so that
+// "in\u200bactive" would read as "inactive"), and the non-characters XML 1.0
+// forbids.
 // Newlines become `\n`, tabs `\t`, unless listed in keep.
 //
 // A backslash in the input is left alone, so a value that literally contains
@@ -46,6 +52,8 @@ func visible(s, keep string) string {
 			b.WriteString(`\t`)
 		case r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
 			fmt.Fprintf(&b, `\u%04x`, r)
 		}
@@ -61,6 +69,8 @@ func needsEscape(r rune) bool {
 	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
 		return true
 	case r == 0xfffe, r == 0xffff:
+		return true
+	case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
 		return true
 	}
 	return false

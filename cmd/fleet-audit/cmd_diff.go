@@ -63,11 +63,11 @@ EXAMPLES:
 			if err := checkOutputs(outputs); err != nil {
 				return err
 			}
-			before, err := readSavedRun(c.Args().Get(0))
+			before, err := untilDone(c.Context, func() (*audit.Report, error) { return readSavedRun(c.Args().Get(0)) })
 			if err != nil {
 				return err
 			}
-			after, err := readSavedRun(c.Args().Get(1))
+			after, err := untilDone(c.Context, func() (*audit.Report, error) { return readSavedRun(c.Args().Get(1)) })
 			if err != nil {
 				return err
 			}

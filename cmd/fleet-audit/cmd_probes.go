@@ -47,7 +47,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "json", Usage: "print JSON ({\"probes\": [...], \"checks\": [...]}) for machines"},
 		},
 		Action: func(c *cli.Context) error {
-			rl, err := loadRules(runOptions{ProbesDir: c.String("probes")})
+			rl, err := untilDone(c.Context, func() (rules, error) { return loadRules(runOptions{ProbesDir: c.String("probes")}) })
 			if err != nil {
 				return err
 			}

@@ -43,17 +43,25 @@ EXAMPLES:
 				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json), got %d arguments", c.NArg())}
 			}
 			path := c.Args().First()
-			f, err := os.Open(path)
+			// A pipe (report /dev/stdin) or a FIFO can block for ever:
+			// an interrupt must still end the command.
+			r, err := untilDone(c.Context, func() (*audit.Report, error) {
+				f, err := os.Open(path)
+				if err != nil {
+					return nil, &usageError{fmt.Errorf("report: %w", err)}
+				}
+				defer f.Close()
+				r, err := report.ReadJSON(f)
+				if err == nil {
+					err = checkSavedGate(r)
+				}
+				if err != nil {
+					return nil, &usageError{fmt.Errorf("report: %s: %w", path, err)}
+				}
+				return r, nil
+			})
 			if err != nil {
-				return &usageError{fmt.Errorf("report: %w", err)}
-			}
-			r, err := report.ReadJSON(f)
-			f.Close()
-			if err == nil {
-				err = checkSavedGate(r)
-			}
-			if err != nil {
-				return &usageError{fmt.Errorf("report: %s: %w", path, err)}
+				return err
 			}
 			outputs := map[string]string{}
 			for _, format := range []string{"json", "markdown", "html", "junit"} {

@@ -119,9 +119,16 @@ Report formats: ` + formatNames() + `
 					return &usageError{fmt.Errorf("--host-key-policy: %w", err)}
 				}
 			}
-			inv, err := inventory.Load(o.InventoryPath, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
+			// -i /dev/stdin or a FIFO can block for ever.
+			inv, err := untilDone(c.Context, func() (*inventory.Inventory, error) {
+				inv, err := inventory.Load(o.InventoryPath, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
+				if err != nil {
+					return nil, &usageError{err}
+				}
+				return inv, nil
+			})
 			if err != nil {
-				return &usageError{err}
+				return err
 			}
 			return auditAndReport(c.Context, inv, o, c.App.Writer, c.App.ErrWriter)
 		},
@@ -220,7 +227,8 @@ func loadRules(o runOptions) (rules, error) {
 // auditAndReport is the one path from a loaded inventory to written reports
 // and an exit code, shared by run and demo.
 func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions, stdout, stderr io.Writer) error {
-	rl, err := loadRules(o)
+	// A FIFO in --probes blocks in open(2) until someone writes it.
+	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o) })
 	if err != nil {
 		return err
 	}
@@ -237,7 +245,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if o.NoAgent {
 		agent = ""
 	}
-	ask := ttyPassphrase(nil)
+	ask := ttyPassphrase(ctx, nil)
 	unlockKeys(ctx, inv, ask)
 	dialer := remote.NewSSHDialer(remote.SSHOptions{
 		ConnectTimeout: o.ConnectTimeout, AgentSocket: agent, Passphrase: ask,

@@ -16,6 +16,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		// Re-executed by a signal test: be the real command, with main's
+		// signal handling.
+		main()
+	}
 	// Simulated nodes read proc/sys as the kernel serves it (nodesim's
 	// procfs shim), here as in the audit package's tests.
 	if err := testtools.WithCompiler(nodesim.EnableProcfsShim); err != nil {
