@@ -27,6 +27,7 @@ var nonCheckFindingIDs = []string{
 	"cluster.unavailable",
 	"cluster.server-api-unavailable",
 	"cluster.nodes-not-in-inventory",
+	"cluster.node-match-ambiguous",
 	"skew.servers",
 	"skew.kubelet-newer",
 	"skew.kubelet-too-old",
