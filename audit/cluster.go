@@ -64,6 +64,7 @@ func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []Node)
 		}
 		h := o.Inventory.Hosts[i]
 		parsed, why := clusterOn(ctx, o, h, probes)
+		why = redactText(why) // before it is joined into the Message
 		if why == "" {
 			c.Attempts = append(c.Attempts, ClusterAttempt{Node: h.Name, Outcome: ClusterOK})
 			c.Node, c.Status, c.Probes, c.Facts, c.Message = h.Name, ClusterOK, parsed.Runs, parsed.Facts, ""

@@ -184,3 +184,19 @@ func nextLine(b []byte) (string, []byte) {
 	}
 	return string(line), b[i:]
 }
+
+// redactText is sanitizeValue's secret test for free text a node supplied
+// (stderr, error messages): each line is cut at the first secret-looking
+// span, so the context before it still says what failed.
+func redactText(s string) string {
+	if !secretValueRe.MatchString(s) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		if loc := secretValueRe.FindStringIndex(line); loc != nil {
+			lines[i] = line[:loc[0]] + Redacted
+		}
+	}
+	return strings.Join(lines, "\n")
+}
