@@ -47,7 +47,7 @@ var (
 		// token: and agent-token:, kubeconfig's token:, id-token: and
 		// client-key-data:, aws_secret_access_key=, password: in YAML,
 		// key=value or JSON. "tokens=3" and "kind: Secret" name no secret.
-		`(?i:(token|password|passwd|passphrase|secret|secret[_-]?access[_-]?key|client-key-data|private[_-]?key|api[_-]?key)["']?[ \t]*[:=][ \t]*["']?[^\s"',}])`,
+		`(?i:(token|password|passwd|secret|secret[_-]?access[_-]?key|client-key-data|private[_-]?key|api[_-]?key)["']?[ \t]*[:=][ \t]*["']?[^\s"',}])`,
 		// JWTs (a Kubernetes service account token): base64url header
 		// starting {" , payload and signature.
 		`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`,
