@@ -348,8 +348,8 @@ func clusterFindings(c *Cluster) []Finding {
 		sort.Strings(hosts)
 		out = append(out, Finding{
 			Check: "cluster.node-match-ambiguous", Kind: KindCheck, Severity: SeverityWarning, Nodes: hosts,
-			Title:       "inventory hosts match the same Kubernetes node",
-			Summary:     fmt.Sprintf("%s match the same Kubernetes node at the same priority (name, address, os.hostname, name suffix), so its Kubernetes facts (pods, registration) were joined to none of them: %s.", strings.Join(hosts, ", "), strings.Join(evidence, "; ")),
+			Title:       "inventory hosts and Kubernetes nodes do not match one to one",
+			Summary:     fmt.Sprintf("At the same priority (inventory name, address, os.hostname, name suffix) the match is not one to one, so no Kubernetes facts (pods, registration) were joined to %s: %s.", strings.Join(hosts, ", "), strings.Join(evidence, "; ")),
 			Evidence:    evidence,
 			Remediation: "Give each host an inventory name or address that is its Kubernetes node's name or InternalIP (kubectl get nodes -o wide), and check the hostname each of these hosts reports (hostname; cat /etc/hostname).",
 		})

@@ -341,6 +341,13 @@ func TestJoinNodeFactsPriority(t *testing.T) {
 			joined:  map[string]string{"k": ""}, ambiguous: map[string][]string{"k": {"a", "b"}},
 			findings: "cluster.node-match-ambiguous[a b]",
 		},
+		{
+			name:    "one host the suffix of two Kubernetes nodes: neither joined",
+			nodes:   []Node{node("etcd-1", "10.0.0.1", "")},
+			perNode: map[string]map[string]string{"a-etcd-1": crash, "b-etcd-1": crash},
+			joined:  map[string]string{"a-etcd-1": "", "b-etcd-1": ""}, ambiguous: map[string][]string{"a-etcd-1": {"etcd-1"}, "b-etcd-1": {"etcd-1"}},
+			findings: "cluster.node-match-ambiguous[etcd-1]",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
