@@ -109,7 +109,7 @@ func renderCatalogue(probes []Probe, checks []Check) []byte {
 	b.WriteString("- `skew.servers`, `skew.kubelet-newer`, `skew.kubelet-too-old`, `skew.mixed-versions`: Kubernetes' version skew policy over the fleet's RKE2 versions.\n")
 	b.WriteString("- `skew.target-skips-minor`, `skew.target-downgrade`, `skew.upgrade-order`: the path to `--target-version` (one minor at a time; servers first, one at a time, then agents).\n")
 	b.WriteString("- `skew.bundled-component`: a node whose containerd or kubelet differs from the other nodes on the same RKE2 release (RKE2 ships both in the release).\n")
-	b.WriteString("- `cluster.unavailable`, `cluster.server-api-unavailable`, `cluster.nodes-not-in-inventory`: what the cluster-scoped probes could not do (no server answered, or some servers did not before another did), and Kubernetes nodes no inventory host matches.\n")
+	b.WriteString("- `cluster.unavailable`, `cluster.server-api-unavailable`, `cluster.nodes-not-in-inventory`, `cluster.node-match-ambiguous`: what the cluster-scoped probes could not do (no server answered, or some servers did not before another did), Kubernetes nodes no inventory host matches, and Kubernetes nodes that several inventory hosts match at the same priority (joined to none).\n")
 	b.WriteString("- `waiver.expired`, `waiver.unused`: waivers past their date, and waivers that matched nothing.\n")
 	return b.Bytes()
 }

@@ -156,7 +156,10 @@ func ParseChecks(name string, data []byte) ([]Check, error) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	list := doc.Content[0]
+	list, err := expandAliases(name, doc.Content[0])
+	if err != nil {
+		return nil, err
+	}
 	if list.Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("%s:%d: want a list of checks", name, list.Line)
 	}

@@ -64,6 +64,7 @@ func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []Node)
 		}
 		h := o.Inventory.Hosts[i]
 		parsed, why := clusterOn(ctx, o, h, probes)
+		why = redactText(why) // before it is joined into the Message
 		if why == "" {
 			c.Attempts = append(c.Attempts, ClusterAttempt{Node: h.Name, Outcome: ClusterOK})
 			c.Node, c.Status, c.Probes, c.Facts, c.Message = h.Name, ClusterOK, parsed.Runs, parsed.Facts, ""
@@ -174,38 +175,81 @@ func apiUnanswered(f map[string]string) string {
 }
 
 // joinNodeFacts attaches each Kubernetes node's facts to the inventory node
-// it names. Kubernetes names nodes by hostname, so a node matches by its
-// inventory name, its os.hostname fact, its address, or, when exactly one
-// inventory name is a dash-suffix of it ("cluster-a-etcd-1" for "etcd-1"),
-// by that suffix.
+// it names. Kubernetes names nodes by hostname, so a node matches, in strict
+// priority, by inventory name, by address (its name or InternalIP), by the
+// os.hostname fact, or, when exactly one inventory name is a dash-suffix of
+// it ("cluster-a-etcd-1" for "etcd-1"), by that suffix. Every Kubernetes
+// node is first matched at the highest priority, then what is left at the
+// next, so os.hostname, which the node itself reports, never takes a name
+// the inventory gives another host. Two hosts matching one Kubernetes node
+// at the same priority (or two Kubernetes nodes one host) is ambiguous: the
+// facts go to neither and Cluster.Ambiguous names them.
 func joinNodeFacts(c *Cluster, perNode map[string]map[string]string, nodes []Node) {
-	exact := map[string]int{}
-	for i, n := range nodes {
-		for _, key := range []string{n.Name, n.Facts["os.hostname"], n.Address} {
-			if key != "" {
-				if _, taken := exact[strings.ToLower(key)]; !taken {
-					exact[strings.ToLower(key)] = i
+	lower := strings.ToLower
+	tiers := []func(k string, n Node) bool{
+		func(k string, n Node) bool { return lower(n.Name) == k },
+		func(k string, n Node) bool {
+			a := lower(n.Address)
+			return a != "" && (a == k || a == lower(perNode[k]["k8s.node.internal_ip"]))
+		},
+		func(k string, n Node) bool { h := n.Facts["os.hostname"]; return h != "" && lower(h) == k },
+	}
+	k8sNames := sortedKeys(perNode)
+	match := map[string]int{}
+	taken := map[int]bool{}
+	ambiguous := map[string][]string{}
+	settled := func(k string) bool {
+		_, m := match[k]
+		_, a := ambiguous[k]
+		return m || a
+	}
+	assign := func(claims map[string][]int) {
+		byNode := map[int][]string{}
+		for k, is := range claims {
+			if len(is) == 1 {
+				byNode[is[0]] = append(byNode[is[0]], k)
+			}
+		}
+		for k, is := range claims {
+			if len(is) > 1 || len(byNode[is[0]]) > 1 {
+				for _, i := range is {
+					ambiguous[k] = append(ambiguous[k], nodes[i].Name)
+				}
+				continue
+			}
+			match[k] = is[0]
+			taken[is[0]] = true
+		}
+	}
+	for _, tier := range tiers {
+		claims := map[string][]int{}
+		for _, k := range k8sNames {
+			if settled(k) {
+				continue
+			}
+			for i, n := range nodes {
+				if !taken[i] && tier(k, n) {
+					claims[k] = append(claims[k], i)
 				}
 			}
 		}
+		assign(claims)
 	}
-	joined := map[int]bool{}
-	k8sNames := sortedKeys(perNode)
+	claims := map[string][]int{}
 	for _, k := range k8sNames {
-		i, ok := exact[k]
-		if !ok {
-			if ip := perNode[k]["k8s.node.internal_ip"]; ip != "" {
-				i, ok = exact[ip]
+		if !settled(k) {
+			if i, ok := suffixMatch(k, nodes, taken); ok {
+				claims[k] = []int{i}
 			}
 		}
+	}
+	assign(claims)
+	for _, k := range k8sNames {
+		i, ok := match[k]
 		if !ok {
-			i, ok = suffixMatch(k, nodes)
-		}
-		if !ok || joined[i] {
 			c.Joined[k] = ""
 			continue
 		}
-		joined[i] = true
 		c.Joined[k] = nodes[i].Name
 		for key, v := range perNode[k] {
 			nodes[i].Facts[key] = v
@@ -213,13 +257,16 @@ func joinNodeFacts(c *Cluster, perNode map[string]map[string]string, nodes []Nod
 		nodes[i].Facts["k8s.node.registered"] = "yes"
 	}
 	for i := range nodes {
-		if nodes[i].Status.HasFacts() && !joined[i] {
+		if nodes[i].Status.HasFacts() && !taken[i] {
 			nodes[i].Facts["k8s.node.registered"] = "no"
 		}
 	}
+	if len(ambiguous) > 0 {
+		c.Ambiguous = ambiguous
+	}
 }
 
-func suffixMatch(k8sName string, nodes []Node) (int, bool) {
+func suffixMatch(k8sName string, nodes []Node, taken map[int]bool) (int, bool) {
 	var hits []int
 	for i, n := range nodes {
 		name := strings.ToLower(n.Name)
@@ -228,7 +275,7 @@ func suffixMatch(k8sName string, nodes []Node) (int, bool) {
 		}
 	}
 	sort.Ints(hits)
-	if len(hits) == 1 {
+	if len(hits) == 1 && !taken[hits[0]] {
 		return hits[0], true
 	}
 	return 0, false
@@ -238,7 +285,7 @@ func suffixMatch(k8sName string, nodes []Node) (int, bool) {
 func (c *Cluster) UnjoinedK8sNodes() []string {
 	var out []string
 	for k, inv := range c.Joined {
-		if inv == "" {
+		if _, ambiguous := c.Ambiguous[k]; inv == "" && !ambiguous {
 			out = append(out, k)
 		}
 	}
@@ -284,6 +331,27 @@ func clusterFindings(c *Cluster) []Finding {
 			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, readyz, RBAC).",
 			Evidence:    []string{c.Message},
 			Remediation: "Make sure a server node is reachable and the audit user can read /etc/rancher/rke2/rke2.yaml (become: sudo).",
+		})
+	}
+	if len(c.Ambiguous) > 0 {
+		var hosts, evidence []string
+		seen := map[string]bool{}
+		for _, k := range sortedKeys(c.Ambiguous) {
+			evidence = append(evidence, fmt.Sprintf("Kubernetes node %s: matched by %s", k, strings.Join(c.Ambiguous[k], ", ")))
+			for _, h := range c.Ambiguous[k] {
+				if !seen[h] {
+					seen[h] = true
+					hosts = append(hosts, h)
+				}
+			}
+		}
+		sort.Strings(hosts)
+		out = append(out, Finding{
+			Check: "cluster.node-match-ambiguous", Kind: KindCheck, Severity: SeverityWarning, Nodes: hosts,
+			Title:       "inventory hosts and Kubernetes nodes do not match one to one",
+			Summary:     fmt.Sprintf("At the same priority (inventory name, address, os.hostname, name suffix) the match is not one to one, so no Kubernetes facts (pods, registration) were joined to %s: %s.", strings.Join(hosts, ", "), strings.Join(evidence, "; ")),
+			Evidence:    evidence,
+			Remediation: "Give each host an inventory name or address that is its Kubernetes node's name or InternalIP (kubectl get nodes -o wide), and check the hostname each of these hosts reports (hostname; cat /etc/hostname).",
 		})
 	}
 	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {

@@ -280,3 +280,102 @@ func TestParseNodeFactsFromClusterProbe(t *testing.T) {
 		t.Fatalf("node facts = %v, want %v", got.NodeFacts, want)
 	}
 }
+
+// A Kubernetes node's facts go to the host the inventory names for it, in
+// strict priority (name, address, os.hostname, suffix): a hostname a node
+// reports for itself never takes another host's name or address, and two
+// hosts matching at the same priority get nothing and are named.
+func TestJoinNodeFactsPriority(t *testing.T) {
+	node := func(name, addr, hostname string) Node {
+		f := map[string]string{}
+		if hostname != "" {
+			f["os.hostname"] = hostname
+		}
+		return Node{Name: name, Address: addr, Status: StatusOK, Facts: f}
+	}
+	crash := map[string]string{"k8s.kubeproxy.pod.reason": "CrashLoopBackOff"}
+	tests := []struct {
+		name      string
+		nodes     []Node
+		perNode   map[string]map[string]string
+		joined    map[string]string
+		crashing  string // the inventory node that must get CrashLoopBackOff
+		ambiguous map[string][]string
+		findings  string // cluster findings: check[nodes]
+	}{
+		{
+			name:    "an earlier node's hostname does not take a later node's name",
+			nodes:   []Node{node("aaa", "10.0.0.1", "victim"), node("victim", "10.0.0.2", "victim-host")},
+			perNode: map[string]map[string]string{"victim": crash},
+			joined:  map[string]string{"victim": "victim"}, crashing: "victim",
+		},
+		{
+			name:    "a later node's hostname does not take an earlier node's name",
+			nodes:   []Node{node("victim", "10.0.0.2", "victim-host"), node("zzz", "10.0.0.1", "victim")},
+			perNode: map[string]map[string]string{"victim": crash},
+			joined:  map[string]string{"victim": "victim"}, crashing: "victim",
+		},
+		{
+			name:    "address beats a hostile hostname",
+			nodes:   []Node{node("a", "10.0.0.1", "n2"), node("b", "10.0.0.2", "")},
+			perNode: map[string]map[string]string{"n2": {"k8s.node.internal_ip": "10.0.0.2", "k8s.kubeproxy.pod.reason": "CrashLoopBackOff"}},
+			joined:  map[string]string{"n2": "b"}, crashing: "b",
+		},
+		{
+			name:    "hostname beats the suffix",
+			nodes:   []Node{node("etcd-1", "10.0.0.1", ""), node("x", "10.0.0.2", "cluster-a-etcd-1")},
+			perNode: map[string]map[string]string{"cluster-a-etcd-1": crash},
+			joined:  map[string]string{"cluster-a-etcd-1": "x"}, crashing: "x",
+		},
+		{
+			name:    "two hosts claiming one node by hostname: neither gets it, both named",
+			nodes:   []Node{node("a", "10.0.0.1", "n1"), node("b", "10.0.0.2", "n1")},
+			perNode: map[string]map[string]string{"n1": crash},
+			joined:  map[string]string{"n1": ""}, ambiguous: map[string][]string{"n1": {"a", "b"}},
+			findings: "cluster.node-match-ambiguous[a b]",
+		},
+		{
+			name:    "two hosts at one address: neither gets it",
+			nodes:   []Node{node("a", "10.0.0.9", ""), node("b", "10.0.0.9", "")},
+			perNode: map[string]map[string]string{"k": {"k8s.node.internal_ip": "10.0.0.9"}},
+			joined:  map[string]string{"k": ""}, ambiguous: map[string][]string{"k": {"a", "b"}},
+			findings: "cluster.node-match-ambiguous[a b]",
+		},
+		{
+			name:    "one host the suffix of two Kubernetes nodes: neither joined",
+			nodes:   []Node{node("etcd-1", "10.0.0.1", "")},
+			perNode: map[string]map[string]string{"a-etcd-1": crash, "b-etcd-1": crash},
+			joined:  map[string]string{"a-etcd-1": "", "b-etcd-1": ""}, ambiguous: map[string][]string{"a-etcd-1": {"etcd-1"}, "b-etcd-1": {"etcd-1"}},
+			findings: "cluster.node-match-ambiguous[etcd-1]",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{Status: ClusterOK, Joined: map[string]string{}}
+			joinNodeFacts(c, tc.perNode, tc.nodes)
+			if !reflect.DeepEqual(c.Joined, tc.joined) {
+				t.Errorf("joined = %v, want %v", c.Joined, tc.joined)
+			}
+			if !reflect.DeepEqual(c.Ambiguous, tc.ambiguous) {
+				t.Errorf("ambiguous = %v, want %v", c.Ambiguous, tc.ambiguous)
+			}
+			for _, n := range tc.nodes {
+				got := n.Facts["k8s.kubeproxy.pod.reason"] == "CrashLoopBackOff"
+				if got != (n.Name == tc.crashing) {
+					t.Errorf("%s: CrashLoopBackOff joined = %v, want %v (facts %v)", n.Name, got, !got, n.Facts)
+				}
+				reg := map[bool]string{true: "yes", false: "no"}[n.Name == tc.crashing]
+				if n.Facts["k8s.node.registered"] != reg {
+					t.Errorf("%s: k8s.node.registered = %q, want %q", n.Name, n.Facts["k8s.node.registered"], reg)
+				}
+			}
+			var findings []string
+			for _, f := range clusterFindings(c) {
+				findings = append(findings, f.Check+"["+strings.Join(f.Nodes, " ")+"]")
+			}
+			if got := strings.Join(findings, " "); got != tc.findings {
+				t.Errorf("findings = %q, want %q", got, tc.findings)
+			}
+		})
+	}
+}

@@ -205,6 +205,9 @@ type Cluster struct {
 	// Joined maps each Kubernetes node name the probes reported to the
 	// inventory node its per-node facts were joined to ("" = no match).
 	Joined map[string]string `json:"joined"`
+	// Ambiguous maps a Kubernetes node name to the inventory nodes that
+	// matched it at the same priority; its facts were joined to none.
+	Ambiguous map[string][]string `json:"ambiguous,omitempty"`
 }
 
 // ClusterAttempt is one server asked for the cluster view.

@@ -38,9 +38,31 @@ const Redacted = "<redacted>"
 
 var (
 	secretKeyRe = regexp.MustCompile(`(?i)(token|password|passwd|secret|passphrase|private[_-]?key)`)
-	// RKE2 join tokens (K10<ca-hash>::<user>:<secret>), PEM blocks, bearer
-	// tokens and "token: ..." lines from config.yaml.
-	secretValueRe = regexp.MustCompile(`(?i)(K10[0-9a-f]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY|bearer\s+[A-Za-z0-9._~+/=-]{8,}|(^|\s)(agent-)?token\s*:\s*\S)`)
+	// secretValueRe finds secrets inside a value or a line of text, by the
+	// shapes TestRedactionShapes pins, each with what must stay readable.
+	secretValueRe = regexp.MustCompile(strings.Join([]string{
+		// RKE2 join tokens: K10<ca-hash>::<user>:<secret>.
+		`(?i:K10[0-9a-f]{16,})`,
+		`(?i:-----BEGIN [A-Z ]*PRIVATE KEY)`,
+		`(?i:bearer\s+[A-Za-z0-9._~+/=-]{8,})`,
+		// A key naming a secret, then : or = and a value: config.yaml's
+		// token: and agent-token:, kubeconfig's token:, id-token: and
+		// client-key-data:, aws_secret_access_key=, password: in YAML,
+		// key=value or JSON. "tokens=3" and "kind: Secret" name no secret.
+		`(?i:(token|password|passwd|secret|secret[_-]?access[_-]?key|client-key-data|private[_-]?key|api[_-]?key)["']?[ \t]*[:=][ \t]*["']?[^\s"',}])`,
+		// JWTs (a Kubernetes service account token): base64url header
+		// starting {" , payload and signature.
+		`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`,
+		// AWS access key ids (long-term AKIA, temporary ASIA).
+		`\b(AKIA|ASIA)[0-9A-Z]{16}\b`,
+		// user:password@ in a URL; user@ alone is no secret.
+		`(?i:\b[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@)`,
+		// The base64 body of an OpenSSH private key: "openssh-key-v1\0".
+		`b3BlbnNzaC1rZXktdjE`,
+		// GitHub tokens: ghp_/gho_/ghu_/ghs_/ghr_ + 36, fine-grained github_pat_.
+		`\bgh[pousr]_[A-Za-z0-9]{36}\b`,
+		`\bgithub_pat_[A-Za-z0-9_]{22,}`,
+	}, "|"))
 )
 
 // Parsed is what ParseOutput recovered from one node's bundle output.
@@ -215,4 +237,20 @@ func nextLine(b []byte) (string, []byte) {
 		i++
 	}
 	return string(line), b[i:]
+}
+
+// redactText is sanitizeValue's secret test for free text a node supplied
+// (stderr, error messages): each line is cut at the first secret-looking
+// span, so the context before it still says what failed.
+func redactText(s string) string {
+	if !secretValueRe.MatchString(s) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		if loc := secretValueRe.FindStringIndex(line); loc != nil {
+			lines[i] = line[:loc[0]] + Redacted
+		}
+	}
+	return strings.Join(lines, "\n")
 }

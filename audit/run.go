@@ -137,6 +137,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if len(clusterProbes) > 0 && ctx.Err() == nil {
 		cluster = runCluster(ctx, o, clusterProbes, nodes)
 	}
+	redactNodeText(nodes, cluster)
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		Tool:          Tool{Name: "fleet-audit", Version: o.ToolVersion},
@@ -293,6 +294,29 @@ func setFailure(n *Node, err error, ctx context.Context) {
 		n.Status, n.Message = StatusTimeout, "the node did not finish within --node-timeout"
 	default:
 		n.Status, n.Message = StatusError, firstLine(err.Error())
+	}
+}
+
+// redactNodeText runs every free-text string that may hold what a node
+// printed (stderr, transport errors and the messages quoting them) through
+// the redactor the facts go through, as the reports show them as they are.
+func redactNodeText(nodes []Node, c *Cluster) {
+	for i := range nodes {
+		n := &nodes[i]
+		n.Message, n.Error = redactText(n.Message), redactText(n.Error)
+		for j := range n.Probes {
+			n.Probes[j].Stderr = redactText(n.Probes[j].Stderr)
+		}
+	}
+	if c == nil {
+		return
+	}
+	c.Message = redactText(c.Message)
+	for i := range c.Attempts {
+		c.Attempts[i].Reason = redactText(c.Attempts[i].Reason)
+	}
+	for i := range c.Probes {
+		c.Probes[i].Stderr = redactText(c.Probes[i].Stderr)
 	}
 }
 

@@ -27,6 +27,7 @@ var nonCheckFindingIDs = []string{
 	"cluster.unavailable",
 	"cluster.server-api-unavailable",
 	"cluster.nodes-not-in-inventory",
+	"cluster.node-match-ambiguous",
 	"skew.servers",
 	"skew.kubelet-newer",
 	"skew.kubelet-too-old",
@@ -85,7 +86,10 @@ func ParseWaivers(name string, data []byte, known []string) ([]Waiver, error) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	list := doc.Content[0]
+	list, err := expandAliases(name, doc.Content[0])
+	if err != nil {
+		return nil, err
+	}
 	if list.Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("%s:%d: want a list of waivers (- check: ..., reason: ..., expires: YYYY-MM-DD)", name, list.Line)
 	}
