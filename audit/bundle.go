@@ -60,18 +60,27 @@ echo "meta.uid=$(id -u)"
 echo "meta.sudo=$fa_sudo"
 echo "meta.timeout=${fa_timeout:-absent}"
 echo "@@FA:$fa_n:end:_meta:0"
+# fa_load is the command line of every probe's shell. The probe's text comes
+# on that shell's stdin, not in its argv: Linux refuses an exec whose one
+# argument exceeds MAX_ARG_STRLEN (32 pages, 128 KiB; linux
+# include/uapi/linux/binfmts.h) with E2BIG, exit 126, and a bigger probe
+# would fail on every node. The text is read into memory (no file is
+# written on the node), stdin becomes /dev/null again as the probes expect,
+# and the text runs in that shell. printf is a builtin of dash, bash and
+# busybox sh, so the text is never an exec argument on the way in either.
+fa_load='fa_text=$(cat) && exec </dev/null && eval "$fa_text"'
 fa_run() {
 	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		set -- sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" /bin/sh -c "$fa_p"
+		set -- sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$PATH" /bin/sh -c "$fa_load"
 	else
-		set -- /bin/sh -c "$fa_p"
+		set -- /bin/sh -c "$fa_load"
 	fi
 	if [ -n "$fa_timeout" ]; then
-		"$fa_timeout" -k 2 "$fa_t" "$@" </dev/null
+		printf '%s\n' "$fa_p" | "$fa_timeout" -k 2 "$fa_t" "$@"
 	else
-		"$@" </dev/null
+		printf '%s\n' "$fa_p" | "$@"
 	fi
 	fa_rc=$?
 	echo

@@ -2,12 +2,15 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 const exampleProbes = "../examples/probes"
@@ -54,6 +57,10 @@ func TestLoadProbeDir(t *testing.T) {
 `}, checks: "site.kernel-old"},
 		{name: "other files are ignored", files: map[string]string{"site.sh": okProbe, "README.md": "# notes", ".site.sh.swp": "x"}, probes: "site"},
 		{name: "empty dir", files: map[string]string{"README": "x"}, err: []string{"no *.sh probe or *.yaml checks file"}},
+		{name: "probe over the size cap", files: map[string]string{"big.sh": okProbe + strings.Repeat("# padding\n", MaxProbeScriptBytes/10+1)},
+			err: []string{"big.sh: ", "bytes, more than the 1048576"}},
+		{name: "probe with a NUL byte", files: map[string]string{"nul.sh": okProbe + "echo a\x00b\n"},
+			err: []string{"nul.sh:8: a NUL byte"}},
 		{name: "probe id of a builtin", files: map[string]string{"fw.sh": strings.Replace(okProbe, "id: site", "id: firewall", 1)},
 			err: []string{"fw.sh:1: id: probe \"firewall\" is already defined by builtin probe firewall"}},
 		{name: "fact key of a builtin", files: map[string]string{"site.sh": strings.Replace(okProbe, "site.b", "ufw.active", 1)},
@@ -236,3 +243,42 @@ func TestExampleHostsCheck(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestLargeProbeRuns runs probes larger than one exec argument may be
+// (Linux MAX_ARG_STRLEN, 32 pages: 128 KiB) under every shell the probes
+// must support: the text reaches the probe's shell on its stdin, never in
+// argv, and the probe then reads an empty stdin as it always did.
+func TestLargeProbeRuns(t *testing.T) {
+	const argMax = 32 * 4096
+	probe := func(size int) Probe {
+		text := "# id: big\n# description: d\n# needs_root: false\n# timeout: 10s\n# facts: big.tail big.stdin\n" +
+			strings.Repeat("# padding to make the probe large\n", size/34+1) +
+			"fact big.stdin \"$(cat | wc -c | tr -d ' ')\"\nfact big.tail reached\n"
+		p, err := ParseProbe("big.sh", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, size := range []int{1 << 10, argMax + 1, MaxProbeScriptBytes - 4<<10} {
+		for _, sh := range probeShells {
+			t.Run(fmt.Sprintf("%d bytes under %s", size, strings.Join(sh, " ")), func(t *testing.T) {
+				p := []Probe{probe(size)}
+				root := filepath.Join(t.TempDir(), "node")
+				if err := nodesim.Build(root, nodesim.Healthy("n", false)); err != nil {
+					t.Fatal(err)
+				}
+				nonce := NewNonce()
+				bundle := withProbeShell(t, bundleFor(t, p, Become{}, nonce), append([]string{testtools.Find(t, sh[0])}, sh[1:]...)...)
+				res, err := (&shSession{root: root}).Exec(context.Background(), bundle, 30*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				parsed := ParseOutput(res.Stdout, nonce, p)
+				if r := parsed.Runs[0]; r.Status != ProbeOK || parsed.Facts["big.tail"] != "reached" || parsed.Facts["big.stdin"] != "0" {
+					t.Fatalf("status %s exit %d, facts %v; stderr %q", r.Status, r.ExitCode, parsed.Facts, res.Stderr)
+				}
+			})
+		}
+	}
+}
