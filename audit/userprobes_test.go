@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,5 +281,79 @@ func TestLargeProbeRuns(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFailedProbeIsNotAPass runs a fleet where one user probe fails (a
+// non-zero exit, as a shell that cannot run it exits 126) and one prints
+// no end marker: the node is probe_failed or error, never ok, the check
+// that reads the failed probe's fact is skipped, and the gate does not pass
+// silently: exit 3, as for any node not fully audited, unless
+// --allow-unreachable lets it through with the reason said.
+func TestFailedProbeIsNotAPass(t *testing.T) {
+	failing := "# id: site\n# description: d\n# needs_root: false\n# timeout: 5s\n# facts: site.a site.b\nfact site.a 1\nexit 126\n"
+	check := "- id: site.b-zero\n  title: t\n  severity: critical\n  when:\n    - {fact: site.b, op: eq, value: \"0\"}\n  summary: s\n  remediation: r\n"
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, userChecks, err := LoadProbeDir(writeDir(t, map[string]string{"site.sh": failing, "site.yaml": check}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		allow   bool
+		code    int
+		reasons string
+	}{
+		{"gate", false, ExitUnaudited, "1 of 2 nodes not fully audited"},
+		{"--allow-unreachable", true, ExitOK, "1 of 2 nodes not fully audited (allowed by --allow-unreachable)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fleet := nodesim.Clean(2)
+			inv, tr := simulate(t, fleet)
+			// The probe fails on node-2 only: node-1's site.sh is
+			// replaced below by one that succeeds.
+			good := filepath.Join(tr.roots["node-1"], "bin", ".site-ok")
+			if err := os.WriteFile(good, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ps := append(append([]Probe{}, probes...), user...)
+			for i, p := range ps {
+				if p.ID == "site" {
+					p.Script = strings.Replace(p.Script, "exit 126", `[ -e "$R/bin/.site-ok" ] && { fact site.b 1; exit 0; }; exit 126`, 1)
+					ps[i] = p
+				}
+			}
+			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
+				Probes: ps, Checks: append(append([]Check{}, checks...), userChecks...),
+				Gate: GatePolicy{FailOn: SeverityCritical, AllowUnreachable: tc.allow}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]Node{}
+			for _, n := range r.Nodes {
+				byName[n.Name] = n
+			}
+			if n := byName["node-1"]; n.Status != StatusOK {
+				t.Errorf("node-1: %s %q, want ok", n.Status, n.Message)
+			}
+			n := byName["node-2"]
+			if n.Status != StatusProbeFailed || !strings.Contains(n.Message, "probe site (exit 126)") {
+				t.Errorf("node-2: %s %q, want probe_failed naming site (exit 126)", n.Status, n.Message)
+			}
+			if n.Facts["site.a"] != "1" || n.Facts["os.kernel"] == "" {
+				t.Errorf("node-2 lost the facts it did report: %v", n.Facts)
+			}
+			if r.Gate.ExitCode != tc.code || !slices.Contains(r.Gate.Reasons, tc.reasons) {
+				t.Errorf("gate = %+v, want exit %d with %q", r.Gate, tc.code, tc.reasons)
+			}
+		})
 	}
 }
