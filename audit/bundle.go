@@ -37,9 +37,12 @@ const rootPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 // node timeout or Ctrl-C), so no root process outlives the run and keeps the
 // channel open. Arguments: timeout seconds, the bundle shell's pid and its
 // start time (field 22 of /proc/PID/stat, telling a reused pid apart; empty
-// without /proc), then the probe text. A killed probe exits 137, which the
-// parser reads as a timeout, as it does timeout -s KILL's.
-const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3 fa_p=$4
+// without /proc), then fa_load; the probe text comes on stdin. A killed
+// probe exits 137, which the parser reads as a timeout, as it does
+// timeout -s KILL's.
+const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3 fa_load=$4
+fa_p=$(cat)
+exec </dev/null
 set --
 fa_stat() {
 	fa_s=
@@ -70,7 +73,9 @@ fa_kill() {
 	done
 	kill -KILL "$1" 2>/dev/null
 }
-/bin/sh -c "$fa_p" </dev/null &
+# The probe's text goes to its shell on stdin, never in an argv (see
+# fa_load); $! is the pid of that shell, the pipeline's last command.
+printf '%s\n' "$fa_p" | /bin/sh -c "$fa_load" &
 fa_c=$!
 fa_me=$$
 (
@@ -159,18 +164,27 @@ echo "meta.uid=$(id -u)"
 echo "meta.sudo=$fa_sudo"
 echo "meta.timeout=${fa_timeout:-absent}"
 echo "@@FA:$fa_n:end:_meta:0"
+# fa_load is the command line of every probe's shell. The probe's text comes
+# on that shell's stdin, not in its argv: Linux refuses an exec whose one
+# argument exceeds MAX_ARG_STRLEN (32 pages, 128 KiB; linux
+# include/uapi/linux/binfmts.h) with E2BIG, exit 126, and a bigger probe
+# would fail on every node. The text is read into memory (no file is
+# written on the node), stdin becomes /dev/null again as the probes expect,
+# and the text runs in that shell. printf is a builtin of dash, bash and
+# busybox sh, so the text is never an exec argument on the way in either.
+fa_load='fa_text=$(cat) && exec </dev/null && eval "$fa_text"'
 fa_run() {
 	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" \
-			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_p" </dev/null
+		printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" \
+			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_load"
 	else
-		set -- /bin/sh -c "$fa_p"
+		set -- /bin/sh -c "$fa_load"
 		if [ -n "$fa_timeout" ]; then
-			"$fa_timeout" -k 2 "$fa_t" "$@" </dev/null
+			printf '%s\n' "$fa_p" | "$fa_timeout" -k 2 "$fa_t" "$@"
 		else
-			"$@" </dev/null
+			printf '%s\n' "$fa_p" | "$@"
 		fi
 	fi
 	fa_rc=$?

@@ -69,7 +69,7 @@ func (e *severityError) Error() string { return e.err.Error() }
 func (e *severityError) Unwrap() error { return e.err }
 
 // NodeStatus says how far the audit of one node got. Only StatusOK means every
-// probe ran to completion; the partial statuses (probe_timeout,
+// probe ran to completion; the partial statuses (probe_timeout, probe_failed,
 // output_truncated, connection_lost, sudo_password_required) keep the facts
 // that did arrive. The zero value is StatusUnknown: a node nobody judged.
 type NodeStatus int
@@ -89,6 +89,9 @@ const (
 	StatusSudoPasswordRequired
 	StatusInterrupted
 	StatusError
+	// StatusProbeFailed: a probe exited non-zero (126/127: the node could
+	// not run it); the facts of the other probes are kept and judged.
+	StatusProbeFailed
 )
 
 var statusNames = map[NodeStatus]string{
@@ -106,6 +109,7 @@ var statusNames = map[NodeStatus]string{
 	StatusSudoPasswordRequired: "sudo_password_required",
 	StatusInterrupted:          "interrupted",
 	StatusError:                "error",
+	StatusProbeFailed:          "probe_failed",
 }
 
 func (s NodeStatus) String() string {
@@ -140,7 +144,7 @@ func (s *NodeStatus) UnmarshalText(b []byte) error {
 // judging (possibly only some of them).
 func (s NodeStatus) HasFacts() bool {
 	switch s {
-	case StatusOK, StatusProbeTimeout, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired:
+	case StatusOK, StatusProbeTimeout, StatusProbeFailed, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired:
 		return true
 	}
 	return false

@@ -127,6 +127,42 @@ func TestIptablesProbe(t *testing.T) {
 	}
 }
 
+// TestNetlinkProbesLeaveNFTablesUnloaded runs every probe that may ask
+// nf_tables something over netlink on nodes without the module, where the
+// simulated nft and iptables-nft-save load it as the kernel's autoload
+// would (a change of the node root's /proc/modules): none may load it, and
+// each still reports what it can (the stubs' own test,
+// nodesim's TestStubSideEffects, shows the load happens when asked).
+func TestNetlinkProbesLeaveNFTablesUnloaded(t *testing.T) {
+	healthy := nodesim.Healthy("n", false)
+	legacy := nodesim.WithoutNFTables(nodesim.WithIPTablesLegacy(healthy))
+	cases := []struct {
+		name, probe string
+		state       nodesim.State
+		want        map[string]string
+	}{
+		{"iptables on a legacy node", "iptables", legacy, map[string]string{
+			"iptables.backend": "legacy", "iptables.kube_rules": nfHealthyKubeRules,
+			"iptables.other_backend.kube_rules": "0", "iptables.dual_backend": "no"}},
+		{"nftables on a legacy node", "nftables", legacy, map[string]string{"nft.tables": "not-loaded"}},
+		{"kubeproxy_mode on a legacy node", "kubeproxy_mode", legacy, map[string]string{"kubeproxy.module.nf_tables": "absent"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var root string
+			got := runProbeTweaked(t, tc.probe, tc.state, func(r string) { root = r })
+			nfWantFacts(t, got.Facts, tc.want)
+			b, err := os.ReadFile(filepath.Join(root, "proc", "modules"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "nf_tables ") {
+				t.Errorf("the probe loaded nf_tables; /proc/modules:\n%s", b)
+			}
+		})
+	}
+}
+
 // TestIptablesProbeAlternativesSymlink covers nodes without
 // update-alternatives (RHEL's alternatives has no --query): the selection is
 // read from the /etc/alternatives symlink, which nodesim.State cannot plant.

@@ -145,9 +145,9 @@ func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Pa
 // /bin/sh alone.
 func withProbeShell(t *testing.T, bundle []byte, shell ...string) []byte {
 	t.Helper()
-	const line = `set -- /bin/sh -c "$fa_p"`
+	const line = `set -- /bin/sh -c "$fa_load"`
 	if !bytes.Contains(bundle, []byte(line)) {
 		t.Fatalf("the bundle no longer holds %q: update withProbeShell", line)
 	}
-	return bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(shell, " ")+` -c "$fa_p"`), 1)
+	return bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(shell, " ")+` -c "$fa_load"`), 1)
 }

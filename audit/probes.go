@@ -53,6 +53,12 @@ type Probe struct {
 	Source string
 }
 
+// MaxProbeScriptBytes caps one probe's text. The bundle carries every probe
+// to every node in one session and each shell holds a probe's text in
+// memory; a probe larger than this is a mistake (a data file pasted in), and
+// is refused when loaded rather than sent to a whole fleet.
+const MaxProbeScriptBytes = 1 << 20
+
 var headerKeyRe = regexp.MustCompile(`^[a-z_]+$`)
 
 var factKeyRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]*$`)
@@ -60,6 +66,14 @@ var factKeyRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]*$`)
 // ParseProbe reads the header of one probe script.
 func ParseProbe(name, text string) (Probe, error) {
 	p := Probe{Script: text, Scope: ScopeNode, Source: name}
+	if len(text) > MaxProbeScriptBytes {
+		return Probe{}, fmt.Errorf("%s: %d bytes, more than the %d a probe may have", name, len(text), MaxProbeScriptBytes)
+	}
+	// A shell drops NUL bytes from the text it reads: the probe that ran
+	// would not be the one that was written.
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		return Probe{}, fmt.Errorf("%s:%d: a NUL byte: a probe is shell text", name, strings.Count(text[:i], "\n")+1)
+	}
 	seen := map[string]bool{}
 	for i, line := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(line, "#") {

@@ -218,13 +218,15 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 		setFailure(&n, err, ctx)
 		return n
 	}
-	var timedOut, missing []string
+	var timedOut, missing, failed []string
 	for _, r := range parsed.Runs {
 		switch r.Status {
 		case ProbeTimeout:
 			timedOut = append(timedOut, r.ID)
 		case ProbeMissing, ProbeTruncated:
 			missing = append(missing, r.ID)
+		case ProbeFailed:
+			failed = append(failed, fmt.Sprintf("%s (exit %d)", r.ID, r.ExitCode))
 		}
 	}
 	switch {
@@ -237,6 +239,11 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 		if s := strings.TrimSpace(string(res.Stderr)); s != "" {
 			n.Error = firstLine(s)
 		}
+	case len(failed) > 0:
+		// The checks that read a failed probe's facts skip; a node left
+		// ok would let the gate pass on checks that never ran.
+		n.Status = StatusProbeFailed
+		n.Message = fmt.Sprintf("probe %s failed; checks on the facts it did not print were skipped, all other facts are kept (exit 126 or 127: the node could not run it)", strings.Join(failed, ", "))
 	case parsed.Meta["meta.sudo"] == "password_required":
 		n.Status = StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo -n asks for a password; probes needing root ran unprivileged. Allow NOPASSWD for the audit user or connect as root"

@@ -2,12 +2,16 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 const exampleProbes = "../examples/probes"
@@ -54,6 +58,10 @@ func TestLoadProbeDir(t *testing.T) {
 `}, checks: "site.kernel-old"},
 		{name: "other files are ignored", files: map[string]string{"site.sh": okProbe, "README.md": "# notes", ".site.sh.swp": "x"}, probes: "site"},
 		{name: "empty dir", files: map[string]string{"README": "x"}, err: []string{"no *.sh probe or *.yaml checks file"}},
+		{name: "probe over the size cap", files: map[string]string{"big.sh": okProbe + strings.Repeat("# padding\n", MaxProbeScriptBytes/10+1)},
+			err: []string{"big.sh: ", "bytes, more than the 1048576"}},
+		{name: "probe with a NUL byte", files: map[string]string{"nul.sh": okProbe + "echo a\x00b\n"},
+			err: []string{"nul.sh:8: a NUL byte"}},
 		{name: "probe id of a builtin", files: map[string]string{"fw.sh": strings.Replace(okProbe, "id: site", "id: firewall", 1)},
 			err: []string{"fw.sh:1: id: probe \"firewall\" is already defined by builtin probe firewall"}},
 		{name: "fact key of a builtin", files: map[string]string{"site.sh": strings.Replace(okProbe, "site.b", "ufw.active", 1)},
@@ -236,3 +244,116 @@ func TestExampleHostsCheck(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestLargeProbeRuns runs probes larger than one exec argument may be
+// (Linux MAX_ARG_STRLEN, 32 pages: 128 KiB) under every shell the probes
+// must support: the text reaches the probe's shell on its stdin, never in
+// argv, and the probe then reads an empty stdin as it always did.
+func TestLargeProbeRuns(t *testing.T) {
+	const argMax = 32 * 4096
+	probe := func(size int) Probe {
+		text := "# id: big\n# description: d\n# needs_root: false\n# timeout: 10s\n# facts: big.tail big.stdin\n" +
+			strings.Repeat("# padding to make the probe large\n", size/34+1) +
+			"fact big.stdin \"$(cat | wc -c | tr -d ' ')\"\nfact big.tail reached\n"
+		p, err := ParseProbe("big.sh", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, size := range []int{1 << 10, argMax + 1, MaxProbeScriptBytes - 4<<10} {
+		for _, sh := range probeShells {
+			t.Run(fmt.Sprintf("%d bytes under %s", size, strings.Join(sh, " ")), func(t *testing.T) {
+				p := []Probe{probe(size)}
+				root := filepath.Join(t.TempDir(), "node")
+				if err := nodesim.Build(root, nodesim.Healthy("n", false)); err != nil {
+					t.Fatal(err)
+				}
+				nonce := NewNonce()
+				bundle := withProbeShell(t, bundleFor(t, p, Become{}, nonce), append([]string{testtools.Find(t, sh[0])}, sh[1:]...)...)
+				res, err := (&shSession{root: root}).Exec(context.Background(), bundle, 30*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				parsed := ParseOutput(res.Stdout, nonce, p)
+				if r := parsed.Runs[0]; r.Status != ProbeOK || parsed.Facts["big.tail"] != "reached" || parsed.Facts["big.stdin"] != "0" {
+					t.Fatalf("status %s exit %d, facts %v; stderr %q", r.Status, r.ExitCode, parsed.Facts, res.Stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestFailedProbeIsNotAPass runs a fleet where one user probe fails (a
+// non-zero exit, as a shell that cannot run it exits 126) and one prints
+// no end marker: the node is probe_failed or error, never ok, the check
+// that reads the failed probe's fact is skipped, and the gate does not pass
+// silently: exit 3, as for any node not fully audited, unless
+// --allow-unreachable lets it through with the reason said.
+func TestFailedProbeIsNotAPass(t *testing.T) {
+	failing := "# id: site\n# description: d\n# needs_root: false\n# timeout: 5s\n# facts: site.a site.b\nfact site.a 1\nexit 126\n"
+	check := "- id: site.b-zero\n  title: t\n  severity: critical\n  when:\n    - {fact: site.b, op: eq, value: \"0\"}\n  summary: s\n  remediation: r\n"
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, userChecks, err := LoadProbeDir(writeDir(t, map[string]string{"site.sh": failing, "site.yaml": check}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		allow   bool
+		code    int
+		reasons string
+	}{
+		{"gate", false, ExitUnaudited, "1 of 2 nodes not fully audited"},
+		{"--allow-unreachable", true, ExitOK, "1 of 2 nodes not fully audited (allowed by --allow-unreachable)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fleet := nodesim.Clean(2)
+			inv, tr := simulate(t, fleet)
+			// The probe fails on node-2 only: node-1's site.sh is
+			// replaced below by one that succeeds.
+			good := filepath.Join(tr.roots["node-1"], "bin", ".site-ok")
+			if err := os.WriteFile(good, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ps := append(append([]Probe{}, probes...), user...)
+			for i, p := range ps {
+				if p.ID == "site" {
+					p.Script = strings.Replace(p.Script, "exit 126", `[ -e "$R/bin/.site-ok" ] && { fact site.b 1; exit 0; }; exit 126`, 1)
+					ps[i] = p
+				}
+			}
+			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
+				Probes: ps, Checks: append(append([]Check{}, checks...), userChecks...),
+				Gate: GatePolicy{FailOn: SeverityCritical, AllowUnreachable: tc.allow}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]Node{}
+			for _, n := range r.Nodes {
+				byName[n.Name] = n
+			}
+			if n := byName["node-1"]; n.Status != StatusOK {
+				t.Errorf("node-1: %s %q, want ok", n.Status, n.Message)
+			}
+			n := byName["node-2"]
+			if n.Status != StatusProbeFailed || !strings.Contains(n.Message, "probe site (exit 126)") {
+				t.Errorf("node-2: %s %q, want probe_failed naming site (exit 126)", n.Status, n.Message)
+			}
+			if n.Facts["site.a"] != "1" || n.Facts["os.kernel"] == "" {
+				t.Errorf("node-2 lost the facts it did report: %v", n.Facts)
+			}
+			if r.Gate.ExitCode != tc.code || !slices.Contains(r.Gate.Reasons, tc.reasons) {
+				t.Errorf("gate = %+v, want exit %d with %q", r.Gate, tc.code, tc.reasons)
+			}
+		})
+	}
+}

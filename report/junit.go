@@ -164,9 +164,14 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 		for _, k := range sortedKeys(n.Facts) {
 			out.WriteString(k + "=" + n.Facts[k] + "\n")
 		}
+		// Every probe that did not finish ok, also without stderr: a
+		// failed probe's checks skip, and CI shows only this text.
 		for _, p := range n.Probes {
-			if p.Stderr != "" {
+			switch {
+			case p.Stderr != "":
 				fmt.Fprintf(&out, "# probe %s %s (exit %d) stderr: %s\n", p.ID, p.Status, p.ExitCode, p.Stderr)
+			case p.Status != audit.ProbeOK:
+				fmt.Fprintf(&out, "# probe %s %s (exit %d)\n", p.ID, p.Status, p.ExitCode)
 			}
 		}
 		if out.Len() > 0 {

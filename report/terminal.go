@@ -58,6 +58,7 @@ func (t *Terminal) Format(w io.Writer, r *audit.Report) error {
 	p := &termPrinter{color: t.Options.Color, width: width, verbose: t.Options.Verbose}
 	p.header(r)
 	p.nodes(r)
+	p.probes(r)
 	p.cluster(r)
 	p.findings(r)
 	p.drift(r, t.Options.MaxDriftRows)
@@ -108,6 +109,15 @@ func (p *termPrinter) header(r *audit.Report) {
 	if r.Interrupted {
 		fleet += " · " + p.paint(sgrRed, "INTERRUPTED")
 	}
+	// Always counted: a failed probe skips checks, and a skip must not
+	// pass unseen; -v lists them (probes).
+	if runs, nodes := notOKProbes(r); runs > 0 {
+		s := fmt.Sprintf("%s not ok on %s", plural(runs, "probe", "probes"), plural(nodes, "node", "nodes"))
+		if !p.verbose {
+			s += " (-v lists them)"
+		}
+		fleet += " · " + p.paint(sgrRed, s)
+	}
 	p.line(fleet)
 	for _, w := range r.Warnings {
 		for _, l := range wrapUnits("WARNING: "+oneLine(w), p.width, 2, wrapTiers[modeWords]) {
@@ -144,6 +154,54 @@ func (p *termPrinter) nodes(r *audit.Report) {
 		{title: "NODE", min: 10, mode: modeIdent},
 		{title: "STATUS", min: 11, mode: modeTrunc, paint: func(string) string { return sgrRed }},
 		{title: "MESSAGE", min: 12, mode: modeWords},
+	}, 2, false, rows)
+	for _, row := range rows {
+		p.row(t, row)
+	}
+}
+
+// notOKProbes counts the node probe runs that did not finish ok and the
+// nodes they ran on.
+func notOKProbes(r *audit.Report) (runs, nodes int) {
+	for _, n := range r.Nodes {
+		before := runs
+		for _, pr := range n.Probes {
+			if pr.Status != audit.ProbeOK {
+				runs++
+			}
+		}
+		if runs > before {
+			nodes++
+		}
+	}
+	return runs, nodes
+}
+
+// probes is --verbose's list of every node probe run that did not finish
+// ok, one a line: the node's status says that something failed, this says
+// which probe and how.
+func (p *termPrinter) probes(r *audit.Report) {
+	if !p.verbose {
+		return
+	}
+	var rows [][]string
+	for _, n := range r.Nodes {
+		for _, pr := range n.Probes {
+			if pr.Status != audit.ProbeOK {
+				rows = append(rows, []string{oneLine(n.Name), oneLine(pr.ID), oneLine(pr.Status), fmt.Sprint(pr.ExitCode), oneLine(pr.Stderr)})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p.title(fmt.Sprintf("Probes not ok (%d)", len(rows)))
+	t := p.fit([]column{
+		{title: "NODE", min: 10, mode: modeIdent},
+		{title: "PROBE", min: 5, mode: modeIdent},
+		{title: "STATUS", min: 6, mode: modeTrunc, paint: func(string) string { return sgrRed }},
+		{title: "EXIT", min: 4, mode: modeTrunc},
+		{title: "STDERR", min: 6, mode: modeWords},
 	}, 2, false, rows)
 	for _, row := range rows {
 		p.row(t, row)

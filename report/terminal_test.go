@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -322,6 +323,50 @@ func TestFoldDrift(t *testing.T) {
 			}
 			if got := strings.Join(parts, " "); got != tc.want {
 				t.Errorf("foldDrift = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProbeFailuresAreVisible renders a node whose user probe failed (exit
+// 126: the node could not run it) in every format: the node's status and
+// the probe with its exit code are shown in each; the terminal counts the
+// probes that did not finish ok in its header without -v, and lists them
+// one a line with -v.
+func TestProbeFailuresAreVisible(t *testing.T) {
+	r := incidentReport()
+	for i := range r.Nodes {
+		if r.Nodes[i].Name == "cluster-a-worker-1" {
+			r.Nodes[i].Status = audit.StatusProbeFailed
+			r.Nodes[i].Message = "probe site (exit 126) failed"
+			r.Nodes[i].Probes = append(okProbes(), audit.ProbeRun{ID: "site", Status: audit.ProbeFailed, ExitCode: 126})
+		}
+	}
+	tests := []struct {
+		format string
+		opts   Options
+		want   []string
+		absent []string
+	}{
+		{"terminal", Options{Width: 120}, []string{"9 nodes: 9 audited, 0 not audited · 1 probe not ok on 1 node (-v lists them)", "cluster-a-worker-1  probe_failed  probe site (exit 126) failed"},
+			[]string{"Probes not ok"}},
+		{"terminal", Options{Width: 120, Verbose: true}, []string{"1 probe not ok on 1 node\n", "Probes not ok (1)", "cluster-a-worker-1  site  failed  126"}, nil},
+		{"markdown", Options{}, []string{"`probe_failed`", "probe `site`: failed (exit 126)"}, nil},
+		{"html", Options{}, []string{"probe_failed", `<code>site</code></th><td>failed</td><td>126</td>`}, nil},
+		{"junit", Options{}, []string{`type="probe_failed"`, "# probe site failed (exit 126)"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s verbose=%v", tc.format, tc.opts.Verbose), func(t *testing.T) {
+			out := string(render(t, tc.format, tc.opts, r))
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("lacks %q:\n%s", w, out)
+				}
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(out, a) {
+					t.Errorf("shows %q without -v", a)
+				}
 			}
 		})
 	}

@@ -29,7 +29,14 @@ if [ ! -r "$KC" ]; then
 	exit 0
 fi
 fact cluster.kubectl ok
-kc() { "$K" --kubeconfig "$KC" --request-timeout=10s "$@" </dev/null; }
+# kubectl caches discovery documents and API responses under --cache-dir,
+# else $KUBECACHEDIR, else $HOME/.kube/cache (k8s.io/cli-runtime
+# genericclioptions/config_flags.go, toDiscoveryClient): a write on the
+# node. /dev/null cannot hold a directory, so every cache write fails with
+# ENOTDIR, which kubectl logs at -v=1 and ignores (client-go
+# discovery/cached/disk): nothing is written, not even a temporary
+# directory to clean up afterwards.
+kc() { "$K" --kubeconfig "$KC" --cache-dir=/dev/null --request-timeout=10s "$@" </dev/null; }
 set -f # the words split out of awk's answers below are never globs
 tab=$(printf '\t')
 

@@ -102,7 +102,15 @@ else
 		legacy) other=iptables-nft-save ;;
 		*) other= ;;
 		esac
-		if [ -z "$other" ] || ! have "$other"; then
+		if [ "$other" = iptables-nft-save ] && have "$other" &&
+			[ "$(modules_state nf_tables)" = "nf_tables absent" ]; then
+			# iptables-nft-save's netlink request would autoload
+			# nf_tables, as nft's would (nftables.sh): a probe must not
+			# change the kernel. Without the module that backend holds
+			# no rule at all.
+			fact iptables.other_backend.kube_rules 0
+			fact iptables.dual_backend no
+		elif [ -z "$other" ] || ! have "$other"; then
 			fact iptables.other_backend.kube_rules absent
 			fact iptables.dual_backend absent
 		else

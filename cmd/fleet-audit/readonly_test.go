@@ -224,7 +224,8 @@ func diffSystem(before, again, after systemSnapshot, ours *regexp.Regexp, ignore
 // sshd against simulated node roots, and compares every file of every node
 // root (mode, size, mtime, sha256) and the test machine's netfilter rules,
 // sysctls, modules and temporary directories before and after: an audit
-// changes nothing. The negative control adds a user probe that writes into
+// changes nothing, neither kubectl's caches nor a kernel module that a
+// netlink request would load (the stubs simulate both in the node root). The negative control adds a user probe that writes into
 // its node root and into /tmp, and the same comparison must see both.
 func TestProbesAreReadOnly(t *testing.T) {
 	if _, ok := sshdtest.Available(); !ok && os.Getenv(sshdtest.RequireEnv) != "1" {
@@ -239,7 +240,12 @@ func TestProbesAreReadOnly(t *testing.T) {
 	}
 	members := nodesim.Clean(3)
 	members[1].State = nodesim.WithUFWActive(members[1].State)
-	members[2].State = nodesim.WithIPTablesLegacy(members[2].State)
+	// A legacy node that never loaded nf_tables: the simulated nft and
+	// iptables-nft-save load it when asked (a change to the node's
+	// /proc/modules), as the kernel's autoload would. The simulated kubectl
+	// writes its caches where the real one would (under $HOME unless told
+	// otherwise), in the node root.
+	members[2].State = nodesim.WithoutNFTables(nodesim.WithIPTablesLegacy(members[2].State))
 	inv := realFleet(t, members, nil, nil)
 	nodes := filepath.Join(filepath.Dir(inv), "nodes")
 	out := t.TempDir()

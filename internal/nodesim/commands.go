@@ -1,10 +1,12 @@
 package nodesim
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -66,6 +68,16 @@ func (s State) Command(name, args string) (Command, bool) {
 	return Command{}, false
 }
 
+// stubPrelude names, per command, the side effect on the node its real
+// counterpart has, simulated before fakecmd's answer (stubs/*.pre): a
+// read-only test then sees a probe that triggers it as a change to the
+// node root.
+var stubPrelude = map[string]string{
+	"kubectl":           "kubectl.pre",
+	"nft":               "nfnetlink.pre",
+	"iptables-nft-save": "nfnetlink.pre",
+}
+
 func (w *writer) commands(cmds []Command) {
 	n := map[string]int{}
 	installed := map[string]bool{}
@@ -88,6 +100,17 @@ func (w *writer) commands(cmds []Command) {
 			if err != nil {
 				w.err = fmt.Errorf("embedded stub fakecmd: %w", err)
 				return
+			}
+			if pre, ok := stubPrelude[c.Name]; ok {
+				p, err := stubs.ReadFile("stubs/" + pre)
+				if err != nil {
+					w.err = fmt.Errorf("embedded stub %s: %w", pre, err)
+					return
+				}
+				// The prelude runs after fakecmd's "#!/bin/sh" line and
+				// before its lookup, in the same shell.
+				shebang, body, _ := bytes.Cut(b, []byte("\n"))
+				b = slices.Concat(shebang, []byte("\n"), p, body)
 			}
 			w.write(dest, b, 0o755)
 		}

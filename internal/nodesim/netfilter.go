@@ -2,6 +2,7 @@ package nodesim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -233,6 +234,14 @@ func WithIPTablesLegacy(s State) State {
 	setSaves(&s, legacy, "", legacy)
 	s.SetCommand(Command{Name: "update-alternatives", Args: "--query iptables", Out: alternativesQuery("manual", "/usr/sbin/iptables-legacy")})
 	s.SetCommand(Command{Name: "nft", Args: "list tables", Out: ""})
+	return s
+}
+
+// WithoutNFTables is a node whose kernel has not loaded nf_tables, as a
+// legacy-backend node that nothing ever asked for nftables shows: the
+// simulated nft and iptables-nft-save load it when run (stubs/nfnetlink.pre).
+func WithoutNFTables(s State) State {
+	s.Modules = slices.DeleteFunc(slices.Clone(s.Modules), func(m string) bool { return m == "nf_tables" })
 	return s
 }
 
