@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 )
@@ -290,5 +292,64 @@ func TestSudoProbePath(t *testing.T) {
 				t.Errorf("the root probe runs the login's planted %s (%s)", c, got)
 			}
 		})
+	}
+}
+
+// TestSudoAuditIsReadOnly audits the test machine itself over real OpenSSH,
+// as the README's default deploys fleet-audit: a non-root login whose root
+// probes go through NOPASSWD sudo, with no simulated root. What the machine
+// shows before and after (iptables-save, every sysctl, /proc/modules, the
+// temporary directories) must not change, and the probes must have run as
+// root (meta.sudo ok), so the root side is covered too.
+func TestSudoAuditIsReadOnly(t *testing.T) {
+	login := sudoLogin(t)
+	inv := sudoNode(t, login, nil)
+	probes, err := audit.BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore := func(p string) bool { return goTestTempDir.MatchString(filepath.Base(p)) }
+	// Who each side runs as, next to the built-in probes.
+	whoami := publicDir(t)
+	for _, w := range []struct{ id, root string }{{"login_uid", "false"}, {"root_uid", "true"}} {
+		probe := fmt.Sprintf("# id: %s\n# description: the uid this side runs as\n# needs_root: %s\n# timeout: 5s\n# facts: %s.uid\n\nfact %s.uid \"$(id -u)\"\n", w.id, w.root, w.id, w.id)
+		if err := os.WriteFile(filepath.Join(whoami, w.id+".sh"), []byte(probe), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := takeSystemSnapshot(t)
+	again := takeSystemSnapshot(t)
+	results := filepath.Join(t.TempDir(), "results.json")
+	code, stdout, stderr := runCLI(t, "run", "-i", inv, "--probes", whoami, "--json", results, "--connect-timeout", "10s")
+	if code == int(exitUsage) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := readResults(t, results)
+	if len(r.Nodes) != 1 || r.Nodes[0].Facts["root_uid.uid"] != "0" || r.Nodes[0].Facts["login_uid.uid"] == "0" || r.Nodes[0].Facts["login_uid.uid"] == "" {
+		t.Fatalf("the audit did not run as a non-root login with sudo: %+v\nstderr:\n%s", r.Nodes, stderr)
+	}
+	for _, p := range r.Nodes[0].Probes {
+		if p.Status != audit.ProbeOK {
+			t.Errorf("probe %s: %s (exit %d)", p.ID, p.Status, p.ExitCode)
+		}
+	}
+	if diff := diffSystem(before, again, takeSystemSnapshot(t), tmpName(probes), ignore); len(diff) > 0 {
+		t.Errorf("the audit through sudo changed this machine:\n  %s", strings.Join(diff, "\n  "))
+	}
+
+	// Negative control: a root probe that writes is caught the same way.
+	tmpFile := filepath.Join(os.TempDir(), "fleet-audit-negctl-"+audit.NewNonce())
+	t.Cleanup(func() { _ = os.Remove(tmpFile) })
+	writer := publicDir(t)
+	probe := "# id: writer\n# description: writes as root\n# needs_root: true\n# timeout: 5s\n# facts: writer.done\n\n: >" + tmpFile + "\nfact writer.done yes\n"
+	if err := os.WriteFile(filepath.Join(writer, "writer.sh"), []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = takeSystemSnapshot(t)
+	again = takeSystemSnapshot(t)
+	runCLI(t, "run", "-i", inv, "--probes", writer, "--json", results, "--connect-timeout", "10s")
+	diff := diffSystem(before, again, takeSystemSnapshot(t), tmpName(probes), ignore)
+	if !slices.ContainsFunc(diff, func(d string) bool { return strings.HasSuffix(d, "added "+filepath.Base(tmpFile)) }) {
+		t.Errorf("a root probe's write to %s was not detected: %v", tmpFile, diff)
 	}
 }
