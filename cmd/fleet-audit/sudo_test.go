@@ -311,8 +311,11 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 	ignore := func(p string) bool { return goTestTempDir.MatchString(filepath.Base(p)) }
 	// Who each side runs as, next to the built-in probes.
 	whoami := publicDir(t)
-	for _, w := range []struct{ id, root string }{{"login_uid", "false"}, {"root_uid", "true"}} {
-		probe := fmt.Sprintf("# id: %s\n# description: the uid this side runs as\n# needs_root: %s\n# timeout: 5s\n# facts: %s.uid\n\nfact %s.uid \"$(id -u)\"\n", w.id, w.root, w.id, w.id)
+	// The root one is over Linux's 128 KiB limit on one exec argument, so
+	// it also shows the root side takes the probe text on stdin.
+	pad := "# " + strings.Repeat("x", 1000) + "\n"
+	for _, w := range []struct{ id, root, pad string }{{"login_uid", "false", ""}, {"root_uid", "true", strings.Repeat(pad, 140)}} {
+		probe := fmt.Sprintf("# id: %s\n# description: the uid this side runs as\n# needs_root: %s\n# timeout: 5s\n# facts: %s.uid\n\n%sfact %s.uid \"$(id -u)\"\n", w.id, w.root, w.id, w.pad, w.id)
 		if err := os.WriteFile(filepath.Join(whoami, w.id+".sh"), []byte(probe), 0o644); err != nil {
 			t.Fatal(err)
 		}
