@@ -24,6 +24,16 @@ func runProbe(t *testing.T, id string, s nodesim.State) Parsed {
 // gets, or to replace a file by a symlink).
 func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root string)) Parsed {
 	t.Helper()
+	parsed, _ := runProbeOn(t, id, s, tweak, nil)
+	return parsed
+}
+
+// runProbeOn builds the node from s, applies tweak (if any) to its tree and
+// runs probe id in the bundle, started by shell (a path and its flags)
+// instead of /bin/sh when shell is set. It returns what the parser kept and
+// the node's raw stdout and stderr.
+func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string), shell []string) (Parsed, string) {
+	t.Helper()
 	all, err := BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +55,21 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 		tweak(root)
 	}
 	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, p, Become{}, nonce), p[0].Timeout+5e9)
+	bundle := bundleFor(t, p, Become{}, nonce)
+	under := "/bin/sh"
+	if shell != nil {
+		bundle = withProbeShell(t, bundle, shell...)
+		under = strings.Join(shell, " ")
+	}
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
 	if err != nil {
 		t.Fatalf("probe %s: %v", id, err)
 	}
 	parsed := ParseOutput(res.Stdout, nonce, p)
 	if r := parsed.Runs[0]; r.Status != ProbeOK {
-		t.Fatalf("probe %s: status %s exit %d, stderr %q\nstdout:\n%s", id, r.Status, r.ExitCode, res.Stderr, res.Stdout)
+		t.Fatalf("probe %s under %s: status %s exit %d, stderr %q\nstdout:\n%s", id, under, r.Status, r.ExitCode, res.Stderr, res.Stdout)
 	}
-	return parsed
+	return parsed, string(res.Stdout) + string(res.Stderr)
 }
 
 // builtinChecks returns the embedded checks or fails the test.
@@ -112,31 +128,7 @@ func bundleFor(tb testing.TB, probes []Probe, become Become, nonce string) []byt
 func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Parsed, string) {
 	t.Helper()
 	path := testtools.Find(t, shell[0])
-	all, err := BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p []Probe
-	for _, pr := range all {
-		if pr.ID == id {
-			p = append(p, pr)
-		}
-	}
-	root := filepath.Join(t.TempDir(), "node")
-	if err := nodesim.Build(root, s); err != nil {
-		t.Fatal(err)
-	}
-	nonce := NewNonce()
-	bundle := withProbeShell(t, bundleFor(t, p, Become{}, nonce), append([]string{path}, shell[1:]...)...)
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
-	if err != nil {
-		t.Fatalf("probe %s: %v", id, err)
-	}
-	parsed := ParseOutput(res.Stdout, nonce, p)
-	if r := parsed.Runs[0]; r.Status != ProbeOK {
-		t.Fatalf("probe %s under %v: status %s exit %d, stderr %q\nstdout:\n%s", id, shell, r.Status, r.ExitCode, res.Stderr, res.Stdout)
-	}
-	return parsed, string(res.Stdout) + string(res.Stderr)
+	return runProbeOn(t, id, s, nil, append([]string{path}, shell[1:]...))
 }
 
 // withProbeShell rewrites the one line of the bundle that starts a probe
