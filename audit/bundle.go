@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/fleet-audit/fleet-audit/internal/shproc"
 )
 
 // NewNonce returns the random marker that frames probe output for one run.
@@ -44,34 +46,11 @@ const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3 fa_load=$4
 fa_p=$(cat)
 exec </dev/null
 set --
-fa_stat() {
-	fa_s=
-	IFS= read -r fa_s 2>/dev/null <"/proc/$1/stat" || return 1
-	fa_s=${fa_s##*) }
-	set -- $fa_s
-	fa_state=$1
-	fa_ppid=$2
-	fa_start=${20}
-}
-# A killed bundle shell its parent has not reaped yet (state Z) is gone too.
+` + shproc.TreeFuncs + `# A killed bundle shell its parent has not reaped yet (state Z) is gone too.
 fa_alive() {
 	kill -0 "$fa_w" 2>/dev/null || return 1
 	[ -z "$fa_ws" ] && return 0
 	fa_stat "$fa_w" && [ "$fa_start" = "$fa_ws" ] && [ "$fa_state" != Z ]
-}
-fa_kill() {
-	kill -STOP "$1" 2>/dev/null
-	fa_kids=
-	for fa_f in /proc/[0-9]*; do
-		fa_q=${fa_f#/proc/}
-		if fa_stat "$fa_q" && [ "$fa_ppid" = "$1" ]; then
-			fa_kids="$fa_kids $fa_q"
-		fi
-	done
-	for fa_k in $fa_kids; do
-		fa_kill "$fa_k"
-	done
-	kill -KILL "$1" 2>/dev/null
 }
 # The probe's text goes to its shell on stdin, never in an argv (see
 # fa_load); $! is the pid of that shell, the pipeline's last command.

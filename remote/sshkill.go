@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/shproc"
 )
 
 // OpenSSH ignores the "signal" channel request for root logins (it logs
@@ -31,33 +33,9 @@ const pidPrelude = `IFS= read -r __fa_s 2>/dev/null </proc/$$/stat && { __fa_s=$
 // prints can reach the kill script as anything but a number.
 var pidMarker = regexp.MustCompile(`^fleet-audit-pid ([0-9]{1,10}) ([0-9]{1,20})\n$`)
 
-// killTreeScript kills a process and all its descendants, if the process
-// still has the recorded start time. It stops each process before looking
-// for its children so none can fork past the scan. It scans /proc rather
-// than /proc/PID/task/*/children, which some kernels lack.
-const killTreeScript = `fa_stat() {
-	fa_s=
-	IFS= read -r fa_s 2>/dev/null <"/proc/$1/stat" || return 1
-	fa_s=${fa_s##*) }
-	set -- $fa_s
-	fa_ppid=$2
-	fa_start=${20}
-}
-fa_kill() {
-	kill -STOP "$1" 2>/dev/null
-	fa_kids=
-	for fa_f in /proc/[0-9]*; do
-		fa_p=${fa_f#/proc/}
-		if fa_stat "$fa_p" && [ "$fa_ppid" = "$1" ]; then
-			fa_kids="$fa_kids $fa_p"
-		fi
-	done
-	for fa_k in $fa_kids; do
-		fa_kill "$fa_k"
-	done
-	kill -KILL "$1" 2>/dev/null
-}
-if fa_stat %[1]d && [ "$fa_start" = %[2]d ]; then
+// killTreeScript kills a process and all its descendants (shproc.TreeFuncs),
+// if the process still has the recorded start time.
+const killTreeScript = shproc.TreeFuncs + `if fa_stat %[1]d && [ "$fa_start" = %[2]d ]; then
 	fa_kill %[1]d
 fi
 `

@@ -1,0 +1,43 @@
+// Package shproc holds the POSIX sh functions that find and kill a process
+// tree on a node through /proc. Two scripts run them: remote's kill script
+// (a second session that stops a timed-out run) and audit's root supervisor
+// (which stops a root probe under sudo, where the login user cannot).
+package shproc
+
+// TreeFuncs defines, in POSIX sh:
+//
+//	fa_stat PID  reads /proc/PID/stat into fa_state, fa_ppid and fa_start
+//	             (fields 3, 4 and 22; the start time tells a reused pid
+//	             apart), or returns 1 when the process is gone;
+//	fa_kill PID  stops PID, kills its descendants the same way, then PID.
+//
+// Each process is stopped before its children are looked for, so none can
+// fork past the scan. It scans /proc rather than /proc/PID/task/*/children,
+// which some kernels lack. /proc/PID/stat is a seq_file, which honours read
+// offsets, so the read builtin's one byte per read(2) (dash, busybox) is
+// safe here. Only fa_-prefixed variables are set; fa_k and fa_q are used
+// for the scan.
+const TreeFuncs = `fa_stat() {
+	fa_s=
+	IFS= read -r fa_s 2>/dev/null <"/proc/$1/stat" || return 1
+	fa_s=${fa_s##*) }
+	set -- $fa_s
+	fa_state=$1
+	fa_ppid=$2
+	fa_start=${20}
+}
+fa_kill() {
+	kill -STOP "$1" 2>/dev/null
+	fa_kids=
+	for fa_f in /proc/[0-9]*; do
+		fa_q=${fa_f#/proc/}
+		if fa_stat "$fa_q" && [ "$fa_ppid" = "$1" ]; then
+			fa_kids="$fa_kids $fa_q"
+		fi
+	done
+	for fa_k in $fa_kids; do
+		fa_kill "$fa_k"
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+`
