@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // shTransport runs the bundle with the local /bin/sh against a simulated node
@@ -81,7 +82,7 @@ func simulate(t *testing.T, fleet []nodesim.Member) (*inventory.Inventory, *shTr
 	return inv, tr
 }
 
-func runSim(t *testing.T, inv *inventory.Inventory, tr Transport) *Report {
+func runSim(t *testing.T, inv *inventory.Inventory, tr Transport) *result.Report {
 	t.Helper()
 	probes, err := BuiltinProbes()
 	if err != nil {
@@ -92,7 +93,7 @@ func runSim(t *testing.T, inv *inventory.Inventory, tr Transport) *Report {
 		t.Fatal(err)
 	}
 	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
-		Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
+		Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +104,11 @@ func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
 	inv, tr := simulate(t, nodesim.Incident())
 	r := runSim(t, inv, tr)
 	for _, n := range r.Nodes {
-		if n.Status != StatusOK {
+		if n.Status != result.StatusOK {
 			t.Fatalf("node %s: status %s (%s)", n.Name, n.Status, n.Message)
 		}
 	}
-	if len(r.Findings) == 0 || r.Findings[0].Kind != KindCorrelation {
+	if len(r.Findings) == 0 || r.Findings[0].Kind != result.KindCorrelation {
 		t.Fatalf("first finding is not a correlation: %+v", r.Findings)
 	}
 	f := r.Findings[0]
@@ -115,7 +116,7 @@ func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
 	if got := strings.Join(f.Nodes, ","); got != want {
 		t.Errorf("correlation nodes = %s, want %s", got, want)
 	}
-	if f.Severity != SeverityCritical || f.Cause == nil || !strings.HasPrefix(f.Cause.Fact, "ufw.") || !f.Cause.Exact {
+	if f.Severity != result.SeverityCritical || f.Cause == nil || !strings.HasPrefix(f.Cause.Fact, "ufw.") || !f.Cause.Exact {
 		t.Fatalf("cause = %+v, want an exact ufw.* cause", f.Cause)
 	}
 	if f.Cause.Fact != "ufw.active" || f.Cause.Value != "active" {
@@ -124,7 +125,7 @@ func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
 	if !strings.Contains(f.Evidence[0], "on the same 4 and on none of the 5 healthy ones") {
 		t.Errorf("evidence = %q", f.Evidence[0])
 	}
-	if r.Gate.ExitCode != ExitGateFailed || r.Gate.Passed {
+	if r.Gate.ExitCode != result.ExitGateFailed || r.Gate.Passed {
 		t.Errorf("gate = %+v, want failed with 1", r.Gate)
 	}
 	// As a real kube-proxy with a failing sync loop serves it
@@ -177,7 +178,7 @@ func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
 func TestCleanFleetPasses(t *testing.T) {
 	inv, tr := simulate(t, nodesim.Clean(3))
 	r := runSim(t, inv, tr)
-	if !r.Gate.Passed || r.Gate.ExitCode != ExitOK {
+	if !r.Gate.Passed || r.Gate.ExitCode != result.ExitOK {
 		t.Fatalf("gate = %+v, findings = %+v", r.Gate, r.Findings)
 	}
 	if len(r.Drift) != 0 {
@@ -187,12 +188,12 @@ func TestCleanFleetPasses(t *testing.T) {
 
 func TestUnreachableNodeGates3(t *testing.T) {
 	inv, tr := simulate(t, nodesim.Clean(3))
-	tr.fail["node-2"] = &NodeError{Status: StatusUnreachable, Message: "connection refused", Err: fmt.Errorf("dial")}
+	tr.fail["node-2"] = &NodeError{Status: result.StatusUnreachable, Message: "connection refused", Err: fmt.Errorf("dial")}
 	r := runSim(t, inv, tr)
-	if r.Gate.ExitCode != ExitUnaudited {
+	if r.Gate.ExitCode != result.ExitUnaudited {
 		t.Fatalf("gate = %+v", r.Gate)
 	}
-	if r.Nodes[1].Status != StatusUnreachable || r.Nodes[0].Status != StatusOK || r.Nodes[2].Status != StatusOK {
+	if r.Nodes[1].Status != result.StatusUnreachable || r.Nodes[0].Status != result.StatusOK || r.Nodes[2].Status != result.StatusOK {
 		t.Errorf("statuses: %v %v %v", r.Nodes[0].Status, r.Nodes[1].Status, r.Nodes[2].Status)
 	}
 	// node-1, the server, gets a second session for the cluster probes.
@@ -220,17 +221,17 @@ func TestProbeHangIsProbeTimeout(t *testing.T) {
 		}
 	}
 	checks, _ := BuiltinChecks()
-	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
+	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Nodes[1].Status != StatusProbeTimeout {
+	if r.Nodes[1].Status != result.StatusProbeTimeout {
 		t.Fatalf("node-2 status = %s (%s)", r.Nodes[1].Status, r.Nodes[1].Message)
 	}
 	if r.Nodes[1].Facts["os.kernel"] == "" {
 		t.Error("facts of the other probes were lost")
 	}
-	if r.Gate.ExitCode != ExitUnaudited {
+	if r.Gate.ExitCode != result.ExitUnaudited {
 		t.Errorf("gate = %+v", r.Gate)
 	}
 }
@@ -292,7 +293,7 @@ func TestShippedProbes(t *testing.T) {
 	if got := r.Nodes[0].Facts["kubeproxy.port10256.listening"]; got != "yes" {
 		t.Errorf("kubeproxy.port10256.listening = %s on a node listening on 10256", got)
 	}
-	if r.Cluster == nil || r.Cluster.Status != ClusterOK {
+	if r.Cluster == nil || r.Cluster.Status != result.ClusterOK {
 		t.Fatalf("cluster = %+v", r.Cluster)
 	}
 	for f := range declared {
@@ -333,18 +334,18 @@ func TestInterruptKeepsFinishedNodes(t *testing.T) {
 	probes, _ := BuiltinProbes()
 	checks, _ := BuiltinChecks()
 	// Forks 1: node-1 finishes before any other node starts.
-	r, err := Run(ctx, RunOptions{Inventory: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
+	r, err := Run(ctx, RunOptions{Inventory: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Interrupted || r.Gate.ExitCode != ExitInterrupted {
+	if !r.Interrupted || r.Gate.ExitCode != result.ExitInterrupted {
 		t.Fatalf("interrupted=%v gate=%+v", r.Interrupted, r.Gate)
 	}
-	if r.Nodes[0].Status != StatusOK || len(r.Nodes[0].Facts) == 0 {
+	if r.Nodes[0].Status != result.StatusOK || len(r.Nodes[0].Facts) == 0 {
 		t.Errorf("finished node lost: %s", r.Nodes[0].Status)
 	}
 	for _, n := range r.Nodes[1:] {
-		if n.Status != StatusInterrupted {
+		if n.Status != result.StatusInterrupted {
 			t.Errorf("%s: status %s, want interrupted", n.Name, n.Status)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // sudoStubs are sudo as it answers sudo -n in each sudoers setup. The
@@ -52,13 +53,13 @@ func asNonRoot(t *testing.T, root, kind string) {
 func TestBecomeSudo(t *testing.T) {
 	for _, tc := range []struct {
 		kind, sudo string
-		status     NodeStatus
+		status     result.NodeStatus
 		message    string
 	}{
-		{"nopasswd", "ok", StatusOK, ""},
-		{"password", "password_required", StatusSudoPasswordRequired, "asks for a password"},
-		{"requiretty", "requiretty", StatusSudoPasswordRequired, "requiretty"},
-		{"absent", "absent", StatusSudoPasswordRequired, "not installed"},
+		{"nopasswd", "ok", result.StatusOK, ""},
+		{"password", "password_required", result.StatusSudoPasswordRequired, "asks for a password"},
+		{"requiretty", "requiretty", result.StatusSudoPasswordRequired, "requiretty"},
+		{"absent", "absent", result.StatusSudoPasswordRequired, "not installed"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			fleet := nodesim.Clean(1)
@@ -77,7 +78,7 @@ func TestBecomeSudo(t *testing.T) {
 			}
 			var rootProbes, failed int
 			for _, p := range n.Probes {
-				if p.Status != ProbeOK {
+				if p.Status != result.ProbeOK {
 					failed++
 				}
 			}

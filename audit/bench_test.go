@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // BenchmarkAnalyze measures judging, correlating and drift over a large
@@ -23,7 +24,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var nodes []Node
+	var nodes []result.Node
 	for i := 0; i < 500; i++ {
 		facts := map[string]string{}
 		for _, p := range probes {
@@ -36,12 +37,12 @@ func BenchmarkAnalyze(b *testing.B) {
 			facts["ufw.active"], facts["kubeproxy.healthz.code"] = "active", "503"
 		}
 		facts["os.kernel"] = fmt.Sprintf("6.1.0-%d", i%3)
-		nodes = append(nodes, Node{Name: fmt.Sprintf("node-%03d", i), Roles: []string{[]string{"etcd", "worker"}[i%2]}, Status: StatusOK, Facts: facts})
+		nodes = append(nodes, result.Node{Name: fmt.Sprintf("node-%03d", i), Roles: []string{[]string{"etcd", "worker"}[i%2]}, Status: result.StatusOK, Facts: facts})
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		r := &Report{Nodes: nodes}
-		Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
+		r := &result.Report{Nodes: nodes}
+		Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
 )
 
@@ -28,10 +29,10 @@ const (
 // Check is one expectation, declared in a checks/*.yaml file. A check fails
 // on a node when every condition in When holds there.
 type Check struct {
-	ID       string      `yaml:"id"`
-	Title    string      `yaml:"title"`
-	Severity Severity    `yaml:"severity"`
-	When     []Condition `yaml:"when"`
+	ID       string          `yaml:"id"`
+	Title    string          `yaml:"title"`
+	Severity result.Severity `yaml:"severity"`
+	When     []Condition     `yaml:"when"`
 	// Uniform names a fact that must have one value across the nodes the
 	// check applies to (those where When holds, or all audited nodes when
 	// When is empty). It fails on the nodes outside the majority value, or
@@ -194,7 +195,7 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
 		line := item.Line + yamlErrLine(err) - 1
-		var se *severityError
+		var se *result.SeverityError
 		if errors.As(err, &se) {
 			// TextUnmarshaler errors carry no position: point at the field.
 			line = fieldLine(item, "severity")
@@ -218,7 +219,7 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 			bad(field, "is required")
 		}
 	}
-	if c.Severity == SeverityUnknown {
+	if c.Severity == result.SeverityUnknown {
 		bad("severity", "is required (critical, warning or info)")
 	}
 	switch c.Scope {
@@ -354,21 +355,21 @@ func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
 	for _, cond := range c.When {
 		v, ok := facts[cond.Fact]
 		if !ok {
-			return OutcomeSkip, cond.Fact + " not collected"
+			return result.OutcomeSkip, cond.Fact + " not collected"
 		}
 		if cond.Ref != "" {
 			if _, ok := facts[cond.Ref]; !ok {
-				return OutcomeSkip, cond.Ref + " not collected"
+				return result.OutcomeSkip, cond.Ref + " not collected"
 			}
 		}
 		if knownOps[cond.Op] == opMedian {
 			if skip, why := cond.medianMissing(facts); skip {
-				return OutcomeSkip, why
+				return result.OutcomeSkip, why
 			}
 		}
 		holds, known := cond.holds(v, facts)
 		if !known {
-			return OutcomeSkip, fmt.Sprintf("%s=%s is not comparable with %s %s", cond.Fact, v, cond.Op, cond.operand(facts))
+			return result.OutcomeSkip, fmt.Sprintf("%s=%s is not comparable with %s %s", cond.Fact, v, cond.Op, cond.operand(facts))
 		}
 		seen = append(seen, cond.Fact+"="+v)
 		if knownOps[cond.Op] == opMedian {
@@ -378,10 +379,10 @@ func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
 			seen = append(seen, cond.Ref+"="+facts[cond.Ref])
 		}
 		if !holds {
-			return OutcomePass, strings.Join(seen, ", ")
+			return result.OutcomePass, strings.Join(seen, ", ")
 		}
 	}
-	return OutcomeFail, strings.Join(seen, ", ")
+	return result.OutcomeFail, strings.Join(seen, ", ")
 }
 
 // medianMissing says why a pct_of_median_lt condition cannot be judged on

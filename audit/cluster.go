@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // maxClusterAttempts bounds how many server nodes are tried for the cluster
@@ -15,7 +16,7 @@ const maxClusterAttempts = 3
 
 // serverCandidates lists the audited nodes that run rke2-server, in
 // inventory order; nodes whose role only says so come after them.
-func serverCandidates(nodes []Node) []int {
+func serverCandidates(nodes []result.Node) []int {
 	var byFact, byRole []int
 	for i, n := range nodes {
 		if !n.Status.HasFacts() {
@@ -49,8 +50,8 @@ func hasServerRole(roles []string) bool {
 // reached: each server has its own API server, so the next may answer. It
 // never fails the run: the Cluster says which server answered, which did
 // not and why.
-func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []Node) *Cluster {
-	c := &Cluster{Status: ClusterNoServer, Facts: map[string]string{}, Probes: []ProbeRun{}, Joined: map[string]string{}}
+func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []result.Node) *result.Cluster {
+	c := &result.Cluster{Status: result.ClusterNoServer, Facts: map[string]string{}, Probes: []result.ProbeRun{}, Joined: map[string]string{}}
 	cands := serverCandidates(nodes)
 	if len(cands) == 0 {
 		c.Message = "no reachable RKE2 server node: the cluster-scoped probes (pods, readyz, RBAC) did not run"
@@ -66,15 +67,15 @@ func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []Node)
 		parsed, why := clusterOn(ctx, o, h, probes)
 		why = redactText(why) // before it is joined into the Message
 		if why == "" {
-			c.Attempts = append(c.Attempts, ClusterAttempt{Node: h.Name, Outcome: ClusterOK})
-			c.Node, c.Status, c.Probes, c.Facts, c.Message = h.Name, ClusterOK, parsed.Runs, parsed.Facts, ""
+			c.Attempts = append(c.Attempts, result.ClusterAttempt{Node: h.Name, Outcome: result.ClusterOK})
+			c.Node, c.Status, c.Probes, c.Facts, c.Message = h.Name, result.ClusterOK, parsed.Runs, parsed.Facts, ""
 			if len(failed) > 0 {
 				c.Message = fmt.Sprintf("cluster view from %s; %s", h.Name, strings.Join(failed, "; "))
 			}
 			joinNodeFacts(c, parsed.NodeFacts, nodes)
 			return c
 		}
-		c.Attempts = append(c.Attempts, ClusterAttempt{Node: h.Name, Outcome: ClusterFailed, Reason: why})
+		c.Attempts = append(c.Attempts, result.ClusterAttempt{Node: h.Name, Outcome: result.ClusterFailed, Reason: why})
 		failed = append(failed, h.Name+": "+why)
 		// When no server answers, the first one's facts (cluster.api=unreachable...)
 		// are still what the cluster checks judge.
@@ -83,7 +84,7 @@ func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []Node)
 			c.Node, c.Probes, c.Facts = h.Name, parsed.Runs, parsed.Facts
 		}
 	}
-	c.Status = ClusterFailed
+	c.Status = result.ClusterFailed
 	if len(c.Attempts) == 0 {
 		c.Message = "the run ended before any server was asked for the cluster view"
 		return c
@@ -115,7 +116,7 @@ func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []Pro
 	}
 	if len(parsed.Facts) == 0 {
 		for _, r := range parsed.Runs {
-			if r.Status != ProbeOK {
+			if r.Status != result.ProbeOK {
 				return parsed, strings.TrimSpace(fmt.Sprintf("probe %s: %s (exit %d) %s", r.ID, r.Status, r.ExitCode, firstLine(r.Stderr)))
 			}
 		}
@@ -184,15 +185,15 @@ func apiUnanswered(f map[string]string) string {
 // the inventory gives another host. Two hosts matching one Kubernetes node
 // at the same priority (or two Kubernetes nodes one host) is ambiguous: the
 // facts go to neither and Cluster.Ambiguous names them.
-func joinNodeFacts(c *Cluster, perNode map[string]map[string]string, nodes []Node) {
+func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, nodes []result.Node) {
 	lower := strings.ToLower
-	tiers := []func(k string, n Node) bool{
-		func(k string, n Node) bool { return lower(n.Name) == k },
-		func(k string, n Node) bool {
+	tiers := []func(k string, n result.Node) bool{
+		func(k string, n result.Node) bool { return lower(n.Name) == k },
+		func(k string, n result.Node) bool {
 			a := lower(n.Address)
 			return a != "" && (a == k || a == lower(perNode[k]["k8s.node.internal_ip"]))
 		},
-		func(k string, n Node) bool { h := n.Facts["os.hostname"]; return h != "" && lower(h) == k },
+		func(k string, n result.Node) bool { h := n.Facts["os.hostname"]; return h != "" && lower(h) == k },
 	}
 	k8sNames := sortedKeys(perNode)
 	match := map[string]int{}
@@ -266,7 +267,7 @@ func joinNodeFacts(c *Cluster, perNode map[string]map[string]string, nodes []Nod
 	}
 }
 
-func suffixMatch(k8sName string, nodes []Node, taken map[int]bool) (int, bool) {
+func suffixMatch(k8sName string, nodes []result.Node, taken map[int]bool) (int, bool) {
 	var hits []int
 	for i, n := range nodes {
 		name := strings.ToLower(n.Name)
@@ -281,37 +282,25 @@ func suffixMatch(k8sName string, nodes []Node, taken map[int]bool) (int, bool) {
 	return 0, false
 }
 
-// UnjoinedK8sNodes lists the Kubernetes nodes the inventory does not name.
-func (c *Cluster) UnjoinedK8sNodes() []string {
-	var out []string
-	for k, inv := range c.Joined {
-		if _, ambiguous := c.Ambiguous[k]; inv == "" && !ambiguous {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // clusterFindings reports what the cluster probes could not do or found
 // outside the inventory.
-func clusterFindings(c *Cluster) []Finding {
+func clusterFindings(c *result.Cluster) []result.Finding {
 	if c == nil {
 		return nil
 	}
-	var out []Finding
-	if c.Status == ClusterOK {
+	var out []result.Finding
+	if c.Status == result.ClusterOK {
 		var nodes, evidence []string
 		for _, a := range c.Attempts {
-			if a.Outcome == ClusterFailed {
+			if a.Outcome == result.ClusterFailed {
 				nodes = append(nodes, a.Node)
 				evidence = append(evidence, a.Node+": "+a.Reason)
 			}
 		}
 		if len(nodes) > 0 {
 			sort.Strings(nodes)
-			out = append(out, Finding{
-				Check: "cluster.server-api-unavailable", Kind: KindCheck, Severity: SeverityWarning, Nodes: nodes,
+			out = append(out, result.Finding{
+				Check: "cluster.server-api-unavailable", Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: nodes,
 				Title: "a server's node-local Kubernetes API did not answer (the cluster view came from another server)",
 				Summary: fmt.Sprintf("RKE2's kubectl with /etc/rancher/rke2/rke2.yaml got no answer from the API server on %s (the evidence says why), so the cluster view (pods, readyz, RBAC) came from %s. A server whose own API server does not answer cannot be upgraded safely.",
 					strings.Join(nodes, ", "), c.Node),
@@ -320,13 +309,13 @@ func clusterFindings(c *Cluster) []Finding {
 			})
 		}
 	}
-	if c.Status != ClusterOK {
+	if c.Status != result.ClusterOK {
 		title := "cluster-scoped probes did not run"
 		if len(c.Attempts) > 0 {
 			title = "no server gave the Kubernetes view of the cluster"
 		}
-		out = append(out, Finding{
-			Check: "cluster.unavailable", Kind: KindCheck, Severity: SeverityInfo, Nodes: []string{},
+		out = append(out, result.Finding{
+			Check: "cluster.unavailable", Kind: result.KindCheck, Severity: result.SeverityInfo, Nodes: []string{},
 			Title:       title,
 			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, readyz, RBAC).",
 			Evidence:    []string{c.Message},
@@ -346,8 +335,8 @@ func clusterFindings(c *Cluster) []Finding {
 			}
 		}
 		sort.Strings(hosts)
-		out = append(out, Finding{
-			Check: "cluster.node-match-ambiguous", Kind: KindCheck, Severity: SeverityWarning, Nodes: hosts,
+		out = append(out, result.Finding{
+			Check: "cluster.node-match-ambiguous", Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: hosts,
 			Title:       "inventory hosts and Kubernetes nodes do not match one to one",
 			Summary:     fmt.Sprintf("At the same priority (inventory name, address, os.hostname, name suffix) the match is not one to one, so no Kubernetes facts (pods, registration) were joined to %s: %s.", strings.Join(hosts, ", "), strings.Join(evidence, "; ")),
 			Evidence:    evidence,
@@ -355,8 +344,8 @@ func clusterFindings(c *Cluster) []Finding {
 		})
 	}
 	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
-		out = append(out, Finding{
-			Check: "cluster.nodes-not-in-inventory", Kind: KindCheck, Severity: SeverityWarning, Nodes: []string{},
+		out = append(out, result.Finding{
+			Check: "cluster.nodes-not-in-inventory", Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: []string{},
 			Title:       "the cluster has nodes the inventory does not list",
 			Summary:     fmt.Sprintf("%d Kubernetes %s not audited because no inventory host matches: %s.", len(extra), map[bool]string{true: "node is", false: "nodes are"}[len(extra) == 1], strings.Join(extra, ", ")),
 			Evidence:    extra,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // kubectlAnswer overrides one answer of the simulated node-local kubectl.
@@ -427,9 +428,9 @@ func TestClusterChecks(t *testing.T) {
 	}{
 		{name: "healthy", fail: map[string]string{}},
 		{name: "readyz failing", cluster: map[string]string{"cluster.readyz": "failed", "cluster.readyz.failed": "etcd"},
-			fail: map[string]string{"cluster.readyz-failing": ClusterNode}},
+			fail: map[string]string{"cluster.readyz-failing": result.ClusterNode}},
 		{name: "API unreachable", cluster: map[string]string{"cluster.api": "unreachable", "cluster.readyz": "unreachable"},
-			fail: map[string]string{"cluster.api-unavailable": ClusterNode}},
+			fail: map[string]string{"cluster.api-unavailable": result.ClusterNode}},
 		{name: "crash loop", node: map[string]string{"k8s.kubeproxy.pod.reason": "CrashLoopBackOff", "k8s.kubeproxy.pod.ready": "false", "k8s.kubeproxy.pod.restarts": "17", "k8s.kubeproxy.pod.last_exit": "Error/2"},
 			cluster: map[string]string{"cluster.kubeproxy.crashloop": "1", "cluster.kubeproxy.restarted": "1"},
 			// The 1.31 liveness note is context for a restarting pod.
@@ -463,7 +464,7 @@ func TestClusterChecks(t *testing.T) {
 		{name: "denial in previous log, can-i no",
 			node:    map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.previous_rbac_denials": "get:nodes", "k8s.kubeproxy.previous_rbac_can_i": "no", "k8s.kubeproxy.pod.restarts": "2"},
 			cluster: map[string]string{"cluster.rbac.kube_proxy_can_get_nodes": "no", "cluster.rbac.crb.node_proxier": "absent"},
-			fail:    map[string]string{"cluster.rbac.kube-proxy-cannot-get-nodes": ClusterNode, "k8s.kubeproxy-rbac-denied": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+			fail:    map[string]string{"cluster.rbac.kube-proxy-cannot-get-nodes": result.ClusterNode, "k8s.kubeproxy-rbac-denied": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
 		// The denial is judged by can-i for its own verb and resource: get
 		// nodes may well be allowed while list endpointslices is not.
 		{name: "RBAC red herring: list endpointslices denied before, can-i yes now",
@@ -477,7 +478,7 @@ func TestClusterChecks(t *testing.T) {
 			fail: map[string]string{"k8s.kubeproxy-liveness-healthz": "bad"}},
 		{name: "DaemonSet liveness on /healthz, pods restarting",
 			cluster: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/healthz", "cluster.kubeproxy.ds.startup_path": "/healthz", "cluster.kubeproxy.restarted": "2"},
-			fail:    map[string]string{"cluster.kubeproxy-ds-liveness-healthz": ClusterNode}},
+			fail:    map[string]string{"cluster.kubeproxy-ds-liveness-healthz": result.ClusterNode}},
 		{name: "DaemonSet liveness on /healthz, nothing restarting",
 			cluster: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/healthz", "cluster.kubeproxy.ds.startup_path": "/healthz"},
 			fail:    map[string]string{}},
@@ -487,7 +488,7 @@ func TestClusterChecks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var nodes []Node
+			var nodes []result.Node
 			for _, name := range []string{"bad", "ok-1", "ok-2"} {
 				f := healthyK8s()
 				if name == "bad" {
@@ -495,16 +496,16 @@ func TestClusterChecks(t *testing.T) {
 						f[k] = v
 					}
 				}
-				nodes = append(nodes, Node{Name: name, Status: StatusOK, Facts: f})
+				nodes = append(nodes, result.Node{Name: name, Status: result.StatusOK, Facts: f})
 			}
 			cf := healthyClusterFacts()
 			for k, v := range tc.cluster {
 				cf[k] = v
 			}
-			results := Judge(nodes, &Cluster{Status: ClusterOK, Facts: cf}, checks)
+			results := Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: cf}, checks)
 			got := map[string][]string{}
 			for _, r := range results {
-				if r.Outcome == OutcomeFail {
+				if r.Outcome == result.OutcomeFail {
 					got[r.Check] = append(got[r.Check], r.Node)
 				}
 			}
@@ -533,17 +534,17 @@ func TestRBACRedHerringIsNeverCritical(t *testing.T) {
 			reads = reads || cond.Fact == "k8s.kubeproxy.previous_rbac_denied"
 			canINo = canINo || cond.Fact == "k8s.kubeproxy.previous_rbac_can_i" && cond.Op == "eq" && cond.Value == "no"
 		}
-		if reads && !canINo && c.Severity != SeverityInfo {
+		if reads && !canINo && c.Severity != result.SeverityInfo {
 			t.Errorf("%s reads the previous-log denial with severity %s without can-i saying no, want info", c.ID, c.Severity)
 		}
 	}
 	for _, denials := range []string{"get:nodes", "list:endpointslices.discovery.k8s.io", "watch:services,list:nodes"} {
-		nodes := []Node{{Name: "etcd-1", Status: StatusOK, Facts: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes",
+		nodes := []result.Node{{Name: "etcd-1", Status: result.StatusOK, Facts: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes",
 			"k8s.kubeproxy.previous_rbac_denials": denials, "k8s.kubeproxy.previous_rbac_can_i": "yes", "k8s.kubeproxy.pod.restarts": "3"}}}
-		findings := CheckFindings(checks, Judge(nodes, &Cluster{Status: ClusterOK, Facts: healthyClusterFacts()}, checks))
+		findings := CheckFindings(checks, Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: healthyClusterFacts()}, checks))
 		transient := false
 		for _, f := range findings {
-			if f.Severity == SeverityCritical {
+			if f.Severity == result.SeverityCritical {
 				t.Errorf("%s: critical finding %s from a transient denial", denials, f.Check)
 			}
 			if f.Check == "k8s.kubeproxy-rbac-denial-transient" {
@@ -587,7 +588,7 @@ func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 		if len(r.Findings) == 0 || r.Findings[0].Cause == nil || r.Findings[0].Cause.Fact != "ufw.active" || r.Findings[0].Cause.Value != "active" {
 			t.Fatalf("first finding is not the UFW cause: %+v", r.Findings)
 		}
-		byCheck := map[string]Finding{}
+		byCheck := map[string]result.Finding{}
 		for _, f := range r.Findings {
 			byCheck[f.Check] = f
 			for _, n := range f.Nodes {
@@ -599,7 +600,7 @@ func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 		if got := strings.Join(byCheck["k8s.kubeproxy-crashloop"].Nodes, ","); got != "etcd-1,etcd-2,worker-2,worker-4" {
 			t.Errorf("crash loop finding on %q", got)
 		}
-		if f, ok := byCheck["k8s.kubeproxy-rbac-denial-transient"]; !ok || f.Severity != SeverityInfo || len(f.Nodes) != 1 {
+		if f, ok := byCheck["k8s.kubeproxy-rbac-denial-transient"]; !ok || f.Severity != result.SeverityInfo || len(f.Nodes) != 1 {
 			t.Errorf("red herring finding = %+v", f)
 		}
 		if _, ok := byCheck["cluster.rbac.kube-proxy-cannot-get-nodes"]; ok {
@@ -746,10 +747,10 @@ func TestRBACEndpointSlicesDenialEndToEnd(t *testing.T) {
 		name          string
 		canI          bool
 		want, notWant string
-		severity      Severity
+		severity      result.Severity
 	}{
-		{"can-i yes: red herring", true, "k8s.kubeproxy-rbac-denial-transient", "k8s.kubeproxy-rbac-denied", SeverityInfo},
-		{"can-i no: real RBAC gap", false, "k8s.kubeproxy-rbac-denied", "k8s.kubeproxy-rbac-denial-transient", SeverityCritical},
+		{"can-i yes: red herring", true, "k8s.kubeproxy-rbac-denial-transient", "k8s.kubeproxy-rbac-denied", result.SeverityInfo},
+		{"can-i no: real RBAC gap", false, "k8s.kubeproxy-rbac-denied", "k8s.kubeproxy-rbac-denial-transient", result.SeverityCritical},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fleet := nodesim.Clean(3)
@@ -768,10 +769,10 @@ func TestRBACEndpointSlicesDenialEndToEnd(t *testing.T) {
 			*s = nodesim.WithKubeProxyCanI(*s, "list", "endpointslices.discovery.k8s.io", tc.canI)
 			inv, tr := simulate(t, fleet)
 			r := runSim(t, inv, tr)
-			if r.Cluster == nil || r.Cluster.Status != ClusterOK {
+			if r.Cluster == nil || r.Cluster.Status != result.ClusterOK {
 				t.Fatalf("cluster = %+v", r.Cluster)
 			}
-			var got *Finding
+			var got *result.Finding
 			for i, f := range r.Findings {
 				if f.Check == tc.notWant {
 					t.Errorf("%s raised: %+v", tc.notWant, f)
@@ -823,12 +824,12 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 	}{
 		{
 			name: "first server answers: one attempt, nothing to say", servers: 3,
-			status: ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
+			status: result.ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
 		},
 		{
 			name: "first server API unreachable, second answers", servers: 3,
 			edit:   func(f []nodesim.Member, _ map[string]error) { refuse(&f[0].State) },
-			status: ClusterOK, node: "etcd-2",
+			status: result.ClusterOK, node: "etcd-2",
 			message:  "cluster view from etcd-2; etcd-1: API unreachable (connection refused)",
 			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:ok:", api: "ok",
 			findings: "cluster.server-api-unavailable[etcd-1]",
@@ -845,7 +846,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 				f[0].State.Files = files
 				kubectlAnswer(&f[1].State, nodesim.KubectlReadyz, "Unable to connect to the server: dial tcp 127.0.0.1:6443: i/o timeout\n", 1)
 			},
-			status: ClusterOK, node: "etcd-3",
+			status: result.ClusterOK, node: "etcd-3",
 			message:  "cluster view from etcd-3; etcd-1: no kubeconfig (/etc/rancher/rke2/rke2.yaml); etcd-2: API unreachable (timed out)",
 			attempts: "etcd-1:failed:no kubeconfig (/etc/rancher/rke2/rke2.yaml),etcd-2:failed:API unreachable (timed out),etcd-3:ok:", api: "ok",
 			findings: "cluster.server-api-unavailable[etcd-1 etcd-2]",
@@ -855,7 +856,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			edit: func(f []nodesim.Member, _ map[string]error) {
 				f[0].State = nodesim.WithReadyzFailing(f[0].State, "etcd")
 			},
-			status: ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
+			status: result.ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
 		},
 		{
 			name: "every server fails: every attempt reported", servers: 3,
@@ -868,7 +869,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 				kubectlAnswer(&f[1].State, nodesim.KubectlPods, internal, 1)
 				fail["etcd-3"] = errors.New("dial tcp 10.0.0.13:22: connect: no route to host")
 			},
-			status: ClusterFailed, node: "etcd-1",
+			status: result.ClusterFailed, node: "etcd-1",
 			message:  "no server answered: etcd-1: API unreachable (connection refused); etcd-2: every kubectl call failed; etcd-3: dial tcp 10.0.0.13:22: connect: no route to host",
 			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:failed:every kubectl call failed,etcd-3:failed:dial tcp 10.0.0.13:22: connect: no route to host",
 			api:      "unreachable", findings: "cluster.unavailable[]", apiCheck: true,
@@ -880,14 +881,14 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 					refuse(&f[i].State)
 				}
 			},
-			status: ClusterFailed, node: "etcd-1",
+			status: result.ClusterFailed, node: "etcd-1",
 			message:  "no server answered: etcd-1: API unreachable (connection refused); etcd-2: API unreachable (connection refused); etcd-3: API unreachable (connection refused) (1 more not asked: at most 3 servers are)",
 			attempts: "etcd-1:failed:API unreachable (connection refused),etcd-2:failed:API unreachable (connection refused),etcd-3:failed:API unreachable (connection refused)",
 			api:      "unreachable", findings: "cluster.unavailable[]", apiCheck: true,
 		},
 		{
 			name: "run cancelled before any server was asked", servers: 3, cancelled: true,
-			status: ClusterFailed, message: "the run ended before any server was asked for the cluster view",
+			status: result.ClusterFailed, message: "the run ended before any server was asked for the cluster view",
 			findings: "cluster.unavailable[]",
 		},
 	}
@@ -911,13 +912,13 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			}
 			inv, tr := simulate(t, fleet)
 			tr.fail = fail
-			var nodes []Node
+			var nodes []result.Node
 			for _, m := range fleet {
 				active := "inactive"
 				if m.Name != "worker-1" {
 					active = "active"
 				}
-				nodes = append(nodes, Node{Name: m.Name, Roles: m.Roles, Status: StatusOK, Facts: map[string]string{"rke2.server.active": active, "os.hostname": m.Name}})
+				nodes = append(nodes, result.Node{Name: m.Name, Roles: m.Roles, Status: result.StatusOK, Facts: map[string]string{"rke2.server.active": active, "os.hostname": m.Name}})
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -954,7 +955,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			if got := strings.Join(findings, " "); got != tc.findings {
 				t.Errorf("findings = %q, want %q", got, tc.findings)
 			}
-			if tc.status == ClusterOK {
+			if tc.status == result.ClusterOK {
 				for _, n := range nodes {
 					if n.Facts["k8s.node.registered"] != "yes" {
 						t.Errorf("%s: node facts not joined from %s: %v", n.Name, c.Node, n.Facts)
@@ -963,7 +964,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			}
 			failing := false
 			for _, r := range Judge(nodes, c, clusterChecks(t)) {
-				failing = failing || r.Check == "cluster.api-unavailable" && r.Outcome == OutcomeFail
+				failing = failing || r.Check == "cluster.api-unavailable" && r.Outcome == result.OutcomeFail
 			}
 			if failing != tc.apiCheck {
 				t.Errorf("cluster.api-unavailable failing = %v, want %v", failing, tc.apiCheck)

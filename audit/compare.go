@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // strongMatch is the least Jaccard similarity between a symptom's node set
@@ -39,13 +41,13 @@ func newFactMeta(probes []Probe) factMeta {
 // over the whole fleet and within each role, and returns each scope where a
 // fact is not uniform. Nodes that did not report a fact are left out of its
 // groups rather than counted as a value.
-func ComputeDrift(nodes []Node, probes []Probe) []Drift {
+func ComputeDrift(nodes []result.Node, probes []Probe) []result.Drift {
 	meta := newFactMeta(probes)
 	scopes := []struct {
 		name  string
-		nodes []Node
+		nodes []result.Node
 	}{{"fleet", auditedNodes(nodes)}}
-	byRole := map[string][]Node{}
+	byRole := map[string][]result.Node{}
 	for _, n := range auditedNodes(nodes) {
 		for _, r := range n.Roles {
 			byRole[r] = append(byRole[r], n)
@@ -55,11 +57,11 @@ func ComputeDrift(nodes []Node, probes []Probe) []Drift {
 		if len(byRole[r]) >= 2 {
 			scopes = append(scopes, struct {
 				name  string
-				nodes []Node
+				nodes []result.Node
 			}{"role:" + r, byRole[r]})
 		}
 	}
-	var out []Drift
+	var out []result.Drift
 	for _, sc := range scopes {
 		keys := map[string]bool{}
 		for _, n := range sc.nodes {
@@ -72,7 +74,7 @@ func ComputeDrift(nodes []Node, probes []Probe) []Drift {
 		for _, k := range sortedKeys(keys) {
 			groups := groupBy(sc.nodes, k)
 			if len(groups) > 1 {
-				out = append(out, Drift{Fact: k, Scope: sc.name, Majority: groups[0].Value, Groups: groups})
+				out = append(out, result.Drift{Fact: k, Scope: sc.name, Majority: groups[0].Value, Groups: groups})
 			}
 		}
 	}
@@ -80,9 +82,9 @@ func ComputeDrift(nodes []Node, probes []Probe) []Drift {
 }
 
 // groupBy returns the value groups of one fact, largest first, then by value.
-func groupBy(nodes []Node, fact string) []DriftGroup {
+func groupBy(nodes []result.Node, fact string) []result.DriftGroup {
 	idx := map[string]int{}
-	var groups []DriftGroup
+	var groups []result.DriftGroup
 	for _, n := range nodes {
 		v, ok := n.Facts[fact]
 		if !ok {
@@ -92,7 +94,7 @@ func groupBy(nodes []Node, fact string) []DriftGroup {
 		if !seen {
 			i = len(groups)
 			idx[v] = i
-			groups = append(groups, DriftGroup{Value: v})
+			groups = append(groups, result.DriftGroup{Value: v})
 		}
 		groups[i].Nodes = append(groups[i].Nodes, n.Name)
 	}
@@ -124,9 +126,9 @@ type symptomOutcome struct {
 // fails (cluster-wide configuration rather than node drift). Symptoms that
 // fail on the same nodes and point at the same cause (healthz 503 and pod
 // CrashLoopBackOff) share one finding.
-func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Probe) []Finding {
+func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult, probes []Probe) []result.Finding {
 	meta := newFactMeta(probes)
-	byName := map[string]Node{}
+	byName := map[string]result.Node{}
 	for _, n := range nodes {
 		byName[n.Name] = n
 	}
@@ -139,7 +141,7 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 	// incidental one.
 	failingFacts := map[string]bool{}
 	for _, r := range results {
-		if r.Outcome != OutcomeFail || checkByID[r.Check].Symptom {
+		if r.Outcome != result.OutcomeFail || checkByID[r.Check].Symptom {
 			continue
 		}
 		for _, f := range checkByID[r.Check].judgedFacts() {
@@ -158,9 +160,9 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 				continue
 			}
 			switch r.Outcome {
-			case OutcomeFail:
+			case result.OutcomeFail:
 				o.sick = append(o.sick, r.Node)
-			case OutcomePass:
+			case result.OutcomePass:
 				o.healthy = append(o.healthy, r.Node)
 			}
 		}
@@ -171,14 +173,14 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 		sort.Strings(o.healthy)
 		outcomes = append(outcomes, o)
 	}
-	var out []Finding
+	var out []result.Finding
 	merged := map[string]int{} // split+cause → index in out
 	for _, o := range outcomes {
 		c := o.check
 		symptom := describeSymptom(c, o.sick, byName)
 		if len(o.healthy) == 0 {
-			out = append(out, Finding{
-				Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: SeverityInfo,
+			out = append(out, result.Finding{
+				Check: "correlation." + c.ID, Kind: result.KindCorrelation, Severity: result.SeverityInfo,
 				Title:       c.ID + " fails on every judged node: suspect cluster-wide configuration",
 				Nodes:       o.sick,
 				Summary:     fmt.Sprintf("%s on all %d nodes that could be judged; when every node fails the same way, suspect a cluster-wide configuration issue rather than node drift.", symptom, len(o.sick)),
@@ -189,8 +191,8 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 		}
 		cands := rankCauses(o.sick, o.healthy, byName, meta, excluded, failingFacts)
 		if len(cands) == 0 || cands[0].Score < strongMatch {
-			f := Finding{
-				Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: SeverityInfo,
+			f := result.Finding{
+				Check: "correlation." + c.ID, Kind: result.KindCorrelation, Severity: result.SeverityInfo,
 				Title:       "no fact explains " + c.ID,
 				Nodes:       o.sick,
 				Summary:     fmt.Sprintf("%s, and no collected fact splits the fleet along the same line (the best match covers less than %.0f%%).", symptom, strongMatch*100),
@@ -224,7 +226,7 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 			if i == maxRanked {
 				break
 			}
-			cause.Ranked = append(cause.Ranked, Candidate{Fact: cd.Fact, Value: cd.Value, Matched: cd.Matched, Extra: cd.Extra, Missed: cd.Missed, Score: cd.Score})
+			cause.Ranked = append(cause.Ranked, result.Candidate{Fact: cd.Fact, Value: cd.Value, Matched: cd.Matched, Extra: cd.Extra, Missed: cd.Missed, Score: cd.Score})
 		}
 		evidence := fmt.Sprintf("%s; %s on %s and on %s", symptom, best.Fact+"="+best.Value,
 			sameCount(best.Matched, len(o.sick)), healthyCount(best.Extra, len(o.healthy)))
@@ -246,8 +248,8 @@ func Correlate(nodes []Node, checks []Check, results []CheckResult, probes []Pro
 		}
 		ev = append(ev, rankedLines("next candidates", next, len(o.sick), len(o.healthy))...)
 		merged[key] = len(out)
-		out = append(out, Finding{
-			Check: "correlation." + c.ID, Kind: KindCorrelation, Severity: c.Severity,
+		out = append(out, result.Finding{
+			Check: "correlation." + c.ID, Kind: result.KindCorrelation, Severity: c.Severity,
 			Title:       fmt.Sprintf("%s of %s: %s=%s", causeVerdict(best.Exact), c.ID, best.Fact, best.Value),
 			Nodes:       o.sick,
 			Summary:     fmt.Sprintf("%s: %s=%s splits the fleet along the same line as %s.", causeVerdict(best.Exact), best.Fact, best.Value, c.Title),
@@ -314,7 +316,7 @@ func rankedLines(label string, cands []candidate, sick, healthy int) []string {
 // perNodeLines joins, per failing node, every symptom it shows and the
 // cause's value there: "etcd-1: kube-proxy.pod.reason=CrashLoopBackOff ·
 // kubeproxy.healthz.code=503 · ufw.active=active".
-func perNodeLines(names []string, cause *Cause, outcomes []symptomOutcome, byName map[string]Node) []string {
+func perNodeLines(names []string, cause *result.Cause, outcomes []symptomOutcome, byName map[string]result.Node) []string {
 	var out []string
 	for _, name := range names {
 		n := byName[name]
@@ -335,11 +337,11 @@ func perNodeLines(names []string, cause *Cause, outcomes []symptomOutcome, byNam
 }
 
 type candidate struct {
-	Cause
+	result.Cause
 	flagged bool
 }
 
-func rankCauses(sick, healthy []string, byName map[string]Node, meta factMeta, excluded, failingFacts map[string]bool) []candidate {
+func rankCauses(sick, healthy []string, byName map[string]result.Node, meta factMeta, excluded, failingFacts map[string]bool) []candidate {
 	isSick := map[string]bool{}
 	for _, n := range sick {
 		isSick[n] = true
@@ -378,7 +380,7 @@ func rankCauses(sick, healthy []string, byName map[string]Node, meta factMeta, e
 			}
 			missed := len(sick) - matched
 			cands = append(cands, candidate{
-				Cause: Cause{Fact: k, Value: v, Matched: matched, Extra: extra, Missed: missed, Healthy: len(healthy),
+				Cause: result.Cause{Fact: k, Value: v, Matched: matched, Extra: extra, Missed: missed, Healthy: len(healthy),
 					Score: float64(matched) / float64(len(sick)+extra), Exact: extra == 0 && missed == 0},
 				flagged: failingFacts[k+"="+v],
 			})
@@ -397,7 +399,7 @@ func rankCauses(sick, healthy []string, byName map[string]Node, meta factMeta, e
 	return cands
 }
 
-func describeSymptom(c Check, sick []string, byName map[string]Node) string {
+func describeSymptom(c Check, sick []string, byName map[string]result.Node) string {
 	fact := c.When[0].Fact
 	var vals []string
 	for _, g := range groupBy(nodesNamed(sick, byName), fact) {
@@ -427,16 +429,16 @@ func alsoLines(also []string) []string {
 	return []string{"the same split: " + strings.Join(also, ", ")}
 }
 
-func nodesNamed(names []string, byName map[string]Node) []Node {
-	out := make([]Node, 0, len(names))
+func nodesNamed(names []string, byName map[string]result.Node) []result.Node {
+	out := make([]result.Node, 0, len(names))
 	for _, n := range names {
 		out = append(out, byName[n])
 	}
 	return out
 }
 
-func auditedNodes(nodes []Node) []Node {
-	var out []Node
+func auditedNodes(nodes []result.Node) []result.Node {
+	var out []result.Node
 	for _, n := range nodes {
 		if n.Status.HasFacts() {
 			out = append(out, n)

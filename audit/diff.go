@@ -4,89 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
-
-// DiffSchemaVersion is the version of the JSON document `fleet-audit diff
-// --json` writes; bumped on every breaking change, like SchemaVersion.
-const DiffSchemaVersion = 1
-
-// Fact change kinds.
-const (
-	FactChanged = "changed"
-	FactAdded   = "added"
-	FactRemoved = "removed"
-)
-
-// Diff is what changed between two saved runs of the same fleet: "audit
-// before, audit after the upgrade", or the drift that crept in since the
-// last audit. It compares the judgements the runs made on their day; it
-// never re-judges either run.
-type Diff struct {
-	SchemaVersion int            `json:"schema_version"`
-	Before        DiffRun        `json:"before"`
-	After         DiffRun        `json:"after"`
-	NodesAdded    []string       `json:"nodes_added"`
-	NodesRemoved  []string       `json:"nodes_removed"`
-	StatusChanges []StatusChange `json:"status_changes"`
-	// FactChanges group identical changes across nodes, like clush -b: an
-	// upgrade that moved rke2.version on every node is one entry.
-	FactChanges []FactChange `json:"fact_changes"`
-	// NewFindings are (check, node) pairs active in after that were not
-	// active in before, or active at a lower severity; ResolvedFindings the
-	// reverse. A waived finding is not active. Nodes not audited in a run
-	// contribute nothing to either list: what was not looked at neither
-	// appeared nor went away.
-	NewFindings      []DiffFinding `json:"new_findings"`
-	ResolvedFindings []DiffFinding `json:"resolved_findings"`
-	// VolatileIncluded is set when volatile facts (counters, load) were
-	// compared too.
-	VolatileIncluded bool `json:"volatile_included"`
-	Gate             Gate `json:"gate"`
-	// Warnings say what makes the comparison less telling: runs of two
-	// different inventories, and each run's own warnings (host keys not
-	// verified...), prefixed "before: " or "after: ".
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// DiffRun identifies one of the two runs.
-type DiffRun struct {
-	Source      string `json:"source"`
-	Inventory   string `json:"inventory"`
-	StartedAt   string `json:"started_at"`
-	ToolVersion string `json:"tool_version"`
-	Gate        Gate   `json:"gate"`
-}
-
-// StatusChange is a node audited in both runs whose status differs.
-type StatusChange struct {
-	Node    string     `json:"node"`
-	Before  NodeStatus `json:"before"`
-	After   NodeStatus `json:"after"`
-	Message string     `json:"message,omitempty"`
-}
-
-// FactChange is one fact that moved from Before to After on Nodes.
-type FactChange struct {
-	Fact   string   `json:"fact"`
-	Change string   `json:"change"`
-	Before string   `json:"before"`
-	After  string   `json:"after"`
-	Nodes  []string `json:"nodes"`
-}
-
-// DiffFinding is a finding that appeared or went away on Nodes.
-type DiffFinding struct {
-	Check    string   `json:"check"`
-	Title    string   `json:"title"`
-	Severity Severity `json:"severity"`
-	// Was is, for a new finding that escalated, its severity before; Now
-	// is, for a resolved finding that only de-escalated, its severity
-	// after. Both are unknown (omitted) when the finding was or is absent.
-	Was     Severity `json:"was,omitempty"`
-	Now     Severity `json:"now,omitempty"`
-	Nodes   []string `json:"nodes"`
-	Summary string   `json:"summary"`
-}
 
 // DiffOptions tune Compare.
 type DiffOptions struct {
@@ -97,7 +17,7 @@ type DiffOptions struct {
 	// finish on one side are not reported as removed.
 	ProbeOf map[string]string
 	// FailOn is the least severity of a new finding that fails the diff.
-	FailOn           Severity
+	FailOn           result.Severity
 	AllowUnreachable bool
 }
 
@@ -105,22 +25,22 @@ type DiffOptions struct {
 // the runs (the saved JSON does not carry it).
 func DiffOptionsFor(probes []Probe) DiffOptions {
 	meta := newFactMeta(probes)
-	return DiffOptions{Volatile: meta.volatile, ProbeOf: meta.probeOf, FailOn: SeverityCritical}
+	return DiffOptions{Volatile: meta.volatile, ProbeOf: meta.probeOf, FailOn: result.SeverityCritical}
 }
 
 // Compare computes what changed from before to after. Its gate fails (exit
 // 1) when a finding at or above FailOn is new or escalated, and exits 3 when
 // a node audited before could not be audited after, since then the diff
 // cannot say that nothing broke there.
-func Compare(before, after *Report, o DiffOptions) *Diff {
-	if o.FailOn == SeverityUnknown {
-		o.FailOn = SeverityCritical
+func Compare(before, after *result.Report, o DiffOptions) *result.Diff {
+	if o.FailOn == result.SeverityUnknown {
+		o.FailOn = result.SeverityCritical
 	}
-	d := &Diff{
-		SchemaVersion: DiffSchemaVersion,
+	d := &result.Diff{
+		SchemaVersion: result.DiffSchemaVersion,
 		Before:        diffRun(before), After: diffRun(after),
-		NodesAdded: []string{}, NodesRemoved: []string{}, StatusChanges: []StatusChange{},
-		FactChanges: []FactChange{}, NewFindings: []DiffFinding{}, ResolvedFindings: []DiffFinding{},
+		NodesAdded: []string{}, NodesRemoved: []string{}, StatusChanges: []result.StatusChange{},
+		FactChanges: []result.FactChange{}, NewFindings: []result.DiffFinding{}, ResolvedFindings: []result.DiffFinding{},
 		VolatileIncluded: o.IncludeVolatile,
 	}
 	if before.Inventory != after.Inventory {
@@ -152,7 +72,7 @@ func Compare(before, after *Report, o DiffOptions) *Diff {
 			continue
 		}
 		if a.Status != b.Status {
-			d.StatusChanges = append(d.StatusChanges, StatusChange{Node: b.Name, Before: b.Status, After: a.Status, Message: a.Message})
+			d.StatusChanges = append(d.StatusChanges, result.StatusChange{Node: b.Name, Before: b.Status, After: a.Status, Message: a.Message})
 			if b.Status.HasFacts() && !a.Status.HasFacts() {
 				lost = append(lost, b.Name)
 			}
@@ -161,12 +81,12 @@ func Compare(before, after *Report, o DiffOptions) *Diff {
 			diffFacts(b.Name, b.Facts, a.Facts, finishedProbes(b.Probes), finishedProbes(a.Probes), o, facts, kinds)
 		}
 	}
-	if before.Cluster != nil && after.Cluster != nil && before.Cluster.Status == ClusterOK && after.Cluster.Status == ClusterOK {
-		diffFacts(ClusterNode, before.Cluster.Facts, after.Cluster.Facts,
+	if before.Cluster != nil && after.Cluster != nil && before.Cluster.Status == result.ClusterOK && after.Cluster.Status == result.ClusterOK {
+		diffFacts(result.ClusterNode, before.Cluster.Facts, after.Cluster.Facts,
 			finishedProbes(before.Cluster.Probes), finishedProbes(after.Cluster.Probes), o, facts, kinds)
 	}
 	for k, nodes := range facts {
-		d.FactChanges = append(d.FactChanges, FactChange{Fact: k[0], Change: kinds[k], Before: k[1], After: k[2], Nodes: nodes})
+		d.FactChanges = append(d.FactChanges, result.FactChange{Fact: k[0], Change: kinds[k], Before: k[1], After: k[2], Nodes: nodes})
 	}
 	sort.Slice(d.FactChanges, func(i, j int) bool {
 		x, y := d.FactChanges[i], d.FactChanges[j]
@@ -181,9 +101,9 @@ func Compare(before, after *Report, o DiffOptions) *Diff {
 
 	// Only nodes audited in both runs can gain or lose a finding; a node new
 	// to the inventory brings all of its findings as new.
-	audited := func(r map[string]Node, name string) bool { n, ok := r[name]; return ok && n.Status.HasFacts() }
+	audited := func(r map[string]result.Node, name string) bool { n, ok := r[name]; return ok && n.Status.HasFacts() }
 	comparable := func(node string) bool {
-		if node == ClusterNode {
+		if node == result.ClusterNode {
 			return true
 		}
 		_, inBefore := bn[node]
@@ -196,23 +116,23 @@ func Compare(before, after *Report, o DiffOptions) *Diff {
 	return d
 }
 
-func diffRun(r *Report) DiffRun {
-	run := DiffRun{Inventory: r.Inventory, ToolVersion: r.Tool.Version, Gate: r.Gate}
+func diffRun(r *result.Report) result.DiffRun {
+	run := result.DiffRun{Inventory: r.Inventory, ToolVersion: r.Tool.Version, Gate: r.Gate}
 	if !r.StartedAt.IsZero() {
 		run.StartedAt = r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	return run
 }
 
-func nodesByName(r *Report) map[string]Node {
-	m := make(map[string]Node, len(r.Nodes))
+func nodesByName(r *result.Report) map[string]result.Node {
+	m := make(map[string]result.Node, len(r.Nodes))
 	for _, n := range r.Nodes {
 		m[n.Name] = n
 	}
 	return m
 }
 
-func finishedProbes(runs []ProbeRun) map[string]bool {
+func finishedProbes(runs []result.ProbeRun) map[string]bool {
 	ok := map[string]bool{}
 	for _, p := range runs {
 		ok[p.ID] = p.Status == "ok" || p.Status == "failed"
@@ -248,11 +168,11 @@ func diffFacts(node string, before, after map[string]string, bOK, aOK map[string
 		var kind string
 		switch {
 		case inB && inA && bv != av:
-			kind = FactChanged
+			kind = result.FactChanged
 		case inB && !inA && finished(aOK, k):
-			kind = FactRemoved
+			kind = result.FactRemoved
 		case !inB && inA && finished(bOK, k):
-			kind = FactAdded
+			kind = result.FactAdded
 		default:
 			continue
 		}
@@ -265,13 +185,13 @@ func diffFacts(node string, before, after map[string]string, bOK, aOK map[string
 type findingKey struct{ check, node string }
 
 type activeFinding struct {
-	f   Finding
-	sev Severity
+	f   result.Finding
+	sev result.Severity
 }
 
 // activeFindings maps every (check, node) pair of the unwaived findings;
 // fleet-wide findings without nodes use ClusterNode.
-func activeFindings(r *Report) map[findingKey]activeFinding {
+func activeFindings(r *result.Report) map[findingKey]activeFinding {
 	m := map[findingKey]activeFinding{}
 	for _, f := range r.Findings {
 		if f.Waived != nil {
@@ -279,7 +199,7 @@ func activeFindings(r *Report) map[findingKey]activeFinding {
 		}
 		nodes := f.Nodes
 		if len(nodes) == 0 {
-			nodes = []string{ClusterNode}
+			nodes = []string{result.ClusterNode}
 		}
 		for _, n := range nodes {
 			k := findingKey{f.Check, n}
@@ -293,13 +213,13 @@ func activeFindings(r *Report) map[findingKey]activeFinding {
 
 // changedFindings lists the pairs of now that are absent from then or were
 // there at a lower severity, grouped back into one entry per check.
-func changedFindings(now, then map[findingKey]activeFinding, comparable func(string) bool, resolved bool) []DiffFinding {
+func changedFindings(now, then map[findingKey]activeFinding, comparable func(string) bool, resolved bool) []result.DiffFinding {
 	type group struct {
 		check string
-		sev   Severity
-		was   Severity
+		sev   result.Severity
+		was   result.Severity
 	}
-	byGroup := map[group]*DiffFinding{}
+	byGroup := map[group]*result.DiffFinding{}
 	for k, cur := range now {
 		if !comparable(k.node) {
 			continue
@@ -311,7 +231,7 @@ func changedFindings(now, then map[findingKey]activeFinding, comparable func(str
 		g := group{k.check, cur.sev, prev.sev}
 		df := byGroup[g]
 		if df == nil {
-			df = &DiffFinding{Check: k.check, Title: cur.f.Title, Severity: cur.sev, Summary: cur.f.Summary}
+			df = &result.DiffFinding{Check: k.check, Title: cur.f.Title, Severity: cur.sev, Summary: cur.f.Summary}
 			if resolved {
 				df.Now = prev.sev
 			} else {
@@ -321,7 +241,7 @@ func changedFindings(now, then map[findingKey]activeFinding, comparable func(str
 		}
 		df.Nodes = append(df.Nodes, k.node)
 	}
-	out := make([]DiffFinding, 0, len(byGroup))
+	out := make([]result.DiffFinding, 0, len(byGroup))
 	for _, df := range byGroup {
 		sort.Strings(df.Nodes)
 		out = append(out, *df)
@@ -338,8 +258,8 @@ func changedFindings(now, then map[findingKey]activeFinding, comparable func(str
 	return out
 }
 
-func diffGate(d *Diff, lost []string, o DiffOptions) Gate {
-	g := Gate{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, Passed: true, Reasons: []string{}}
+func diffGate(d *result.Diff, lost []string, o DiffOptions) result.Gate {
+	g := result.Gate{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, Passed: true, Reasons: []string{}}
 	n := 0
 	for _, f := range d.NewFindings {
 		if f.Severity >= o.FailOn {
@@ -347,8 +267,8 @@ func diffGate(d *Diff, lost []string, o DiffOptions) Gate {
 		}
 	}
 	if n > 0 {
-		g.Passed, g.ExitCode = false, ExitGateFailed
-		if o.FailOn == SeverityCritical {
+		g.Passed, g.ExitCode = false, result.ExitGateFailed
+		if o.FailOn == result.SeverityCritical {
 			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new critical %s", n, plural(n, "finding")))
 		} else {
 			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new %s at %s or worse", n, plural(n, "finding"), o.FailOn))
@@ -356,7 +276,7 @@ func diffGate(d *Diff, lost []string, o DiffOptions) Gate {
 	}
 	if len(lost) > 0 && !o.AllowUnreachable {
 		if g.Passed {
-			g.Passed, g.ExitCode = false, ExitUnaudited
+			g.Passed, g.ExitCode = false, result.ExitUnaudited
 		}
 		sort.Strings(lost)
 		g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s audited before but not after: %s", len(lost), plural(len(lost), "node"), strings.Join(lost, ", ")))

@@ -5,48 +5,50 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
-func diffNode(name string, status NodeStatus, facts map[string]string, probes ...ProbeRun) Node {
+func diffNode(name string, status result.NodeStatus, facts map[string]string, probes ...result.ProbeRun) result.Node {
 	if probes == nil {
-		probes = []ProbeRun{{ID: "os", Status: "ok"}, {ID: "host", Status: "ok"}}
+		probes = []result.ProbeRun{{ID: "os", Status: "ok"}, {ID: "host", Status: "ok"}}
 	}
-	return Node{Name: name, Status: status, Facts: facts, Probes: probes}
+	return result.Node{Name: name, Status: status, Facts: facts, Probes: probes}
 }
 
-func diffFinding(check string, sev Severity, nodes ...string) Finding {
-	return Finding{Check: check, Kind: KindCheck, Title: check + " title", Severity: sev, Nodes: nodes}
+func diffFinding(check string, sev result.Severity, nodes ...string) result.Finding {
+	return result.Finding{Check: check, Kind: result.KindCheck, Title: check + " title", Severity: sev, Nodes: nodes}
 }
 
 var diffOpts = DiffOptions{
 	Volatile: map[string]bool{"host.load1": true},
 	ProbeOf:  map[string]string{"os.kernel": "os", "rke2.version": "os", "host.load1": "host", "host.swap": "host"},
-	FailOn:   SeverityCritical,
+	FailOn:   result.SeverityCritical,
 }
 
-func baseRun() *Report {
+func baseRun() *result.Report {
 	f := func(kernel string) map[string]string {
 		return map[string]string{"os.kernel": kernel, "rke2.version": "v1.31.4+rke2r1", "host.load1": "0.5", "host.swap": "off"}
 	}
-	return &Report{
-		Nodes: []Node{
-			diffNode("a", StatusOK, f("6.8.0-49")),
-			diffNode("b", StatusOK, f("6.8.0-49")),
-			diffNode("c", StatusOK, f("6.8.0-51")),
+	return &result.Report{
+		Nodes: []result.Node{
+			diffNode("a", result.StatusOK, f("6.8.0-49")),
+			diffNode("b", result.StatusOK, f("6.8.0-49")),
+			diffNode("c", result.StatusOK, f("6.8.0-51")),
 		},
-		Findings: []Finding{diffFinding("drift.os.kernel", SeverityWarning, "c")},
-		Cluster:  &Cluster{Status: ClusterOK, Facts: map[string]string{"cluster.server_version": "v1.31.4+rke2r1"}, Probes: []ProbeRun{{ID: "cluster", Status: "ok"}}},
+		Findings: []result.Finding{diffFinding("drift.os.kernel", result.SeverityWarning, "c")},
+		Cluster:  &result.Cluster{Status: result.ClusterOK, Facts: map[string]string{"cluster.server_version": "v1.31.4+rke2r1"}, Probes: []result.ProbeRun{{ID: "cluster", Status: "ok"}}},
 	}
 }
 
 // clone goes through JSON, the way saved runs reach Compare.
-func clone(t *testing.T, r *Report) *Report {
+func clone(t *testing.T, r *result.Report) *result.Report {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c Report
+	var c result.Report
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +65,12 @@ func TestCompare(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		after  func(r *Report)
+		after  func(r *result.Report)
 		opts   func(o *DiffOptions)
 		expect want
 	}{
-		{"identical runs", func(*Report) {}, nil, want{}},
-		{"upgrade moves one fact the same way everywhere", func(r *Report) {
+		{"identical runs", func(*result.Report) {}, nil, want{}},
+		{"upgrade moves one fact the same way everywhere", func(r *result.Report) {
 			for i := range r.Nodes {
 				r.Nodes[i].Facts["rke2.version"] = "v1.32.1+rke2r1"
 			}
@@ -77,7 +79,7 @@ func TestCompare(t *testing.T) {
 			"cluster.server_version changed v1.31.4+rke2r1->v1.32.1+rke2r1 (cluster)",
 			"rke2.version changed v1.31.4+rke2r1->v1.32.1+rke2r1 a,b,c",
 		}}},
-		{"different old values stay separate groups", func(r *Report) {
+		{"different old values stay separate groups", func(r *result.Report) {
 			for i := range r.Nodes {
 				r.Nodes[i].Facts["os.kernel"] = "6.8.0-60"
 			}
@@ -86,62 +88,62 @@ func TestCompare(t *testing.T) {
 			facts:    []string{"os.kernel changed 6.8.0-49->6.8.0-60 a,b", "os.kernel changed 6.8.0-51->6.8.0-60 c"},
 			resolved: []string{"drift.os.kernel warning c"},
 		}},
-		{"volatile facts are left out", func(r *Report) { r.Nodes[0].Facts["host.load1"] = "9.0" }, nil, want{}},
-		{"volatile facts on request", func(r *Report) { r.Nodes[0].Facts["host.load1"] = "9.0" },
+		{"volatile facts are left out", func(r *result.Report) { r.Nodes[0].Facts["host.load1"] = "9.0" }, nil, want{}},
+		{"volatile facts on request", func(r *result.Report) { r.Nodes[0].Facts["host.load1"] = "9.0" },
 			func(o *DiffOptions) { o.IncludeVolatile = true },
 			want{facts: []string{"host.load1 changed 0.5->9.0 a"}}},
-		{"added and removed facts", func(r *Report) {
+		{"added and removed facts", func(r *result.Report) {
 			delete(r.Nodes[1].Facts, "host.swap")
 			r.Nodes[1].Facts["ufw.active"] = "active"
 		}, nil, want{facts: []string{"host.swap removed off-> b", "ufw.active added ->active b"}}},
-		{"a probe that timed out does not remove its facts", func(r *Report) {
-			r.Nodes[1].Status = StatusProbeTimeout
-			r.Nodes[1].Probes = []ProbeRun{{ID: "os", Status: "ok"}, {ID: "host", Status: "timeout"}}
+		{"a probe that timed out does not remove its facts", func(r *result.Report) {
+			r.Nodes[1].Status = result.StatusProbeTimeout
+			r.Nodes[1].Probes = []result.ProbeRun{{ID: "os", Status: "ok"}, {ID: "host", Status: "timeout"}}
 			delete(r.Nodes[1].Facts, "host.swap")
 			delete(r.Nodes[1].Facts, "os.kernel")
 		}, nil, want{status: []string{"b ok->probe_timeout"}, facts: []string{"os.kernel removed 6.8.0-49-> b"}}},
-		{"a new critical fails the diff", func(r *Report) {
-			r.Findings = append(r.Findings, diffFinding("firewall.ufw-active", SeverityCritical, "a", "b"))
-		}, nil, want{newF: []string{"firewall.ufw-active critical a,b"}, exit: ExitGateFailed}},
-		{"a new warning passes at fail-on critical", func(r *Report) {
-			r.Findings = append(r.Findings, diffFinding("host.swap-on", SeverityWarning, "a"))
+		{"a new critical fails the diff", func(r *result.Report) {
+			r.Findings = append(r.Findings, diffFinding("firewall.ufw-active", result.SeverityCritical, "a", "b"))
+		}, nil, want{newF: []string{"firewall.ufw-active critical a,b"}, exit: result.ExitGateFailed}},
+		{"a new warning passes at fail-on critical", func(r *result.Report) {
+			r.Findings = append(r.Findings, diffFinding("host.swap-on", result.SeverityWarning, "a"))
 		}, nil, want{newF: []string{"host.swap-on warning a"}}},
-		{"a new warning fails at fail-on warning", func(r *Report) {
-			r.Findings = append(r.Findings, diffFinding("host.swap-on", SeverityWarning, "a"))
-		}, func(o *DiffOptions) { o.FailOn = SeverityWarning }, want{newF: []string{"host.swap-on warning a"}, exit: ExitGateFailed}},
-		{"escalation to critical is new", func(r *Report) {
-			r.Findings[0].Severity = SeverityCritical
-		}, nil, want{newF: []string{"drift.os.kernel critical<warning c"}, exit: ExitGateFailed}},
-		{"de-escalation is resolved, not new", func(r *Report) { r.Findings[0].Severity = SeverityInfo }, nil,
+		{"a new warning fails at fail-on warning", func(r *result.Report) {
+			r.Findings = append(r.Findings, diffFinding("host.swap-on", result.SeverityWarning, "a"))
+		}, func(o *DiffOptions) { o.FailOn = result.SeverityWarning }, want{newF: []string{"host.swap-on warning a"}, exit: result.ExitGateFailed}},
+		{"escalation to critical is new", func(r *result.Report) {
+			r.Findings[0].Severity = result.SeverityCritical
+		}, nil, want{newF: []string{"drift.os.kernel critical<warning c"}, exit: result.ExitGateFailed}},
+		{"de-escalation is resolved, not new", func(r *result.Report) { r.Findings[0].Severity = result.SeverityInfo }, nil,
 			want{resolved: []string{"drift.os.kernel warning>info c"}}},
-		{"a finding spreading to one more node names only that node", func(r *Report) {
+		{"a finding spreading to one more node names only that node", func(r *result.Report) {
 			r.Findings[0].Nodes = []string{"b", "c"}
 		}, nil, want{newF: []string{"drift.os.kernel warning b"}}},
-		{"a waiver resolves, an expired waiver brings it back", func(r *Report) {
-			r.Findings[0].Waived = &Waiver{Check: "drift.os.kernel", Reason: "accepted"}
+		{"a waiver resolves, an expired waiver brings it back", func(r *result.Report) {
+			r.Findings[0].Waived = &result.Waiver{Check: "drift.os.kernel", Reason: "accepted"}
 		}, nil, want{resolved: []string{"drift.os.kernel warning c"}}},
-		{"new node brings its findings", func(r *Report) {
-			r.Nodes = append(r.Nodes, diffNode("d", StatusOK, map[string]string{"os.kernel": "6.8.0-49"}))
-			r.Findings = append(r.Findings, diffFinding("sysctl.ip-forward", SeverityCritical, "d"))
-		}, nil, want{added: []string{"d"}, newF: []string{"sysctl.ip-forward critical d"}, exit: ExitGateFailed}},
-		{"removed node resolves nothing", func(r *Report) {
+		{"new node brings its findings", func(r *result.Report) {
+			r.Nodes = append(r.Nodes, diffNode("d", result.StatusOK, map[string]string{"os.kernel": "6.8.0-49"}))
+			r.Findings = append(r.Findings, diffFinding("sysctl.ip-forward", result.SeverityCritical, "d"))
+		}, nil, want{added: []string{"d"}, newF: []string{"sysctl.ip-forward critical d"}, exit: result.ExitGateFailed}},
+		{"removed node resolves nothing", func(r *result.Report) {
 			r.Nodes = r.Nodes[:2]
 			r.Findings = nil
 		}, nil, want{removed: []string{"c"}}},
-		{"a node lost after is not resolved and gates 3", func(r *Report) {
-			r.Nodes[2] = Node{Name: "c", Status: StatusUnreachable, Message: "connection refused"}
+		{"a node lost after is not resolved and gates 3", func(r *result.Report) {
+			r.Nodes[2] = result.Node{Name: "c", Status: result.StatusUnreachable, Message: "connection refused"}
 			r.Findings = nil
-		}, nil, want{status: []string{"c ok->unreachable"}, exit: ExitUnaudited}},
-		{"allow-unreachable", func(r *Report) {
-			r.Nodes[2] = Node{Name: "c", Status: StatusUnreachable}
+		}, nil, want{status: []string{"c ok->unreachable"}, exit: result.ExitUnaudited}},
+		{"allow-unreachable", func(r *result.Report) {
+			r.Nodes[2] = result.Node{Name: "c", Status: result.StatusUnreachable}
 		}, func(o *DiffOptions) { o.AllowUnreachable = true }, want{status: []string{"c ok->unreachable"}}},
-		{"a critical outranks the lost node in the exit code", func(r *Report) {
-			r.Nodes[2] = Node{Name: "c", Status: StatusUnreachable}
-			r.Findings = []Finding{diffFinding("firewall.ufw-active", SeverityCritical, "a")}
-		}, nil, want{status: []string{"c ok->unreachable"}, newF: []string{"firewall.ufw-active critical a"}, exit: ExitGateFailed}},
-		{"fleet-wide findings compare as the cluster", func(r *Report) {
-			r.Findings = append(r.Findings, diffFinding("skew.servers", SeverityCritical))
-		}, nil, want{newF: []string{"skew.servers critical (cluster)"}, exit: ExitGateFailed}},
+		{"a critical outranks the lost node in the exit code", func(r *result.Report) {
+			r.Nodes[2] = result.Node{Name: "c", Status: result.StatusUnreachable}
+			r.Findings = []result.Finding{diffFinding("firewall.ufw-active", result.SeverityCritical, "a")}
+		}, nil, want{status: []string{"c ok->unreachable"}, newF: []string{"firewall.ufw-active critical a"}, exit: result.ExitGateFailed}},
+		{"fleet-wide findings compare as the cluster", func(r *result.Report) {
+			r.Findings = append(r.Findings, diffFinding("skew.servers", result.SeverityCritical))
+		}, nil, want{newF: []string{"skew.servers critical (cluster)"}, exit: result.ExitGateFailed}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,13 +162,13 @@ func TestCompare(t *testing.T) {
 			for _, f := range d.FactChanges {
 				got.facts = append(got.facts, f.Fact+" "+f.Change+" "+f.Before+"->"+f.After+" "+strings.Join(f.Nodes, ","))
 			}
-			show := func(fs []DiffFinding) (out []string) {
+			show := func(fs []result.DiffFinding) (out []string) {
 				for _, f := range fs {
 					sev := f.Severity.String()
-					if f.Was != SeverityUnknown {
+					if f.Was != result.SeverityUnknown {
 						sev += "<" + f.Was.String()
 					}
-					if f.Now != SeverityUnknown {
+					if f.Now != result.SeverityUnknown {
 						sev += ">" + f.Now.String()
 					}
 					out = append(out, f.Check+" "+sev+" "+strings.Join(f.Nodes, ","))
@@ -204,7 +206,7 @@ func TestDiffOptionsForBuiltinProbes(t *testing.T) {
 	if !o.Volatile["conntrack.count"] || o.Volatile["ufw.active"] {
 		t.Errorf("volatile set wrong: conntrack.count=%v ufw.active=%v", o.Volatile["conntrack.count"], o.Volatile["ufw.active"])
 	}
-	if o.ProbeOf["ufw.active"] != "firewall" || o.FailOn != SeverityCritical {
+	if o.ProbeOf["ufw.active"] != "firewall" || o.FailOn != result.SeverityCritical {
 		t.Errorf("ProbeOf[ufw.active]=%q FailOn=%v", o.ProbeOf["ufw.active"], o.FailOn)
 	}
 }

@@ -1,7 +1,7 @@
 // Package audit owns what fleet-audit knows: the embedded probe scripts and
 // their metadata, the parsing of probe output into facts, the checks that
 // judge facts, the comparator that finds drift and correlates symptoms with
-// causes, the report model and the gate verdict.
+// causes, and the gate verdict. The model it fills in is package result's.
 //
 // It does not know SSH: Run reaches nodes through the Transport interface,
 // which the caller wires to package remote. It never renders a report; that

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 func TestConditionOperators(t *testing.T) {
@@ -12,19 +14,19 @@ func TestConditionOperators(t *testing.T) {
 		cond Condition
 		want string
 	}{
-		{Condition{Fact: "k", Op: "version_lt", Value: "5.13"}, OutcomePass},
-		{Condition{Fact: "k", Op: "version_ge", Value: "6.1"}, OutcomeFail},
-		{Condition{Fact: "v", Op: "version_ge", Value: "1.35"}, OutcomePass},
-		{Condition{Fact: "v", Op: "version_lt", Value: "v1.31.5"}, OutcomeFail},
-		{Condition{Fact: "ipt", Op: "version_lt", Value: "1.8.5"}, OutcomeFail},
-		{Condition{Fact: "ipt", Op: "version_le", Value: "1.8.4"}, OutcomeFail},
-		{Condition{Fact: "ipt", Op: "version_gt", Value: "1.8.4"}, OutcomePass},
-		{Condition{Fact: "word", Op: "version_lt", Value: "1"}, OutcomeSkip},
-		{Condition{Fact: "n", Op: "lt", Ref: "m"}, OutcomeFail},
-		{Condition{Fact: "m", Op: "lt", Ref: "n"}, OutcomePass},
-		{Condition{Fact: "n", Op: "eq", Ref: "m"}, OutcomePass},
-		{Condition{Fact: "n", Op: "ge", Ref: "missing"}, OutcomeSkip},
-		{Condition{Fact: "n", Op: "pct_of_ge", Ref: "m", Value: "90"}, OutcomeFail},
+		{Condition{Fact: "k", Op: "version_lt", Value: "5.13"}, result.OutcomePass},
+		{Condition{Fact: "k", Op: "version_ge", Value: "6.1"}, result.OutcomeFail},
+		{Condition{Fact: "v", Op: "version_ge", Value: "1.35"}, result.OutcomePass},
+		{Condition{Fact: "v", Op: "version_lt", Value: "v1.31.5"}, result.OutcomeFail},
+		{Condition{Fact: "ipt", Op: "version_lt", Value: "1.8.5"}, result.OutcomeFail},
+		{Condition{Fact: "ipt", Op: "version_le", Value: "1.8.4"}, result.OutcomeFail},
+		{Condition{Fact: "ipt", Op: "version_gt", Value: "1.8.4"}, result.OutcomePass},
+		{Condition{Fact: "word", Op: "version_lt", Value: "1"}, result.OutcomeSkip},
+		{Condition{Fact: "n", Op: "lt", Ref: "m"}, result.OutcomeFail},
+		{Condition{Fact: "m", Op: "lt", Ref: "n"}, result.OutcomePass},
+		{Condition{Fact: "n", Op: "eq", Ref: "m"}, result.OutcomePass},
+		{Condition{Fact: "n", Op: "ge", Ref: "missing"}, result.OutcomeSkip},
+		{Condition{Fact: "n", Op: "pct_of_ge", Ref: "m", Value: "90"}, result.OutcomeFail},
 	}
 	for _, tt := range tests {
 		c := Check{ID: "x", When: []Condition{tt.cond}}
@@ -59,14 +61,14 @@ func TestParseChecksNamesFileLineAndField(t *testing.T) {
 }
 
 func TestUniformCheck(t *testing.T) {
-	c := Check{ID: "mode-mixed", Severity: SeverityCritical, Uniform: "mode", When: []Condition{{Fact: "mode", Op: "ne", Value: "unknown"}}}
-	mk := func(name, mode string) Node {
-		return Node{Name: name, Status: StatusOK, Facts: map[string]string{"mode": mode}}
+	c := Check{ID: "mode-mixed", Severity: result.SeverityCritical, Uniform: "mode", When: []Condition{{Fact: "mode", Op: "ne", Value: "unknown"}}}
+	mk := func(name, mode string) result.Node {
+		return result.Node{Name: name, Status: result.StatusOK, Facts: map[string]string{"mode": mode}}
 	}
-	failing := func(nodes []Node) []string {
+	failing := func(nodes []result.Node) []string {
 		var out []string
 		for _, r := range Judge(nodes, nil, []Check{c}) {
-			if r.Outcome == OutcomeFail {
+			if r.Outcome == result.OutcomeFail {
 				out = append(out, r.Node)
 			}
 		}
@@ -74,14 +76,14 @@ func TestUniformCheck(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		nodes []Node
+		nodes []result.Node
 		want  []string
 	}{
-		{"all the same", []Node{mk("a", "iptables"), mk("b", "iptables")}, nil},
-		{"one outlier", []Node{mk("a", "iptables"), mk("b", "ipvs"), mk("c", "iptables")}, []string{"b"}},
-		{"unknown is not compared", []Node{mk("a", "iptables"), mk("b", "unknown"), mk("c", "iptables")}, nil},
-		{"a tie fails everyone", []Node{mk("a", "iptables"), mk("b", "ipvs")}, []string{"a", "b"}},
-		{"unaudited nodes are skipped", []Node{mk("a", "iptables"), {Name: "b", Status: StatusUnreachable}, mk("c", "iptables")}, nil},
+		{"all the same", []result.Node{mk("a", "iptables"), mk("b", "iptables")}, nil},
+		{"one outlier", []result.Node{mk("a", "iptables"), mk("b", "ipvs"), mk("c", "iptables")}, []string{"b"}},
+		{"unknown is not compared", []result.Node{mk("a", "iptables"), mk("b", "unknown"), mk("c", "iptables")}, nil},
+		{"a tie fails everyone", []result.Node{mk("a", "iptables"), mk("b", "ipvs")}, []string{"a", "b"}},
+		{"unaudited nodes are skipped", []result.Node{mk("a", "iptables"), {Name: "b", Status: result.StatusUnreachable}, mk("c", "iptables")}, nil},
 	}
 	for _, tt := range tests {
 		if got := failing(tt.nodes); !reflect.DeepEqual(got, tt.want) {
@@ -91,21 +93,21 @@ func TestUniformCheck(t *testing.T) {
 }
 
 func TestFleetMedianCondition(t *testing.T) {
-	c := Check{ID: "few-rules", Severity: SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
-	var nodes []Node
+	c := Check{ID: "few-rules", Severity: result.SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
+	var nodes []result.Node
 	for i, v := range []string{"120", "118", "40", "121", "not-root"} {
-		nodes = append(nodes, Node{Name: string(rune('a' + i)), Status: StatusOK, Facts: map[string]string{"rules": v}})
+		nodes = append(nodes, result.Node{Name: string(rune('a' + i)), Status: result.StatusOK, Facts: map[string]string{"rules": v}})
 	}
 	got := map[string]string{}
 	for _, r := range Judge(nodes, nil, []Check{c}) {
 		got[r.Node] = r.Outcome
 	}
-	want := map[string]string{"a": OutcomePass, "b": OutcomePass, "c": OutcomeFail, "d": OutcomePass, "e": OutcomeSkip}
+	want := map[string]string{"a": result.OutcomePass, "b": result.OutcomePass, "c": result.OutcomeFail, "d": result.OutcomePass, "e": result.OutcomeSkip}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("outcomes = %v, want %v", got, want)
 	}
 	// Two peers are too few to call either an outlier.
-	if rs := Judge(nodes[:2], nil, []Check{c}); rs[0].Outcome != OutcomeSkip {
+	if rs := Judge(nodes[:2], nil, []Check{c}); rs[0].Outcome != result.OutcomeSkip {
 		t.Fatalf("with two nodes: %+v", rs)
 	}
 }
@@ -114,24 +116,24 @@ func TestFleetMedianCondition(t *testing.T) {
 // the nodes sharing its value of the peers fact, and the 3-node minimum
 // holds per value.
 func TestFleetMedianPeers(t *testing.T) {
-	byPeers := Check{ID: "few-rules", Severity: SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50", Peers: "mode"}}}
+	byPeers := Check{ID: "few-rules", Severity: result.SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50", Peers: "mode"}}}
 	// The same fact without peers, in the same run: its median is the
 	// fleet's and must not leak into the other's.
-	fleetWide := Check{ID: "few-rules-fleet", Severity: SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
-	mk := func(name, mode, rules string) Node {
+	fleetWide := Check{ID: "few-rules-fleet", Severity: result.SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
+	mk := func(name, mode, rules string) result.Node {
 		f := map[string]string{"rules": rules}
 		if mode != "" {
 			f["mode"] = mode
 		}
-		return Node{Name: name, Status: StatusOK, Facts: f}
+		return result.Node{Name: name, Status: result.StatusOK, Facts: f}
 	}
-	nodes := []Node{
+	nodes := []result.Node{
 		mk("a1", "a", "10"), mk("a2", "a", "11"), mk("a3", "a", "12"), mk("a4", "a", "4"),
 		mk("b1", "b", "400"), mk("b2", "b", "410"), mk("b3", "b", "420"), mk("b4", "b", "150"),
 		mk("c1", "c", "1"), mk("c2", "c", "500"),
 		mk("none", "", "3"),
 		mk("b-root", "b", "not-root"),
-		{Name: "down", Status: StatusUnreachable},
+		{Name: "down", Status: result.StatusUnreachable},
 	}
 	type want struct{ outcome, detail string }
 	tests := []struct {
@@ -139,23 +141,23 @@ func TestFleetMedianPeers(t *testing.T) {
 		want  map[string]want
 	}{
 		{byPeers, map[string]want{
-			"a1": {OutcomePass, "rules=10 (median 10.5 of the nodes with mode=a)"},
-			"a2": {OutcomePass, ""}, "a3": {OutcomePass, ""},
-			"a4": {OutcomeFail, "rules=4 (median 10.5 of the nodes with mode=a)"},
-			"b1": {OutcomePass, ""}, "b2": {OutcomePass, ""}, "b3": {OutcomePass, ""},
-			"b4": {OutcomeFail, "rules=150 (median 405 of the nodes with mode=b)"},
-			"c1": {OutcomeSkip, "fewer than 3 nodes with mode=c report rules"}, "c2": {OutcomeSkip, ""},
-			"none":   {OutcomeSkip, "mode not collected: no peers to compare rules with"},
-			"b-root": {OutcomeSkip, ""},
-			"down":   {OutcomeSkip, ""},
+			"a1": {result.OutcomePass, "rules=10 (median 10.5 of the nodes with mode=a)"},
+			"a2": {result.OutcomePass, ""}, "a3": {result.OutcomePass, ""},
+			"a4": {result.OutcomeFail, "rules=4 (median 10.5 of the nodes with mode=a)"},
+			"b1": {result.OutcomePass, ""}, "b2": {result.OutcomePass, ""}, "b3": {result.OutcomePass, ""},
+			"b4": {result.OutcomeFail, "rules=150 (median 405 of the nodes with mode=b)"},
+			"c1": {result.OutcomeSkip, "fewer than 3 nodes with mode=c report rules"}, "c2": {result.OutcomeSkip, ""},
+			"none":   {result.OutcomeSkip, "mode not collected: no peers to compare rules with"},
+			"b-root": {result.OutcomeSkip, ""},
+			"down":   {result.OutcomeSkip, ""},
 		}},
 		// Over the whole fleet (median 12 of 11 numeric values) the stale b4
 		// passes and whoever is in the small group fails: what peers is for.
 		{fleetWide, map[string]want{
-			"a1": {OutcomePass, "rules=10 (median 12 of the audited nodes)"}, "a2": {OutcomePass, ""}, "a3": {OutcomePass, ""}, "a4": {OutcomeFail, ""},
-			"b1": {OutcomePass, ""}, "b2": {OutcomePass, ""}, "b3": {OutcomePass, ""}, "b4": {OutcomePass, ""},
-			"c1": {OutcomeFail, ""}, "c2": {OutcomePass, ""},
-			"none": {OutcomeFail, ""}, "b-root": {OutcomeSkip, ""}, "down": {OutcomeSkip, ""},
+			"a1": {result.OutcomePass, "rules=10 (median 12 of the audited nodes)"}, "a2": {result.OutcomePass, ""}, "a3": {result.OutcomePass, ""}, "a4": {result.OutcomeFail, ""},
+			"b1": {result.OutcomePass, ""}, "b2": {result.OutcomePass, ""}, "b3": {result.OutcomePass, ""}, "b4": {result.OutcomePass, ""},
+			"c1": {result.OutcomeFail, ""}, "c2": {result.OutcomePass, ""},
+			"none": {result.OutcomeFail, ""}, "b-root": {result.OutcomeSkip, ""}, "down": {result.OutcomeSkip, ""},
 		}},
 	}
 	for _, tt := range tests {
@@ -174,17 +176,17 @@ func TestFleetMedianPeers(t *testing.T) {
 }
 
 func TestClusterChecksSeeClusterFactsAndNodeChecksToo(t *testing.T) {
-	cluster := &Cluster{Status: ClusterOK, Facts: map[string]string{"cluster.readyz": "failed", "cluster.rbac.ok": "yes"}}
+	cluster := &result.Cluster{Status: result.ClusterOK, Facts: map[string]string{"cluster.readyz": "failed", "cluster.rbac.ok": "yes"}}
 	checks := []Check{
-		{ID: "readyz", Scope: ScopeCluster, Severity: SeverityCritical, When: []Condition{{Fact: "cluster.readyz", Op: "ne", Value: "ok"}}},
-		{ID: "transient", Scope: ScopeNode, Severity: SeverityInfo, When: []Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
+		{ID: "readyz", Scope: ScopeCluster, Severity: result.SeverityCritical, When: []Condition{{Fact: "cluster.readyz", Op: "ne", Value: "ok"}}},
+		{ID: "transient", Scope: ScopeNode, Severity: result.SeverityInfo, When: []Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
 	}
-	nodes := []Node{{Name: "a", Status: StatusOK, Facts: map[string]string{"denied": "yes"}}, {Name: "b", Status: StatusOK, Facts: map[string]string{"denied": "no"}}}
+	nodes := []result.Node{{Name: "a", Status: result.StatusOK, Facts: map[string]string{"denied": "yes"}}, {Name: "b", Status: result.StatusOK, Facts: map[string]string{"denied": "no"}}}
 	got := map[string]string{}
 	for _, r := range Judge(nodes, cluster, checks) {
 		got[r.Check+"@"+r.Node] = r.Outcome
 	}
-	want := map[string]string{"readyz@" + ClusterNode: OutcomeFail, "transient@a": OutcomeFail, "transient@b": OutcomePass}
+	want := map[string]string{"readyz@" + result.ClusterNode: result.OutcomeFail, "transient@a": result.OutcomeFail, "transient@b": result.OutcomePass}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("outcomes = %v, want %v", got, want)
 	}
@@ -193,19 +195,19 @@ func TestClusterChecksSeeClusterFactsAndNodeChecksToo(t *testing.T) {
 		t.Fatalf("findings = %+v", fs)
 	}
 	// Without cluster facts, cluster checks skip and say why.
-	rs := Judge(nodes, &Cluster{Status: ClusterNoServer, Message: "no reachable RKE2 server node"}, checks[:1])
-	if rs[0].Outcome != OutcomeSkip || !strings.Contains(rs[0].Detail, "no reachable") {
+	rs := Judge(nodes, &result.Cluster{Status: result.ClusterNoServer, Message: "no reachable RKE2 server node"}, checks[:1])
+	if rs[0].Outcome != result.OutcomeSkip || !strings.Contains(rs[0].Detail, "no reachable") {
 		t.Fatalf("no cluster: %+v", rs[0])
 	}
 }
 
 func TestJoinNodeFacts(t *testing.T) {
-	nodes := []Node{
-		{Name: "etcd-1", Address: "10.0.0.1", Status: StatusOK, Facts: map[string]string{"os.hostname": "cluster-a-etcd-1"}},
-		{Name: "worker-1", Address: "10.0.0.5", Status: StatusOK, Facts: map[string]string{"os.hostname": "ip-10-0-0-5"}},
-		{Name: "worker-2", Address: "10.0.0.6", Status: StatusOK, Facts: map[string]string{}},
-		{Name: "worker-3", Address: "10.0.0.7", Status: StatusOK, Facts: map[string]string{}},
-		{Name: "down", Status: StatusUnreachable, Facts: map[string]string{}},
+	nodes := []result.Node{
+		{Name: "etcd-1", Address: "10.0.0.1", Status: result.StatusOK, Facts: map[string]string{"os.hostname": "cluster-a-etcd-1"}},
+		{Name: "worker-1", Address: "10.0.0.5", Status: result.StatusOK, Facts: map[string]string{"os.hostname": "ip-10-0-0-5"}},
+		{Name: "worker-2", Address: "10.0.0.6", Status: result.StatusOK, Facts: map[string]string{}},
+		{Name: "worker-3", Address: "10.0.0.7", Status: result.StatusOK, Facts: map[string]string{}},
+		{Name: "down", Status: result.StatusUnreachable, Facts: map[string]string{}},
 	}
 	perNode := map[string]map[string]string{
 		"cluster-a-etcd-1":   {"k8s.kubeproxy.pod.reason": "CrashLoopBackOff"}, // by hostname
@@ -214,7 +216,7 @@ func TestJoinNodeFacts(t *testing.T) {
 		"cluster-a-worker-3": {"k8s.kubeproxy.pod.reason": "Running"},          // by unique suffix
 		"stranger":           {"k8s.kubeproxy.pod.reason": "Running"},
 	}
-	c := &Cluster{Joined: map[string]string{}}
+	c := &result.Cluster{Joined: map[string]string{}}
 	joinNodeFacts(c, perNode, nodes)
 	want := map[string]string{"cluster-a-etcd-1": "etcd-1", "ip-10-0-0-5": "worker-1", "node-x": "worker-2", "cluster-a-worker-3": "worker-3", "stranger": ""}
 	if !reflect.DeepEqual(c.Joined, want) {
@@ -232,13 +234,13 @@ func TestJoinNodeFacts(t *testing.T) {
 }
 
 func TestPlanRollout(t *testing.T) {
-	nodes := []Node{
+	nodes := []result.Node{
 		{Name: "w1", Roles: []string{"worker"}}, {Name: "e1", Roles: []string{"etcd"}}, {Name: "cp1", Roles: []string{"control-plane", "etcd"}},
 		{Name: "cp2", Roles: []string{"master"}}, {Name: "mon", Roles: []string{"monitoring"}}, {Name: "w2", Roles: []string{"worker"}},
 		{Name: "bare-server", Facts: map[string]string{"rke2.service": "rke2-server"}}, {Name: "bare"},
 	}
 	got := PlanRollout([]string{"w1", "w2", "e1", "cp1", "cp2", "mon", "bare-server", "bare"}, nodes, map[string]bool{"w2": true})
-	want := []RolloutStep{
+	want := []result.RolloutStep{
 		{Class: "etcd", Nodes: []string{"e1", "cp1"}, OneAtATime: true},
 		{Class: "control-plane", Nodes: []string{"cp2", "bare-server"}, OneAtATime: true},
 		{Class: "infra", Nodes: []string{"mon"}, OneAtATime: true},
@@ -286,17 +288,17 @@ func TestParseNodeFactsFromClusterProbe(t *testing.T) {
 // reports for itself never takes another host's name or address, and two
 // hosts matching at the same priority get nothing and are named.
 func TestJoinNodeFactsPriority(t *testing.T) {
-	node := func(name, addr, hostname string) Node {
+	node := func(name, addr, hostname string) result.Node {
 		f := map[string]string{}
 		if hostname != "" {
 			f["os.hostname"] = hostname
 		}
-		return Node{Name: name, Address: addr, Status: StatusOK, Facts: f}
+		return result.Node{Name: name, Address: addr, Status: result.StatusOK, Facts: f}
 	}
 	crash := map[string]string{"k8s.kubeproxy.pod.reason": "CrashLoopBackOff"}
 	tests := []struct {
 		name      string
-		nodes     []Node
+		nodes     []result.Node
 		perNode   map[string]map[string]string
 		joined    map[string]string
 		crashing  string // the inventory node that must get CrashLoopBackOff
@@ -305,45 +307,45 @@ func TestJoinNodeFactsPriority(t *testing.T) {
 	}{
 		{
 			name:    "an earlier node's hostname does not take a later node's name",
-			nodes:   []Node{node("aaa", "10.0.0.1", "victim"), node("victim", "10.0.0.2", "victim-host")},
+			nodes:   []result.Node{node("aaa", "10.0.0.1", "victim"), node("victim", "10.0.0.2", "victim-host")},
 			perNode: map[string]map[string]string{"victim": crash},
 			joined:  map[string]string{"victim": "victim"}, crashing: "victim",
 		},
 		{
 			name:    "a later node's hostname does not take an earlier node's name",
-			nodes:   []Node{node("victim", "10.0.0.2", "victim-host"), node("zzz", "10.0.0.1", "victim")},
+			nodes:   []result.Node{node("victim", "10.0.0.2", "victim-host"), node("zzz", "10.0.0.1", "victim")},
 			perNode: map[string]map[string]string{"victim": crash},
 			joined:  map[string]string{"victim": "victim"}, crashing: "victim",
 		},
 		{
 			name:    "address beats a hostile hostname",
-			nodes:   []Node{node("a", "10.0.0.1", "n2"), node("b", "10.0.0.2", "")},
+			nodes:   []result.Node{node("a", "10.0.0.1", "n2"), node("b", "10.0.0.2", "")},
 			perNode: map[string]map[string]string{"n2": {"k8s.node.internal_ip": "10.0.0.2", "k8s.kubeproxy.pod.reason": "CrashLoopBackOff"}},
 			joined:  map[string]string{"n2": "b"}, crashing: "b",
 		},
 		{
 			name:    "hostname beats the suffix",
-			nodes:   []Node{node("etcd-1", "10.0.0.1", ""), node("x", "10.0.0.2", "cluster-a-etcd-1")},
+			nodes:   []result.Node{node("etcd-1", "10.0.0.1", ""), node("x", "10.0.0.2", "cluster-a-etcd-1")},
 			perNode: map[string]map[string]string{"cluster-a-etcd-1": crash},
 			joined:  map[string]string{"cluster-a-etcd-1": "x"}, crashing: "x",
 		},
 		{
 			name:    "two hosts claiming one node by hostname: neither gets it, both named",
-			nodes:   []Node{node("a", "10.0.0.1", "n1"), node("b", "10.0.0.2", "n1")},
+			nodes:   []result.Node{node("a", "10.0.0.1", "n1"), node("b", "10.0.0.2", "n1")},
 			perNode: map[string]map[string]string{"n1": crash},
 			joined:  map[string]string{"n1": ""}, ambiguous: map[string][]string{"n1": {"a", "b"}},
 			findings: "cluster.node-match-ambiguous[a b]",
 		},
 		{
 			name:    "two hosts at one address: neither gets it",
-			nodes:   []Node{node("a", "10.0.0.9", ""), node("b", "10.0.0.9", "")},
+			nodes:   []result.Node{node("a", "10.0.0.9", ""), node("b", "10.0.0.9", "")},
 			perNode: map[string]map[string]string{"k": {"k8s.node.internal_ip": "10.0.0.9"}},
 			joined:  map[string]string{"k": ""}, ambiguous: map[string][]string{"k": {"a", "b"}},
 			findings: "cluster.node-match-ambiguous[a b]",
 		},
 		{
 			name:    "one host the suffix of two Kubernetes nodes: neither joined",
-			nodes:   []Node{node("etcd-1", "10.0.0.1", "")},
+			nodes:   []result.Node{node("etcd-1", "10.0.0.1", "")},
 			perNode: map[string]map[string]string{"a-etcd-1": crash, "b-etcd-1": crash},
 			joined:  map[string]string{"a-etcd-1": "", "b-etcd-1": ""}, ambiguous: map[string][]string{"a-etcd-1": {"etcd-1"}, "b-etcd-1": {"etcd-1"}},
 			findings: "cluster.node-match-ambiguous[etcd-1]",
@@ -351,7 +353,7 @@ func TestJoinNodeFactsPriority(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Cluster{Status: ClusterOK, Joined: map[string]string{}}
+			c := &result.Cluster{Status: result.ClusterOK, Joined: map[string]string{}}
 			joinNodeFacts(c, tc.perNode, tc.nodes)
 			if !reflect.DeepEqual(c.Joined, tc.joined) {
 				t.Errorf("joined = %v, want %v", c.Joined, tc.joined)

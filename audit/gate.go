@@ -1,19 +1,14 @@
 package audit
 
-import "fmt"
+import (
+	"fmt"
 
-// Exit codes of `fleet-audit run`, shared by the gate and the CLI.
-const (
-	ExitOK          = 0
-	ExitGateFailed  = 1
-	ExitUsage       = 2
-	ExitUnaudited   = 3
-	ExitInterrupted = 130
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // GatePolicy is what the user asked the gate to enforce.
 type GatePolicy struct {
-	FailOn           Severity
+	FailOn           result.Severity
 	AllowUnreachable bool
 }
 
@@ -24,9 +19,9 @@ type GatePolicy struct {
 // its picture is incomplete. The reasons say how many findings were waived,
 // also when the gate passed, because a pass that rests on waivers is not
 // the same statement as a clean fleet.
-func EvaluateGate(r *Report, p GatePolicy) Gate {
-	g := Gate{FailOn: p.FailOn, AllowUnreachable: p.AllowUnreachable, Reasons: []string{}}
-	counts := map[Severity]int{}
+func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
+	g := result.Gate{FailOn: p.FailOn, AllowUnreachable: p.AllowUnreachable, Reasons: []string{}}
+	counts := map[result.Severity]int{}
 	waived := 0
 	for _, f := range r.Findings {
 		switch {
@@ -36,7 +31,7 @@ func EvaluateGate(r *Report, p GatePolicy) Gate {
 			counts[f.Severity]++
 		}
 	}
-	for _, sev := range []Severity{SeverityCritical, SeverityWarning, SeverityInfo} {
+	for _, sev := range []result.Severity{result.SeverityCritical, result.SeverityWarning, result.SeverityInfo} {
 		if counts[sev] > 0 {
 			g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s %s", counts[sev], sev, plural(counts[sev], "finding")))
 		}
@@ -49,7 +44,7 @@ func EvaluateGate(r *Report, p GatePolicy) Gate {
 	}
 	unaudited := 0
 	for _, n := range r.Nodes {
-		if n.Status != StatusOK {
+		if n.Status != result.StatusOK {
 			unaudited++
 		}
 	}
@@ -62,16 +57,16 @@ func EvaluateGate(r *Report, p GatePolicy) Gate {
 	}
 	switch {
 	case r.Interrupted:
-		g.ExitCode = ExitInterrupted
+		g.ExitCode = result.ExitInterrupted
 		g.Reasons = append(g.Reasons, "the run was interrupted")
 	case failing:
-		g.ExitCode = ExitGateFailed
+		g.ExitCode = result.ExitGateFailed
 	case unaudited > 0 && !p.AllowUnreachable:
-		g.ExitCode = ExitUnaudited
+		g.ExitCode = result.ExitUnaudited
 	default:
-		g.ExitCode = ExitOK
+		g.ExitCode = result.ExitOK
 	}
-	g.Passed = g.ExitCode == ExitOK
+	g.Passed = g.ExitCode == result.ExitOK
 	if g.Passed && !p.AllowUnreachable {
 		g.Reasons = []string{}
 		if waivedReason != "" {

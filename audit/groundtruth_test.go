@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // The ground-truth test runs the real node bundle on this very machine, with
@@ -102,7 +103,7 @@ func TestGroundTruthLocal(t *testing.T) {
 			out := runBundleLocally(t, sh, bundle)
 			parsed := ParseOutput(out, nonce, node)
 			for _, r := range parsed.Runs {
-				if r.Status != ProbeOK {
+				if r.Status != result.ProbeOK {
 					t.Errorf("probe %s under %s: %s (exit %d) %s", r.ID, sh.name, r.Status, r.ExitCode, r.Stderr)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // hostFiles returns s with extra files set (value "" deletes), on a copy of
@@ -533,17 +534,17 @@ func TestHostChecks(t *testing.T) {
 			for k, v := range c.set {
 				planted[k] = v
 			}
-			nodes := []Node{
-				{Name: "planted", Status: StatusOK, Facts: planted},
-				{Name: "healthy-server", Status: StatusOK, Facts: hostHealthyFacts(true)},
-				{Name: "healthy-agent", Status: StatusOK, Facts: hostHealthyFacts(false)},
+			nodes := []result.Node{
+				{Name: "planted", Status: result.StatusOK, Facts: planted},
+				{Name: "healthy-server", Status: result.StatusOK, Facts: hostHealthyFacts(true)},
+				{Name: "healthy-agent", Status: result.StatusOK, Facts: hostHealthyFacts(false)},
 			}
 			var failed []string
 			for _, r := range Judge(nodes, nil, checks) {
 				switch {
-				case r.Node != "planted" && r.Outcome != OutcomePass:
+				case r.Node != "planted" && r.Outcome != result.OutcomePass:
 					t.Errorf("%s on %s: %s (%s), want pass", r.Check, r.Node, r.Outcome, r.Detail)
-				case r.Node == "planted" && r.Outcome == OutcomeFail:
+				case r.Node == "planted" && r.Outcome == result.OutcomeFail:
 					failed = append(failed, r.Check)
 				}
 			}
@@ -597,7 +598,7 @@ func TestHostScenariosEndToEnd(t *testing.T) {
 			r := runSim(t, inv, tr)
 			var got []string
 			for _, f := range r.Findings {
-				if f.Kind != KindCheck {
+				if f.Kind != result.KindCheck {
 					continue
 				}
 				got = append(got, f.Check)

@@ -6,21 +6,20 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-)
 
-// ClusterNode is the CheckResult.Node of a cluster-scoped check.
-const ClusterNode = "(cluster)"
+	"github.com/fleet-audit/fleet-audit/result"
+)
 
 // Judge runs every check. Node checks run on every node, seeing the node's
 // facts and the cluster facts; nodes without facts get a skip for each so
 // that JUnit still shows them. Cluster checks run once on the cluster facts.
-func Judge(nodes []Node, cluster *Cluster, checks []Check) []CheckResult {
+func Judge(nodes []result.Node, cluster *result.Cluster, checks []Check) []result.CheckResult {
 	return judge(nodes, cluster, checks, nil)
 }
 
 // judge is Judge with global facts (target.version) that every node and
 // cluster check sees.
-func judge(nodes []Node, cluster *Cluster, checks []Check, globals map[string]string) []CheckResult {
+func judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals map[string]string) []result.CheckResult {
 	clusterFacts := map[string]string{}
 	for k, v := range globals {
 		clusterFacts[k] = v
@@ -30,16 +29,16 @@ func judge(nodes []Node, cluster *Cluster, checks []Check, globals map[string]st
 			clusterFacts[k] = v
 		}
 	}
-	var out []CheckResult
+	var out []result.CheckResult
 	for _, c := range checks {
 		if c.Scope != ScopeCluster {
 			continue
 		}
-		r := CheckResult{Check: c.ID, Node: ClusterNode, Severity: c.Severity}
+		r := result.CheckResult{Check: c.ID, Node: result.ClusterNode, Severity: c.Severity}
 		if cluster != nil && len(cluster.Facts) > 0 {
 			r.Outcome, r.Detail = c.Evaluate(clusterFacts)
 		} else {
-			r.Outcome, r.Detail = OutcomeSkip, "no cluster facts: "+clusterWhy(cluster)
+			r.Outcome, r.Detail = result.OutcomeSkip, "no cluster facts: "+clusterWhy(cluster)
 		}
 		out = append(out, r)
 	}
@@ -62,18 +61,18 @@ func judge(nodes []Node, cluster *Cluster, checks []Check, globals map[string]st
 			if c.Scope == ScopeCluster {
 				continue
 			}
-			r := CheckResult{Check: c.ID, Node: n.Name, Severity: c.Severity}
+			r := result.CheckResult{Check: c.ID, Node: n.Name, Severity: c.Severity}
 			switch {
 			case !n.Status.HasFacts():
-				r.Outcome, r.Detail = OutcomeSkip, "node not audited: "+n.Status.String()
+				r.Outcome, r.Detail = result.OutcomeSkip, "node not audited: "+n.Status.String()
 			case len(c.When) == 0:
-				r.Outcome = OutcomeFail // selected; JudgeUniform decides
+				r.Outcome = result.OutcomeFail // selected; JudgeUniform decides
 			default:
 				r.Outcome, r.Detail = c.Evaluate(view)
 			}
-			if c.Uniform != "" && r.Outcome == OutcomeFail {
+			if c.Uniform != "" && r.Outcome == result.OutcomeFail {
 				if _, ok := n.Facts[c.Uniform]; !ok {
-					r.Outcome, r.Detail = OutcomeSkip, c.Uniform+" not collected"
+					r.Outcome, r.Detail = result.OutcomeSkip, c.Uniform+" not collected"
 				}
 			}
 			out = append(out, r)
@@ -88,7 +87,7 @@ func judge(nodes []Node, cluster *Cluster, checks []Check, globals map[string]st
 // or over each group of nodes sharing a value of the condition's peers
 // fact. It returns, per node, the median that node is compared with, under
 // medianKey; a group of fewer than 3 numeric values gives none.
-func peerMedians(nodes []Node, checks []Check) map[string]map[string]string {
+func peerMedians(nodes []result.Node, checks []Check) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, c := range checks {
 		for _, cond := range c.When {
@@ -154,7 +153,7 @@ func majorityOf(count map[string]int) (majority string, tie bool) {
 	return majority, tie
 }
 
-func clusterWhy(c *Cluster) string {
+func clusterWhy(c *result.Cluster) string {
 	if c == nil {
 		return "the cluster probes did not run"
 	}
@@ -163,8 +162,8 @@ func clusterWhy(c *Cluster) string {
 
 // judgeUniform finishes uniform checks: of the nodes their conditions
 // selected (provisionally failed), those holding the majority value pass.
-func judgeUniform(nodes []Node, checks []Check, results []CheckResult) {
-	byName := map[string]Node{}
+func judgeUniform(nodes []result.Node, checks []Check, results []result.CheckResult) {
+	byName := map[string]result.Node{}
 	for _, n := range nodes {
 		byName[n.Name] = n
 	}
@@ -175,7 +174,7 @@ func judgeUniform(nodes []Node, checks []Check, results []CheckResult) {
 		var selected []int
 		count := map[string]int{}
 		for i, r := range results {
-			if r.Check == c.ID && r.Outcome == OutcomeFail {
+			if r.Check == c.ID && r.Outcome == result.OutcomeFail {
 				selected = append(selected, i)
 				count[byName[r.Node].Facts[c.Uniform]]++
 			}
@@ -190,11 +189,11 @@ func judgeUniform(nodes []Node, checks []Check, results []CheckResult) {
 			v := byName[results[i].Node].Facts[c.Uniform]
 			switch {
 			case len(count) == 1:
-				results[i].Outcome, results[i].Detail = OutcomePass, c.Uniform+"="+v+" (the same on all)"
+				results[i].Outcome, results[i].Detail = result.OutcomePass, c.Uniform+"="+v+" (the same on all)"
 			case tie:
 				results[i].Detail = fmt.Sprintf("%s=%s; no value has a majority (%s)", c.Uniform, v, split)
 			case v == majority:
-				results[i].Outcome, results[i].Detail = OutcomePass, fmt.Sprintf("%s=%s (the majority: %s)", c.Uniform, v, split)
+				results[i].Outcome, results[i].Detail = result.OutcomePass, fmt.Sprintf("%s=%s (the majority: %s)", c.Uniform, v, split)
 			default:
 				results[i].Detail = fmt.Sprintf("%s=%s, the others %s (%s)", c.Uniform, v, majority, split)
 			}
@@ -204,13 +203,13 @@ func judgeUniform(nodes []Node, checks []Check, results []CheckResult) {
 
 // CheckFindings folds the failing results of each check into one finding
 // naming all the nodes it fails on.
-func CheckFindings(checks []Check, results []CheckResult) []Finding {
-	var out []Finding
+func CheckFindings(checks []Check, results []result.CheckResult) []result.Finding {
+	var out []result.Finding
 	for _, c := range checks {
-		f := Finding{Check: c.ID, Kind: KindCheck, Title: c.Title, Severity: c.Severity, Summary: c.Summary, Remediation: c.Remediation}
+		f := result.Finding{Check: c.ID, Kind: result.KindCheck, Title: c.Title, Severity: c.Severity, Summary: c.Summary, Remediation: c.Remediation}
 		for _, r := range results {
-			if r.Check == c.ID && r.Outcome == OutcomeFail {
-				if r.Node != ClusterNode {
+			if r.Check == c.ID && r.Outcome == result.OutcomeFail {
+				if r.Node != result.ClusterNode {
 					f.Nodes = append(f.Nodes, r.Node)
 				}
 				f.Evidence = append(f.Evidence, r.Node+": "+r.Detail)
@@ -229,23 +228,4 @@ func CheckFindings(checks []Check, results []CheckResult) []Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-// SortFindings orders findings by severity, waived ones last, correlation
-// findings before the checks they explain, then by check id.
-func SortFindings(fs []Finding) {
-	rank := map[string]int{KindCorrelation: 0, KindCheck: 1, KindDrift: 2}
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
-		if (a.Waived == nil) != (b.Waived == nil) {
-			return a.Waived == nil
-		}
-		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
-		}
-		if rank[a.Kind] != rank[b.Kind] {
-			return rank[a.Kind] < rank[b.Kind]
-		}
-		return a.Check < b.Check
-	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // wantFacts compares the facts a case names; a value "~lo..hi" accepts any
@@ -450,46 +451,46 @@ func TestKubeProxyChecks(t *testing.T) {
 		globals map[string]string
 		want    string // outcome on the planted node
 	}{
-		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ipvs"}, nil, OutcomeFail},
-		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ebpf"}, nil, OutcomeFail},
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ipvs"}, nil, result.OutcomeFail},
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ebpf"}, nil, result.OutcomeFail},
 		// A node whose mode is not known is not compared.
-		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "absent"}, nil, OutcomePass},
-		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "unknown"}, nil, OutcomePass},
-		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.mode.missing_modules": "ip_vs,ip_vs_rr"}, nil, OutcomeFail},
-		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode.missing_modules": "nf_conntrack"}, nil, OutcomeFail},
-		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.35.0+rke2r1"}, nil, OutcomeFail},
-		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.34.3+rke2r1"}, nil, OutcomePass},
-		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "iptables", "rke2.version": "v1.35.0+rke2r1"}, nil, OutcomePass},
-		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, map[string]string{"target.version": "v1.35.1+rke2r1"}, OutcomeFail},
-		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, map[string]string{"target.version": "v1.34.2+rke2r1"}, OutcomePass},
-		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, nil, OutcomeSkip},
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "absent"}, nil, result.OutcomePass},
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "unknown"}, nil, result.OutcomePass},
+		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.mode.missing_modules": "ip_vs,ip_vs_rr"}, nil, result.OutcomeFail},
+		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode.missing_modules": "nf_conntrack"}, nil, result.OutcomeFail},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.35.0+rke2r1"}, nil, result.OutcomeFail},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.34.3+rke2r1"}, nil, result.OutcomePass},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "iptables", "rke2.version": "v1.35.0+rke2r1"}, nil, result.OutcomePass},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, map[string]string{"target.version": "v1.35.1+rke2r1"}, result.OutcomeFail},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, map[string]string{"target.version": "v1.34.2+rke2r1"}, result.OutcomePass},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs"}, nil, result.OutcomeSkip},
 		// Already past 1.35: kubeproxy.ipvs-deprecated says so, not this one.
-		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.35.0+rke2r1"}, map[string]string{"target.version": "v1.36.0+rke2r1"}, OutcomePass},
-		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "nftables", "os.kernel": "5.10.0-33-amd64"}, nil, OutcomeFail},
-		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "nftables", "os.kernel": "5.13.0-52-generic"}, nil, OutcomePass},
-		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "iptables", "os.kernel": "4.19.0-27-amd64"}, nil, OutcomePass},
-		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "4000.0"}, nil, OutcomeFail},
-		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "1129.1"}, nil, OutcomePass},
-		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "never"}, nil, OutcomeSkip},
-		{"kubeproxy.sync-stale", map[string]string{"kubeproxy.metrics.sync_age_seconds": "3901"}, nil, OutcomeFail},
-		{"kubeproxy.sync-stale", map[string]string{"kubeproxy.metrics.sync_age_seconds": "absent"}, nil, OutcomeSkip},
-		{"kubeproxy.sync-loop-hung", map[string]string{"kubeproxy.metrics.queue_lag_seconds": "897"}, nil, OutcomeFail},
-		{"kubeproxy.sync-loop-hung", map[string]string{"kubeproxy.metrics.queue_lag_seconds": "60"}, nil, OutcomePass},
-		{"kubeproxy.restore-failures", map[string]string{"kubeproxy.metrics.restore_failures": "3"}, nil, OutcomeFail},
-		{"kubeproxy.sync-slow", map[string]string{"kubeproxy.metrics.sync_p99_seconds": "7.782"}, nil, OutcomeFail},
-		{"kubeproxy.sync-slow", map[string]string{"kubeproxy.metrics.sync_p99_seconds": "none"}, nil, OutcomeSkip},
-		{"kubeproxy.sync-mean-slow", map[string]string{"kubeproxy.metrics.sync_mean_seconds": "1.5"}, nil, OutcomeFail},
-		{"kubeproxy.netprog-slow", map[string]string{"kubeproxy.metrics.netprog_p99_seconds": "44.980"}, nil, OutcomeFail},
-		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "20"}, nil, OutcomeFail},
-		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "100"}, nil, OutcomePass},
-		{"kubeproxy.ipvs-services-below-peers", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.ipvs.virtual_services": "1"}, nil, OutcomeFail},
-		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed"}, nil, OutcomeFail},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.35.0+rke2r1"}, map[string]string{"target.version": "v1.36.0+rke2r1"}, result.OutcomePass},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "nftables", "os.kernel": "5.10.0-33-amd64"}, nil, result.OutcomeFail},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "nftables", "os.kernel": "5.13.0-52-generic"}, nil, result.OutcomePass},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "iptables", "os.kernel": "4.19.0-27-amd64"}, nil, result.OutcomePass},
+		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "4000.0"}, nil, result.OutcomeFail},
+		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "1129.1"}, nil, result.OutcomePass},
+		{"kubeproxy.healthz-stale", map[string]string{"kubeproxy.healthz.stale_seconds": "never"}, nil, result.OutcomeSkip},
+		{"kubeproxy.sync-stale", map[string]string{"kubeproxy.metrics.sync_age_seconds": "3901"}, nil, result.OutcomeFail},
+		{"kubeproxy.sync-stale", map[string]string{"kubeproxy.metrics.sync_age_seconds": "absent"}, nil, result.OutcomeSkip},
+		{"kubeproxy.sync-loop-hung", map[string]string{"kubeproxy.metrics.queue_lag_seconds": "897"}, nil, result.OutcomeFail},
+		{"kubeproxy.sync-loop-hung", map[string]string{"kubeproxy.metrics.queue_lag_seconds": "60"}, nil, result.OutcomePass},
+		{"kubeproxy.restore-failures", map[string]string{"kubeproxy.metrics.restore_failures": "3"}, nil, result.OutcomeFail},
+		{"kubeproxy.sync-slow", map[string]string{"kubeproxy.metrics.sync_p99_seconds": "7.782"}, nil, result.OutcomeFail},
+		{"kubeproxy.sync-slow", map[string]string{"kubeproxy.metrics.sync_p99_seconds": "none"}, nil, result.OutcomeSkip},
+		{"kubeproxy.sync-mean-slow", map[string]string{"kubeproxy.metrics.sync_mean_seconds": "1.5"}, nil, result.OutcomeFail},
+		{"kubeproxy.netprog-slow", map[string]string{"kubeproxy.metrics.netprog_p99_seconds": "44.980"}, nil, result.OutcomeFail},
+		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "20"}, nil, result.OutcomeFail},
+		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "100"}, nil, result.OutcomePass},
+		{"kubeproxy.ipvs-services-below-peers", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.ipvs.virtual_services": "1"}, nil, result.OutcomeFail},
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed"}, nil, result.OutcomeFail},
 		// Cilium replaces kube-proxy: nothing on 10256 is expected.
-		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf"}, nil, OutcomePass},
-		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "unhealthy"}, nil, OutcomeFail},
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf"}, nil, result.OutcomePass},
+		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "unhealthy"}, nil, result.OutcomeFail},
 		// A draining node's /healthz 503 is not a kube-proxy fault.
-		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, OutcomePass},
-		{"kubeproxy.node-not-eligible", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, OutcomeFail},
+		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, result.OutcomePass},
+		{"kubeproxy.node-not-eligible", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, result.OutcomeFail},
 	}
 	for _, c := range cases {
 		name := c.check
@@ -501,7 +502,7 @@ func TestKubeProxyChecks(t *testing.T) {
 			if !ok {
 				t.Fatalf("no check %s", c.check)
 			}
-			var nodes []Node
+			var nodes []result.Node
 			for i := 1; i <= 4; i++ {
 				f := map[string]string{}
 				for k, v := range base {
@@ -517,10 +518,10 @@ func TestKubeProxyChecks(t *testing.T) {
 						f[k] = v
 					}
 				}
-				nodes = append(nodes, Node{Name: "node-" + strconv.Itoa(i), Status: StatusOK, Facts: f})
+				nodes = append(nodes, result.Node{Name: "node-" + strconv.Itoa(i), Status: result.StatusOK, Facts: f})
 			}
 			for _, r := range judge(nodes, nil, []Check{check}, c.globals) {
-				want := OutcomePass
+				want := result.OutcomePass
 				if r.Node == "node-4" {
 					want = c.want
 				}
@@ -532,7 +533,7 @@ func TestKubeProxyChecks(t *testing.T) {
 	}
 }
 
-func kubeProxyFindings(r *Report) map[string][]string {
+func kubeProxyFindings(r *result.Report) map[string][]string {
 	out := map[string][]string{}
 	for _, f := range r.Findings {
 		if strings.Contains(f.Check, "kubeproxy.") {
@@ -590,7 +591,7 @@ func TestKubeProxyScenarioFleet(t *testing.T) {
 	r.TargetVersion = "v1.35.1+rke2r1"
 	probes, _ := BuiltinProbes()
 	checks, _ := BuiltinChecks()
-	Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: SeverityCritical}})
+	Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if g := strings.Join(kubeProxyFindings(r)["kubeproxy.ipvs-deprecated-by-target"], ","); g != "node-4" {
 		t.Errorf("kubeproxy.ipvs-deprecated-by-target on %q, want node-4", g)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // nfNotRoot makes the simulated node's id(1) report an unprivileged user, so
@@ -326,32 +327,32 @@ func TestNetfilterChecks(t *testing.T) {
 		plant func(map[string]string)
 		want  string // outcome on the planted node; the 4 healthy peers must pass
 	}{
-		{"ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "active", "ufw.config_enabled", "yes"), OutcomeFail},
-		{"ufw running, audited without root", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "yes"), OutcomeFail},
-		{"ubuntu's idle ufw.service is not ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "inactive"), OutcomePass},
-		{"idle ufw.service, without root, ENABLED=no", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "no"), OutcomePass},
-		{"ufw stopped, enabled, ENABLED=yes", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "yes"), OutcomeFail},
-		{"ufw stopped, enabled, ufw.conf unreadable", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "absent"), OutcomeFail},
-		{"ufw stopped, enabled, but ufw disable'd", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "no"), OutcomePass},
-		{"ufw running is the critical, not this", "firewall.ufw-enabled-inactive", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.config_enabled", "yes"), OutcomePass},
-		{"ufw not installed", "firewall.ufw-enabled-inactive", set("ufw.installed", "no", "ufw.active", "absent", "ufw.enabled", "absent", "ufw.config_enabled", "absent"), OutcomePass},
-		{"firewalld running", "firewall.firewalld-active", set("firewalld.installed", "yes", "firewalld.active", "active", "firewalld.enabled", "enabled"), OutcomeFail},
-		{"firewalld stopped, enabled", "firewall.firewalld-enabled-inactive", set("firewalld.installed", "yes", "firewalld.active", "inactive", "firewalld.enabled", "enabled"), OutcomeFail},
-		{"firewalld stopped, masked", "firewall.firewalld-enabled-inactive", set("firewalld.installed", "yes", "firewalld.active", "inactive", "firewalld.enabled", "masked"), OutcomePass},
-		{"firewalld running is the critical, not this", "firewall.firewalld-enabled-inactive", set("firewalld.active", "active", "firewalld.enabled", "enabled"), OutcomePass},
-		{"one legacy node", "iptables.backend-mixed", set("iptables.backend", "legacy"), OutcomeFail},
-		{"node without iptables is not compared", "iptables.backend-mixed", set("iptables.backend", "absent"), OutcomePass},
-		{"iptables 1.8.4", "iptables.version-buggy", set("iptables.version", "1.8.4"), OutcomeFail},
-		{"iptables 1.8.0", "iptables.version-buggy", set("iptables.version", "1.8.0"), OutcomeFail},
-		{"iptables 1.8.5", "iptables.version-buggy", set("iptables.version", "1.8.5"), OutcomePass},
-		{"iptables 1.6.1", "iptables.version-buggy", set("iptables.version", "1.6.1"), OutcomePass},
-		{"iptables version unknown", "iptables.version-buggy", set("iptables.version", "unknown"), OutcomeSkip},
-		{"KUBE rules in both backends", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "yes", "iptables.other_backend.kube_rules", "41"), OutcomeFail},
-		{"KUBE rules in both, not root", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "not-root", "iptables.other_backend.kube_rules", "not-root"), OutcomePass},
-		{"3 KUBE rules vs 41 on the peers", "iptables.kube-rules-low", set("iptables.kube_rules", "3"), OutcomeFail},
-		{"21 KUBE rules (51% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "21"), OutcomePass},
-		{"20 KUBE rules (48% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "20"), OutcomeFail},
-		{"rule count not collected without root", "iptables.kube-rules-low", set("iptables.kube_rules", "not-root"), OutcomeSkip},
+		{"ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "active", "ufw.config_enabled", "yes"), result.OutcomeFail},
+		{"ufw running, audited without root", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "yes"), result.OutcomeFail},
+		{"ubuntu's idle ufw.service is not ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "inactive"), result.OutcomePass},
+		{"idle ufw.service, without root, ENABLED=no", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "no"), result.OutcomePass},
+		{"ufw stopped, enabled, ENABLED=yes", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "yes"), result.OutcomeFail},
+		{"ufw stopped, enabled, ufw.conf unreadable", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "absent"), result.OutcomeFail},
+		{"ufw stopped, enabled, but ufw disable'd", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "no"), result.OutcomePass},
+		{"ufw running is the critical, not this", "firewall.ufw-enabled-inactive", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.config_enabled", "yes"), result.OutcomePass},
+		{"ufw not installed", "firewall.ufw-enabled-inactive", set("ufw.installed", "no", "ufw.active", "absent", "ufw.enabled", "absent", "ufw.config_enabled", "absent"), result.OutcomePass},
+		{"firewalld running", "firewall.firewalld-active", set("firewalld.installed", "yes", "firewalld.active", "active", "firewalld.enabled", "enabled"), result.OutcomeFail},
+		{"firewalld stopped, enabled", "firewall.firewalld-enabled-inactive", set("firewalld.installed", "yes", "firewalld.active", "inactive", "firewalld.enabled", "enabled"), result.OutcomeFail},
+		{"firewalld stopped, masked", "firewall.firewalld-enabled-inactive", set("firewalld.installed", "yes", "firewalld.active", "inactive", "firewalld.enabled", "masked"), result.OutcomePass},
+		{"firewalld running is the critical, not this", "firewall.firewalld-enabled-inactive", set("firewalld.active", "active", "firewalld.enabled", "enabled"), result.OutcomePass},
+		{"one legacy node", "iptables.backend-mixed", set("iptables.backend", "legacy"), result.OutcomeFail},
+		{"node without iptables is not compared", "iptables.backend-mixed", set("iptables.backend", "absent"), result.OutcomePass},
+		{"iptables 1.8.4", "iptables.version-buggy", set("iptables.version", "1.8.4"), result.OutcomeFail},
+		{"iptables 1.8.0", "iptables.version-buggy", set("iptables.version", "1.8.0"), result.OutcomeFail},
+		{"iptables 1.8.5", "iptables.version-buggy", set("iptables.version", "1.8.5"), result.OutcomePass},
+		{"iptables 1.6.1", "iptables.version-buggy", set("iptables.version", "1.6.1"), result.OutcomePass},
+		{"iptables version unknown", "iptables.version-buggy", set("iptables.version", "unknown"), result.OutcomeSkip},
+		{"KUBE rules in both backends", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "yes", "iptables.other_backend.kube_rules", "41"), result.OutcomeFail},
+		{"KUBE rules in both, not root", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "not-root", "iptables.other_backend.kube_rules", "not-root"), result.OutcomePass},
+		{"3 KUBE rules vs 41 on the peers", "iptables.kube-rules-low", set("iptables.kube_rules", "3"), result.OutcomeFail},
+		{"21 KUBE rules (51% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "21"), result.OutcomePass},
+		{"20 KUBE rules (48% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "20"), result.OutcomeFail},
+		{"rule count not collected without root", "iptables.kube-rules-low", set("iptables.kube_rules", "not-root"), result.OutcomeSkip},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -359,16 +360,16 @@ func TestNetfilterChecks(t *testing.T) {
 			if !ok {
 				t.Fatalf("no check %s", tc.check)
 			}
-			var nodes []Node
+			var nodes []result.Node
 			for i := 1; i <= 5; i++ {
 				f := healthyNetfilterFacts()
 				if i == 1 {
 					tc.plant(f)
 				}
-				nodes = append(nodes, Node{Name: "node-" + string(rune('0'+i)), Status: StatusOK, Facts: f})
+				nodes = append(nodes, result.Node{Name: "node-" + string(rune('0'+i)), Status: result.StatusOK, Facts: f})
 			}
 			for _, r := range Judge(nodes, nil, []Check{c}) {
-				want := OutcomePass
+				want := result.OutcomePass
 				if r.Node == "node-1" {
 					want = tc.want
 				}
@@ -383,7 +384,7 @@ func TestNetfilterChecks(t *testing.T) {
 // runNetfilterSim audits a simulated fleet with only this area's probes and
 // checks: the whole bundle would cost minutes on a loaded machine and the
 // other areas are covered by their own tests (the full runs by audit_test).
-func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *Report {
+func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *result.Report {
 	t.Helper()
 	inv, tr := simulate(t, fleet)
 	probes, err := BuiltinProbes()
@@ -412,12 +413,12 @@ func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *Report {
 		t.Fatalf("netfilter probes %d, checks %d", len(ps), len(cs))
 	}
 	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
-		Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: SeverityCritical}})
+		Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range r.Nodes {
-		if n.Status != StatusOK {
+		if n.Status != result.StatusOK {
 			t.Fatalf("node %s: %s (%s)", n.Name, n.Status, n.Message)
 		}
 	}
@@ -446,7 +447,7 @@ func TestNetfilterScenarios(t *testing.T) {
 	r := runNetfilterSim(t, fleet)
 	got := map[string]string{}
 	for _, f := range r.Findings {
-		if f.Kind == KindCheck && (strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
+		if f.Kind == result.KindCheck && (strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
 			got[f.Check] = strings.Join(f.Nodes, ",")
 		}
 	}
@@ -477,7 +478,7 @@ func TestNetfilterScenarios(t *testing.T) {
 func TestIncidentNetfilterFindings(t *testing.T) {
 	r := runNetfilterSim(t, nodesim.Incident())
 	for _, f := range r.Findings {
-		if f.Kind != KindCheck || !(strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
+		if f.Kind != result.KindCheck || !(strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
 			continue
 		}
 		if f.Check != "firewall.ufw-active" {
@@ -505,15 +506,15 @@ func TestMedianChecksCompareNodesInTheSameProxyMode(t *testing.T) {
 		want              string
 	}
 	fleet := []node{
-		{"ipvs-1", "ipvs", "14", OutcomePass}, {"ipvs-2", "ipvs", "14", OutcomePass}, {"ipvs-3", "ipvs", "13", OutcomePass},
-		{"ipt-1", "iptables", "412", OutcomePass}, {"ipt-2", "iptables", "409", OutcomePass}, {"ipt-3", "iptables", "415", OutcomePass},
-		{"ipt-4", "iptables", "410", OutcomePass},
+		{"ipvs-1", "ipvs", "14", result.OutcomePass}, {"ipvs-2", "ipvs", "14", result.OutcomePass}, {"ipvs-3", "ipvs", "13", result.OutcomePass},
+		{"ipt-1", "iptables", "412", result.OutcomePass}, {"ipt-2", "iptables", "409", result.OutcomePass}, {"ipt-3", "iptables", "415", result.OutcomePass},
+		{"ipt-4", "iptables", "410", result.OutcomePass},
 		// Genuinely stale among its own kind: still flagged.
-		{"ipt-low", "iptables", "52", OutcomeFail},
+		{"ipt-low", "iptables", "52", result.OutcomeFail},
 		// Two nftables nodes are too few peers to call either an outlier.
-		{"nft-1", "nftables", "3", OutcomeSkip}, {"nft-2", "nftables", "400", OutcomeSkip},
+		{"nft-1", "nftables", "3", result.OutcomeSkip}, {"nft-2", "nftables", "400", result.OutcomeSkip},
 		// Without its mode a node has no peers to be compared with.
-		{"no-mode", "", "5", OutcomeSkip},
+		{"no-mode", "", "5", result.OutcomeSkip},
 	}
 	for _, tc := range []struct{ check, fact string }{
 		{"iptables.kube-rules-low", "iptables.kube_rules"},
@@ -524,14 +525,14 @@ func TestMedianChecksCompareNodesInTheSameProxyMode(t *testing.T) {
 			if !ok {
 				t.Fatalf("no check %s", tc.check)
 			}
-			var nodes []Node
+			var nodes []result.Node
 			want := map[string]string{}
 			for _, n := range fleet {
 				f := map[string]string{tc.fact: n.count}
 				if n.mode != "" {
 					f["kubeproxy.mode"] = n.mode
 				}
-				nodes = append(nodes, Node{Name: n.name, Status: StatusOK, Facts: f})
+				nodes = append(nodes, result.Node{Name: n.name, Status: result.StatusOK, Facts: f})
 				want[n.name] = n.want
 			}
 			for _, r := range Judge(nodes, nil, []Check{c}) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // nmFiles returns s with files set verbatim: "" is an empty file, which is
@@ -197,7 +198,7 @@ func TestNMManagesCNIFindings(t *testing.T) {
 			r := runSim(t, inv, tr)
 			var got []string
 			for _, f := range r.Findings {
-				if f.Kind != KindCheck {
+				if f.Kind != result.KindCheck {
 					continue
 				}
 				got = append(got, f.Check)
@@ -321,7 +322,7 @@ func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
 				}
 			}
 			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
-				Probes: probes, Checks: builtinChecks(t), Gate: GatePolicy{FailOn: SeverityCritical}})
+				Probes: probes, Checks: builtinChecks(t), Gate: GatePolicy{FailOn: result.SeverityCritical}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,7 +344,7 @@ func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
 			checks := builtinChecksByID(t)
 			var findings []string
 			for _, f := range r.Findings {
-				if f.Kind == KindCheck && contains(checks[f.Check].Facts(), "cni.configured") {
+				if f.Kind == result.KindCheck && contains(checks[f.Check].Facts(), "cni.configured") {
 					for _, n := range f.Nodes {
 						findings = append(findings, f.Check+"@"+n)
 					}

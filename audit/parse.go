@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Limits on what one node may make us keep.
@@ -23,18 +25,6 @@ const (
 
 // k8sNodeNameRe is a DNS-1123 subdomain, what Kubernetes allows as a node name.
 var k8sNodeNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
-
-// Probe run statuses (ProbeRun.Status).
-const (
-	ProbeOK        = "ok"
-	ProbeFailed    = "failed"
-	ProbeTimeout   = "timeout"
-	ProbeTruncated = "truncated"
-	ProbeMissing   = "missing"
-)
-
-// Redacted replaces a value that looks like a secret.
-const Redacted = "<redacted>"
 
 var (
 	secretKeyRe = regexp.MustCompile(`(?i)(token|password|passwd|secret|passphrase|private[_-]?key)`)
@@ -73,7 +63,7 @@ type Parsed struct {
 	// NodeFacts are what cluster probes reported about other nodes, keyed
 	// by Kubernetes node name.
 	NodeFacts map[string]map[string]string
-	Runs      []ProbeRun
+	Runs      []result.ProbeRun
 }
 
 // ParseOutput splits the bundle output into probe sections by the nonce
@@ -86,7 +76,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 	declared := map[string]map[string]bool{"_meta": {"meta.uid": true, "meta.sudo": true, "meta.timeout": true}}
 	nodeDeclared := map[string]map[string]bool{}
 	budget := map[string]int{"_meta": maxProbeBytes}
-	runs := map[string]*ProbeRun{}
+	runs := map[string]*result.ProbeRun{}
 	for _, p := range probes {
 		declared[p.ID] = map[string]bool{}
 		for _, f := range p.Facts {
@@ -100,7 +90,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 		for _, f := range p.NodeFacts {
 			nodeDeclared[p.ID][f] = true
 		}
-		runs[p.ID] = &ProbeRun{ID: p.ID, Status: ProbeMissing, ExitCode: -1}
+		runs[p.ID] = &result.ProbeRun{ID: p.ID, Status: result.ProbeMissing, ExitCode: -1}
 	}
 	begin := "@@FA:" + nonce + ":begin:"
 	end := "@@FA:" + nonce + ":end:"
@@ -115,7 +105,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 			if _, ok := declared[id]; ok {
 				cur, used = id, 0
 				if r := runs[id]; r != nil {
-					r.Status = ProbeTruncated // until its end marker arrives
+					r.Status = result.ProbeTruncated // until its end marker arrives
 				}
 			}
 			continue
@@ -129,12 +119,12 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 				r.ExitCode = rc
 				switch {
 				case rc == 124 || rc == 137:
-					r.Status = ProbeTimeout // timeout(1) killed it
-				case r.Status == ProbeTruncated && used > budget[id]:
+					r.Status = result.ProbeTimeout // timeout(1) killed it
+				case r.Status == result.ProbeTruncated && used > budget[id]:
 				case rc != 0:
-					r.Status = ProbeFailed
+					r.Status = result.ProbeFailed
 				default:
-					r.Status = ProbeOK
+					r.Status = result.ProbeOK
 				}
 			}
 			cur = ""
@@ -181,7 +171,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 func sanitizeValue(key, val string) string {
 	val = strings.TrimSpace(val)
 	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
-		return Redacted
+		return result.Redacted
 	}
 	val = validUTF8(val)
 	if len(val) > maxValueLen {
@@ -249,7 +239,7 @@ func redactText(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
 		if loc := secretValueRe.FindStringIndex(line); loc != nil {
-			lines[i] = line[:loc[0]] + Redacted
+			lines[i] = line[:loc[0]] + result.Redacted
 		}
 	}
 	return strings.Join(lines, "\n")

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var testProbes = []Probe{
@@ -28,9 +30,9 @@ func TestParseOutput(t *testing.T) {
 		{"unterminated section", "@@FA:abc:begin:a\na.x=1\n", map[string]string{"a.x": "1"}, "truncated missing"},
 		{"timeout exit code", "@@FA:abc:begin:a\na.x=1\n@@FA:abc:end:a:124\n", map[string]string{"a.x": "1"}, "timeout missing"},
 		{"failed exit code", "@@FA:abc:begin:a\n@@FA:abc:end:a:2\n", map[string]string{}, "failed missing"},
-		{"secret redacted by key", "@@FA:abc:begin:a\na.token=abc\n@@FA:abc:end:a:0\n", map[string]string{"a.token": Redacted}, "ok missing"},
+		{"secret redacted by key", "@@FA:abc:begin:a\na.token=abc\n@@FA:abc:end:a:0\n", map[string]string{"a.token": result.Redacted}, "ok missing"},
 		{"secret redacted by value", "@@FA:abc:begin:a\na.x=token: K10abcdef0123456789abcdef::server:x\na.y=Bearer abcdefghijkl\n@@FA:abc:end:a:0\n",
-			map[string]string{"a.x": Redacted, "a.y": Redacted}, "ok missing"},
+			map[string]string{"a.x": result.Redacted, "a.y": result.Redacted}, "ok missing"},
 		{"empty value", "@@FA:abc:begin:a\na.x=\n@@FA:abc:end:a:0\n", map[string]string{"a.x": "empty"}, "ok missing"},
 		{"invalid UTF-8 escaped, valid kept", "@@FA:abc:begin:a\na.x=bad \xff\xe6\x97 \xc0\xaf end\na.y=日本 ✓\n@@FA:abc:end:a:0\n",
 			map[string]string{"a.x": `bad \xff\xe6\x97 \xc0\xaf end`, "a.y": "日本 ✓"}, "ok missing"},
@@ -90,17 +92,17 @@ func TestCheckEvaluate(t *testing.T) {
 		facts map[string]string
 		want  string
 	}{
-		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "active"}, OutcomeFail},
-		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "inactive"}, OutcomePass},
-		{Condition{Fact: "f", Op: "ne", Value: "1"}, map[string]string{"f": "0"}, OutcomeFail},
-		{Condition{Fact: "f", Op: "ne", Value: "1"}, map[string]string{}, OutcomeSkip},
-		{Condition{Fact: "f", Op: "not_in", Value: "200,absent"}, map[string]string{"f": "503"}, OutcomeFail},
-		{Condition{Fact: "f", Op: "in", Value: "a, b"}, map[string]string{"f": "b"}, OutcomeFail},
-		{Condition{Fact: "f", Op: "ge", Value: "10"}, map[string]string{"f": "abc"}, OutcomeSkip},
-		{Condition{Fact: "f", Op: "lt", Value: "10"}, map[string]string{"f": "9"}, OutcomeFail},
-		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "110000", "m": "131072"}, OutcomeFail},
-		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "817", "m": "131072"}, OutcomePass},
-		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "817", "m": "absent"}, OutcomeSkip},
+		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "active"}, result.OutcomeFail},
+		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "inactive"}, result.OutcomePass},
+		{Condition{Fact: "f", Op: "ne", Value: "1"}, map[string]string{"f": "0"}, result.OutcomeFail},
+		{Condition{Fact: "f", Op: "ne", Value: "1"}, map[string]string{}, result.OutcomeSkip},
+		{Condition{Fact: "f", Op: "not_in", Value: "200,absent"}, map[string]string{"f": "503"}, result.OutcomeFail},
+		{Condition{Fact: "f", Op: "in", Value: "a, b"}, map[string]string{"f": "b"}, result.OutcomeFail},
+		{Condition{Fact: "f", Op: "ge", Value: "10"}, map[string]string{"f": "abc"}, result.OutcomeSkip},
+		{Condition{Fact: "f", Op: "lt", Value: "10"}, map[string]string{"f": "9"}, result.OutcomeFail},
+		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "110000", "m": "131072"}, result.OutcomeFail},
+		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "817", "m": "131072"}, result.OutcomePass},
+		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "817", "m": "absent"}, result.OutcomeSkip},
 	}
 	for _, tt := range tests {
 		c := Check{ID: "x", When: []Condition{tt.cond}}
@@ -126,12 +128,12 @@ func TestParseChecksRejectsBadInput(t *testing.T) {
 
 func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 	probes := []Probe{{ID: "k", Facts: []string{"hz"}}, {ID: "f", Facts: []string{"fw", "kern"}}}
-	checks := []Check{{ID: "hz", Title: "healthz", Severity: SeverityCritical, Symptom: true, When: []Condition{{Fact: "hz", Op: "ne", Value: "200"}}}}
-	mk := func(name, hz, fw, kern string) Node {
-		return Node{Name: name, Status: StatusOK, Facts: map[string]string{"hz": hz, "fw": fw, "kern": kern}}
+	checks := []Check{{ID: "hz", Title: "healthz", Severity: result.SeverityCritical, Symptom: true, When: []Condition{{Fact: "hz", Op: "ne", Value: "200"}}}}
+	mk := func(name, hz, fw, kern string) result.Node {
+		return result.Node{Name: name, Status: result.StatusOK, Facts: map[string]string{"hz": hz, "fw": fw, "kern": kern}}
 	}
 	// fw=on explains 4 of 4 sick nodes plus one healthy node: a near match.
-	nodes := []Node{mk("a", "503", "on", "1"), mk("b", "503", "on", "2"), mk("c", "503", "on", "1"), mk("d", "503", "on", "2"),
+	nodes := []result.Node{mk("a", "503", "on", "1"), mk("b", "503", "on", "2"), mk("c", "503", "on", "1"), mk("d", "503", "on", "2"),
 		mk("e", "200", "on", "1"), mk("f", "200", "off", "2"), mk("g", "200", "off", "1"), mk("h", "200", "off", "2"), mk("i", "200", "off", "1")}
 	fs := Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
 	if len(fs) != 1 || fs[0].Cause == nil || fs[0].Cause.Fact != "fw" || fs[0].Cause.Exact || fs[0].Cause.Extra != 1 {
@@ -140,7 +142,7 @@ func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 	// Nothing splits like the symptom: an info finding that says so.
 	nodes[4].Facts["fw"], nodes[0].Facts["fw"], nodes[1].Facts["fw"] = "off", "off", "off"
 	fs = Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
-	if len(fs) != 1 || fs[0].Cause != nil || fs[0].Severity != SeverityInfo {
+	if len(fs) != 1 || fs[0].Cause != nil || fs[0].Severity != result.SeverityInfo {
 		t.Fatalf("no match: %+v", fs)
 	}
 	// Every node sick: cluster-wide, not drift.
@@ -154,25 +156,25 @@ func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 }
 
 func TestEvaluateGate(t *testing.T) {
-	crit := Finding{Severity: SeverityCritical}
-	warn := Finding{Severity: SeverityWarning}
-	ok := Node{Status: StatusOK}
-	down := Node{Status: StatusUnreachable}
+	crit := result.Finding{Severity: result.SeverityCritical}
+	warn := result.Finding{Severity: result.SeverityWarning}
+	ok := result.Node{Status: result.StatusOK}
+	down := result.Node{Status: result.StatusUnreachable}
 	tests := []struct {
 		name        string
-		r           Report
+		r           result.Report
 		p           GatePolicy
 		want        int
 		interrupted bool
 	}{
-		{"clean", Report{Nodes: []Node{ok}}, GatePolicy{FailOn: SeverityCritical}, 0, false},
-		{"critical", Report{Nodes: []Node{ok}, Findings: []Finding{crit}}, GatePolicy{FailOn: SeverityCritical}, 1, false},
-		{"warning below fail-on", Report{Nodes: []Node{ok}, Findings: []Finding{warn}}, GatePolicy{FailOn: SeverityCritical}, 0, false},
-		{"warning at fail-on", Report{Nodes: []Node{ok}, Findings: []Finding{warn}}, GatePolicy{FailOn: SeverityWarning}, 1, false},
-		{"unreachable", Report{Nodes: []Node{ok, down}}, GatePolicy{FailOn: SeverityCritical}, 3, false},
-		{"unreachable allowed", Report{Nodes: []Node{ok, down}}, GatePolicy{FailOn: SeverityCritical, AllowUnreachable: true}, 0, false},
-		{"both", Report{Nodes: []Node{ok, down}, Findings: []Finding{crit}}, GatePolicy{FailOn: SeverityCritical}, 1, false},
-		{"interrupted", Report{Nodes: []Node{ok}, Interrupted: true}, GatePolicy{FailOn: SeverityCritical}, 130, true},
+		{"clean", result.Report{Nodes: []result.Node{ok}}, GatePolicy{FailOn: result.SeverityCritical}, 0, false},
+		{"critical", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{crit}}, GatePolicy{FailOn: result.SeverityCritical}, 1, false},
+		{"warning below fail-on", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{warn}}, GatePolicy{FailOn: result.SeverityCritical}, 0, false},
+		{"warning at fail-on", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{warn}}, GatePolicy{FailOn: result.SeverityWarning}, 1, false},
+		{"unreachable", result.Report{Nodes: []result.Node{ok, down}}, GatePolicy{FailOn: result.SeverityCritical}, 3, false},
+		{"unreachable allowed", result.Report{Nodes: []result.Node{ok, down}}, GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true}, 0, false},
+		{"both", result.Report{Nodes: []result.Node{ok, down}, Findings: []result.Finding{crit}}, GatePolicy{FailOn: result.SeverityCritical}, 1, false},
+		{"interrupted", result.Report{Nodes: []result.Node{ok}, Interrupted: true}, GatePolicy{FailOn: result.SeverityCritical}, 130, true},
 	}
 	for _, tt := range tests {
 		g := EvaluateGate(&tt.r, tt.p)

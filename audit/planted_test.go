@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // plantedWant is, for each planted node of nodesim.Planted, the warning or
@@ -32,16 +33,16 @@ func TestPlantedDriftsAreFoundOnTheirNodesOnly(t *testing.T) {
 	inv, tr := simulate(t, nodesim.Planted())
 	r := runSim(t, inv, tr)
 	for _, n := range r.Nodes {
-		if n.Status != StatusOK {
+		if n.Status != result.StatusOK {
 			t.Fatalf("node %s: status %s (%s)", n.Name, n.Status, n.Message)
 		}
 	}
-	if r.Cluster == nil || r.Cluster.Status != ClusterOK {
+	if r.Cluster == nil || r.Cluster.Status != result.ClusterOK {
 		t.Fatalf("cluster = %+v", r.Cluster)
 	}
 	got := map[string][]string{}
 	for _, f := range r.Findings {
-		if f.Severity < SeverityWarning {
+		if f.Severity < result.SeverityWarning {
 			continue
 		}
 		if len(f.Nodes) == 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // runProbe runs one embedded probe (and the bundle around it, exactly as on
@@ -66,7 +67,7 @@ func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string
 		t.Fatalf("probe %s: %v", id, err)
 	}
 	parsed := ParseOutput(res.Stdout, nonce, p)
-	if r := parsed.Runs[0]; r.Status != ProbeOK {
+	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
 		t.Fatalf("probe %s under %s: status %s exit %d, stderr %q\nstdout:\n%s", id, under, r.Status, r.ExitCode, res.Stderr, res.Stdout)
 	}
 	return parsed, string(res.Stdout) + string(res.Stderr)

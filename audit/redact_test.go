@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // hostileTransport plays nodes whose stderr and errors quote secrets. Each
@@ -71,7 +72,7 @@ func TestNodeTextIsRedacted(t *testing.T) {
 			// probes are tried on it), then the cluster bundle fails
 			// quoting the key.
 			"server": {
-				{err: &NodeError{Status: StatusConnectionLost, Message: "connection lost", Err: errors.New("remote said: token: " + token)}},
+				{err: &NodeError{Status: result.StatusConnectionLost, Message: "connection lost", Err: errors.New("remote said: token: " + token)}},
 				{err: errors.New("exec: " + pemLine)},
 			},
 		},
@@ -92,11 +93,11 @@ func TestNodeTextIsRedacted(t *testing.T) {
 	// Each hostile string reached the model, as <redacted>: the test
 	// walks the paths it means to.
 	for _, n := range r.Nodes {
-		if !strings.Contains(n.Message+n.Error, Redacted) {
+		if !strings.Contains(n.Message+n.Error, result.Redacted) {
 			t.Errorf("%s: message %q error %q: nothing redacted, so the secret never got there", n.Name, n.Message, n.Error)
 		}
 	}
-	if r.Cluster == nil || len(r.Cluster.Attempts) != 1 || !strings.Contains(r.Cluster.Attempts[0].Reason, Redacted) {
+	if r.Cluster == nil || len(r.Cluster.Attempts) != 1 || !strings.Contains(r.Cluster.Attempts[0].Reason, result.Redacted) {
 		t.Errorf("cluster = %+v, want one attempt on server with its reason redacted", r.Cluster)
 	}
 	js, err := json.Marshal(r)
@@ -167,12 +168,12 @@ func TestRedactionShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sanitizeValue("x.fact", tc.value) == Redacted
+			got := sanitizeValue("x.fact", tc.value) == result.Redacted
 			if got != tc.secret {
 				t.Errorf("fact %q redacted = %v, want %v", tc.value, got, tc.secret)
 			}
 			text := redactText("node said: " + tc.value + "\nnext line")
-			if got := strings.Contains(text, Redacted); got != tc.secret {
+			if got := strings.Contains(text, result.Redacted); got != tc.secret {
 				t.Errorf("stderr %q -> %q: redacted = %v, want %v", tc.value, text, got, tc.secret)
 			}
 			if !strings.HasSuffix(text, "\nnext line") {

@@ -3,6 +3,8 @@ package audit
 import (
 	"sort"
 	"strings"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Rollout classes, in the order a fix is rolled out across an HA RKE2
@@ -26,7 +28,7 @@ func rolloutClass(role string) string {
 
 // nodeClass is the earliest rollout class of a node's roles; without roles,
 // a node running rke2-server is control-plane and any other is a worker.
-func nodeClass(n Node) string {
+func nodeClass(n result.Node) string {
 	best := len(rolloutOrder)
 	for _, r := range n.Roles {
 		for i, c := range rolloutOrder {
@@ -47,8 +49,8 @@ func nodeClass(n Node) string {
 // PlanRollout orders the given nodes into rollout steps. Workers in failing
 // (those with a symptom) come first within their step; the order is
 // otherwise the inventory's.
-func PlanRollout(names []string, nodes []Node, failing map[string]bool) []RolloutStep {
-	byName := map[string]Node{}
+func PlanRollout(names []string, nodes []result.Node, failing map[string]bool) []result.RolloutStep {
+	byName := map[string]result.Node{}
 	order := map[string]int{}
 	for i, n := range nodes {
 		byName[n.Name] = n
@@ -62,7 +64,7 @@ func PlanRollout(names []string, nodes []Node, failing map[string]bool) []Rollou
 		}
 		steps[nodeClass(n)] = append(steps[nodeClass(n)], name)
 	}
-	var out []RolloutStep
+	var out []result.RolloutStep
 	for _, class := range rolloutOrder {
 		members := steps[class]
 		if len(members) == 0 {
@@ -74,28 +76,28 @@ func PlanRollout(names []string, nodes []Node, failing map[string]bool) []Rollou
 			}
 			return order[members[i]] < order[members[j]]
 		})
-		out = append(out, RolloutStep{Class: class, Nodes: members, OneAtATime: class != "worker"})
+		out = append(out, result.RolloutStep{Class: class, Nodes: members, OneAtATime: class != "worker"})
 	}
 	return out
 }
 
 // addRollouts attaches a rollout plan to every finding that asks operators
 // to change nodes: failing checks of warning or worse, and probable causes.
-func addRollouts(findings []Finding, nodes []Node, checks []Check, results []CheckResult) {
+func addRollouts(findings []result.Finding, nodes []result.Node, checks []Check, results []result.CheckResult) {
 	symptom := map[string]bool{}
 	for _, c := range checks {
 		symptom[c.ID] = c.Symptom
 	}
 	failing := map[string]bool{}
 	for _, r := range results {
-		if symptom[r.Check] && r.Outcome == OutcomeFail {
+		if symptom[r.Check] && r.Outcome == result.OutcomeFail {
 			failing[r.Node] = true
 		}
 	}
 	for i := range findings {
 		f := &findings[i]
-		wants := (f.Kind == KindCheck && f.Severity >= SeverityWarning && !symptom[f.Check]) ||
-			(f.Kind == KindCorrelation && f.Cause != nil)
+		wants := (f.Kind == result.KindCheck && f.Severity >= result.SeverityWarning && !symptom[f.Check]) ||
+			(f.Kind == result.KindCorrelation && f.Cause != nil)
 		if wants && len(f.Nodes) > 0 {
 			f.Rollout = PlanRollout(f.Nodes, nodes, failing)
 		}

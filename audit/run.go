@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Transport opens a session to one inventory host. Package audit does not
@@ -37,7 +38,7 @@ type ExecResult struct {
 // NodeError is how a Transport tells Run which node status an error means
 // and gives the operator a one-line message with the fix.
 type NodeError struct {
-	Status  NodeStatus
+	Status  result.NodeStatus
 	Message string
 	Err     error
 }
@@ -68,7 +69,7 @@ type RunOptions struct {
 	TargetVersion string
 	// Waivers accept known findings: they are shown as waived and do not
 	// fail the gate.
-	Waivers     []Waiver
+	Waivers     []result.Waiver
 	Gate        GatePolicy
 	ToolVersion string
 	// Now is the clock; tests inject a fixed one.
@@ -83,7 +84,7 @@ type RunOptions struct {
 // failures are recorded in the report, never returned; Run returns an error
 // only when it could not start. When ctx is cancelled the nodes not yet done
 // are marked interrupted and the report is still returned.
-func Run(ctx context.Context, o RunOptions) (*Report, error) {
+func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 	if o.Inventory == nil || o.Transport == nil {
 		return nil, errors.New("audit.Run: inventory and transport are required")
 	}
@@ -99,7 +100,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	started := o.Now()
 	nodeProbes, clusterProbes := SplitScope(o.Probes)
 	o.Probes = nodeProbes
-	nodes := make([]Node, len(o.Inventory.Hosts))
+	nodes := make([]result.Node, len(o.Inventory.Hosts))
 	var mu sync.Mutex
 	done, failed := 0, 0
 	g, gctx := errgroup.WithContext(ctx)
@@ -107,7 +108,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	// Every node starts as interrupted, so a node that a cancelled run
 	// never reaches is still named in the report.
 	for i, h := range o.Inventory.Hosts {
-		nodes[i] = Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Status: StatusInterrupted,
+		nodes[i] = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Status: result.StatusInterrupted,
 			Message: "the run was interrupted before this node was audited", Facts: map[string]string{}}
 	}
 	for i, h := range o.Inventory.Hosts {
@@ -119,7 +120,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 			mu.Lock()
 			nodes[i] = n
 			done++
-			if n.Status != StatusOK {
+			if n.Status != result.StatusOK {
 				failed++
 			}
 			if o.Progress != nil {
@@ -131,16 +132,16 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	_ = g.Wait()
 	if nodes == nil {
-		nodes = []Node{}
+		nodes = []result.Node{}
 	}
-	var cluster *Cluster
+	var cluster *result.Cluster
 	if len(clusterProbes) > 0 && ctx.Err() == nil {
 		cluster = runCluster(ctx, o, clusterProbes, nodes)
 	}
 	redactNodeText(nodes, cluster)
-	r := &Report{
-		SchemaVersion: SchemaVersion,
-		Tool:          Tool{Name: "fleet-audit", Version: o.ToolVersion},
+	r := &result.Report{
+		SchemaVersion: result.SchemaVersion,
+		Tool:          result.Tool{Name: "fleet-audit", Version: o.ToolVersion},
 		Inventory:     o.Inventory.Name,
 		StartedAt:     started.UTC(),
 		FinishedAt:    o.Now().UTC(),
@@ -159,14 +160,14 @@ type Rules struct {
 	Probes  []Probe
 	Checks  []Check
 	Gate    GatePolicy
-	Waivers []Waiver
+	Waivers []result.Waiver
 }
 
 // Analyze fills the judgement part of a report (checks, findings, drift,
 // gate) from its nodes and cluster facts. It is also used to re-judge a
 // saved run. Waivers are judged against the report's start time, so a
 // re-rendered run is judged as it was on the day.
-func Analyze(r *Report, rules Rules) {
+func Analyze(r *result.Report, rules Rules) {
 	globals := map[string]string{}
 	if r.TargetVersion != "" {
 		globals["target.version"] = r.TargetVersion
@@ -177,19 +178,19 @@ func Analyze(r *Report, rules Rules) {
 	r.Findings = append(r.Findings, clusterFindings(r.Cluster)...)
 	addRollouts(r.Findings, r.Nodes, rules.Checks, r.Checks)
 	r.Findings = ApplyWaivers(r, rules.Waivers, r.StartedAt)
-	SortFindings(r.Findings)
+	result.SortFindings(r.Findings)
 	r.Drift = ComputeDrift(r.Nodes, rules.Probes)
 	if r.Findings == nil {
-		r.Findings = []Finding{}
+		r.Findings = []result.Finding{}
 	}
 	if r.Drift == nil {
-		r.Drift = []Drift{}
+		r.Drift = []result.Drift{}
 	}
 	r.Gate = EvaluateGate(r, rules.Gate)
 }
 
-func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
-	n = Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}}
+func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n result.Node) {
+	n = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}}
 	if n.Roles == nil {
 		n.Roles = []string{}
 	}
@@ -221,20 +222,20 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 	var timedOut, missing, failed []string
 	for _, r := range parsed.Runs {
 		switch r.Status {
-		case ProbeTimeout:
+		case result.ProbeTimeout:
 			timedOut = append(timedOut, r.ID)
-		case ProbeMissing, ProbeTruncated:
+		case result.ProbeMissing, result.ProbeTruncated:
 			missing = append(missing, r.ID)
-		case ProbeFailed:
+		case result.ProbeFailed:
 			failed = append(failed, fmt.Sprintf("%s (exit %d)", r.ID, r.ExitCode))
 		}
 	}
 	switch {
 	case len(timedOut) > 0:
-		n.Status = StatusProbeTimeout
+		n.Status = result.StatusProbeTimeout
 		n.Message = fmt.Sprintf("probe %s did not finish within its timeout; the facts of the other probes are kept", strings.Join(timedOut, ", "))
 	case len(missing) > 0:
-		n.Status = StatusError
+		n.Status = result.StatusError
 		n.Message = fmt.Sprintf("probe %s produced no complete output (exit %d); is /bin/sh a POSIX shell on this node?", strings.Join(missing, ", "), res.ExitCode)
 		if s := strings.TrimSpace(string(res.Stderr)); s != "" {
 			n.Error = firstLine(s)
@@ -242,19 +243,19 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n Node) {
 	case len(failed) > 0:
 		// The checks that read a failed probe's facts skip; a node left
 		// ok would let the gate pass on checks that never ran.
-		n.Status = StatusProbeFailed
+		n.Status = result.StatusProbeFailed
 		n.Message = fmt.Sprintf("probe %s failed; checks on the facts it did not print were skipped, all other facts are kept (exit 126 or 127: the node could not run it)", strings.Join(failed, ", "))
 	case parsed.Meta["meta.sudo"] == "password_required":
-		n.Status = StatusSudoPasswordRequired
+		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo -n asks for a password; probes needing root ran unprivileged. Allow NOPASSWD for the audit user or connect as root"
 	case parsed.Meta["meta.sudo"] == "requiretty":
-		n.Status = StatusSudoPasswordRequired
+		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudoers has Defaults requiretty and fleet-audit runs without a terminal; probes needing root ran unprivileged. Add Defaults:USER !requiretty for the audit user"
 	case parsed.Meta["meta.sudo"] == "absent":
-		n.Status = StatusSudoPasswordRequired
+		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo is not installed; probes needing root ran unprivileged"
 	default:
-		n.Status = StatusOK
+		n.Status = result.StatusOK
 	}
 	return n
 }
@@ -270,7 +271,7 @@ func execBundle(ctx context.Context, sess Session, probes []Probe, become Become
 	nonce := NewNonce()
 	bundle, err := BuildBundle(probes, become, nonce)
 	if err != nil {
-		return Parsed{}, ExecResult{}, &NodeError{Status: StatusError, Message: err.Error()}
+		return Parsed{}, ExecResult{}, &NodeError{Status: result.StatusError, Message: err.Error()}
 	}
 	var total time.Duration
 	for _, p := range probes {
@@ -283,7 +284,7 @@ func execBundle(ctx context.Context, sess Session, probes []Probe, become Become
 // setFailure maps a transport error to the node's status. Errors that are not
 // a *NodeError are classified by the context: a cancelled run is
 // interrupted, a passed node deadline is a timeout.
-func setFailure(n *Node, err error, ctx context.Context) {
+func setFailure(n *result.Node, err error, ctx context.Context) {
 	n.Error = err.Error()
 	var se *NodeError
 	switch {
@@ -293,21 +294,21 @@ func setFailure(n *Node, err error, ctx context.Context) {
 			n.Error = se.Err.Error()
 		}
 		if errors.Is(err, context.Canceled) {
-			n.Status, n.Message = StatusInterrupted, "the run was interrupted while this node was audited"
+			n.Status, n.Message = result.StatusInterrupted, "the run was interrupted while this node was audited"
 		}
 	case errors.Is(err, context.Canceled):
-		n.Status, n.Message = StatusInterrupted, "the run was interrupted while this node was audited"
+		n.Status, n.Message = result.StatusInterrupted, "the run was interrupted while this node was audited"
 	case ctx.Err() != nil:
-		n.Status, n.Message = StatusTimeout, "the node did not finish within --node-timeout"
+		n.Status, n.Message = result.StatusTimeout, "the node did not finish within --node-timeout"
 	default:
-		n.Status, n.Message = StatusError, firstLine(err.Error())
+		n.Status, n.Message = result.StatusError, firstLine(err.Error())
 	}
 }
 
 // redactNodeText runs every free-text string that may hold what a node
 // printed (stderr, transport errors and the messages quoting them) through
 // the redactor the facts go through, as the reports show them as they are.
-func redactNodeText(nodes []Node, c *Cluster) {
+func redactNodeText(nodes []result.Node, c *result.Cluster) {
 	for i := range nodes {
 		n := &nodes[i]
 		n.Message, n.Error = redactText(n.Message), redactText(n.Error)

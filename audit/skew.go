@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Kubernetes' version skew policy, as RKE2 inherits it: the API servers of
@@ -40,7 +42,7 @@ func minorOf(v string) (int, bool) {
 // fleetVersions reads each audited node's RKE2 version and whether it is a
 // server. Nodes without a parseable version are left out: the rke2 checks
 // report those.
-func fleetVersions(nodes []Node) []nodeVersion {
+func fleetVersions(nodes []result.Node) []nodeVersion {
 	var out []nodeVersion
 	for _, n := range nodes {
 		if !n.Status.HasFacts() {
@@ -63,12 +65,12 @@ func fleetVersions(nodes []Node) []nodeVersion {
 // VersionSkew judges the RKE2 versions across the fleet with the skew policy
 // and, when target is set, the upgrade path to it: RKE2 may not skip a
 // minor, and servers go first, one at a time, then agents.
-func VersionSkew(nodes []Node, target string) []Finding {
+func VersionSkew(nodes []result.Node, target string) []result.Finding {
 	vs := fleetVersions(nodes)
 	if len(vs) == 0 {
 		return nil
 	}
-	var out []Finding
+	var out []result.Finding
 	var servers, agents []nodeVersion
 	for _, v := range vs {
 		if v.server {
@@ -90,7 +92,7 @@ func VersionSkew(nodes []Node, target string) []Finding {
 				}
 				ev = append(ev, fmt.Sprintf("%s: server at %s", s.name, s.raw))
 			}
-			out = append(out, skewFinding("skew.servers", SeverityCritical, names, ev,
+			out = append(out, skewFinding("skew.servers", result.SeverityCritical, names, ev,
 				"API servers are more than one minor apart",
 				fmt.Sprintf("The HA API servers run 1.%d to 1.%d; Kubernetes supports at most %d minor between them.", lo, hi, maxServerSkew),
 				"Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else."))
@@ -109,7 +111,7 @@ func VersionSkew(nodes []Node, target string) []Finding {
 			}
 		}
 		if len(older) > 0 {
-			out = append(out, skewFinding("skew.kubelet-too-old", SeverityCritical, older, evO,
+			out = append(out, skewFinding("skew.kubelet-too-old", result.SeverityCritical, older, evO,
 				"kubelet more than three minors older than the API server",
 				fmt.Sprintf("A kubelet may be at most %d minors older than every API server it may reach, the newest included (%s).", maxKubeletSkew, skewPolicy),
 				"Upgrade these agents one minor at a time until they are within three minors of the newest server."))
@@ -135,7 +137,7 @@ const skewPolicy = "kubernetes.io/releases/version-skew-policy"
 // when the agents run no newer than the newest servers, the outlier is the
 // server left behind, and upgrading it to the others' release is the fix
 // (the agents could only be "fixed" by a downgrade RKE2 does not support).
-func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (Finding, bool) {
+func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (result.Finding, bool) {
 	var ahead []nodeVersion // agents newer than every server
 	newest := lo            // the newest agent minor not past the servers
 	for _, a := range agents {
@@ -153,7 +155,7 @@ func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (Finding, bool) {
 		}
 	}
 	if len(ahead)+len(lagging) == 0 {
-		return Finding{}, false
+		return result.Finding{}, false
 	}
 	var names, ev []string
 	summary := fmt.Sprintf("A kubelet (and kube-proxy) must not be newer than any kube-apiserver it may reach; HA API servers may be one minor apart only while they are upgraded (%s).", skewPolicy)
@@ -212,7 +214,7 @@ func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (Finding, bool) {
 		}
 		fix = append(fix, fmt.Sprintf("%s the servers to the agents' minor 1.%d, one minor at a time and one server at a time (RKE2 does not support downgrading the agents); never upgrade agents ahead of the servers.", verb, top))
 	}
-	return skewFinding("skew.kubelet-newer", SeverityCritical, names, ev,
+	return skewFinding("skew.kubelet-newer", result.SeverityCritical, names, ev,
 		"kubelet newer than the API server", summary, strings.Join(fix, " ")), true
 }
 
@@ -240,8 +242,8 @@ var bundledComponents = []struct{ name, fact string }{
 // kubelet from elsewhere. Releases are compared only with themselves: every
 // release ships its own builds. A value that is not a version (absent,
 // unknown) says nothing about skew.
-func bundledSkew(nodes []Node) (Finding, bool) {
-	byRelease := map[string][]Node{}
+func bundledSkew(nodes []result.Node) (result.Finding, bool) {
+	byRelease := map[string][]result.Node{}
 	for _, n := range nodes {
 		if !n.Status.HasFacts() {
 			continue
@@ -288,9 +290,9 @@ func bundledSkew(nodes []Node) (Finding, bool) {
 		}
 	}
 	if len(names) == 0 {
-		return Finding{}, false
+		return result.Finding{}, false
 	}
-	return skewFinding("skew.bundled-component", SeverityWarning, names, ev,
+	return skewFinding("skew.bundled-component", result.SeverityWarning, names, ev,
 		"containerd or kubelet differs from the other nodes on the same RKE2 release",
 		"RKE2 ships containerd and the kubelet in its release, extracted to /var/lib/rancher/rke2/data/<release>/bin and linked from /var/lib/rancher/rke2/bin, so nodes on the same release run the same builds. These nodes run another build: the bin link points at another release's data dir (RKE2 ignores a failed re-link), or a containerd or kubelet from another install is the one that runs. The node then behaves unlike its peers, and the upgrade starts from a state nobody tested.",
 		"On each node named: readlink -f /var/lib/rancher/rke2/bin must end in data/<the node's RKE2 release>-<hash>/bin; compare /var/lib/rancher/rke2/bin/containerd --version and /var/lib/rancher/rke2/bin/kubelet --version with a peer's. See which binary really runs: readlink /proc/$(pgrep -xo containerd)/exe and readlink /proc/$(pgrep -xo kubelet)/exe, and command -v containerd kubelet for another install on PATH (Docker's containerd.io, a distribution package). Then reinstall the RKE2 release the peers run (curl -sfL https://get.rke2.io | INSTALL_RKE2_VERSION=<release> sh -, or the same RPMs), remove or disable the other containerd, and restart rke2-server or rke2-agent, one node at a time (kubectl drain NODE --ignore-daemonsets first, kubectl uncordon NODE after)."), true
@@ -306,13 +308,13 @@ func isVersion(v string) bool {
 // mixedVersions reports the nodes whose RKE2 release differs from the
 // fleet's most common one. Mixed releases are allowed mid-upgrade, but
 // before one starts they mean a node was missed last time.
-func mixedVersions(vs []nodeVersion) (Finding, bool) {
+func mixedVersions(vs []nodeVersion) (result.Finding, bool) {
 	count := map[string]int{}
 	for _, v := range vs {
 		count[v.raw]++
 	}
 	if len(count) < 2 {
-		return Finding{}, false
+		return result.Finding{}, false
 	}
 	majority, tie := majorityOf(count)
 	var names, ev []string
@@ -326,13 +328,13 @@ func mixedVersions(vs []nodeVersion) (Finding, bool) {
 	if tie {
 		summary = "No RKE2 release runs on a majority of the nodes; the fleet is mid-upgrade or was upgraded piecemeal."
 	}
-	return skewFinding("skew.mixed-versions", SeverityWarning, names, ev,
+	return skewFinding("skew.mixed-versions", result.SeverityWarning, names, ev,
 		"nodes run different RKE2 releases", summary,
 		"Bring these nodes to the fleet's release (servers one at a time, then agents) before starting the next upgrade."), true
 }
 
 // upgradePath judges the way from each node's release to the target.
-func upgradePath(vs []nodeVersion, target string) []Finding {
+func upgradePath(vs []nodeVersion, target string) []result.Finding {
 	tMinor, ok := minorOf(target)
 	if !ok {
 		return nil
@@ -357,29 +359,29 @@ func upgradePath(vs []nodeVersion, target string) []Finding {
 			}
 		}
 	}
-	var out []Finding
+	var out []result.Finding
 	if len(skip) > 0 {
-		out = append(out, skewFinding("skew.target-skips-minor", SeverityCritical, skip, evS,
+		out = append(out, skewFinding("skew.target-skips-minor", result.SeverityCritical, skip, evS,
 			"the upgrade to the target would skip a minor release",
 			fmt.Sprintf("RKE2 upgrades must go one minor at a time; these nodes are more than one minor behind %s.", target),
 			fmt.Sprintf("Upgrade to the latest v1.%d release first (servers one at a time, then agents), then to %s.", tMinor-1, target)))
 	}
 	if len(down) > 0 {
-		out = append(out, skewFinding("skew.target-downgrade", SeverityCritical, down, evD,
+		out = append(out, skewFinding("skew.target-downgrade", result.SeverityCritical, down, evD,
 			"the target is older than what these nodes run",
 			"RKE2 does not support downgrades; the target would move these nodes backwards.",
 			"Check --target-version; restoring an older release needs an etcd snapshot restore, not an upgrade."))
 	}
 	if len(servers)+len(agents) > 0 {
-		f := skewFinding("skew.upgrade-order", SeverityInfo, append(append([]string{}, servers...), agents...), nil,
+		f := skewFinding("skew.upgrade-order", result.SeverityInfo, append(append([]string{}, servers...), agents...), nil,
 			"upgrade order to "+target,
 			fmt.Sprintf("%d server and %d agent %s to upgrade to %s: servers first, one at a time, then agents.", len(servers), len(agents), plural(len(servers)+len(agents), "node"), target),
 			"Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.")
 		if len(servers) > 0 {
-			f.Rollout = append(f.Rollout, RolloutStep{Class: "server", Nodes: servers, OneAtATime: true})
+			f.Rollout = append(f.Rollout, result.RolloutStep{Class: "server", Nodes: servers, OneAtATime: true})
 		}
 		if len(agents) > 0 {
-			f.Rollout = append(f.Rollout, RolloutStep{Class: "agent", Nodes: agents})
+			f.Rollout = append(f.Rollout, result.RolloutStep{Class: "agent", Nodes: agents})
 		}
 		f.Evidence = []string{"servers: " + strings.Join(orNone(servers), ", "), "agents: " + strings.Join(orNone(agents), ", ")}
 		out = append(out, f)
@@ -410,9 +412,9 @@ func minMaxMinor(vs []nodeVersion) (lo, hi int) {
 	return lo, hi
 }
 
-func skewFinding(id string, sev Severity, nodes, evidence []string, title, summary, remediation string) Finding {
+func skewFinding(id string, sev result.Severity, nodes, evidence []string, title, summary, remediation string) result.Finding {
 	sort.Strings(nodes)
 	sort.Strings(evidence)
-	return Finding{Check: id, Kind: KindCheck, Severity: sev, Nodes: nodes, Title: title,
+	return result.Finding{Check: id, Kind: result.KindCheck, Severity: sev, Nodes: nodes, Title: title,
 		Summary: summary, Evidence: evidence, Remediation: remediation}
 }

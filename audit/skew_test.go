@@ -7,64 +7,66 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
-func versionNode(name, svc, version string) Node {
-	return Node{Name: name, Status: StatusOK, Facts: map[string]string{"rke2.service": svc, "rke2.version": version}}
+func versionNode(name, svc, version string) result.Node {
+	return result.Node{Name: name, Status: result.StatusOK, Facts: map[string]string{"rke2.service": svc, "rke2.version": version}}
 }
 
 func TestVersionSkew(t *testing.T) {
 	const s, a = "rke2-server", "rke2-agent"
 	tests := []struct {
 		name   string
-		nodes  []Node
+		nodes  []result.Node
 		target string
 		// want maps finding id → its nodes.
 		want map[string][]string
 	}{
-		{"uniform fleet", []Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1")}, "", map[string][]string{}},
+		{"uniform fleet", []result.Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1")}, "", map[string][]string{}},
 		{"one agent a patch behind is drift, within policy",
-			[]Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1"), versionNode("w2", a, "v1.31.2+rke2r1")}, "",
+			[]result.Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1"), versionNode("w2", a, "v1.31.2+rke2r1")}, "",
 			map[string][]string{"skew.mixed-versions": {"w2"}}},
 		{"servers two minors apart",
-			[]Node{versionNode("s1", s, "v1.29.1+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("s3", s, "v1.31.4+rke2r1")}, "",
+			[]result.Node{versionNode("s1", s, "v1.29.1+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("s3", s, "v1.31.4+rke2r1")}, "",
 			map[string][]string{"skew.servers": {"s1", "s2", "s3"}, "skew.mixed-versions": {"s1"}}},
 		{"agent newer than the oldest server",
-			[]Node{versionNode("s1", s, "v1.30.5+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1"), versionNode("w2", a, "v1.30.5+rke2r1")}, "",
+			[]result.Node{versionNode("s1", s, "v1.30.5+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1"), versionNode("w2", a, "v1.30.5+rke2r1")}, "",
 			map[string][]string{"skew.kubelet-newer": {"w1"}, "skew.mixed-versions": {"w1"}}},
 		// kube-apiserver instances 1.27 and 1.28 with every kubelet at 1.28:
 		// the kubelets are newer than the 1.27 API server, and the outlier
 		// is that server, not the nine agents that match the other two.
 		{"one server lagging behind the other servers and every agent",
-			append([]Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1")}, agentsAt(9, "v1.28.15+rke2r1")...), "",
+			append([]result.Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1")}, agentsAt(9, "v1.28.15+rke2r1")...), "",
 			map[string][]string{"skew.kubelet-newer": {"s1"}, "skew.mixed-versions": {"s1"}}},
 		{"agents newer than every server",
-			append([]Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.27.16+rke2r1")}, agentsAt(3, "v1.28.15+rke2r1")...), "",
+			append([]result.Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.27.16+rke2r1")}, agentsAt(3, "v1.28.15+rke2r1")...), "",
 			map[string][]string{"skew.kubelet-newer": {"w1", "w2", "w3"}, "skew.mixed-versions": {"s1", "s2"}}},
 		{"agents at the lagging server's minor: mid-upgrade, within policy",
-			append([]Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1")}, agentsAt(3, "v1.27.16+rke2r1")...), "",
+			append([]result.Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1")}, agentsAt(3, "v1.27.16+rke2r1")...), "",
 			map[string][]string{"skew.mixed-versions": {"s2", "s3"}}},
 		{"agent four minors behind",
-			[]Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.27.9+rke2r1")}, "",
+			[]result.Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.27.9+rke2r1")}, "",
 			map[string][]string{"skew.kubelet-too-old": {"w1"}, "skew.mixed-versions": {"w1"}}},
 		// kube-apiserver at 1.31 and 1.30: a kubelet may be three minors
 		// older than each, so 1.28 is the oldest allowed and 1.27 is not,
 		// although it is only three behind the older server.
 		{"agent four minors behind the newest of split servers",
-			[]Node{versionNode("s1", s, "v1.30.8+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("s3", s, "v1.31.4+rke2r1"),
+			[]result.Node{versionNode("s1", s, "v1.30.8+rke2r1"), versionNode("s2", s, "v1.31.4+rke2r1"), versionNode("s3", s, "v1.31.4+rke2r1"),
 				versionNode("w1", a, "v1.27.9+rke2r1"), versionNode("w2", a, "v1.28.15+rke2r1"), versionNode("w3", a, "v1.31.4+rke2r1")}, "",
 			map[string][]string{"skew.kubelet-too-old": {"w1"}, "skew.kubelet-newer": {"s1"}, "skew.mixed-versions": {"s1", "w1", "w2"}}},
 		{"target one minor up: only the order",
-			[]Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1")}, "v1.32.1+rke2r1",
+			[]result.Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1")}, "v1.32.1+rke2r1",
 			map[string][]string{"skew.upgrade-order": {"s1", "w1"}}},
 		{"target skips a minor for the node left behind",
-			[]Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1"), versionNode("w2", a, "v1.30.2+rke2r1")}, "v1.32.1+rke2r1",
+			[]result.Node{versionNode("s1", s, "v1.31.4+rke2r1"), versionNode("w1", a, "v1.31.4+rke2r1"), versionNode("w2", a, "v1.30.2+rke2r1")}, "v1.32.1+rke2r1",
 			map[string][]string{"skew.mixed-versions": {"w2"}, "skew.target-skips-minor": {"w2"}, "skew.upgrade-order": {"s1", "w1", "w2"}}},
 		{"target older than the fleet",
-			[]Node{versionNode("s1", s, "v1.31.4+rke2r1")}, "v1.30.9+rke2r1",
+			[]result.Node{versionNode("s1", s, "v1.31.4+rke2r1")}, "v1.30.9+rke2r1",
 			map[string][]string{"skew.target-downgrade": {"s1"}}},
 		{"unaudited and versionless nodes are ignored",
-			[]Node{versionNode("s1", s, "v1.31.4+rke2r1"), {Name: "down", Status: StatusUnreachable}, versionNode("w1", a, "absent")}, "",
+			[]result.Node{versionNode("s1", s, "v1.31.4+rke2r1"), {Name: "down", Status: result.StatusUnreachable}, versionNode("w1", a, "absent")}, "",
 			map[string][]string{}},
 	}
 	for _, tt := range tests {
@@ -86,8 +88,8 @@ func TestVersionSkew(t *testing.T) {
 }
 
 // agentsAt returns n agents w1..wn at RKE2 release v.
-func agentsAt(n int, v string) []Node {
-	var out []Node
+func agentsAt(n int, v string) []result.Node {
+	var out []result.Node
 	for i := 1; i <= n; i++ {
 		out = append(out, versionNode("w"+strconv.Itoa(i), "rke2-agent", v))
 	}
@@ -104,7 +106,7 @@ func TestKubeletNewerBlamesTheOutlier(t *testing.T) {
 	const s = "rke2-server"
 	tests := []struct {
 		name  string
-		nodes []Node
+		nodes []result.Node
 		// nodes the finding names, and words its text must carry.
 		want     []string
 		evidence []string
@@ -112,19 +114,19 @@ func TestKubeletNewerBlamesTheOutlier(t *testing.T) {
 		critical []string // every node a critical skew finding may name
 	}{
 		{"one server lagging: the server is the outlier, upgraded first",
-			append([]Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1")}, agentsAt(9, "v1.28.15+rke2r1")...),
+			append([]result.Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1")}, agentsAt(9, "v1.28.15+rke2r1")...),
 			[]string{"s1"},
 			[]string{"s1: server at v1.27.16+rke2r1, behind the other servers (v1.28.15+rke2r1) and 9 agents up to 1.28"},
 			[]string{"Upgrade s1", "v1.28.15+rke2r1", "one server at a time", "agents are not at fault", "version-skew-policy"},
 			[]string{"s1"}},
 		{"agents ahead of every server: the agents are at fault",
-			append([]Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.27.16+rke2r1")}, agentsAt(2, "v1.28.15+rke2r1")...),
+			append([]result.Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.27.16+rke2r1")}, agentsAt(2, "v1.28.15+rke2r1")...),
 			[]string{"w1", "w2"},
 			[]string{"w1: agent at v1.28.15+rke2r1, newest server at 1.27", "w2: agent at v1.28.15+rke2r1, newest server at 1.27"},
 			[]string{"newer than every API server", "Upgrade the servers", "one server at a time", "version-skew-policy"},
 			[]string{"w1", "w2"}},
 		{"both: a lagging server and an agent ahead of every server",
-			append([]Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1"), versionNode("w3", "rke2-agent", "v1.29.10+rke2r1")}, agentsAt(2, "v1.28.15+rke2r1")...),
+			append([]result.Node{versionNode("s1", s, "v1.27.16+rke2r1"), versionNode("s2", s, "v1.28.15+rke2r1"), versionNode("s3", s, "v1.28.15+rke2r1"), versionNode("w3", "rke2-agent", "v1.29.10+rke2r1")}, agentsAt(2, "v1.28.15+rke2r1")...),
 			[]string{"s1", "w3"},
 			[]string{"s1: server at v1.27.16+rke2r1, behind the other servers (v1.28.15+rke2r1) and 2 agents up to 1.28", "w3: agent at v1.29.10+rke2r1, newest server at 1.28"},
 			[]string{"Upgrade s1", "newer than every API server"},
@@ -132,13 +134,13 @@ func TestKubeletNewerBlamesTheOutlier(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got *Finding
+			var got *result.Finding
 			fs := VersionSkew(tt.nodes, "")
 			for i, f := range fs {
 				if f.Check == "skew.kubelet-newer" {
 					got = &fs[i]
 				}
-				if f.Severity == SeverityCritical {
+				if f.Severity == result.SeverityCritical {
 					for _, n := range f.Nodes {
 						if !slices.Contains(tt.critical, n) {
 							t.Errorf("critical %s names %s", f.Check, n)
@@ -149,7 +151,7 @@ func TestKubeletNewerBlamesTheOutlier(t *testing.T) {
 			if got == nil {
 				t.Fatalf("no skew.kubelet-newer in %+v", fs)
 			}
-			if got.Severity != SeverityCritical || !reflect.DeepEqual(got.Nodes, tt.want) {
+			if got.Severity != result.SeverityCritical || !reflect.DeepEqual(got.Nodes, tt.want) {
 				t.Errorf("%s on %v, want critical on %v", got.Severity, got.Nodes, tt.want)
 			}
 			if !reflect.DeepEqual(got.Evidence, tt.evidence) {
@@ -165,7 +167,7 @@ func TestKubeletNewerBlamesTheOutlier(t *testing.T) {
 	}
 }
 
-func bundledNode(name, version, containerd, kubelet string) Node {
+func bundledNode(name, version, containerd, kubelet string) result.Node {
 	n := versionNode(name, "rke2-agent", version)
 	n.Facts["rke2.containerd.version"] = containerd
 	n.Facts["rke2.kubelet.version"] = kubelet
@@ -179,8 +181,8 @@ func bundledNode(name, version, containerd, kubelet string) Node {
 func TestBundledComponentSkew(t *testing.T) {
 	const r31, r30 = "v1.31.4+rke2r1", "v1.30.8+rke2r1"
 	const ctr, kub = "v1.7.23-k3s2", "v1.31.4+rke2r1"
-	fleet := func(odd ...Node) []Node {
-		nodes := []Node{bundledNode("server-1", r31, ctr, kub)}
+	fleet := func(odd ...result.Node) []result.Node {
+		nodes := []result.Node{bundledNode("server-1", r31, ctr, kub)}
 		for i := 1; i <= 4; i++ {
 			nodes = append(nodes, bundledNode("worker-"+strconv.Itoa(i), r31, ctr, kub))
 		}
@@ -195,7 +197,7 @@ func TestBundledComponentSkew(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		nodes    []Node
+		nodes    []result.Node
 		want     []string // nodes named; nil: no finding
 		evidence []string
 	}{
@@ -224,16 +226,16 @@ func TestBundledComponentSkew(t *testing.T) {
 		{"absent and unknown values are not a skew",
 			fleet(bundledNode("worker-1", r31, "absent", "unknown"), bundledNode("worker-2", r31, "unknown", "absent")), nil, nil},
 		{"no majority on a release names every node of it",
-			[]Node{bundledNode("a", r31, "v1.7.20-k3s1", kub), bundledNode("b", r31, ctr, kub)},
+			[]result.Node{bundledNode("a", r31, "v1.7.20-k3s1", kub), bundledNode("b", r31, ctr, kub)},
 			[]string{"a", "b"},
 			[]string{"a: containerd v1.7.20-k3s1; the 2 nodes on v1.31.4+rke2r1 have no majority (v1.7.20-k3s1 on 1, v1.7.23-k3s2 on 1)",
 				"b: containerd v1.7.23-k3s2; the 2 nodes on v1.31.4+rke2r1 have no majority (v1.7.20-k3s1 on 1, v1.7.23-k3s2 on 1)"}},
 		{"unaudited nodes are left out",
-			append(fleet(), Node{Name: "down", Status: StatusUnreachable, Facts: map[string]string{"rke2.version": r31, "rke2.containerd.version": "v1.6.0"}}), nil, nil},
+			append(fleet(), result.Node{Name: "down", Status: result.StatusUnreachable, Facts: map[string]string{"rke2.version": r31, "rke2.containerd.version": "v1.6.0"}}), nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got *Finding
+			var got *result.Finding
 			fs := VersionSkew(tt.nodes, "")
 			for i := range fs {
 				if !slices.Contains(nonCheckFindingIDs, fs[i].Check) {
@@ -252,7 +254,7 @@ func TestBundledComponentSkew(t *testing.T) {
 			if got == nil {
 				t.Fatalf("no skew.bundled-component in %+v", fs)
 			}
-			if got.Severity != SeverityWarning || !reflect.DeepEqual(got.Nodes, tt.want) {
+			if got.Severity != result.SeverityWarning || !reflect.DeepEqual(got.Nodes, tt.want) {
 				t.Errorf("%s on %v, want warning on %v", got.Severity, got.Nodes, tt.want)
 			}
 			if !reflect.DeepEqual(got.Evidence, tt.evidence) {
@@ -268,12 +270,12 @@ func TestBundledComponentSkew(t *testing.T) {
 }
 
 func TestUpgradeOrderPutsServersFirst(t *testing.T) {
-	nodes := []Node{versionNode("w1", "rke2-agent", "v1.31.4+rke2r1"), versionNode("s1", "rke2-server", "v1.31.4+rke2r1"), versionNode("s2", "rke2-server", "v1.31.4+rke2r1")}
+	nodes := []result.Node{versionNode("w1", "rke2-agent", "v1.31.4+rke2r1"), versionNode("s1", "rke2-server", "v1.31.4+rke2r1"), versionNode("s2", "rke2-server", "v1.31.4+rke2r1")}
 	for _, f := range VersionSkew(nodes, "v1.32.0+rke2r1") {
 		if f.Check != "skew.upgrade-order" {
 			continue
 		}
-		want := []RolloutStep{{Class: "server", Nodes: []string{"s1", "s2"}, OneAtATime: true}, {Class: "agent", Nodes: []string{"w1"}}}
+		want := []result.RolloutStep{{Class: "server", Nodes: []string{"s1", "s2"}, OneAtATime: true}, {Class: "agent", Nodes: []string{"w1"}}}
 		if !reflect.DeepEqual(f.Rollout, want) {
 			t.Fatalf("rollout = %+v, want %+v", f.Rollout, want)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 const exampleProbes = "../examples/probes"
@@ -156,7 +157,7 @@ func runUserProbe(t *testing.T, p Probe, s nodesim.State) map[string]string {
 		t.Fatalf("probe %s: %v", p.ID, err)
 	}
 	parsed := ParseOutput(res.Stdout, nonce, []Probe{p})
-	if r := parsed.Runs[0]; r.Status != ProbeOK {
+	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
 		t.Fatalf("probe %s: status %s exit %d, stderr %q", p.ID, r.Status, r.ExitCode, res.Stderr)
 	}
 	return parsed.Facts
@@ -212,8 +213,8 @@ func TestExampleHostsProbe(t *testing.T) {
 	})
 	t.Run("healthy baseline passes", func(t *testing.T) {
 		got := runUserProbe(t, probes[0], nodesim.Healthy("node-1", true))
-		res := Judge([]Node{{Name: "node-1", Status: StatusOK, Facts: got}}, nil, checks)
-		if len(res) != 1 || res[0].Outcome != OutcomePass {
+		res := Judge([]result.Node{{Name: "node-1", Status: result.StatusOK, Facts: got}}, nil, checks)
+		if len(res) != 1 || res[0].Outcome != result.OutcomePass {
 			t.Errorf("healthy node: facts %v, results %+v", got, res)
 		}
 	})
@@ -224,21 +225,21 @@ func TestExampleHostsCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := []Node{
-		{Name: "present", Status: StatusOK, Facts: map[string]string{"hosts.self": "present"}},
-		{Name: "missing", Status: StatusOK, Facts: map[string]string{"hosts.self": "missing"}},
-		{Name: "absent", Status: StatusOK, Facts: map[string]string{"hosts.self": "absent"}},
-		{Name: "unknown", Status: StatusOK, Facts: map[string]string{"hosts.self": "unknown"}},
-		{Name: "not-collected", Status: StatusOK, Facts: map[string]string{}},
+	nodes := []result.Node{
+		{Name: "present", Status: result.StatusOK, Facts: map[string]string{"hosts.self": "present"}},
+		{Name: "missing", Status: result.StatusOK, Facts: map[string]string{"hosts.self": "missing"}},
+		{Name: "absent", Status: result.StatusOK, Facts: map[string]string{"hosts.self": "absent"}},
+		{Name: "unknown", Status: result.StatusOK, Facts: map[string]string{"hosts.self": "unknown"}},
+		{Name: "not-collected", Status: result.StatusOK, Facts: map[string]string{}},
 	}
-	want := map[string]string{"present": OutcomePass, "missing": OutcomeFail, "absent": OutcomePass, "unknown": OutcomePass, "not-collected": OutcomeSkip}
+	want := map[string]string{"present": result.OutcomePass, "missing": result.OutcomeFail, "absent": result.OutcomePass, "unknown": result.OutcomePass, "not-collected": result.OutcomeSkip}
 	for _, r := range Judge(nodes, nil, checks) {
 		if r.Outcome != want[r.Node] {
 			t.Errorf("%s on %s: %s (%s), want %s", r.Check, r.Node, r.Outcome, r.Detail, want[r.Node])
 		}
 	}
 	fs := CheckFindings(checks, Judge(nodes, nil, checks))
-	if len(fs) != 1 || fs[0].Severity != SeverityWarning || strings.Join(fs[0].Nodes, ",") != "missing" {
+	if len(fs) != 1 || fs[0].Severity != result.SeverityWarning || strings.Join(fs[0].Nodes, ",") != "missing" {
 		t.Errorf("findings %+v", fs)
 	}
 }
@@ -276,7 +277,7 @@ func TestLargeProbeRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 				parsed := ParseOutput(res.Stdout, nonce, p)
-				if r := parsed.Runs[0]; r.Status != ProbeOK || parsed.Facts["big.tail"] != "reached" || parsed.Facts["big.stdin"] != "0" {
+				if r := parsed.Runs[0]; r.Status != result.ProbeOK || parsed.Facts["big.tail"] != "reached" || parsed.Facts["big.stdin"] != "0" {
 					t.Fatalf("status %s exit %d, facts %v; stderr %q", r.Status, r.ExitCode, parsed.Facts, res.Stderr)
 				}
 			})
@@ -311,8 +312,8 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 		code    int
 		reasons string
 	}{
-		{"gate", false, ExitUnaudited, "1 of 2 nodes not fully audited"},
-		{"--allow-unreachable", true, ExitOK, "1 of 2 nodes not fully audited (allowed by --allow-unreachable)"},
+		{"gate", false, result.ExitUnaudited, "1 of 2 nodes not fully audited"},
+		{"--allow-unreachable", true, result.ExitOK, "1 of 2 nodes not fully audited (allowed by --allow-unreachable)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -333,19 +334,19 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 			}
 			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
 				Probes: ps, Checks: append(append([]Check{}, checks...), userChecks...),
-				Gate: GatePolicy{FailOn: SeverityCritical, AllowUnreachable: tc.allow}})
+				Gate: GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: tc.allow}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			byName := map[string]Node{}
+			byName := map[string]result.Node{}
 			for _, n := range r.Nodes {
 				byName[n.Name] = n
 			}
-			if n := byName["node-1"]; n.Status != StatusOK {
+			if n := byName["node-1"]; n.Status != result.StatusOK {
 				t.Errorf("node-1: %s %q, want ok", n.Status, n.Message)
 			}
 			n := byName["node-2"]
-			if n.Status != StatusProbeFailed || !strings.Contains(n.Message, "probe site (exit 126)") {
+			if n.Status != result.StatusProbeFailed || !strings.Contains(n.Message, "probe site (exit 126)") {
 				t.Errorf("node-2: %s %q, want probe_failed naming site (exit 126)", n.Status, n.Message)
 			}
 			if n.Facts["site.a"] != "1" || n.Facts["os.kernel"] == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
 )
 
@@ -52,10 +53,8 @@ func WaivableIDs(checks []Check) []string {
 	return ids
 }
 
-const waiverDate = "2006-01-02"
-
 // LoadWaivers reads a --waivers file; see ParseWaivers.
-func LoadWaivers(file string, known []string) ([]Waiver, error) {
+func LoadWaivers(file string, known []string) ([]result.Waiver, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("waivers: %w", err)
@@ -78,7 +77,7 @@ type waiverYAML struct {
 // pattern matching none of them is almost always a typo, and a typo in a
 // waiver would silently waive nothing, so it is an error. Every problem is
 // reported at once as "file:line: waiver N: field: why".
-func ParseWaivers(name string, data []byte, known []string) ([]Waiver, error) {
+func ParseWaivers(name string, data []byte, known []string) ([]result.Waiver, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s:%d: %s", name, yamlErrLine(err), yamlErrText(err))
@@ -93,7 +92,7 @@ func ParseWaivers(name string, data []byte, known []string) ([]Waiver, error) {
 	if list.Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("%s:%d: want a list of waivers (- check: ..., reason: ..., expires: YYYY-MM-DD)", name, list.Line)
 	}
-	var out []Waiver
+	var out []result.Waiver
 	var errs []error
 	for i, item := range list.Content {
 		w, err := parseWaiver(name, i+1, item, known)
@@ -109,20 +108,20 @@ func ParseWaivers(name string, data []byte, known []string) ([]Waiver, error) {
 	return out, nil
 }
 
-func parseWaiver(file string, n int, item *yaml.Node, known []string) (Waiver, error) {
+func parseWaiver(file string, n int, item *yaml.Node, known []string) (result.Waiver, error) {
 	if item.Kind != yaml.MappingNode {
-		return Waiver{}, fmt.Errorf("%s:%d: waiver %d: want a mapping with check, reason and expires", file, item.Line, n)
+		return result.Waiver{}, fmt.Errorf("%s:%d: waiver %d: want a mapping with check, reason and expires", file, item.Line, n)
 	}
 	var y waiverYAML
 	var buf bytes.Buffer
 	// Re-encoded so KnownFields can reject a misspelt field, as in parseCheck.
 	if err := yaml.NewEncoder(&buf).Encode(item); err != nil {
-		return Waiver{}, fmt.Errorf("%s:%d: waiver %d: %w", file, item.Line, n, err)
+		return result.Waiver{}, fmt.Errorf("%s:%d: waiver %d: %w", file, item.Line, n, err)
 	}
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
 	if err := dec.Decode(&y); err != nil {
-		return Waiver{}, fmt.Errorf("%s:%d: waiver %d: %s", file, item.Line+yamlErrLine(err)-1, n, yamlErrText(err))
+		return result.Waiver{}, fmt.Errorf("%s:%d: waiver %d: %s", file, item.Line+yamlErrLine(err)-1, n, yamlErrText(err))
 	}
 	line := func(field string) int {
 		for i := 0; i+1 < len(item.Content); i += 2 {
@@ -136,7 +135,7 @@ func parseWaiver(file string, n int, item *yaml.Node, known []string) (Waiver, e
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s:%d: waiver %d: %s: %s", file, line(field), n, field, fmt.Sprintf(format, args...)))
 	}
-	w := Waiver{Check: strings.TrimSpace(y.Check), Nodes: y.Nodes, Roles: y.Roles, Reason: strings.TrimSpace(y.Reason),
+	w := result.Waiver{Check: strings.TrimSpace(y.Check), Nodes: y.Nodes, Roles: y.Roles, Reason: strings.TrimSpace(y.Reason),
 		Expires: strings.TrimSpace(y.Expires), Source: fmt.Sprintf("%s:%d", file, item.Line)}
 	switch {
 	case w.Check == "":
@@ -155,7 +154,7 @@ func parseWaiver(file string, n int, item *yaml.Node, known []string) (Waiver, e
 	}
 	if w.Expires == "" {
 		bad("expires", "is required (YYYY-MM-DD, the last day the waiver applies)")
-	} else if _, err := time.Parse(waiverDate, w.Expires); err != nil {
+	} else if _, err := time.Parse(result.WaiverDate, w.Expires); err != nil {
 		bad("expires", "want a date YYYY-MM-DD, got %q", w.Expires)
 	}
 	for _, list := range []struct {
@@ -169,7 +168,7 @@ func parseWaiver(file string, n int, item *yaml.Node, known []string) (Waiver, e
 		}
 	}
 	if len(errs) > 0 {
-		return Waiver{}, errors.Join(errs...)
+		return result.Waiver{}, errors.Join(errs...)
 	}
 	return w, nil
 }
@@ -183,52 +182,6 @@ func matchesAny(pattern string, ids []string) bool {
 	return false
 }
 
-// expired reports whether now is past the waiver's last day (UTC). A date
-// that does not parse counts as expired, so a hand-built waiver with a bad
-// date never waives anything silently.
-func (w Waiver) expired(now time.Time) bool {
-	d, err := time.Parse(waiverDate, w.Expires)
-	if err != nil {
-		return true
-	}
-	return !now.UTC().Before(d.AddDate(0, 0, 1))
-}
-
-// covers reports whether the waiver applies to a node: a waiver naming no
-// nodes and no roles covers every node.
-func (w Waiver) covers(n Node) bool {
-	if len(w.Nodes) == 0 && len(w.Roles) == 0 {
-		return true
-	}
-	if contains(w.Nodes, n.Name) {
-		return true
-	}
-	for _, r := range n.Roles {
-		if contains(w.Roles, r) {
-			return true
-		}
-	}
-	return false
-}
-
-func (w Waiver) scope() string {
-	var parts []string
-	if len(w.Nodes) > 0 {
-		parts = append(parts, "nodes "+strings.Join(w.Nodes, ", "))
-	}
-	if len(w.Roles) > 0 {
-		parts = append(parts, "roles "+strings.Join(w.Roles, ", "))
-	}
-	if len(parts) == 0 {
-		return "all nodes"
-	}
-	return strings.Join(parts, " and ")
-}
-
-func (w Waiver) describe() string {
-	return fmt.Sprintf("%s: %s on %s, expires %s: %s", w.Source, w.Check, w.scope(), w.Expires, w.Reason)
-}
-
 // ApplyWaivers marks the findings that waivers accept and returns the new
 // finding list. A finding whose nodes are all covered is waived whole; one
 // only partly covered is split into an unwaived finding for the other nodes
@@ -237,23 +190,23 @@ func (w Waiver) describe() string {
 // their expiry do not apply and are reported as a warning, so an expired
 // waiver shows up in CI instead of an old finding silently failing again;
 // waivers that matched nothing are reported as info.
-func ApplyWaivers(r *Report, waivers []Waiver, now time.Time) []Finding {
+func ApplyWaivers(r *result.Report, waivers []result.Waiver, now time.Time) []result.Finding {
 	findings := r.Findings
 	if len(waivers) == 0 {
 		return findings
 	}
-	byName := map[string]Node{}
+	byName := map[string]result.Node{}
 	for _, n := range r.Nodes {
 		byName[n.Name] = n
 	}
-	var expired, unused []Waiver
+	var expired, unused []result.Waiver
 	for _, w := range waivers {
-		if w.expired(now) {
+		if w.Expired(now) {
 			expired = append(expired, w)
 			continue
 		}
 		used := false
-		var next []Finding
+		var next []result.Finding
 		for _, f := range findings {
 			if f.Waived != nil || strings.HasPrefix(f.Check, "waiver.") {
 				next = append(next, f)
@@ -265,7 +218,7 @@ func ApplyWaivers(r *Report, waivers []Waiver, now time.Time) []Finding {
 			}
 			var in, out []string
 			for _, name := range f.Nodes {
-				if w.covers(byName[name]) {
+				if w.Covers(byName[name]) {
 					in = append(in, name)
 				} else {
 					out = append(out, name)
@@ -274,7 +227,7 @@ func ApplyWaivers(r *Report, waivers []Waiver, now time.Time) []Finding {
 			switch {
 			case len(f.Nodes) == 0 && len(w.Nodes) == 0 && len(w.Roles) == 0:
 				next = append(next, waive(f, w))
-				markWaived(r.Checks, f.Check, []string{ClusterNode}, w)
+				markWaived(r.Checks, f.Check, []string{result.ClusterNode}, w)
 			case len(in) == 0:
 				next = append(next, f)
 				continue
@@ -293,13 +246,13 @@ func ApplyWaivers(r *Report, waivers []Waiver, now time.Time) []Finding {
 		}
 	}
 	if len(expired) > 0 {
-		findings = append(findings, waiverFinding(WaiverExpiredID, SeverityWarning, expired,
+		findings = append(findings, waiverFinding(WaiverExpiredID, result.SeverityWarning, expired,
 			"waiver has expired and no longer applies",
 			"A waiver past its expiry date no longer hides its finding; the finding counts against the gate again. It is reported on its own so that CI says why a gate that passed yesterday fails today.",
 			"Fix the finding, or renew the waiver: have its owner re-accept the risk and move expires to a new date in the waivers file."))
 	}
 	if len(unused) > 0 {
-		findings = append(findings, waiverFinding(WaiverUnusedID, SeverityInfo, unused,
+		findings = append(findings, waiverFinding(WaiverUnusedID, result.SeverityInfo, unused,
 			"waiver matched no finding in this run",
 			"A waiver that matches nothing is either fixed debt, a check skipped in this run, or a waiver already covered by another; stale waivers hide the next regression.",
 			"Remove the waiver from the waivers file once the finding is fixed on every node it names."))
@@ -307,10 +260,10 @@ func ApplyWaivers(r *Report, waivers []Waiver, now time.Time) []Finding {
 	return findings
 }
 
-func waiverFinding(id string, sev Severity, ws []Waiver, title, summary, remediation string) Finding {
-	f := Finding{Check: id, Kind: KindCheck, Severity: sev, Title: title, Nodes: []string{}, Remediation: remediation}
+func waiverFinding(id string, sev result.Severity, ws []result.Waiver, title, summary, remediation string) result.Finding {
+	f := result.Finding{Check: id, Kind: result.KindCheck, Severity: sev, Title: title, Nodes: []string{}, Remediation: remediation}
 	for _, w := range ws {
-		f.Evidence = append(f.Evidence, w.describe())
+		f.Evidence = append(f.Evidence, w.Describe())
 	}
 	f.Summary = fmt.Sprintf("%s (%d %s)", summary, len(ws), plural(len(ws), "waiver"))
 	return f
@@ -318,7 +271,7 @@ func waiverFinding(id string, sev Severity, ws []Waiver, title, summary, remedia
 
 // waive returns f marked as accepted by w, with the acceptance in its
 // evidence so every report format shows who accepted it and until when.
-func waive(f Finding, w Waiver) Finding {
+func waive(f result.Finding, w result.Waiver) result.Finding {
 	wc := w
 	wc.Nodes = append([]string(nil), w.Nodes...)
 	wc.Roles = append([]string(nil), w.Roles...)
@@ -331,7 +284,7 @@ func waive(f Finding, w Waiver) Finding {
 // restrict returns f narrowed to nodes: evidence lines of other nodes
 // ("<node>: ...") are dropped, lines about no node in particular are kept,
 // and the node list in a check finding's summary and the rollout follow.
-func restrict(f Finding, nodes []string) Finding {
+func restrict(f result.Finding, nodes []string) result.Finding {
 	keep := map[string]bool{}
 	for _, n := range nodes {
 		keep[n] = true
@@ -353,7 +306,7 @@ func restrict(f Finding, nodes []string) Finding {
 		f.Summary = strings.TrimSuffix(f.Summary, old) +
 			fmt.Sprintf(" (%d %s: %s)", len(nodes), plural(len(nodes), "node"), strings.Join(nodes, ", "))
 	}
-	var steps []RolloutStep
+	var steps []result.RolloutStep
 	for _, s := range f.Rollout {
 		var in []string
 		for _, n := range s.Nodes {
@@ -372,11 +325,11 @@ func restrict(f Finding, nodes []string) Finding {
 	return f
 }
 
-func markWaived(results []CheckResult, check string, nodes []string, w Waiver) {
+func markWaived(results []result.CheckResult, check string, nodes []string, w result.Waiver) {
 	for i := range results {
 		r := &results[i]
-		if r.Check == check && r.Outcome == OutcomeFail && contains(nodes, r.Node) {
-			r.Outcome = OutcomeWaived
+		if r.Check == check && r.Outcome == result.OutcomeFail && contains(nodes, r.Node) {
+			r.Outcome = result.OutcomeWaived
 			r.Detail += fmt.Sprintf(" (waived until %s by %s)", w.Expires, w.Source)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 func TestParseWaivers(t *testing.T) {
@@ -16,7 +17,7 @@ func TestParseWaivers(t *testing.T) {
 		in   string
 		// want: one substring per expected error, or nil for success.
 		want  []string
-		check func(t *testing.T, ws []Waiver)
+		check func(t *testing.T, ws []result.Waiver)
 	}{
 		{
 			name: "valid entries keep their fields and file:line",
@@ -36,7 +37,7 @@ func TestParseWaivers(t *testing.T) {
   reason: r
   expires: 2026-01-01
 `,
-			check: func(t *testing.T, ws []Waiver) {
+			check: func(t *testing.T, ws []result.Waiver) {
 				if len(ws) != 4 {
 					t.Fatalf("got %d waivers, want 4: %+v", len(ws), ws)
 				}
@@ -50,7 +51,7 @@ func TestParseWaivers(t *testing.T) {
 				}
 			},
 		},
-		{name: "empty file", in: "", check: func(t *testing.T, ws []Waiver) {
+		{name: "empty file", in: "", check: func(t *testing.T, ws []result.Waiver) {
 			if len(ws) != 0 {
 				t.Errorf("got %+v", ws)
 			}
@@ -142,27 +143,27 @@ const waiverChecks = `
 
 // waiverReport is a small judged fleet: UFW active on etcd-1 and worker-2,
 // not on worker-1, plus a cluster-level finding.
-func waiverReport(t *testing.T) *Report {
+func waiverReport(t *testing.T) *result.Report {
 	t.Helper()
 	checks, err := ParseChecks("test.yaml", []byte(waiverChecks))
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := []Node{
-		{Name: "etcd-1", Roles: []string{"etcd"}, Status: StatusOK, Facts: map[string]string{"ufw.active": "active"}},
-		{Name: "worker-1", Roles: []string{"worker"}, Status: StatusOK, Facts: map[string]string{"ufw.active": "inactive"}},
-		{Name: "worker-2", Roles: []string{"worker"}, Status: StatusOK, Facts: map[string]string{"ufw.active": "active"}},
+	nodes := []result.Node{
+		{Name: "etcd-1", Roles: []string{"etcd"}, Status: result.StatusOK, Facts: map[string]string{"ufw.active": "active"}},
+		{Name: "worker-1", Roles: []string{"worker"}, Status: result.StatusOK, Facts: map[string]string{"ufw.active": "inactive"}},
+		{Name: "worker-2", Roles: []string{"worker"}, Status: result.StatusOK, Facts: map[string]string{"ufw.active": "active"}},
 	}
-	r := &Report{Nodes: nodes}
+	r := &result.Report{Nodes: nodes}
 	r.Checks = Judge(nodes, nil, checks)
 	r.Findings = CheckFindings(checks, r.Checks)
-	r.Findings = append(r.Findings, clusterFindings(&Cluster{Status: ClusterFailed, Message: "no server reachable"})...)
+	r.Findings = append(r.Findings, clusterFindings(&result.Cluster{Status: result.ClusterFailed, Message: "no server reachable"})...)
 	addRollouts(r.Findings, r.Nodes, checks, r.Checks)
 	return r
 }
 
-func findingsOf(fs []Finding, id string) []Finding {
-	var out []Finding
+func findingsOf(fs []result.Finding, id string) []result.Finding {
+	var out []result.Finding
 	for _, f := range fs {
 		if f.Check == id {
 			out = append(out, f)
@@ -171,7 +172,7 @@ func findingsOf(fs []Finding, id string) []Finding {
 	return out
 }
 
-func outcomes(r *Report, check string) map[string]string {
+func outcomes(r *result.Report, check string) map[string]string {
 	out := map[string]string{}
 	for _, c := range r.Checks {
 		if c.Check == check {
@@ -183,8 +184,8 @@ func outcomes(r *Report, check string) map[string]string {
 
 func TestApplyWaivers(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	ufw := func(nodes, roles []string, expires string) Waiver {
-		return Waiver{Check: "firewall.ufw-active", Nodes: nodes, Roles: roles, Reason: "NET-1 by J. Doe", Expires: expires, Source: "w.yaml:2"}
+	ufw := func(nodes, roles []string, expires string) result.Waiver {
+		return result.Waiver{Check: "firewall.ufw-active", Nodes: nodes, Roles: roles, Reason: "NET-1 by J. Doe", Expires: expires, Source: "w.yaml:2"}
 	}
 	type part struct {
 		nodes  string
@@ -192,7 +193,7 @@ func TestApplyWaivers(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		waivers []Waiver
+		waivers []result.Waiver
 		now     time.Time
 		// ufw is the firewall.ufw-active findings after waiving.
 		ufw []part
@@ -204,43 +205,43 @@ func TestApplyWaivers(t *testing.T) {
 		cluster bool
 	}{
 		{name: "no waivers", ufw: []part{{"etcd-1,worker-2", false}},
-			outcome: map[string]string{"etcd-1": OutcomeFail, "worker-1": OutcomePass, "worker-2": OutcomeFail}},
-		{name: "all nodes", waivers: []Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
-			outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-1": OutcomePass, "worker-2": OutcomeWaived}},
-		{name: "glob", waivers: []Waiver{{Check: "firewall.*", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:9"}},
+			outcome: map[string]string{"etcd-1": result.OutcomeFail, "worker-1": result.OutcomePass, "worker-2": result.OutcomeFail}},
+		{name: "all nodes", waivers: []result.Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
+			outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-1": result.OutcomePass, "worker-2": result.OutcomeWaived}},
+		{name: "glob", waivers: []result.Waiver{{Check: "firewall.*", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:9"}},
 			ufw: []part{{"etcd-1,worker-2", true}}, cluster: false,
-			outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeWaived}},
-		{name: "some nodes split the finding", waivers: []Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30")},
+			outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
+		{name: "some nodes split the finding", waivers: []result.Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30")},
 			ufw:     []part{{"etcd-1", false}, {"worker-2", true}},
-			outcome: map[string]string{"etcd-1": OutcomeFail, "worker-1": OutcomePass, "worker-2": OutcomeWaived}},
-		{name: "by role", waivers: []Waiver{ufw(nil, []string{"etcd"}, "2026-06-30")},
+			outcome: map[string]string{"etcd-1": result.OutcomeFail, "worker-1": result.OutcomePass, "worker-2": result.OutcomeWaived}},
+		{name: "by role", waivers: []result.Waiver{ufw(nil, []string{"etcd"}, "2026-06-30")},
 			ufw:     []part{{"worker-2", false}, {"etcd-1", true}},
-			outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeFail}},
-		{name: "nodes and roles add up", waivers: []Waiver{ufw([]string{"worker-2"}, []string{"etcd"}, "2026-06-30")},
-			ufw: []part{{"etcd-1,worker-2", true}}, outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeWaived}},
-		{name: "two waivers each take a node", waivers: []Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30"), ufw([]string{"etcd-1"}, nil, "2026-06-30")},
-			ufw: []part{{"etcd-1", true}, {"worker-2", true}}, outcome: map[string]string{"etcd-1": OutcomeWaived, "worker-2": OutcomeWaived}},
+			outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeFail}},
+		{name: "nodes and roles add up", waivers: []result.Waiver{ufw([]string{"worker-2"}, []string{"etcd"}, "2026-06-30")},
+			ufw: []part{{"etcd-1,worker-2", true}}, outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
+		{name: "two waivers each take a node", waivers: []result.Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30"), ufw([]string{"etcd-1"}, nil, "2026-06-30")},
+			ufw: []part{{"etcd-1", true}, {"worker-2", true}}, outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
 		{name: "applies through its last day UTC", now: time.Date(2026, 6, 30, 23, 59, 59, 0, time.UTC),
-			waivers: []Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
-			outcome: map[string]string{"etcd-1": OutcomeWaived}},
+			waivers: []result.Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
+			outcome: map[string]string{"etcd-1": result.OutcomeWaived}},
 		{name: "the day after, in another zone, it has expired", now: time.Date(2026, 6, 30, 21, 0, 0, 0, time.FixedZone("UTC-3", -3*3600)),
-			waivers: []Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", false}},
-			outcome: map[string]string{"etcd-1": OutcomeFail},
+			waivers: []result.Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", false}},
+			outcome: map[string]string{"etcd-1": result.OutcomeFail},
 			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on all nodes, expires 2026-06-30: NET-1 by J. Doe"}},
-		{name: "expired", waivers: []Waiver{ufw([]string{"worker-2"}, nil, "2026-05-31")}, ufw: []part{{"etcd-1,worker-2", false}},
-			outcome: map[string]string{"worker-2": OutcomeFail},
+		{name: "expired", waivers: []result.Waiver{ufw([]string{"worker-2"}, nil, "2026-05-31")}, ufw: []part{{"etcd-1,worker-2", false}},
+			outcome: map[string]string{"worker-2": result.OutcomeFail},
 			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on nodes worker-2, expires 2026-05-31: NET-1 by J. Doe"}},
-		{name: "bad date counts as expired", waivers: []Waiver{ufw(nil, nil, "someday")}, ufw: []part{{"etcd-1,worker-2", false}},
+		{name: "bad date counts as expired", waivers: []result.Waiver{ufw(nil, nil, "someday")}, ufw: []part{{"etcd-1,worker-2", false}},
 			extra: map[string]string{WaiverExpiredID: "someday"}},
-		{name: "unused: node without the finding", waivers: []Waiver{ufw([]string{"worker-1"}, nil, "2026-06-30")},
+		{name: "unused: node without the finding", waivers: []result.Waiver{ufw([]string{"worker-1"}, nil, "2026-06-30")},
 			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{WaiverUnusedID: "firewall.ufw-active on nodes worker-1"}},
-		{name: "unused: check that did not fail", waivers: []Waiver{{Check: "sysctl.ip-forward", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:5"}},
+		{name: "unused: check that did not fail", waivers: []result.Waiver{{Check: "sysctl.ip-forward", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:5"}},
 			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{WaiverUnusedID: "w.yaml:5: sysctl.ip-forward"}},
-		{name: "redundant waiver is unused", waivers: []Waiver{ufw(nil, nil, "2026-06-30"), {Check: "firewall.ufw-active", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:7"}},
+		{name: "redundant waiver is unused", waivers: []result.Waiver{ufw(nil, nil, "2026-06-30"), {Check: "firewall.ufw-active", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:7"}},
 			ufw: []part{{"etcd-1,worker-2", true}}, extra: map[string]string{WaiverUnusedID: "w.yaml:7"}},
-		{name: "cluster finding waived by a waiver naming no nodes", waivers: []Waiver{{Check: "cluster.unavailable", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
+		{name: "cluster finding waived by a waiver naming no nodes", waivers: []result.Waiver{{Check: "cluster.unavailable", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
 			ufw: []part{{"etcd-1,worker-2", false}}, cluster: true},
-		{name: "cluster finding not waived by a node waiver", waivers: []Waiver{{Check: "cluster.*", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
+		{name: "cluster finding not waived by a node waiver", waivers: []result.Waiver{{Check: "cluster.*", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
 			ufw: []part{{"etcd-1,worker-2", false}}, cluster: false, extra: map[string]string{WaiverUnusedID: "w.yaml:3"}},
 	}
 	for _, tt := range tests {
@@ -301,7 +302,7 @@ func TestApplyWaivers(t *testing.T) {
 				if len(bk) != 1 || !strings.Contains(strings.Join(bk[0].Evidence, "\n"), want) {
 					t.Fatalf("%s = %+v, want one with evidence %q", id, bk, want)
 				}
-				wantSev := map[string]Severity{WaiverExpiredID: SeverityWarning, WaiverUnusedID: SeverityInfo}[id]
+				wantSev := map[string]result.Severity{WaiverExpiredID: result.SeverityWarning, WaiverUnusedID: result.SeverityInfo}[id]
 				if bk[0].Severity != wantSev || bk[0].Waived != nil || bk[0].Title == "" || bk[0].Remediation == "" {
 					t.Errorf("%s = %+v, want severity %s, a title and a remediation", id, bk[0], wantSev)
 				}
@@ -342,7 +343,7 @@ func TestIncidentWithWaivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
-		Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: SeverityCritical},
+		Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: result.SeverityCritical},
 		Now: func() time.Time { return time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +360,7 @@ func TestIncidentWithWaivers(t *testing.T) {
 	if len(findingsOf(r.Findings, WaiverUnusedID)) != 1 || len(findingsOf(r.Findings, WaiverExpiredID)) != 1 {
 		t.Errorf("want one unused and one expired finding: %+v", r.Findings)
 	}
-	if r.Gate.ExitCode != ExitGateFailed || !strings.HasSuffix(strings.Join(r.Gate.Reasons, "; "), "critical findings; 2 findings waived") {
+	if r.Gate.ExitCode != result.ExitGateFailed || !strings.HasSuffix(strings.Join(r.Gate.Reasons, "; "), "critical findings; 2 findings waived") {
 		t.Errorf("gate = %+v, want exit 1 for the kube-proxy symptoms with 2 waived", r.Gate)
 	}
 	if live := findingsOf(r.Findings, "kubeproxy.healthz-failing"); len(live) != 1 || live[0].Waived != nil {
@@ -370,7 +371,7 @@ func TestIncidentWithWaivers(t *testing.T) {
 		t.Errorf("last finding %s is not waived", last.Check)
 	}
 	for _, c := range r.Checks {
-		if c.Check == "firewall.ufw-active" && c.Outcome == OutcomeFail {
+		if c.Check == "firewall.ufw-active" && c.Outcome == result.OutcomeFail {
 			t.Errorf("%s still fails firewall.ufw-active", c.Node)
 		}
 	}

@@ -3,6 +3,8 @@ package audit
 import (
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // A YAML alias may name an anchor of an earlier entry in a waivers or a
@@ -19,7 +21,7 @@ func TestYAMLAliasesAcrossEntries(t *testing.T) {
 		name  string
 		in    string
 		want  string // error substring, "" for success
-		check func(t *testing.T, ws []Waiver)
+		check func(t *testing.T, ws []result.Waiver)
 	}{
 		{
 			name: "aliased reason, expires and nodes",
@@ -32,7 +34,7 @@ func TestYAMLAliasesAcrossEntries(t *testing.T) {
   reason: *why
   expires: *until
 `,
-			check: func(t *testing.T, ws []Waiver) {
+			check: func(t *testing.T, ws []result.Waiver) {
 				if len(ws) != 2 {
 					t.Fatalf("got %d waivers: %+v", len(ws), ws)
 				}
@@ -52,7 +54,7 @@ func TestYAMLAliasesAcrossEntries(t *testing.T) {
 - <<: *base
   check: cluster.unavailable
 `,
-			check: func(t *testing.T, ws []Waiver) {
+			check: func(t *testing.T, ws []result.Waiver) {
 				if len(ws) != 2 || ws[1].Check != "cluster.unavailable" || ws[1].Reason != "shared" || ws[1].Expires != "2026-09-30" {
 					t.Errorf("waivers = %+v", ws)
 				}

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // largeReport is the seed incident at fleet scale: n nodes in three roles,
@@ -14,7 +14,7 @@ import (
 // kernel on every hundredth, with the findings, evidence lines and drift
 // rows an audit of such a fleet produces: each of them names its nodes, so
 // a renderer that looks nodes up by scanning them is quadratic here.
-func largeReport(n int) *audit.Report {
+func largeReport(n int) *result.Report {
 	r := newReport("inventories/large.yaml")
 	roles := []string{"etcd", "control-plane", "worker"}
 	var ufw, healthy, kernel, oldKernel []string
@@ -52,35 +52,35 @@ func largeReport(n int) *audit.Report {
 		checks = append(checks, c)
 		if i+1 == len(r.Checks) || r.Checks[i+1].Node != c.Node {
 			for j := 0; j < 50; j++ {
-				checks = append(checks, audit.CheckResult{Check: fmt.Sprintf("x.check-%02d", j), Node: c.Node, Severity: audit.SeverityWarning, Outcome: audit.OutcomePass, Detail: "x.fact=ok"})
+				checks = append(checks, result.CheckResult{Check: fmt.Sprintf("x.check-%02d", j), Node: c.Node, Severity: result.SeverityWarning, Outcome: result.OutcomePass, Detail: "x.fact=ok"})
 			}
 		}
 	}
 	r.Checks = checks
-	cause := &audit.Cause{
+	cause := &result.Cause{
 		Fact: "ufw.active", Value: "active", Symptom: "kubeproxy.healthz-failing", Symptoms: []string{"kubeproxy.healthz-failing"},
 		Matched: len(ufw), Healthy: len(healthy), Score: 1, Exact: true, Also: []string{"ufw.enabled"},
-		Ranked: []audit.Candidate{{Fact: "ufw.active", Value: "active", Matched: len(ufw), Score: 1}},
+		Ranked: []result.Candidate{{Fact: "ufw.active", Value: "active", Matched: len(ufw), Score: 1}},
 	}
-	rollout := []audit.RolloutStep{{Class: "worker", Nodes: ufw}}
-	r.Findings = []audit.Finding{
-		{Check: "correlation.kubeproxy.healthz-failing", Kind: audit.KindCorrelation, Title: "probable cause: ufw.active=active",
-			Severity: audit.SeverityCritical, Nodes: ufw, Summary: "kube-proxy /healthz fails on exactly the nodes where UFW is active.",
+	rollout := []result.RolloutStep{{Class: "worker", Nodes: ufw}}
+	r.Findings = []result.Finding{
+		{Check: "correlation.kubeproxy.healthz-failing", Kind: result.KindCorrelation, Title: "probable cause: ufw.active=active",
+			Severity: result.SeverityCritical, Nodes: ufw, Summary: "kube-proxy /healthz fails on exactly the nodes where UFW is active.",
 			Evidence: []string{"ufw.active=active on every failing node"}, Cause: cause, Rollout: rollout},
-		{Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: "UFW is active on a Kubernetes node", Severity: audit.SeverityCritical,
+		{Check: "firewall.ufw-active", Kind: result.KindCheck, Title: "UFW is active on a Kubernetes node", Severity: result.SeverityCritical,
 			Nodes: ufw, Summary: "UFW breaks Service rules.", Evidence: ufwEvidence, Remediation: "Disable UFW.", Rollout: rollout},
-		{Check: "kubeproxy.healthz-failing", Kind: audit.KindCheck, Title: "kube-proxy /healthz fails", Severity: audit.SeverityCritical,
+		{Check: "kubeproxy.healthz-failing", Kind: result.KindCheck, Title: "kube-proxy /healthz fails", Severity: result.SeverityCritical,
 			Nodes: ufw, Summary: "kube-proxy reports its dataplane unhealthy.", Evidence: healthzEvidence, Remediation: "See the probable cause."},
-		{Check: "drift.os.kernel", Kind: audit.KindDrift, Title: "os.kernel differs", Severity: audit.SeverityWarning,
+		{Check: "drift.os.kernel", Kind: result.KindDrift, Title: "os.kernel differs", Severity: result.SeverityWarning,
 			Nodes: kernel, Summary: "a newer kernel", Evidence: kernelEvidence},
 	}
-	r.Drift = []audit.Drift{
-		{Fact: "kubeproxy.healthz.code", Scope: "fleet", Majority: "200", Groups: []audit.DriftGroup{{Value: "200", Nodes: healthy}, {Value: "503", Nodes: ufw}}},
-		{Fact: "os.kernel", Scope: "fleet", Majority: "6.8.0-49-generic", Groups: []audit.DriftGroup{{Value: "6.8.0-49-generic", Nodes: oldKernel}, {Value: "6.8.0-51-generic", Nodes: kernel}}},
-		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []audit.DriftGroup{{Value: "inactive", Nodes: healthy}, {Value: "active", Nodes: ufw}}},
-		{Fact: "ufw.enabled", Scope: "fleet", Majority: "disabled", Groups: []audit.DriftGroup{{Value: "disabled", Nodes: healthy}, {Value: "enabled", Nodes: ufw}}},
+	r.Drift = []result.Drift{
+		{Fact: "kubeproxy.healthz.code", Scope: "fleet", Majority: "200", Groups: []result.DriftGroup{{Value: "200", Nodes: healthy}, {Value: "503", Nodes: ufw}}},
+		{Fact: "os.kernel", Scope: "fleet", Majority: "6.8.0-49-generic", Groups: []result.DriftGroup{{Value: "6.8.0-49-generic", Nodes: oldKernel}, {Value: "6.8.0-51-generic", Nodes: kernel}}},
+		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []result.DriftGroup{{Value: "inactive", Nodes: healthy}, {Value: "active", Nodes: ufw}}},
+		{Fact: "ufw.enabled", Scope: "fleet", Majority: "disabled", Groups: []result.DriftGroup{{Value: "disabled", Nodes: healthy}, {Value: "enabled", Nodes: ufw}}},
 	}
-	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings"}}
+	r.Gate = result.Gate{FailOn: result.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings"}}
 	return r
 }
 
@@ -111,8 +111,8 @@ func BenchmarkFormat(b *testing.B) {
 // inventory nodes; a prefix that names no inventory node is fleet text.
 func TestJUnitNodeEvidence(t *testing.T) {
 	r := newReport("inv")
-	r.Nodes = []audit.Node{{Name: "n1"}, {Name: "n2"}}
-	r.Findings = []audit.Finding{{Check: "c", Nodes: []string{"n1", "n2"}, Evidence: []string{
+	r.Nodes = []result.Node{{Name: "n1"}, {Name: "n2"}}
+	r.Findings = []result.Finding{{Check: "c", Nodes: []string{"n1", "n2"}, Evidence: []string{
 		"fleet: first", "n1: a", "n2: b", "healthy on 3 nodes", "n1: c", "cluster-x: not in the inventory", "n2: d",
 	}}}
 	ix := newJUnitIndex(r)
@@ -122,7 +122,7 @@ func TestJUnitNodeEvidence(t *testing.T) {
 	}{
 		{"n1", []string{"fleet: first", "n1: a", "healthy on 3 nodes", "n1: c", "cluster-x: not in the inventory"}},
 		{"n2", []string{"fleet: first", "n2: b", "healthy on 3 nodes", "cluster-x: not in the inventory", "n2: d"}},
-		{audit.ClusterNode, []string{"fleet: first", "healthy on 3 nodes", "cluster-x: not in the inventory"}},
+		{result.ClusterNode, []string{"fleet: first", "healthy on 3 nodes", "cluster-x: not in the inventory"}},
 	} {
 		if got := ix.nodeEvidence(0, tc.node); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: evidence = %q, want %q", tc.node, got, tc.want)

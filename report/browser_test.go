@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/browser"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // pwn are payloads that leave a mark if a browser ever runs them: each sets
@@ -32,7 +32,7 @@ var pwn = []struct{ name, payload string }{
 // pwnReport is hostileReport with the marking payloads in the places a node
 // or an inventory reaches: <title>, the verdict, a finding, its cause and
 // rollout, drift, the matrix (with its title attributes) and node details.
-func pwnReport() *audit.Report {
+func pwnReport() *result.Report {
 	r := hostileReport()
 	all := make([]string, len(pwn))
 	for i, p := range pwn {
@@ -50,24 +50,24 @@ func pwnReport() *audit.Report {
 		for j, p := range all {
 			f[fmt.Sprintf("x.pwn%02d", j)] = p
 		}
-		r.Nodes = append(r.Nodes, audit.Node{
-			Name: name, Address: at(i + 2), Roles: []string{"pwn-role" + at(i+3)}, Status: audit.StatusProbeTimeout,
+		r.Nodes = append(r.Nodes, result.Node{
+			Name: name, Address: at(i + 2), Roles: []string{"pwn-role" + at(i+3)}, Status: result.StatusProbeTimeout,
 			Message: at(i + 4), Error: at(i + 5), Facts: f,
-			Probes: []audit.ProbeRun{{ID: at(i + 6), Status: "failed", ExitCode: 1, Stderr: strings.Join(all, "\n")}},
+			Probes: []result.ProbeRun{{ID: at(i + 6), Status: "failed", ExitCode: 1, Stderr: strings.Join(all, "\n")}},
 		})
-		r.Checks = append(r.Checks, audit.CheckResult{Check: "pwn." + at(i), Node: name, Severity: audit.SeverityCritical, Outcome: audit.OutcomeFail, Detail: at(i + 7)})
+		r.Checks = append(r.Checks, result.CheckResult{Check: "pwn." + at(i), Node: name, Severity: result.SeverityCritical, Outcome: result.OutcomeFail, Detail: at(i + 7)})
 	}
 	r.Nodes[len(r.Nodes)-1].Facts["x.pwn.odd"] = at(3)
-	r.Findings = append([]audit.Finding{{
-		Check: "correlation.pwn" + at(0), Kind: audit.KindCorrelation, Title: at(1), Severity: audit.SeverityCritical,
+	r.Findings = append([]result.Finding{{
+		Check: "correlation.pwn" + at(0), Kind: result.KindCorrelation, Title: at(1), Severity: result.SeverityCritical,
 		Nodes: names, Summary: at(2), Evidence: all, Remediation: at(3),
-		Cause: &audit.Cause{
+		Cause: &result.Cause{
 			Fact: at(4), Value: at(5), Symptom: at(6), Matched: 3, Exact: true,
-			Ranked: []audit.Candidate{{Fact: at(7), Value: at(0), Matched: 3, Score: 1}},
+			Ranked: []result.Candidate{{Fact: at(7), Value: at(0), Matched: 3, Score: 1}},
 		},
-		Rollout: []audit.RolloutStep{{Class: at(1), Nodes: names, OneAtATime: true}},
+		Rollout: []result.RolloutStep{{Class: at(1), Nodes: names, OneAtATime: true}},
 	}}, r.Findings...)
-	r.Drift = append(r.Drift, audit.Drift{Fact: "x.pwn.odd", Scope: "fleet" + at(2), Majority: "majority", Groups: []audit.DriftGroup{
+	r.Drift = append(r.Drift, result.Drift{Fact: "x.pwn.odd", Scope: "fleet" + at(2), Majority: "majority", Groups: []result.DriftGroup{
 		{Value: "majority", Nodes: names[:2]}, {Value: at(3), Nodes: names[2:]},
 	}})
 	return r
@@ -127,7 +127,7 @@ func loadInChromium(t *testing.T, b *browser.Browser, name, page string) *browse
 // must still be there for the reader, as text.
 func TestHTMLHostileInChromium(t *testing.T) {
 	b := browser.Find(t)
-	for name, r := range map[string]*audit.Report{"hostile": hostileReport(), "pwn": pwnReport()} {
+	for name, r := range map[string]*result.Report{"hostile": hostileReport(), "pwn": pwnReport()} {
 		t.Run(name, func(t *testing.T) {
 			d := loadInChromium(t, b, name, string(render(t, "html", Options{}, r)))
 			for _, p := range inertProblems(d) {
@@ -237,7 +237,7 @@ func TestHTMLStructureCheckFails(t *testing.T) {
 
 // reportDOMProblems checks the structure of the DOM of r's report; r's
 // first finding must be the probable cause.
-func reportDOMProblems(d *browser.DOM, r *audit.Report) []string {
+func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	text := func(e *browser.Element) string { return strings.Join(strings.Fields(e.Text), " ") }

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // DiffFormats are the formats `fleet-audit diff` writes: the terminal view
@@ -20,7 +20,7 @@ const maxDiffValue = 80
 
 // FormatDiff renders d in one of DiffFormats. Every node value is escaped
 // as in the run reports: a fact value is untrusted node output.
-func FormatDiff(w io.Writer, format string, d *audit.Diff) error {
+func FormatDiff(w io.Writer, format string, d *result.Diff) error {
 	var b bytes.Buffer
 	switch format {
 	case "terminal":
@@ -41,7 +41,7 @@ func FormatDiff(w io.Writer, format string, d *audit.Diff) error {
 }
 
 // diffRunLine is "results.json: inventory x · 2026-12-01 10:00:00 UTC · gate FAILED (exit 1)".
-func diffRunLine(r audit.DiffRun) string {
+func diffRunLine(r result.DiffRun) string {
 	parts := []string{}
 	if r.Inventory != "" {
 		parts = append(parts, "inventory "+r.Inventory)
@@ -56,7 +56,7 @@ func diffRunLine(r audit.DiffRun) string {
 // factValue shows an absent fact as "(absent)" and an empty one as "(empty)",
 // so neither reads like the other.
 func factValue(change, v string, before bool) string {
-	if (before && change == audit.FactAdded) || (!before && change == audit.FactRemoved) {
+	if (before && change == result.FactAdded) || (!before && change == result.FactRemoved) {
 		return "(absent)"
 	}
 	if v == "" {
@@ -65,12 +65,12 @@ func factValue(change, v string, before bool) string {
 	return truncate(oneLine(v), maxDiffValue)
 }
 
-func diffSeverity(f audit.DiffFinding) string {
+func diffSeverity(f result.DiffFinding) string {
 	s := f.Severity.String()
-	if f.Was != audit.SeverityUnknown {
+	if f.Was != result.SeverityUnknown {
 		s += " (was " + f.Was.String() + ")"
 	}
-	if f.Now != audit.SeverityUnknown {
+	if f.Now != result.SeverityUnknown {
 		s += " (now " + f.Now.String() + ")"
 	}
 	return s
@@ -79,18 +79,18 @@ func diffSeverity(f audit.DiffFinding) string {
 // diffNodes lists nodes in nodeset notation; "(cluster)" stands for the
 // fleet-wide findings and facts.
 func diffNodes(nodes []string) string {
-	if len(nodes) == 1 && nodes[0] == audit.ClusterNode {
+	if len(nodes) == 1 && nodes[0] == result.ClusterNode {
 		return "fleet"
 	}
 	return compressNodes(nodes)
 }
 
-func nothingChanged(d *audit.Diff) bool {
+func nothingChanged(d *result.Diff) bool {
 	return len(d.NodesAdded)+len(d.NodesRemoved)+len(d.StatusChanges)+len(d.FactChanges)+
 		len(d.NewFindings)+len(d.ResolvedFindings) == 0
 }
 
-func diffText(b *bytes.Buffer, d *audit.Diff) {
+func diffText(b *bytes.Buffer, d *result.Diff) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("fleet-audit diff\n  before %s\n  after  %s\n\n", oneLine(diffRunLine(d.Before)), oneLine(diffRunLine(d.After)))
 	for _, w := range d.Warnings {
@@ -102,7 +102,7 @@ func diffText(b *bytes.Buffer, d *audit.Diff) {
 	if nothingChanged(d) {
 		p("No change: same nodes, statuses, facts and findings.\n\n")
 	}
-	findings := func(title string, fs []audit.DiffFinding) {
+	findings := func(title string, fs []result.DiffFinding) {
 		if len(fs) == 0 {
 			return
 		}
@@ -159,7 +159,7 @@ func diffText(b *bytes.Buffer, d *audit.Diff) {
 	p("diff gate: %s\n", oneLine(Verdict(d.Gate)))
 }
 
-func diffMarkdown(b *bytes.Buffer, d *audit.Diff) {
+func diffMarkdown(b *bytes.Buffer, d *result.Diff) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	gate := "**Diff gate: passed**"
 	if !d.Gate.Passed {
@@ -180,7 +180,7 @@ func diffMarkdown(b *bytes.Buffer, d *audit.Diff) {
 	if nothingChanged(d) {
 		p("No change: same nodes, statuses, facts and findings.\n\n")
 	}
-	findings := func(title string, fs []audit.DiffFinding) {
+	findings := func(title string, fs []result.DiffFinding) {
 		if len(fs) == 0 {
 			return
 		}

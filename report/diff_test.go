@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // sampleDiff is an upgrade diff with a drift that crept in, and node values
 // that try to break out of every format.
-func sampleDiff() *audit.Diff {
+func sampleDiff() *result.Diff {
 	before, after := incidentReport(), incidentReport()
-	after.Nodes = append([]audit.Node{}, after.Nodes...)
+	after.Nodes = append([]result.Node{}, after.Nodes...)
 	for i := range after.Nodes {
 		n := &after.Nodes[i]
 		facts := map[string]string{}
@@ -25,10 +26,10 @@ func sampleDiff() *audit.Diff {
 		n.Facts = facts
 	}
 	after.Nodes[0].Facts["os.pretty_name"] = "Evil | <script>alert(1)</script> `x` \x1b[31mred\x1b[0m\nline2"
-	after.Nodes[len(after.Nodes)-1].Status = audit.StatusUnreachable
+	after.Nodes[len(after.Nodes)-1].Status = result.StatusUnreachable
 	after.Nodes[len(after.Nodes)-1].Message = "connection refused \x1b]0;pwned\x07"
-	after.Findings = append(append([]audit.Finding{}, after.Findings...), audit.Finding{
-		Check: "sysctl.ip-forward", Title: "IPv4 forwarding is off <b>", Severity: audit.SeverityCritical,
+	after.Findings = append(append([]result.Finding{}, after.Findings...), result.Finding{
+		Check: "sysctl.ip-forward", Title: "IPv4 forwarding is off <b>", Severity: result.SeverityCritical,
 		Nodes: []string{after.Nodes[1].Name}})
 	after.Findings = after.Findings[1:]
 	after.Inventory = "staging <b>"

@@ -1,4 +1,4 @@
-// Package report renders a finished audit.Report for people and machines:
+// Package report renders a finished result.Report for people and machines:
 // a terminal summary, Markdown for merge requests and change tickets, one
 // self-contained HTML file, JSON (the saved run) and JUnit XML for CI.
 //

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // The fixtures are built in Go, not read from JSON, so that a change to the
@@ -15,15 +15,15 @@ import (
 var (
 	fixtureStart = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	fixtureEnd   = fixtureStart.Add(12*time.Second + 400*time.Millisecond)
-	fixtureTool  = audit.Tool{Name: "fleet-audit", Version: "v0.1.0"}
+	fixtureTool  = result.Tool{Name: "fleet-audit", Version: "v0.1.0"}
 )
 
 var probeIDs = []string{"firewall", "iptables", "kubeproxy", "modules", "os", "rke2", "sysctl"}
 
-func okProbes() []audit.ProbeRun {
-	runs := make([]audit.ProbeRun, len(probeIDs))
+func okProbes() []result.ProbeRun {
+	runs := make([]result.ProbeRun, len(probeIDs))
 	for i, id := range probeIDs {
-		runs[i] = audit.ProbeRun{ID: id, Status: "ok"}
+		runs[i] = result.ProbeRun{ID: id, Status: "ok"}
 	}
 	return runs
 }
@@ -56,39 +56,39 @@ func baseFacts(service string) map[string]string {
 // fixtureChecks are the checks judged in every scenario, sorted by id.
 var fixtureChecks = []struct {
 	id       string
-	severity audit.Severity
+	severity result.Severity
 	fail     func(map[string]string) (bool, string)
 }{
-	{"firewall.firewalld-active", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+	{"firewall.firewalld-active", result.SeverityCritical, func(f map[string]string) (bool, string) {
 		return f["firewalld.active"] == "active", "firewalld.active=" + f["firewalld.active"] + " (want not active)"
 	}},
-	{"firewall.ufw-active", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+	{"firewall.ufw-active", result.SeverityCritical, func(f map[string]string) (bool, string) {
 		return f["ufw.active"] == "active", "ufw.active=" + f["ufw.active"] + " (want not active)"
 	}},
-	{"kubeproxy.healthz-failing", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+	{"kubeproxy.healthz-failing", result.SeverityCritical, func(f map[string]string) (bool, string) {
 		return f["kubeproxy.healthz.code"] != "200", "kubeproxy.healthz.code=" + f["kubeproxy.healthz.code"] + ", kubeproxy.livez.code=" + f["kubeproxy.livez.code"]
 	}},
-	{"kubeproxy.node-not-eligible", audit.SeverityInfo, func(f map[string]string) (bool, string) {
+	{"kubeproxy.node-not-eligible", result.SeverityInfo, func(f map[string]string) (bool, string) {
 		return f["kubeproxy.healthz.node_eligible"] == "false", "kubeproxy.healthz.node_eligible=" + f["kubeproxy.healthz.node_eligible"]
 	}},
-	{"module.br-netfilter", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+	{"module.br-netfilter", result.SeverityCritical, func(f map[string]string) (bool, string) {
 		return f["module.br_netfilter"] == "absent", "module.br_netfilter=" + f["module.br_netfilter"]
 	}},
-	{"sysctl.ip-forward", audit.SeverityCritical, func(f map[string]string) (bool, string) {
+	{"sysctl.ip-forward", result.SeverityCritical, func(f map[string]string) (bool, string) {
 		return f["sysctl.net.ipv4.ip_forward"] != "1", "sysctl.net.ipv4.ip_forward=" + f["sysctl.net.ipv4.ip_forward"] + " (want 1)"
 	}},
 }
 
 // judge fills Checks the way audit does: node order, then check id; a node
 // without facts skips every check.
-func judge(r *audit.Report) {
+func judge(r *result.Report) {
 	for _, n := range r.Nodes {
 		for _, c := range fixtureChecks {
-			cr := audit.CheckResult{Check: c.id, Node: n.Name, Severity: c.severity, Outcome: audit.OutcomePass}
+			cr := result.CheckResult{Check: c.id, Node: n.Name, Severity: c.severity, Outcome: result.OutcomePass}
 			if len(n.Facts) == 0 {
-				cr.Outcome, cr.Detail = audit.OutcomeSkip, "node not audited: "+n.Status.String()
+				cr.Outcome, cr.Detail = result.OutcomeSkip, "node not audited: "+n.Status.String()
 			} else if fail, detail := c.fail(n.Facts); fail {
-				cr.Outcome, cr.Detail = audit.OutcomeFail, detail
+				cr.Outcome, cr.Detail = result.OutcomeFail, detail
 			} else {
 				cr.Detail = detail
 			}
@@ -97,21 +97,21 @@ func judge(r *audit.Report) {
 	}
 }
 
-func newReport(inventory string) *audit.Report {
-	return &audit.Report{
-		SchemaVersion: audit.SchemaVersion,
+func newReport(inventory string) *result.Report {
+	return &result.Report{
+		SchemaVersion: result.SchemaVersion,
 		Tool:          fixtureTool,
 		Inventory:     inventory,
 		StartedAt:     fixtureStart,
 		FinishedAt:    fixtureEnd,
-		Gate:          audit.Gate{FailOn: audit.SeverityCritical, Passed: true, Reasons: []string{}},
-		Findings:      []audit.Finding{},
-		Drift:         []audit.Drift{},
+		Gate:          result.Gate{FailOn: result.SeverityCritical, Passed: true, Reasons: []string{}},
+		Findings:      []result.Finding{},
+		Drift:         []result.Drift{},
 	}
 }
 
-func node(name, address string, roles []string, facts map[string]string, seconds float64) audit.Node {
-	n := audit.Node{Name: name, Address: address, Roles: roles, Status: audit.StatusOK, Facts: facts, DurationSeconds: seconds, Probes: okProbes()}
+func node(name, address string, roles []string, facts map[string]string, seconds float64) result.Node {
+	n := result.Node{Name: name, Address: address, Roles: roles, Status: result.StatusOK, Facts: facts, DurationSeconds: seconds, Probes: okProbes()}
 	return n
 }
 
@@ -122,7 +122,7 @@ func node(name, address string, roles []string, facts map[string]string, seconds
 // etcd-1, which see a tenth Kubernetes node the inventory lacks), one
 // cluster-scoped check, and a conntrack warning on worker-3 that a waiver
 // accepts.
-func incidentReport() *audit.Report {
+func incidentReport() *result.Report {
 	r := newReport("inventories/cluster-a.yaml")
 	ufw := map[string]bool{"cluster-a-etcd-1": true, "cluster-a-etcd-2": true, "cluster-a-worker-2": true, "cluster-a-worker-4": true}
 	add := func(name, role, service string, i int) {
@@ -152,7 +152,7 @@ func incidentReport() *audit.Report {
 	}
 	judge(r)
 	r.TargetVersion = "v1.32.1+rke2r1"
-	waiver := audit.Waiver{
+	waiver := result.Waiver{
 		Check: "conntrack.pressure", Nodes: []string{"cluster-a-worker-3"},
 		Reason:  "worker-3 carries the ingress load test until the upgrade window; accepted by j.doe (CHG-4711)",
 		Expires: "2026-12-31", Source: "waivers.yaml:4",
@@ -160,33 +160,33 @@ func incidentReport() *audit.Report {
 	// conntrack.pressure is judged on every node, as audit does; only the
 	// incident has it, so the other scenarios' goldens do not move.
 	for _, n := range r.Nodes {
-		cr := audit.CheckResult{Check: "conntrack.pressure", Node: n.Name, Severity: audit.SeverityWarning, Outcome: audit.OutcomePass}
+		cr := result.CheckResult{Check: "conntrack.pressure", Node: n.Name, Severity: result.SeverityWarning, Outcome: result.OutcomePass}
 		cr.Detail = fmt.Sprintf("conntrack.count=%s of conntrack.max=%s", n.Facts["conntrack.count"], n.Facts["conntrack.max"])
 		if n.Name == "cluster-a-worker-3" {
-			cr.Outcome = audit.OutcomeWaived
+			cr.Outcome = result.OutcomeWaived
 			cr.Detail += " (92%, want below 90%) (waived until 2026-12-31 by waivers.yaml:4)"
 		}
 		r.Checks = append(r.Checks, cr)
 	}
-	r.Checks = append(r.Checks, audit.CheckResult{Check: "cluster.readyz", Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomePass, Detail: "cluster.readyz=ok"})
+	r.Checks = append(r.Checks, result.CheckResult{Check: "cluster.readyz", Node: result.ClusterNode, Severity: result.SeverityCritical, Outcome: result.OutcomePass, Detail: "cluster.readyz=ok"})
 	joined := map[string]string{"cluster-a-worker-5": ""}
 	for _, n := range r.Nodes {
 		joined[n.Name] = n.Name
 	}
-	r.Cluster = &audit.Cluster{
-		Node: "cluster-a-etcd-1", Status: audit.ClusterOK,
+	r.Cluster = &result.Cluster{
+		Node: "cluster-a-etcd-1", Status: result.ClusterOK,
 		Facts: map[string]string{
 			"cluster.nodes.count":    "10",
 			"cluster.rbac.ok":        "yes",
 			"cluster.readyz":         "ok",
 			"cluster.server_version": "v1.31.4+rke2r1",
 		},
-		Probes: []audit.ProbeRun{{ID: "cluster", Status: "ok"}},
+		Probes: []result.ProbeRun{{ID: "cluster", Status: "ok"}},
 		Joined: joined,
 	}
 
 	four := []string{"cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-worker-2", "cluster-a-worker-4"}
-	rollout := []audit.RolloutStep{
+	rollout := []result.RolloutStep{
 		{Class: "etcd", Nodes: []string{"cluster-a-etcd-1", "cluster-a-etcd-2"}, OneAtATime: true},
 		{Class: "worker", Nodes: []string{"cluster-a-worker-2", "cluster-a-worker-4"}},
 	}
@@ -196,20 +196,20 @@ func incidentReport() *audit.Report {
 		ufwEvidence = append(ufwEvidence, n+": ufw.active=active")
 		healthzEvidence = append(healthzEvidence, n+": kubeproxy.healthz.code=503, kubeproxy.livez.code=200")
 	}
-	r.Findings = []audit.Finding{
+	r.Findings = []result.Finding{
 		{
-			Check: "correlation.kubeproxy.healthz-failing", Kind: audit.KindCorrelation,
-			Title: "probable cause: ufw.active=active", Severity: audit.SeverityCritical, Nodes: four,
+			Check: "correlation.kubeproxy.healthz-failing", Kind: result.KindCorrelation,
+			Title: "probable cause: ufw.active=active", Severity: result.SeverityCritical, Nodes: four,
 			Summary: "kube-proxy /healthz fails on exactly the nodes where UFW is active.",
 			Evidence: []string{
 				"healthz 503 on 4 nodes; ufw.active=active on the same 4 and on none of the 5 healthy ones",
 				"ufw.enabled=enabled splits the fleet the same way",
 			},
 			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent.",
-			Cause: &audit.Cause{
+			Cause: &result.Cause{
 				Fact: "ufw.active", Value: "active", Symptom: "kubeproxy.healthz-failing", Symptoms: []string{"kubeproxy.healthz-failing"},
 				Matched: 4, Extra: 0, Missed: 0, Healthy: 5, Score: 1, Exact: true, Also: []string{"ufw.enabled"},
-				Ranked: []audit.Candidate{
+				Ranked: []result.Candidate{
 					{Fact: "ufw.active", Value: "active", Matched: 4, Score: 1},
 					{Fact: "ufw.enabled", Value: "enabled", Matched: 4, Score: 1},
 					{Fact: "os.kernel", Value: "6.8.0-49-generic", Matched: 4, Extra: 4, Score: 0.5},
@@ -218,61 +218,61 @@ func incidentReport() *audit.Report {
 			Rollout: rollout,
 		},
 		{
-			Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: "UFW is active on a Kubernetes node",
-			Severity: audit.SeverityCritical, Nodes: four,
+			Check: "firewall.ufw-active", Kind: result.KindCheck, Title: "UFW is active on a Kubernetes node",
+			Severity: result.SeverityCritical, Nodes: four,
 			Summary:     "UFW manages iptables policy and chains beside kube-proxy; it breaks Service rules and makes kube-proxy's /healthz fail.",
 			Evidence:    ufwEvidence,
 			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent; add it to the node baseline so it does not come back on reboot.",
 			Rollout:     rollout,
 		},
 		{
-			Check: "kubeproxy.healthz-failing", Kind: audit.KindCheck, Title: "kube-proxy /healthz fails while /livez is fine",
-			Severity: audit.SeverityCritical, Nodes: four,
+			Check: "kubeproxy.healthz-failing", Kind: result.KindCheck, Title: "kube-proxy /healthz fails while /livez is fine",
+			Severity: result.SeverityCritical, Nodes: four,
 			Summary:     "kube-proxy is alive (/livez 200) but reports its dataplane unhealthy on /healthz; a liveness probe on /healthz makes kubelet kill it into CrashLoopBackOff.",
 			Evidence:    healthzEvidence,
 			Remediation: "Find what differs on these nodes (see the probable cause) and fix that; as a tactical mitigation only, point the kube-proxy liveness and startup probes at /livez.",
 		},
 		{
-			Check: "drift.os.kernel", Kind: audit.KindDrift, Title: "os.kernel differs within role worker",
-			Severity: audit.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
+			Check: "drift.os.kernel", Kind: result.KindDrift, Title: "os.kernel differs within role worker",
+			Severity: result.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
 			Summary:     "cluster-a-worker-3 runs kernel 6.8.0-51-generic; the other 3 workers run 6.8.0-49-generic.",
 			Evidence:    []string{"cluster-a-worker-3: os.kernel=6.8.0-51-generic"},
 			Remediation: "Bring the node image in line with its role, or record why it differs.",
 		},
 		{
-			Check: "cluster.nodes-not-in-inventory", Kind: audit.KindCheck, Title: "the cluster has nodes the inventory does not list",
-			Severity: audit.SeverityWarning, Nodes: []string{},
+			Check: "cluster.nodes-not-in-inventory", Kind: result.KindCheck, Title: "the cluster has nodes the inventory does not list",
+			Severity: result.SeverityWarning, Nodes: []string{},
 			Summary:     "1 Kubernetes node is not audited because no inventory host matches: cluster-a-worker-5.",
 			Evidence:    []string{"cluster-a-worker-5"},
 			Remediation: "Add these nodes to the inventory (or set their inventory name or address to match), so drift on them is seen before the upgrade.",
 		},
 		{
-			Check: "conntrack.pressure", Kind: audit.KindCheck, Title: "conntrack table close to full",
-			Severity: audit.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
+			Check: "conntrack.pressure", Kind: result.KindCheck, Title: "conntrack table close to full",
+			Severity: result.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
 			Summary: "A full conntrack table drops new connections, Service traffic first (default threshold 90% of conntrack.max) (1 node: cluster-a-worker-3)",
 			Evidence: []string{
 				"cluster-a-worker-3: conntrack.count=121344 of conntrack.max=131072 (92%, want below 90%)",
 				"waived until 2026-12-31 by waivers.yaml:4: " + waiver.Reason,
 			},
 			Remediation: "sysctl -w net.netfilter.nf_conntrack_max=262144 and persist it in /etc/sysctl.d/90-conntrack.conf.",
-			Rollout:     []audit.RolloutStep{{Class: "worker", Nodes: []string{"cluster-a-worker-3"}}},
+			Rollout:     []result.RolloutStep{{Class: "worker", Nodes: []string{"cluster-a-worker-3"}}},
 			Waived:      &waiver,
 		},
 	}
 	eight := []string{"cluster-a-cp-1", "cluster-a-cp-2", "cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-etcd-3", "cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}
-	r.Drift = []audit.Drift{
-		{Fact: "kubeproxy.healthz.code", Scope: "fleet", Majority: "200", Groups: []audit.DriftGroup{{Value: "200", Nodes: five}, {Value: "503", Nodes: four}}},
-		{Fact: "os.kernel", Scope: "fleet", Majority: "6.8.0-49-generic", Groups: []audit.DriftGroup{{Value: "6.8.0-49-generic", Nodes: eight}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
-		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []audit.DriftGroup{{Value: "inactive", Nodes: five}, {Value: "active", Nodes: four}}},
-		{Fact: "ufw.enabled", Scope: "fleet", Majority: "disabled", Groups: []audit.DriftGroup{{Value: "disabled", Nodes: five}, {Value: "enabled", Nodes: four}}},
-		{Fact: "os.kernel", Scope: "role:worker", Majority: "6.8.0-49-generic", Groups: []audit.DriftGroup{{Value: "6.8.0-49-generic", Nodes: []string{"cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
+	r.Drift = []result.Drift{
+		{Fact: "kubeproxy.healthz.code", Scope: "fleet", Majority: "200", Groups: []result.DriftGroup{{Value: "200", Nodes: five}, {Value: "503", Nodes: four}}},
+		{Fact: "os.kernel", Scope: "fleet", Majority: "6.8.0-49-generic", Groups: []result.DriftGroup{{Value: "6.8.0-49-generic", Nodes: eight}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
+		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []result.DriftGroup{{Value: "inactive", Nodes: five}, {Value: "active", Nodes: four}}},
+		{Fact: "ufw.enabled", Scope: "fleet", Majority: "disabled", Groups: []result.DriftGroup{{Value: "disabled", Nodes: five}, {Value: "enabled", Nodes: four}}},
+		{Fact: "os.kernel", Scope: "role:worker", Majority: "6.8.0-49-generic", Groups: []result.DriftGroup{{Value: "6.8.0-49-generic", Nodes: []string{"cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
 	}
-	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings", "1 finding waived"}}
+	r.Gate = result.Gate{FailOn: result.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings", "1 finding waived"}}
 	return r
 }
 
 // cleanReport is three identical, healthy nodes.
-func cleanReport() *audit.Report {
+func cleanReport() *result.Report {
 	r := newReport("inventories/lab.yaml")
 	for i, n := range []string{"lab-1", "lab-2", "lab-3"} {
 		f := baseFacts("rke2-server")
@@ -284,22 +284,22 @@ func cleanReport() *audit.Report {
 }
 
 // unreachableReport has one node that never answered: the gate exits 3.
-func unreachableReport() *audit.Report {
+func unreachableReport() *result.Report {
 	r := newReport("inventories/edge.yaml")
 	r.Nodes = append(r.Nodes,
 		node("edge-cp-1", "198.51.100.10", []string{"etcd", "control-plane"}, baseFacts("rke2-server"), 1.4),
 		node("edge-worker-1", "198.51.100.21", []string{"worker"}, baseFacts("rke2-agent"), 1.6),
-		audit.Node{
-			Name: "edge-worker-2", Address: "198.51.100.22", Roles: []string{"worker"}, Status: audit.StatusUnreachable,
+		result.Node{
+			Name: "edge-worker-2", Address: "198.51.100.22", Roles: []string{"worker"}, Status: result.StatusUnreachable,
 			Message:         "cannot reach 198.51.100.22:22 within 10s; check the address, the port and any firewall or security group in between",
 			Error:           "dial tcp 198.51.100.22:22: i/o timeout",
-			DurationSeconds: 10, Facts: map[string]string{}, Probes: []audit.ProbeRun{},
+			DurationSeconds: 10, Facts: map[string]string{}, Probes: []result.ProbeRun{},
 		},
 	)
 	r.Nodes[1].Facts["conntrack.count"] = "901"
 	r.Warnings = []string{"host keys were NOT verified for 1 node (edge-worker-1, --host-key-policy insecure-ignore): a man-in-the-middle would have gone unnoticed"}
 	judge(r)
-	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 3, Reasons: []string{"1 node not audited: edge-worker-2 (unreachable)"}}
+	r.Gate = result.Gate{FailOn: result.SeverityCritical, Passed: false, ExitCode: 3, Reasons: []string{"1 node not audited: edge-worker-2 (unreachable)"}}
 	return r
 }
 
@@ -341,7 +341,7 @@ const (
 )
 
 // hostileReport puts hostile text everywhere a node or an inventory can.
-func hostileReport() *audit.Report {
+func hostileReport() *result.Report {
 	r := newReport("<script>alert('inv')</script>\x1b[2J")
 	join := func(i int) string { return hostile[i%len(hostile)] + " " + hostile[(i+5)%len(hostile)] }
 	var names []string
@@ -353,22 +353,22 @@ func hostileReport() *audit.Report {
 			f[fmt.Sprintf("x.f%02d", j)] = h
 		}
 		f["x.join"] = join(i)
-		r.Nodes = append(r.Nodes, audit.Node{
+		r.Nodes = append(r.Nodes, result.Node{
 			Name: name, Address: hostile[(i+1)%len(hostile)], Roles: []string{hostile[(i+2)%len(hostile)]},
-			Status: audit.StatusProbeTimeout, Message: join(i + 3), Error: join(i + 4), Facts: f,
-			Probes: []audit.ProbeRun{{ID: "firewall", Status: "failed", ExitCode: 1, Stderr: join(i + 6)}},
+			Status: result.StatusProbeTimeout, Message: join(i + 3), Error: join(i + 4), Facts: f,
+			Probes: []result.ProbeRun{{ID: "firewall", Status: "failed", ExitCode: 1, Stderr: join(i + 6)}},
 		})
 	}
 	r.Nodes[0].Facts["ufw.active"] = "active\x1b[0m<b>"
 	r.Warnings = []string{join(7), join(8), autolinkBait}
 	r.Nodes[0].Facts["x.url"] = autolinkBait
 	r.Nodes[1].Message += " " + autolinkBait
-	r.Nodes = append(r.Nodes, audit.Node{Name: hostile[1], Status: audit.StatusUnreachable, Message: hostile[0], Error: hostile[6], Facts: map[string]string{}})
+	r.Nodes = append(r.Nodes, result.Node{Name: hostile[1], Status: result.StatusUnreachable, Message: hostile[0], Error: hostile[6], Facts: map[string]string{}})
 	for _, n := range r.Nodes {
 		r.Checks = append(r.Checks,
-			audit.CheckResult{Check: "firewall.ufw-active", Node: n.Name, Severity: audit.SeverityCritical, Outcome: audit.OutcomeFail, Detail: join(7)},
-			audit.CheckResult{Check: "kubeproxy.node-not-eligible", Node: n.Name, Severity: audit.SeverityInfo, Outcome: audit.OutcomeFail, Detail: join(8)},
-			audit.CheckResult{Check: "x." + hostile[9], Node: n.Name, Severity: audit.SeverityWarning, Outcome: audit.OutcomeSkip, Detail: join(9)})
+			result.CheckResult{Check: "firewall.ufw-active", Node: n.Name, Severity: result.SeverityCritical, Outcome: result.OutcomeFail, Detail: join(7)},
+			result.CheckResult{Check: "kubeproxy.node-not-eligible", Node: n.Name, Severity: result.SeverityInfo, Outcome: result.OutcomeFail, Detail: join(8)},
+			result.CheckResult{Check: "x." + hostile[9], Node: n.Name, Severity: result.SeverityWarning, Outcome: result.OutcomeSkip, Detail: join(9)})
 	}
 	sorted := append([]string(nil), names...)
 	sort.Strings(sorted)
@@ -378,18 +378,18 @@ func hostileReport() *audit.Report {
 	}
 	r.TargetVersion = markTarget + hostile[0] + hostile[5]
 	rolloutNode := markRollout + hostile[1] + hostile[9]
-	rollout := []audit.RolloutStep{
+	rollout := []result.RolloutStep{
 		{Class: hostile[0], Nodes: []string{rolloutNode, names[0]}, OneAtATime: true},
 		{Class: hostile[13], Nodes: append([]string{rolloutNode + hostile[6]}, names[1:]...)},
 	}
-	waiver := &audit.Waiver{
+	waiver := &result.Waiver{
 		Check: hostile[4], Nodes: []string{names[0], hostile[1]}, Roles: []string{hostile[2]},
 		Reason: markWaiver + join(22), Expires: hostile[6] + hostile[3], Source: join(23),
 	}
 	r.Checks = append(r.Checks,
-		audit.CheckResult{Check: hostile[4], Node: names[0], Severity: audit.SeverityCritical, Outcome: audit.OutcomeWaived, Detail: join(24)},
-		audit.CheckResult{Check: "cluster." + hostile[0], Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomeFail, Detail: join(25)},
-		audit.CheckResult{Check: "cluster." + hostile[4], Node: audit.ClusterNode, Severity: audit.SeverityWarning, Outcome: audit.OutcomeWaived, Detail: join(26)})
+		result.CheckResult{Check: hostile[4], Node: names[0], Severity: result.SeverityCritical, Outcome: result.OutcomeWaived, Detail: join(24)},
+		result.CheckResult{Check: "cluster." + hostile[0], Node: result.ClusterNode, Severity: result.SeverityCritical, Outcome: result.OutcomeFail, Detail: join(25)},
+		result.CheckResult{Check: "cluster." + hostile[4], Node: result.ClusterNode, Severity: result.SeverityWarning, Outcome: result.OutcomeWaived, Detail: join(26)})
 	cf := map[string]string{
 		"cluster.readyz":         markClusterV + hostile[0] + hostile[5],
 		"cluster.server_version": markClusterV + hostile[6] + hostile[9],
@@ -402,43 +402,43 @@ func hostileReport() *audit.Report {
 	for j, h := range hostile {
 		joined[fmt.Sprintf("%s%02d-%s", markK8sNode, j, h)] = ""
 	}
-	r.Cluster = &audit.Cluster{
-		Node: hostile[0] + hostile[6], Status: audit.ClusterFailed, Message: join(28), Facts: cf,
-		Probes: []audit.ProbeRun{{ID: hostile[2], Status: "failed", ExitCode: 2, Stderr: join(29)}},
+	r.Cluster = &result.Cluster{
+		Node: hostile[0] + hostile[6], Status: result.ClusterFailed, Message: join(28), Facts: cf,
+		Probes: []result.ProbeRun{{ID: hostile[2], Status: "failed", ExitCode: 2, Stderr: join(29)}},
 		Joined: joined,
 	}
-	r.Findings = []audit.Finding{
+	r.Findings = []result.Finding{
 		{
-			Check: "correlation." + hostile[0], Kind: audit.KindCorrelation, Title: join(11), Severity: audit.SeverityCritical,
+			Check: "correlation." + hostile[0], Kind: result.KindCorrelation, Title: join(11), Severity: result.SeverityCritical,
 			Nodes: names, Summary: join(12), Evidence: evidence, Remediation: join(13),
-			Cause: &audit.Cause{
+			Cause: &result.Cause{
 				Fact: hostile[5], Value: join(14), Symptom: hostile[1], Symptoms: []string{markSymptom + hostile[1], markSymptom + hostile[7]},
 				Matched: 3, Healthy: 0, Exact: true, Also: []string{hostile[2]},
-				Ranked: []audit.Candidate{
+				Ranked: []result.Candidate{
 					{Fact: hostile[5], Value: markCandidate + join(14), Matched: 3, Score: 1},
 					{Fact: markCandidate + hostile[8], Value: hostile[9] + hostile[16], Matched: 2, Missed: 1, Score: 0.67},
 				},
 			},
 			Rollout: rollout,
 		},
-		{Check: "firewall.ufw-active", Kind: audit.KindCheck, Title: join(15), Severity: audit.SeverityCritical, Nodes: names, Summary: join(16), Evidence: evidence, Remediation: join(17), Rollout: rollout},
-		{Check: hostile[8], Kind: audit.KindDrift, Title: join(18), Severity: audit.SeverityWarning, Nodes: names[:1], Summary: join(19)},
+		{Check: "firewall.ufw-active", Kind: result.KindCheck, Title: join(15), Severity: result.SeverityCritical, Nodes: names, Summary: join(16), Evidence: evidence, Remediation: join(17), Rollout: rollout},
+		{Check: hostile[8], Kind: result.KindDrift, Title: join(18), Severity: result.SeverityWarning, Nodes: names[:1], Summary: join(19)},
 		{
-			Check: hostile[4], Kind: audit.KindCheck, Title: join(30), Severity: audit.SeverityCritical, Nodes: names[:1],
+			Check: hostile[4], Kind: result.KindCheck, Title: join(30), Severity: result.SeverityCritical, Nodes: names[:1],
 			Summary: join(31), Evidence: evidence[:1], Remediation: join(32), Rollout: rollout[:1], Waived: waiver,
 		},
 		{
-			Check: "correlation." + hostile[4], Kind: audit.KindCorrelation, Title: join(33), Severity: audit.SeverityCritical, Nodes: names[:1],
-			Summary: join(34), Cause: &audit.Cause{Fact: hostile[3], Value: join(35), Symptom: hostile[4], Matched: 1, Healthy: 2,
-				Ranked: []audit.Candidate{{Fact: hostile[3], Value: markCandidate + hostile[0], Matched: 1, Score: 1}}},
+			Check: "correlation." + hostile[4], Kind: result.KindCorrelation, Title: join(33), Severity: result.SeverityCritical, Nodes: names[:1],
+			Summary: join(34), Cause: &result.Cause{Fact: hostile[3], Value: join(35), Symptom: hostile[4], Matched: 1, Healthy: 2,
+				Ranked: []result.Candidate{{Fact: hostile[3], Value: markCandidate + hostile[0], Matched: 1, Score: 1}}},
 			Rollout: rollout, Waived: waiver,
 		},
-		{Check: "cluster." + hostile[4], Kind: audit.KindCheck, Title: join(36), Severity: audit.SeverityWarning, Nodes: []string{}, Summary: join(37), Waived: waiver},
+		{Check: "cluster." + hostile[4], Kind: result.KindCheck, Title: join(36), Severity: result.SeverityWarning, Nodes: []string{}, Summary: join(37), Waived: waiver},
 	}
-	r.Drift = []audit.Drift{
-		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []audit.DriftGroup{{Value: "inactive", Nodes: sorted[1:]}, {Value: "active\x1b[0m<b>", Nodes: names[:1]}}},
-		{Fact: "x.join", Scope: "role:" + hostile[2], Majority: join(0), Groups: []audit.DriftGroup{{Value: join(0), Nodes: names[:1]}, {Value: join(1), Nodes: names[1:2]}, {Value: join(2), Nodes: names[2:]}}},
+	r.Drift = []result.Drift{
+		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []result.DriftGroup{{Value: "inactive", Nodes: sorted[1:]}, {Value: "active\x1b[0m<b>", Nodes: names[:1]}}},
+		{Fact: "x.join", Scope: "role:" + hostile[2], Majority: join(0), Groups: []result.DriftGroup{{Value: join(0), Nodes: names[:1]}, {Value: join(1), Nodes: names[1:2]}, {Value: join(2), Nodes: names[2:]}}},
 	}
-	r.Gate = audit.Gate{FailOn: audit.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{join(20), join(21)}}
+	r.Gate = result.Gate{FailOn: result.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{join(20), join(21)}}
 	return r
 }

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var _ Formatter = (*HTML)(nil)
@@ -26,7 +26,7 @@ var _ Formatter = (*HTML)(nil)
 // URL or CSS. The one template.CSS value is the constant stylesheet below.
 type HTML struct{}
 
-func (h *HTML) Format(w io.Writer, r *audit.Report) error {
+func (h *HTML) Format(w io.Writer, r *result.Report) error {
 	var b bytes.Buffer
 	if err := htmlTmpl.Execute(&b, buildHTMLView(r)); err != nil {
 		return fmt.Errorf("render html: %w", err)
@@ -183,7 +183,7 @@ func texts(ss []string) []string {
 	return out
 }
 
-func buildHTMLView(r *audit.Report) htmlView {
+func buildHTMLView(r *result.Report) htmlView {
 	v := htmlView{
 		CSS:              template.CSS(htmlCSS),
 		CSP:              htmlCSP,
@@ -212,7 +212,7 @@ func buildHTMLView(r *audit.Report) htmlView {
 	failing := failingNodes(r)
 	// Waived findings form their own group after every severity: they are
 	// shown, but must not sit among the findings that fail the gate.
-	var active, waived []audit.Finding
+	var active, waived []result.Finding
 	for _, f := range fs {
 		if f.Waived != nil {
 			waived = append(waived, f)
@@ -258,9 +258,9 @@ func buildHTMLView(r *audit.Report) htmlView {
 		}
 	}
 	if c := r.Cluster; c != nil {
-		hc := &htmlCluster{Status: text(c.Status), Node: text(c.Node), Message: block(c.Message), OK: c.Status == audit.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
+		hc := &htmlCluster{Status: text(c.Status), Node: text(c.Node), Message: block(c.Message), OK: c.Status == result.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
 		for _, a := range clusterAttempts(c) {
-			hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(a.Outcome), Reason: text(a.Reason), OK: a.Outcome == audit.ClusterOK})
+			hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(a.Outcome), Reason: text(a.Reason), OK: a.Outcome == result.ClusterOK})
 		}
 		for _, k := range clusterFacts(c) {
 			hc.Facts = append(hc.Facts, htmlFact{Key: text(k), Value: text(c.Facts[k])})
@@ -296,7 +296,7 @@ func buildHTMLView(r *audit.Report) htmlView {
 	for i, n := range r.Nodes {
 		hn := htmlNode{
 			Index: i + 1, Name: text(n.Name), Address: text(n.Address), Roles: text(strings.Join(n.Roles, ", ")),
-			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == audit.StatusOK,
+			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == result.StatusOK,
 			Duration: fmt.Sprintf("%.1fs", n.DurationSeconds),
 		}
 		for _, k := range sortedKeys(n.Facts) {
@@ -308,12 +308,12 @@ func buildHTMLView(r *audit.Report) htmlView {
 		for _, ci := range checks[n.Name] {
 			c := r.Checks[ci]
 			switch c.Outcome {
-			case audit.OutcomePass:
+			case result.OutcomePass:
 				hn.PassChecks++
 				continue
-			case audit.OutcomeFail:
+			case result.OutcomeFail:
 				hn.FailedChecks++
-			case audit.OutcomeWaived:
+			case result.OutcomeWaived:
 				hn.WaivedChecks++
 			}
 			hn.Checks = append(hn.Checks, htmlCheck{Check: text(c.Check), Severity: c.Severity.String(), Outcome: text(c.Outcome), Detail: text(c.Detail)})
@@ -326,7 +326,7 @@ func buildHTMLView(r *audit.Report) htmlView {
 	return v
 }
 
-func newHTMLFinding(f audit.Finding, failing map[string]bool) htmlFinding {
+func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
 	hf := htmlFinding{
 		Check: text(f.Check), Kind: text(f.Kind), Title: text(f.Title), Severity: f.Severity.String(),
 		Summary: text(f.Summary), Remediation: text(f.Remediation),
@@ -352,7 +352,7 @@ func newHTMLFinding(f audit.Finding, failing map[string]bool) htmlFinding {
 // grouped by role set so that a worker that differs from the other workers
 // stands next to them. Facts are rows because there are a few dozen of them
 // and they have long names, while a column per node keeps a role together.
-func buildMatrix(r *audit.Report, odd map[string]map[string][]string) htmlMatrix {
+func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatrix {
 	var m htmlMatrix
 	var order []string
 	byRole := map[string][]int{}
@@ -374,7 +374,7 @@ func buildMatrix(r *audit.Report, odd map[string]map[string][]string) htmlMatrix
 	facts := map[string]bool{}
 	for _, i := range idx {
 		n := r.Nodes[i]
-		m.Cols = append(m.Cols, htmlCol{Index: i + 1, Name: text(n.Name), Status: n.Status.String(), OK: n.Status == audit.StatusOK, HasFacts: len(n.Facts) > 0})
+		m.Cols = append(m.Cols, htmlCol{Index: i + 1, Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0})
 		for k := range n.Facts {
 			facts[k] = true
 		}

@@ -2,55 +2,24 @@ package report
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var _ Formatter = (*JSON)(nil)
 
 // JSON writes the report as the saved-run document. Its schema is the
-// model's json tags and audit.SchemaVersion, nothing added here, so that
-// ReadJSON can give `fleet-audit report` back exactly what Run built.
+// model's json tags and result.SchemaVersion, nothing added here, so that
+// result.ReadJSON can give `fleet-audit report` back exactly what Run built.
 type JSON struct{}
 
-func (j *JSON) Format(w io.Writer, r *audit.Report) error {
+func (j *JSON) Format(w io.Writer, r *result.Report) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
-}
-
-// ReadJSON reads a document written by JSON. It refuses a document whose
-// schema_version is missing or not audit.SchemaVersion before decoding the
-// rest, so an old or future file fails with the version mismatch rather
-// than with a confusing field error, or worse, decodes with fields that
-// silently mean something else. Unknown fields are accepted: adding a field
-// is not a breaking change and does not bump the version.
-func ReadJSON(r io.Reader) (*audit.Report, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
-	}
-	var head struct {
-		SchemaVersion *int `json:"schema_version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("read report: not a fleet-audit JSON report: %w", err)
-	}
-	if head.SchemaVersion == nil {
-		return nil, errors.New("read report: not a fleet-audit JSON report: no schema_version")
-	}
-	if v := *head.SchemaVersion; v != audit.SchemaVersion {
-		return nil, fmt.Errorf("read report: schema_version %d is not supported: this fleet-audit reads schema_version %d; use the fleet-audit release that wrote the file", v, audit.SchemaVersion)
-	}
-	var rep audit.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
-	}
-	return &rep, nil
 }

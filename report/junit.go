@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var _ Formatter = (*JUnit)(nil)
@@ -108,7 +108,7 @@ type junitSkipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
+func (j *JUnit) Format(w io.Writer, r *result.Report) error {
 	doc := junitSuites{Name: "fleet-audit", Time: "0.000"}
 	if !r.StartedAt.IsZero() && !r.FinishedAt.Before(r.StartedAt) {
 		doc.Time = junitSeconds(r.FinishedAt.Sub(r.StartedAt).Seconds())
@@ -141,7 +141,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 			}, target...),
 			Timestamp: timestamp,
 		}
-		if n.Status != audit.StatusOK {
+		if n.Status != result.StatusOK {
 			name := "connect"
 			if len(n.Facts) > 0 {
 				// Partial: the facts that arrived were judged below, but
@@ -170,7 +170,7 @@ func (j *JUnit) Format(w io.Writer, r *audit.Report) error {
 			switch {
 			case p.Stderr != "":
 				fmt.Fprintf(&out, "# probe %s %s (exit %d) stderr: %s\n", p.ID, p.Status, p.ExitCode, p.Stderr)
-			case p.Status != audit.ProbeOK:
+			case p.Status != result.ProbeOK:
 				fmt.Fprintf(&out, "# probe %s %s (exit %d)\n", p.ID, p.Status, p.ExitCode)
 			}
 		}
@@ -214,13 +214,13 @@ func junitSeconds(s float64) string {
 // node that scanned every check result, finding and evidence line made the
 // JUnit report quadratic in the fleet's size.
 type junitIndex struct {
-	r *audit.Report
+	r *result.Report
 	// names are the inventory names.
 	names  map[string]bool
 	checks map[string][]int
 	// findings are the indexes in r.Findings of the findings that name a
 	// node, in the report's order; a cluster check's findings name no node
-	// and are under audit.ClusterNode.
+	// and are under result.ClusterNode.
 	findings map[string][]int
 	// evidence indexes a finding's evidence lines, built when first needed.
 	evidence map[int]*evidenceIndex
@@ -233,7 +233,7 @@ type evidenceIndex struct {
 	byNode map[string][]int
 }
 
-func newJUnitIndex(r *audit.Report) *junitIndex {
+func newJUnitIndex(r *result.Report) *junitIndex {
 	ix := &junitIndex{r: r, names: map[string]bool{}, checks: checksByNode(r), findings: map[string][]int{}, evidence: map[int]*evidenceIndex{}}
 	for _, n := range r.Nodes {
 		ix.names[n.Name] = true
@@ -248,30 +248,30 @@ func newJUnitIndex(r *audit.Report) *junitIndex {
 			add(n, i)
 		}
 		if len(f.Nodes) == 0 {
-			add(audit.ClusterNode, i)
+			add(result.ClusterNode, i)
 		}
 	}
 	return ix
 }
 
 // addCases appends one test case per check result of node (an inventory
-// name, or audit.ClusterNode) to s.
+// name, or result.ClusterNode) to s.
 func addCases(s *junitSuite, ix *junitIndex, node string) {
 	for _, i := range ix.checks[node] {
 		c := ix.r.Checks[i]
 		tc := junitCase{Name: xmlText(c.Check, false), Classname: junitClassname(s.Name)}
 		switch c.Outcome {
-		case audit.OutcomePass:
-		case audit.OutcomeFail:
+		case result.OutcomePass:
+		case result.OutcomeFail:
 			msg, text := failureText(ix, c)
-			if c.Severity == audit.SeverityInfo {
+			if c.Severity == result.SeverityInfo {
 				tc.Skipped = &junitSkipped{Message: xmlText("info: "+msg, false)}
 				s.Skipped++
 			} else {
 				tc.Failure = &junitProblem{Message: xmlText(msg, false), Type: c.Severity.String(), Text: xmlText(text, true)}
 				s.Failures++
 			}
-		case audit.OutcomeWaived:
+		case result.OutcomeWaived:
 			// Accepted by a waiver: not a failure, and the reason is what
 			// CI shows next to the skip.
 			tc.Skipped = &junitSkipped{Message: xmlText(waivedMessage(ix, c), false)}
@@ -298,7 +298,7 @@ func clusterSuite(ix *junitIndex, target []junitProperty, timestamp string) (jun
 		if c.Node != "" {
 			s.Properties = append(s.Properties, junitProperty{Name: "node", Value: xmlText(c.Node, false)})
 		}
-		if c.Status != audit.ClusterOK {
+		if c.Status != result.ClusterOK {
 			msg := c.Status
 			if c.Message != "" {
 				msg += ": " + c.Message
@@ -308,7 +308,7 @@ func clusterSuite(ix *junitIndex, target []junitProperty, timestamp string) (jun
 		}
 	}
 	s.Properties = append(s.Properties, target...)
-	addCases(&s, ix, audit.ClusterNode)
+	addCases(&s, ix, result.ClusterNode)
 	if c == nil && len(s.Cases) == 0 {
 		return s, false
 	}
@@ -336,7 +336,7 @@ func clusterSuite(ix *junitIndex, target []junitProperty, timestamp string) (jun
 // waivedMessage is "waived: reason (until YYYY-MM-DD)" from the waived
 // finding that covers c, or the result's own detail when a saved report
 // lost the finding.
-func waivedMessage(ix *junitIndex, c audit.CheckResult) string {
+func waivedMessage(ix *junitIndex, c result.CheckResult) string {
 	for _, i := range ix.findings[c.Node] {
 		if f := ix.r.Findings[i]; f.Waived != nil && f.Check == c.Check {
 			return fmt.Sprintf("waived: %s (until %s)", f.Waived.Reason, f.Waived.Expires)
@@ -348,10 +348,10 @@ func waivedMessage(ix *junitIndex, c audit.CheckResult) string {
 // failureText is the failure message (the finding's summary, or the check's
 // detail when no finding names this node) and its body: what was seen, the
 // probable cause, the evidence about this node and the fix.
-func failureText(ix *junitIndex, c audit.CheckResult) (msg, text string) {
-	var f *audit.Finding
+func failureText(ix *junitIndex, c result.CheckResult) (msg, text string) {
+	var f *result.Finding
 	fIndex := -1
-	var cause *audit.Finding
+	var cause *result.Finding
 	for _, i := range ix.findings[c.Node] {
 		fi := &ix.r.Findings[i]
 		if fi.Waived != nil {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // junitXSD is the Jenkins xunit plugin's schema, committed verbatim (see
@@ -45,7 +45,7 @@ func TestJUnitSchema(t *testing.T) {
 
 	reports := allReports()
 	// The smallest report: no nodes, no cluster, no clock.
-	reports["empty"] = &audit.Report{}
+	reports["empty"] = &result.Report{}
 	// A saved report read back may carry durations no run produces.
 	odd := cleanReport()
 	odd.Nodes[0].DurationSeconds, odd.Nodes[1].DurationSeconds = -2.5, 1e21

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var _ Formatter = (*Markdown)(nil)
@@ -19,7 +19,7 @@ var _ Formatter = (*Markdown)(nil)
 // code span it is shown in.
 type Markdown struct{}
 
-func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
+func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
@@ -59,7 +59,7 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 	fs := orderFindings(r.Findings)
 	failing := failingNodes(r)
 	for _, f := range fs {
-		if f.Kind != audit.KindCorrelation || f.Waived != nil {
+		if f.Kind != result.KindCorrelation || f.Waived != nil {
 			continue
 		}
 		// A blockquote above the table: the cause is what a reviewer must
@@ -112,7 +112,7 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 				nodes = mdCode(compressNodes(f.Nodes), true)
 			}
 			sev := f.Severity.String()
-			if f.Severity == audit.SeverityCritical || f.Severity == audit.SeverityUnknown {
+			if f.Severity == result.SeverityCritical || f.Severity == result.SeverityUnknown {
 				sev = "**" + sev + "**"
 			}
 			summary := mdText(f.Summary)
@@ -133,7 +133,7 @@ func (m *Markdown) Format(w io.Writer, r *audit.Report) error {
 
 	var down [][]string
 	for _, n := range r.Nodes {
-		if n.Status != audit.StatusOK {
+		if n.Status != result.StatusOK {
 			msg := n.Message
 			if msg == "" {
 				msg = n.Error
@@ -297,7 +297,7 @@ func mdDetails(p func(string, ...any), summary string, body func()) {
 }
 
 // mdProbes is a list item for every probe that did not succeed.
-func mdProbes(probes []audit.ProbeRun) []string {
+func mdProbes(probes []result.ProbeRun) []string {
 	var out []string
 	for _, pr := range probes {
 		if pr.Status == "ok" {
@@ -315,7 +315,7 @@ func mdProbes(probes []audit.ProbeRun) []string {
 // mdFixRollout writes a finding's fix and the order to roll it out in, the
 // same in the cause's blockquote (prefix "> ") and in a details block
 // (prefix "").
-func mdFixRollout(p func(string, ...any), prefix string, f audit.Finding, failing map[string]bool) {
+func mdFixRollout(p func(string, ...any), prefix string, f result.Finding, failing map[string]bool) {
 	if f.Remediation != "" {
 		mdBlock(p, prefix, "Fix: "+mdText(f.Remediation))
 	}
@@ -327,7 +327,7 @@ func mdFixRollout(p func(string, ...any), prefix string, f audit.Finding, failin
 
 // mdRollout is a rollout as Markdown ordered-list items, node names in
 // code spans; the order is the plan's.
-func mdRollout(steps []audit.RolloutStep, failing map[string]bool) []string {
+func mdRollout(steps []result.RolloutStep, failing map[string]bool) []string {
 	var out []string
 	for _, s := range rolloutSteps(steps, failing) {
 		names := make([]string, len(s.Nodes))
@@ -348,8 +348,8 @@ func mdRollout(steps []audit.RolloutStep, failing map[string]bool) []string {
 // finding that carries more than its row can: who waived it and why, and
 // the order to roll its fix out in, next to the fix itself. Unwaived
 // correlation findings have all this in their blockquote already.
-func mdFindingDetails(p func(string, ...any), f audit.Finding, failing map[string]bool) {
-	if f.Waived == nil && (f.Kind == audit.KindCorrelation || len(f.Rollout) == 0) {
+func mdFindingDetails(p func(string, ...any), f result.Finding, failing map[string]bool) {
+	if f.Waived == nil && (f.Kind == result.KindCorrelation || len(f.Rollout) == 0) {
 		return
 	}
 	what := "rollout"

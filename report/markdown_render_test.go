@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // The Markdown report is proven by rendering it with cmark-gfm, the GFM
@@ -335,11 +335,11 @@ func mdTextShown(s string) string { return visible(s, "\n") }
 
 // expectedTables is every table the report must render, in document order,
 // with what the model says each cell shows.
-func expectedTables(r *audit.Report) []tableWant {
+func expectedTables(r *result.Report) []tableWant {
 	var out []tableWant
 	fs := orderFindings(r.Findings)
 	for _, f := range fs {
-		if f.Kind != audit.KindCorrelation || f.Waived != nil || f.Cause == nil || len(f.Cause.Ranked) == 0 {
+		if f.Kind != result.KindCorrelation || f.Waived != nil || f.Cause == nil || len(f.Cause.Ranked) == 0 {
 			continue
 		}
 		tw := tableWant{where: "candidates of " + f.Check, header: []string{"Candidate", "Failing nodes with it", "Healthy nodes with it", "Score"}}
@@ -361,7 +361,7 @@ func expectedTables(r *audit.Report) []tableWant {
 	}
 	down := tableWant{where: "nodes not ok", header: []string{"Node", "Status", "Message"}}
 	for _, n := range r.Nodes {
-		if n.Status != audit.StatusOK {
+		if n.Status != result.StatusOK {
 			msg := n.Message
 			if msg == "" {
 				msg = n.Error
@@ -485,7 +485,7 @@ func checkOwnMarkup(doc *hnode) []string {
 
 // checkSummaryLine: the first thing under the title is the one-line
 // summary, and it begins with the gate's verdict.
-func checkSummaryLine(doc *hnode, r *audit.Report) []string {
+func checkSummaryLine(doc *hnode, r *result.Report) []string {
 	verdict := "Gate: passed"
 	if !r.Gate.Passed {
 		verdict = fmt.Sprintf("Gate: FAILED (exit %d)", r.Gate.ExitCode)
@@ -505,7 +505,7 @@ func checkSummaryLine(doc *hnode, r *audit.Report) []string {
 // <summary> naming the node and Markdown rendered inside it (a paragraph,
 // and the facts as a table), which GitHub does only after a blank line
 // below </summary>. Findings' details blocks have the same shape.
-func checkDetails(doc *hnode, r *audit.Report) []string {
+func checkDetails(doc *hnode, r *result.Report) []string {
 	type block struct {
 		summary string
 		d       *hnode
@@ -704,7 +704,7 @@ func TestMarkdownRenderChecksFail(t *testing.T) {
 			name: "details without a blank line after summary",
 			md:   "# t\n\n**Gate: passed** · 1 node: 1 audited\n\n<details><summary>n1 (ok)</summary>\n| Fact | Value |\n| --- | --- |\n\n</details>\n",
 			check: func(doc *hnode, _ string) []string {
-				return checkDetails(doc, &audit.Report{Nodes: []audit.Node{{Name: "n1", Status: audit.StatusOK}}})
+				return checkDetails(doc, &result.Report{Nodes: []result.Node{{Name: "n1", Status: result.StatusOK}}})
 			},
 			want: "no Markdown rendered inside",
 		},
@@ -712,7 +712,7 @@ func TestMarkdownRenderChecksFail(t *testing.T) {
 			name: "summary line without the verdict",
 			md:   "# t\n\n1 node: 1 audited · **Gate: passed**\n",
 			check: func(doc *hnode, _ string) []string {
-				return checkSummaryLine(doc, &audit.Report{Nodes: []audit.Node{{}}, Gate: audit.Gate{Passed: true}})
+				return checkSummaryLine(doc, &result.Report{Nodes: []result.Node{{}}, Gate: result.Gate{Passed: true}})
 			},
 			want: "does not start with",
 		},

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Formatter writes one rendering of a finished report. Format must not
@@ -15,7 +15,7 @@ import (
 // findings, the drift); it returns only write errors and errors of its own
 // encoding.
 type Formatter interface {
-	Format(w io.Writer, r *audit.Report) error
+	Format(w io.Writer, r *result.Report) error
 }
 
 // Options tune the human formats. The machine formats (json, junit) ignore
@@ -70,17 +70,17 @@ func New(name string, o Options) (Formatter, error) {
 
 // orderFindings returns the findings with correlation findings first: the
 // probable cause is the headline, the checks it explains come after.
-// Waived findings stay last whatever their kind, as audit.SortFindings
+// Waived findings stay last whatever their kind, as result.SortFindings
 // put them: an accepted risk must not read as the headline. The report's
 // own order (severity, then check id) is kept otherwise.
-func orderFindings(fs []audit.Finding) []audit.Finding {
-	out := make([]audit.Finding, len(fs))
+func orderFindings(fs []result.Finding) []result.Finding {
+	out := make([]result.Finding, len(fs))
 	copy(out, fs)
-	rank := func(f audit.Finding) int {
+	rank := func(f result.Finding) int {
 		switch {
 		case f.Waived != nil:
 			return 2
-		case f.Kind == audit.KindCorrelation:
+		case f.Kind == result.KindCorrelation:
 			return 0
 		}
 		return 1
@@ -90,7 +90,7 @@ func orderFindings(fs []audit.Finding) []audit.Finding {
 }
 
 // waivedCount is how many findings a waiver accepted.
-func waivedCount(fs []audit.Finding) int {
+func waivedCount(fs []result.Finding) int {
 	n := 0
 	for _, f := range fs {
 		if f.Waived != nil {
@@ -102,7 +102,7 @@ func waivedCount(fs []audit.Finding) int {
 
 // findingsTitle is "Findings (5)" or "Findings (5, 1 waived)": a count that
 // hides the waived ones would make an accepted risk look fixed.
-func findingsTitle(fs []audit.Finding) string {
+func findingsTitle(fs []result.Finding) string {
 	if w := waivedCount(fs); w > 0 {
 		return fmt.Sprintf("Findings (%d, %d waived)", len(fs), w)
 	}
@@ -111,7 +111,7 @@ func findingsTitle(fs []audit.Finding) string {
 
 // waiverText is "until 2026-12-31 (waivers.yaml:4): reason", the words every
 // human format uses for an accepted finding; the caller escapes it.
-func waiverText(w *audit.Waiver) string {
+func waiverText(w *result.Waiver) string {
 	s := "until " + w.Expires
 	if w.Source != "" {
 		s += " (" + w.Source + ")"
@@ -121,7 +121,7 @@ func waiverText(w *audit.Waiver) string {
 
 // waiverScope says what a waiver covers: its nodes and roles, or "" when it
 // names neither (it then covers every node of its check).
-func waiverScope(w *audit.Waiver) string {
+func waiverScope(w *result.Waiver) string {
 	var parts []string
 	if len(w.Nodes) > 0 {
 		parts = append(parts, "nodes "+strings.Join(w.Nodes, ", "))
@@ -147,7 +147,7 @@ type rolloutStep struct {
 // rolloutSteps numbers a finding's rollout. The node order is the plan's
 // and is kept: it is the order to act in, so names are never sorted or
 // folded into a nodeset here.
-func rolloutSteps(steps []audit.RolloutStep, failing map[string]bool) []rolloutStep {
+func rolloutSteps(steps []result.RolloutStep, failing map[string]bool) []rolloutStep {
 	out := make([]rolloutStep, 0, len(steps))
 	for i, s := range steps {
 		out = append(out, rolloutStep{
@@ -182,10 +182,10 @@ func rolloutLine(steps []rolloutStep) string {
 // failingNodes are the nodes with a symptom: those of the correlation
 // findings, which audit builds from exactly the symptom checks that failed.
 // The rollout puts them first; this only lets the formats say so.
-func failingNodes(r *audit.Report) map[string]bool {
+func failingNodes(r *result.Report) map[string]bool {
 	out := map[string]bool{}
 	for _, f := range r.Findings {
-		if f.Kind == audit.KindCorrelation {
+		if f.Kind == result.KindCorrelation {
 			for _, n := range f.Nodes {
 				out[n] = true
 			}
@@ -203,7 +203,7 @@ type candidateRow struct {
 
 // candidateRows lays out c.Ranked: "fact=value", failing nodes with it,
 // healthy nodes with it, score.
-func candidateRows(c *audit.Cause) []candidateRow {
+func candidateRows(c *result.Cause) []candidateRow {
 	out := make([]candidateRow, 0, len(c.Ranked))
 	for _, cd := range c.Ranked {
 		out = append(out, candidateRow{
@@ -218,7 +218,7 @@ func candidateRows(c *audit.Cause) []candidateRow {
 
 // clusterHead is the cluster section's status line, unescaped:
 // "ok on cp-1", "failed on cp-1: why", "no_server: why".
-func clusterHead(c *audit.Cluster) string {
+func clusterHead(c *result.Cluster) string {
 	s := c.Status
 	if c.Node != "" {
 		s += " on " + c.Node
@@ -232,9 +232,9 @@ func clusterHead(c *audit.Cluster) string {
 // clusterAttempts are the servers asked for the cluster view, worth a list
 // of their own only when one of them did not answer; the first answering
 // is all clusterHead needs to say.
-func clusterAttempts(c *audit.Cluster) []audit.ClusterAttempt {
+func clusterAttempts(c *result.Cluster) []result.ClusterAttempt {
 	for _, a := range c.Attempts {
-		if a.Outcome != audit.ClusterOK {
+		if a.Outcome != result.ClusterOK {
 			return c.Attempts
 		}
 	}
@@ -244,16 +244,16 @@ func clusterAttempts(c *audit.Cluster) []audit.ClusterAttempt {
 // clusterFacts are the cluster.* facts, sorted; a fact of another name in
 // Cluster.Facts (a saved report from a probe that broke the rule) is shown
 // too rather than hidden.
-func clusterFacts(c *audit.Cluster) []string { return sortedKeys(c.Facts) }
+func clusterFacts(c *result.Cluster) []string { return sortedKeys(c.Facts) }
 
 // severityOrder is the order findings are grouped in. A finding without a
 // severity is shown right after the critical ones: the model's zero value
 // exists so that a forgotten severity never reads as harmless.
-var severityOrder = []audit.Severity{audit.SeverityCritical, audit.SeverityUnknown, audit.SeverityWarning, audit.SeverityInfo}
+var severityOrder = []result.Severity{result.SeverityCritical, result.SeverityUnknown, result.SeverityWarning, result.SeverityInfo}
 
 // counts says how many nodes delivered facts. Partial statuses
 // (probe_timeout and the like) count as audited: their facts were judged.
-func counts(r *audit.Report) (audited, notAudited int) {
+func counts(r *result.Report) (audited, notAudited int) {
 	for _, n := range r.Nodes {
 		if n.Status.HasFacts() {
 			audited++
@@ -266,7 +266,7 @@ func counts(r *audit.Report) (audited, notAudited int) {
 
 // Verdict is the gate in one line, e.g. "FAILED (exit 1): 3 critical findings".
 // It prints the gate; it never recomputes it.
-func Verdict(g audit.Gate) string {
+func Verdict(g result.Gate) string {
 	if g.Passed {
 		// A pass can still carry reasons worth a line: waived findings,
 		// nodes let through by --allow-unreachable.
@@ -285,7 +285,7 @@ func Verdict(g audit.Gate) string {
 // causeHead is "probable cause of <symptom>: <fact>=<value>", in the words
 // package audit uses for the finding's title; a split that is not exact is
 // only a likely cause.
-func causeHead(c *audit.Cause) string {
+func causeHead(c *result.Cause) string {
 	if !c.Exact {
 		return fmt.Sprintf("likely cause of %s: %s=%s (near match)", strings.Join(causeSymptoms(c), " and "), c.Fact, c.Value)
 	}
@@ -295,7 +295,7 @@ func causeHead(c *audit.Cause) string {
 // causeSymptoms are the symptom checks the cause explains. Symptoms lists
 // them all when audit merged several (healthz 503 and CrashLoopBackOff on
 // the same nodes); a report written before it existed has only Symptom.
-func causeSymptoms(c *audit.Cause) []string {
+func causeSymptoms(c *result.Cause) []string {
 	if len(c.Symptoms) > 0 {
 		return c.Symptoms
 	}
@@ -303,7 +303,7 @@ func causeSymptoms(c *audit.Cause) []string {
 }
 
 // explains reports whether the cause explains the symptom check id.
-func explains(c *audit.Cause, check string) bool {
+func explains(c *result.Cause, check string) bool {
 	for _, s := range causeSymptoms(c) {
 		if s == check {
 			return true
@@ -314,7 +314,7 @@ func explains(c *audit.Cause, check string) bool {
 
 // causeStats explains how well the cause splits the fleet, in the words an
 // SRE would use to a change board.
-func causeStats(c *audit.Cause) string {
+func causeStats(c *result.Cause) string {
 	failing := c.Matched + c.Missed
 	s := fmt.Sprintf("on %d of %d failing nodes and %d of %d healthy ones", c.Matched, failing, c.Extra, c.Healthy)
 	if c.Exact {
@@ -327,7 +327,7 @@ func causeStats(c *audit.Cause) string {
 }
 
 // runTime is FinishedAt-StartedAt rounded for people, or "" when unknown.
-func runTime(r *audit.Report) string {
+func runTime(r *result.Report) string {
 	if r.StartedAt.IsZero() || r.FinishedAt.Before(r.StartedAt) {
 		return ""
 	}
@@ -335,7 +335,7 @@ func runTime(r *audit.Report) string {
 }
 
 // ranAt is the start time in UTC: reports are compared across time zones.
-func ranAt(r *audit.Report) string {
+func ranAt(r *result.Report) string {
 	if r.StartedAt.IsZero() {
 		return ""
 	}
@@ -356,7 +356,7 @@ func sortedKeys(m map[string]string) []string {
 // are absent. Role rows folded into a fleet row (foldDrift) mark nothing:
 // marking the healthy etcd-3 because the other two etcd nodes run UFW would
 // point the reader at the wrong node.
-func outliers(drift []audit.Drift) map[string]map[string][]string {
+func outliers(drift []result.Drift) map[string]map[string][]string {
 	out := map[string]map[string][]string{}
 	for _, dr := range foldDrift(drift) {
 		d := dr.d
@@ -390,7 +390,7 @@ func foldedNote(rows []driftRow) string {
 // driftRow is one line of the drift list: a fleet drift and the role
 // scopes folded into it, or a role drift of its own.
 type driftRow struct {
-	d      audit.Drift
+	d      result.Drift
 	scopes []string
 }
 
@@ -402,7 +402,7 @@ type driftRow struct {
 // node as the odd one. A role-scoped fact has no fleet row and stays a row
 // of its own.
 // The JSON report and the verbose terminal keep every scope.
-func foldDrift(ds []audit.Drift) []driftRow {
+func foldDrift(ds []result.Drift) []driftRow {
 	var rows []driftRow
 	fleet := map[string]int{}
 	for _, d := range ds {
@@ -421,7 +421,7 @@ func foldDrift(ds []audit.Drift) []driftRow {
 // restricts reports whether every node of the role drift has the same value
 // in the fleet drift, which always holds within one run; it is checked so
 // that an edited saved report cannot hide a row.
-func restricts(fleet, role audit.Drift) bool {
+func restricts(fleet, role result.Drift) bool {
 	value := map[string]string{}
 	for _, g := range fleet.Groups {
 		for _, n := range g.Nodes {
@@ -439,7 +439,7 @@ func restricts(fleet, role audit.Drift) bool {
 }
 
 // majorityCount is the size of the majority group of d.
-func majorityCount(d audit.Drift) int {
+func majorityCount(d result.Drift) int {
 	for _, g := range d.Groups {
 		if g.Value == d.Majority {
 			return len(g.Nodes)
@@ -456,11 +456,11 @@ func plural(n int, one, many string) string {
 }
 
 // checksByNode indexes the check results by node (an inventory name, or
-// audit.ClusterNode): the positions in r.Checks of each node's results, in
+// result.ClusterNode): the positions in r.Checks of each node's results, in
 // the report's order. HTML and JUnit list every node's results; looking them
 // up by scanning every result for each node made them quadratic in the
 // fleet's size.
-func checksByNode(r *audit.Report) map[string][]int {
+func checksByNode(r *result.Report) map[string][]int {
 	out := make(map[string][]int, len(r.Nodes)+1)
 	for i, c := range r.Checks {
 		out[c.Node] = append(out[c.Node], i)

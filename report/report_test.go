@@ -11,14 +11,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var scenarios = []struct {
 	name  string
-	build func() *audit.Report
+	build func() *result.Report
 }{
 	{"incident", incidentReport},
 	{"clean", cleanReport},
@@ -28,7 +28,7 @@ var scenarios = []struct {
 // goldenExt is the file extension of each format's golden file.
 var goldenExt = map[string]string{"html": "html", "json": "json", "junit": "xml", "markdown": "md", "terminal": "txt"}
 
-func render(t *testing.T, format string, o Options, r *audit.Report) []byte {
+func render(t *testing.T, format string, o Options, r *result.Report) []byte {
 	t.Helper()
 	f, err := New(format, o)
 	if err != nil {
@@ -93,7 +93,7 @@ func firstDiff(want, got []byte) string {
 // TestFormatDoesNotMutate: one Report is written to several formats in a
 // run, so no formatter may reorder or edit it.
 func TestFormatDoesNotMutate(t *testing.T) {
-	builds := append([]func() *audit.Report{hostileReport}, incidentReport, cleanReport, unreachableReport)
+	builds := append([]func() *result.Report{hostileReport}, incidentReport, cleanReport, unreachableReport)
 	for _, build := range builds {
 		r, pristine := build(), build()
 		for _, format := range Names() {
@@ -177,23 +177,23 @@ func TestTruncate(t *testing.T) {
 // other etcd nodes disagree with is not marked; a role-scoped fact, which
 // has no fleet row, marks its role's outliers.
 func TestOutliers(t *testing.T) {
-	g := func(v string, nodes ...string) audit.DriftGroup { return audit.DriftGroup{Value: v, Nodes: nodes} }
-	d := func(fact, scope, majority string, gs ...audit.DriftGroup) audit.Drift {
-		return audit.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: gs}
+	g := func(v string, nodes ...string) result.DriftGroup { return result.DriftGroup{Value: v, Nodes: nodes} }
+	d := func(fact, scope, majority string, gs ...result.DriftGroup) result.Drift {
+		return result.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: gs}
 	}
 	for _, tc := range []struct {
 		name string
-		in   []audit.Drift
+		in   []result.Drift
 		want string
 	}{
-		{"the seed incident", []audit.Drift{
+		{"the seed incident", []result.Drift{
 			d("ufw.active", "fleet", "inactive", g("inactive", "etcd-3", "worker-1", "worker-3"), g("active", "etcd-1", "etcd-2", "worker-2")),
 			d("ufw.active", "role:etcd", "active", g("active", "etcd-1", "etcd-2"), g("inactive", "etcd-3")),
 		}, "ufw.active: etcd-1 (fleet majority: inactive) etcd-2 (fleet majority: inactive) worker-2 (fleet majority: inactive)"},
-		{"a role-scoped fact", []audit.Drift{
+		{"a role-scoped fact", []result.Drift{
 			d("rke2.service", "role:worker", "rke2-agent", g("rke2-agent", "worker-1", "worker-2"), g("rke2-server", "worker-3")),
 		}, "rke2.service: worker-3 (role:worker majority: rke2-agent)"},
-		{"a role row that disagrees with the fleet row stays", []audit.Drift{
+		{"a role row that disagrees with the fleet row stays", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
 			d("k", "role:worker", "a", g("a", "n1", "n2"), g("c", "n3")),
 		}, "k: n3 (role:worker majority: a) n4 (fleet majority: a)"},
@@ -262,7 +262,7 @@ func TestInvisibleFormatCharacters(t *testing.T) {
 			const mark = "mark-invisible "
 			found := false
 			for i := range r.Checks {
-				if r.Checks[i].Outcome == audit.OutcomeFail {
+				if r.Checks[i].Outcome == result.OutcomeFail {
 					r.Checks[i].Detail = mark + "in" + string(tc.r) + "active"
 					found = true
 				}

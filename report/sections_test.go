@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Tests for the parts of the model added with issue 3: rollout plans,
@@ -22,21 +22,21 @@ func TestRolloutSteps(t *testing.T) {
 	failing := map[string]bool{"w2": true, "e1": true}
 	for _, tc := range []struct {
 		name  string
-		steps []audit.RolloutStep
+		steps []result.RolloutStep
 		want  string
 	}{
 		{"none", nil, ""},
 		{"etcd one at a time, never marked failing-first",
-			[]audit.RolloutStep{{Class: "etcd", Nodes: []string{"e1", "e2"}, OneAtATime: true}},
+			[]result.RolloutStep{{Class: "etcd", Nodes: []string{"e1", "e2"}, OneAtATime: true}},
 			"1. etcd, one at a time: e1, e2"},
 		{"workers led by a failing node",
-			[]audit.RolloutStep{{Class: "control-plane", Nodes: []string{"c1"}, OneAtATime: true}, {Class: "worker", Nodes: []string{"w2", "w1"}}},
+			[]result.RolloutStep{{Class: "control-plane", Nodes: []string{"c1"}, OneAtATime: true}, {Class: "worker", Nodes: []string{"w2", "w1"}}},
 			"1. control-plane, one at a time: c1 → 2. worker: w2, w1 (failing first)"},
 		{"workers none failing: order is the inventory's, no mark",
-			[]audit.RolloutStep{{Class: "worker", Nodes: []string{"w1", "w3"}}},
+			[]result.RolloutStep{{Class: "worker", Nodes: []string{"w1", "w3"}}},
 			"1. worker: w1, w3"},
 		{"plan order kept, not sorted",
-			[]audit.RolloutStep{{Class: "infra", Nodes: []string{"i9", "i1"}}},
+			[]result.RolloutStep{{Class: "infra", Nodes: []string{"i9", "i1"}}},
 			"1. infra: i9, i1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,12 +50,12 @@ func TestRolloutSteps(t *testing.T) {
 func TestCauseHeadSymptoms(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		c    audit.Cause
+		c    result.Cause
 		want string
 	}{
-		{"old report without Symptoms", audit.Cause{Fact: "ufw.active", Value: "active", Symptom: "a", Exact: true}, "probable cause of a: ufw.active=active"},
-		{"merged symptoms", audit.Cause{Fact: "ufw.active", Value: "active", Symptom: "a", Symptoms: []string{"a", "b"}, Exact: true}, "probable cause of a and b: ufw.active=active"},
-		{"near match", audit.Cause{Fact: "f", Value: "v", Symptom: "a", Symptoms: []string{"a"}}, "likely cause of a: f=v (near match)"},
+		{"old report without Symptoms", result.Cause{Fact: "ufw.active", Value: "active", Symptom: "a", Exact: true}, "probable cause of a: ufw.active=active"},
+		{"merged symptoms", result.Cause{Fact: "ufw.active", Value: "active", Symptom: "a", Symptoms: []string{"a", "b"}, Exact: true}, "probable cause of a and b: ufw.active=active"},
+		{"near match", result.Cause{Fact: "f", Value: "v", Symptom: "a", Symptoms: []string{"a"}}, "likely cause of a: f=v (near match)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := causeHead(&tc.c); got != tc.want {
@@ -63,20 +63,20 @@ func TestCauseHeadSymptoms(t *testing.T) {
 			}
 		})
 	}
-	c := audit.Cause{Symptom: "a", Symptoms: []string{"a", "b"}}
+	c := result.Cause{Symptom: "a", Symptoms: []string{"a", "b"}}
 	if !explains(&c, "b") || explains(&c, "x") {
 		t.Error("explains must accept every merged symptom and nothing else")
 	}
 }
 
 func TestOrderFindingsWaivedLast(t *testing.T) {
-	w := &audit.Waiver{Reason: "r"}
-	in := []audit.Finding{
-		{Check: "c1", Kind: audit.KindCheck},
-		{Check: "corr-waived", Kind: audit.KindCorrelation, Waived: w},
-		{Check: "corr", Kind: audit.KindCorrelation},
-		{Check: "c2-waived", Kind: audit.KindCheck, Waived: w},
-		{Check: "c3", Kind: audit.KindDrift},
+	w := &result.Waiver{Reason: "r"}
+	in := []result.Finding{
+		{Check: "c1", Kind: result.KindCheck},
+		{Check: "corr-waived", Kind: result.KindCorrelation, Waived: w},
+		{Check: "corr", Kind: result.KindCorrelation},
+		{Check: "c2-waived", Kind: result.KindCheck, Waived: w},
+		{Check: "c3", Kind: result.KindDrift},
 	}
 	var got []string
 	for _, f := range orderFindings(in) {
@@ -88,7 +88,7 @@ func TestOrderFindingsWaivedLast(t *testing.T) {
 }
 
 func TestCandidateRows(t *testing.T) {
-	c := &audit.Cause{Healthy: 5, Ranked: []audit.Candidate{
+	c := &result.Cause{Healthy: 5, Ranked: []result.Candidate{
 		{Fact: "ufw.active", Value: "active", Matched: 4, Score: 1},
 		{Fact: "os.kernel", Value: "6.8", Matched: 3, Extra: 2, Missed: 1, Score: 3.0 / 6},
 	}}
@@ -107,13 +107,13 @@ func TestCandidateRows(t *testing.T) {
 func TestTerminalClusterStatuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		c    *audit.Cluster
+		c    *result.Cluster
 		want string
 	}{
 		{"none", nil, ""},
-		{"no server", &audit.Cluster{Status: audit.ClusterNoServer, Message: "no reachable RKE2 server node"}, "Cluster: no_server: no reachable RKE2 server node\n"},
-		{"failed", &audit.Cluster{Status: audit.ClusterFailed, Node: "cp-1", Message: "cluster probes on cp-1: timeout"}, "Cluster: failed on cp-1: cluster probes on cp-1: timeout\n"},
-		{"ok without key facts", &audit.Cluster{Status: audit.ClusterOK, Node: "cp-1", Facts: map[string]string{"cluster.rbac.ok": "yes"}}, "Cluster: ok on cp-1\n"},
+		{"no server", &result.Cluster{Status: result.ClusterNoServer, Message: "no reachable RKE2 server node"}, "Cluster: no_server: no reachable RKE2 server node\n"},
+		{"failed", &result.Cluster{Status: result.ClusterFailed, Node: "cp-1", Message: "cluster probes on cp-1: timeout"}, "Cluster: failed on cp-1: cluster probes on cp-1: timeout\n"},
+		{"ok without key facts", &result.Cluster{Status: result.ClusterOK, Node: "cp-1", Facts: map[string]string{"cluster.rbac.ok": "yes"}}, "Cluster: ok on cp-1\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := cleanReport()
@@ -192,7 +192,7 @@ func TestHTMLNewSections(t *testing.T) {
 // must not be printed as the probable cause in the verdict or the blocks.
 func TestWaivedCauseNotHeadline(t *testing.T) {
 	r := incidentReport()
-	r.Findings[0].Waived = &audit.Waiver{Check: r.Findings[0].Check, Reason: "accepted", Expires: "2026-12-31", Source: "w.yaml:1"}
+	r.Findings[0].Waived = &result.Waiver{Check: r.Findings[0].Check, Reason: "accepted", Expires: "2026-12-31", Source: "w.yaml:1"}
 	doc := string(render(t, "html", Options{}, r))
 	verdict := doc[:strings.Index(doc, `<h2 id="findings">`)]
 	if strings.Contains(verdict, "probable cause") {
@@ -214,7 +214,7 @@ func TestWaivedCauseNotHeadline(t *testing.T) {
 	}
 }
 
-func junitDoc(t *testing.T, r *audit.Report) junitSuites {
+func junitDoc(t *testing.T, r *result.Report) junitSuites {
 	t.Helper()
 	var doc junitSuites
 	if err := xml.Unmarshal(render(t, "junit", Options{}, r), &doc); err != nil {
@@ -297,23 +297,23 @@ func TestJUnitClusterSuite(t *testing.T) {
 
 	for _, tc := range []struct {
 		name      string
-		edit      func(r *audit.Report)
+		edit      func(r *result.Report)
 		wantSuite bool
 		check     func(t *testing.T, s *junitSuite)
 	}{
-		{"no cluster, no cluster checks: no suite", func(r *audit.Report) {}, false, nil},
-		{"cluster probes did not run", func(r *audit.Report) {
-			r.Cluster = &audit.Cluster{Status: audit.ClusterNoServer, Message: "no reachable RKE2 server node"}
+		{"no cluster, no cluster checks: no suite", func(r *result.Report) {}, false, nil},
+		{"cluster probes did not run", func(r *result.Report) {
+			r.Cluster = &result.Cluster{Status: result.ClusterNoServer, Message: "no reachable RKE2 server node"}
 		}, true, func(t *testing.T, s *junitSuite) {
 			c := caseNamed(s, "probes")
 			if c == nil || c.Skipped == nil || c.Skipped.Message != "no_server: no reachable RKE2 server node" || s.Skipped != 1 {
 				t.Errorf("probes case = %+v", c)
 			}
 		}},
-		{"failing cluster check takes the finding's summary and fix", func(r *audit.Report) {
-			r.Cluster = &audit.Cluster{Status: audit.ClusterOK, Node: "lab-1", Facts: map[string]string{"cluster.readyz": "failed"}}
-			r.Checks = append(r.Checks, audit.CheckResult{Check: "cluster.readyz", Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomeFail, Detail: "cluster.readyz=failed (want ok)"})
-			r.Findings = append(r.Findings, audit.Finding{Check: "cluster.readyz", Kind: audit.KindCheck, Severity: audit.SeverityCritical, Nodes: []string{},
+		{"failing cluster check takes the finding's summary and fix", func(r *result.Report) {
+			r.Cluster = &result.Cluster{Status: result.ClusterOK, Node: "lab-1", Facts: map[string]string{"cluster.readyz": "failed"}}
+			r.Checks = append(r.Checks, result.CheckResult{Check: "cluster.readyz", Node: result.ClusterNode, Severity: result.SeverityCritical, Outcome: result.OutcomeFail, Detail: "cluster.readyz=failed (want ok)"})
+			r.Findings = append(r.Findings, result.Finding{Check: "cluster.readyz", Kind: result.KindCheck, Severity: result.SeverityCritical, Nodes: []string{},
 				Summary: "the API server is not ready", Remediation: "kubectl get --raw='/readyz?verbose'"})
 		}, true, func(t *testing.T, s *junitSuite) {
 			c := caseNamed(s, "cluster.readyz")
@@ -321,10 +321,10 @@ func TestJUnitClusterSuite(t *testing.T) {
 				t.Errorf("cluster failure = %+v", c)
 			}
 		}},
-		{"waived cluster check", func(r *audit.Report) {
-			r.Checks = append(r.Checks, audit.CheckResult{Check: "cluster.readyz", Node: audit.ClusterNode, Severity: audit.SeverityCritical, Outcome: audit.OutcomeWaived, Detail: "cluster.readyz=failed"})
-			r.Findings = append(r.Findings, audit.Finding{Check: "cluster.readyz", Kind: audit.KindCheck, Severity: audit.SeverityCritical, Nodes: []string{},
-				Waived: &audit.Waiver{Check: "cluster.readyz", Reason: "API maintenance", Expires: "2026-12-03"}})
+		{"waived cluster check", func(r *result.Report) {
+			r.Checks = append(r.Checks, result.CheckResult{Check: "cluster.readyz", Node: result.ClusterNode, Severity: result.SeverityCritical, Outcome: result.OutcomeWaived, Detail: "cluster.readyz=failed"})
+			r.Findings = append(r.Findings, result.Finding{Check: "cluster.readyz", Kind: result.KindCheck, Severity: result.SeverityCritical, Nodes: []string{},
+				Waived: &result.Waiver{Check: "cluster.readyz", Reason: "API maintenance", Expires: "2026-12-03"}})
 		}, true, func(t *testing.T, s *junitSuite) {
 			c := caseNamed(s, "cluster.readyz")
 			if c == nil || c.Skipped == nil || c.Skipped.Message != "waived: API maintenance (until 2026-12-03)" {
@@ -439,25 +439,25 @@ func TestHostileNewFields(t *testing.T) {
 // them did not answer: which answered, which did not and why; node text
 // in them is escaped like any other.
 func TestClusterAttempts(t *testing.T) {
-	failedThenOK := &audit.Cluster{Status: audit.ClusterOK, Node: "etcd-2", Facts: map[string]string{"cluster.readyz": "passed"},
+	failedThenOK := &result.Cluster{Status: result.ClusterOK, Node: "etcd-2", Facts: map[string]string{"cluster.readyz": "passed"},
 		Message: "cluster view from etcd-2; etcd-1: API unreachable (connection refused)",
-		Attempts: []audit.ClusterAttempt{
-			{Node: "etcd-1", Outcome: audit.ClusterFailed, Reason: "API unreachable (connection refused)"},
-			{Node: "etcd-2", Outcome: audit.ClusterOK},
+		Attempts: []result.ClusterAttempt{
+			{Node: "etcd-1", Outcome: result.ClusterFailed, Reason: "API unreachable (connection refused)"},
+			{Node: "etcd-2", Outcome: result.ClusterOK},
 		}}
-	allFailed := &audit.Cluster{Status: audit.ClusterFailed, Node: "etcd-1", Facts: map[string]string{"cluster.api": "unreachable"},
+	allFailed := &result.Cluster{Status: result.ClusterFailed, Node: "etcd-1", Facts: map[string]string{"cluster.api": "unreachable"},
 		Message: "no server answered: etcd-1: API unreachable (connection refused); etcd-2: no kubeconfig (/etc/rancher/rke2/rke2.yaml)",
-		Attempts: []audit.ClusterAttempt{
-			{Node: "etcd-1", Outcome: audit.ClusterFailed, Reason: "API unreachable (connection refused)"},
-			{Node: "etcd-2", Outcome: audit.ClusterFailed, Reason: "no kubeconfig (/etc/rancher/rke2/rke2.yaml)"},
+		Attempts: []result.ClusterAttempt{
+			{Node: "etcd-1", Outcome: result.ClusterFailed, Reason: "API unreachable (connection refused)"},
+			{Node: "etcd-2", Outcome: result.ClusterFailed, Reason: "no kubeconfig (/etc/rancher/rke2/rke2.yaml)"},
 		}}
-	firstOK := &audit.Cluster{Status: audit.ClusterOK, Node: "etcd-1", Facts: map[string]string{"cluster.readyz": "passed"},
-		Attempts: []audit.ClusterAttempt{{Node: "etcd-1", Outcome: audit.ClusterOK}}}
-	hostile := &audit.Cluster{Status: audit.ClusterFailed, Message: "no server answered",
-		Attempts: []audit.ClusterAttempt{{Node: "e|1<b>", Outcome: audit.ClusterFailed, Reason: "<img src=x onerror=alert(1)> *x* \x1b[2J"}}}
+	firstOK := &result.Cluster{Status: result.ClusterOK, Node: "etcd-1", Facts: map[string]string{"cluster.readyz": "passed"},
+		Attempts: []result.ClusterAttempt{{Node: "etcd-1", Outcome: result.ClusterOK}}}
+	hostile := &result.Cluster{Status: result.ClusterFailed, Message: "no server answered",
+		Attempts: []result.ClusterAttempt{{Node: "e|1<b>", Outcome: result.ClusterFailed, Reason: "<img src=x onerror=alert(1)> *x* \x1b[2J"}}}
 	tests := []struct {
 		name    string
-		c       *audit.Cluster
+		c       *result.Cluster
 		format  string
 		want    []string
 		notWant []string
@@ -507,7 +507,7 @@ func TestClusterAttempts(t *testing.T) {
 				}
 			}
 			if tc.format == "json" {
-				back, err := ReadJSON(strings.NewReader(out))
+				back, err := result.ReadJSON(strings.NewReader(out))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var _ Formatter = (*Terminal)(nil)
@@ -47,7 +47,7 @@ const (
 	maxValue = 40
 )
 
-func (t *Terminal) Format(w io.Writer, r *audit.Report) error {
+func (t *Terminal) Format(w io.Writer, r *result.Report) error {
 	width := t.Options.Width
 	if width == 0 {
 		width = defaultWidth
@@ -86,7 +86,7 @@ func (p *termPrinter) paint(sgr, s string) string {
 func (p *termPrinter) line(s string) { p.buf.WriteString(s + "\n") }
 
 // header is two lines: what ran against what and when, then the fleet.
-func (p *termPrinter) header(r *audit.Report) {
+func (p *termPrinter) header(r *result.Report) {
 	var first []string
 	if tool := strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version); tool != "" {
 		first = append(first, oneLine(tool))
@@ -134,10 +134,10 @@ func (p *termPrinter) title(s string) {
 // nodes lists only the nodes that are not ok, one a line with the status
 // and the message that says what to do: the healthy ones are the count in
 // the header, and a long list of "ok" would hide the few that matter.
-func (p *termPrinter) nodes(r *audit.Report) {
+func (p *termPrinter) nodes(r *result.Report) {
 	var rows [][]string
 	for _, n := range r.Nodes {
-		if n.Status == audit.StatusOK {
+		if n.Status == result.StatusOK {
 			continue
 		}
 		msg := n.Message
@@ -162,11 +162,11 @@ func (p *termPrinter) nodes(r *audit.Report) {
 
 // notOKProbes counts the node probe runs that did not finish ok and the
 // nodes they ran on.
-func notOKProbes(r *audit.Report) (runs, nodes int) {
+func notOKProbes(r *result.Report) (runs, nodes int) {
 	for _, n := range r.Nodes {
 		before := runs
 		for _, pr := range n.Probes {
-			if pr.Status != audit.ProbeOK {
+			if pr.Status != result.ProbeOK {
 				runs++
 			}
 		}
@@ -180,14 +180,14 @@ func notOKProbes(r *audit.Report) (runs, nodes int) {
 // probes is --verbose's list of every node probe run that did not finish
 // ok, one a line: the node's status says that something failed, this says
 // which probe and how.
-func (p *termPrinter) probes(r *audit.Report) {
+func (p *termPrinter) probes(r *result.Report) {
 	if !p.verbose {
 		return
 	}
 	var rows [][]string
 	for _, n := range r.Nodes {
 		for _, pr := range n.Probes {
-			if pr.Status != audit.ProbeOK {
+			if pr.Status != result.ProbeOK {
 				rows = append(rows, []string{oneLine(n.Name), oneLine(pr.ID), oneLine(pr.Status), fmt.Sprint(pr.ExitCode), oneLine(pr.Stderr)})
 			}
 		}
@@ -211,13 +211,13 @@ func (p *termPrinter) probes(r *audit.Report) {
 // cluster is one line: where the cluster-scoped probes ran and how it
 // went, the two facts an operator asks first, and the Kubernetes nodes the
 // audit could not see. The full set is in the other formats.
-func (p *termPrinter) cluster(r *audit.Report) {
+func (p *termPrinter) cluster(r *result.Report) {
 	c := r.Cluster
 	if c == nil {
 		return
 	}
 	status := oneLine(c.Status)
-	if c.Status != audit.ClusterOK {
+	if c.Status != result.ClusterOK {
 		status = p.paint(sgrYellow, status)
 	}
 	s := p.paint(sgrBold, "Cluster:") + " " + status
@@ -243,7 +243,7 @@ func (p *termPrinter) cluster(r *audit.Report) {
 // concern the same nodes.
 type findingGroup struct {
 	nodes    []string
-	findings []audit.Finding
+	findings []result.Finding
 }
 
 // groupFindings groups findings the way clush -b groups identical output:
@@ -252,7 +252,7 @@ type findingGroup struct {
 // tier is part of the key so that no warning is listed above a critical
 // finding of another node set, and an accepted risk stays after every
 // finding that counts. Groups keep the order of their first finding.
-func groupFindings(fs []audit.Finding) []findingGroup {
+func groupFindings(fs []result.Finding) []findingGroup {
 	var groups []findingGroup
 	index := map[string]int{}
 	for _, f := range fs {
@@ -287,7 +287,7 @@ func nodesHead(nodes []string) string {
 // findingTitle is the check's short title; the summary is a paragraph and
 // is for --verbose and the long formats. A finding without a title (a
 // saved report of an older version, a site check) falls back to it.
-func findingTitle(f audit.Finding) string {
+func findingTitle(f result.Finding) string {
 	if f.Title != "" {
 		return f.Title
 	}
@@ -295,7 +295,7 @@ func findingTitle(f audit.Finding) string {
 }
 
 // findingCells are a finding's severity, check and title.
-func findingCells(f audit.Finding) []string {
+func findingCells(f result.Finding) []string {
 	sev := f.Severity.String()
 	if f.Waived != nil {
 		// The severity it would have had is on the line below; the column
@@ -308,7 +308,7 @@ func findingCells(f audit.Finding) []string {
 // findings prints one line per finding (severity, check, title) under the
 // node set it concerns, then the probable-cause blocks, then the rollouts
 // of the critical checks.
-func (p *termPrinter) findings(r *audit.Report) {
+func (p *termPrinter) findings(r *result.Report) {
 	if len(r.Findings) == 0 {
 		p.title("Findings: none")
 		return
@@ -348,7 +348,7 @@ func (p *termPrinter) findings(r *audit.Report) {
 	// A waived cause was accepted; its line in the list says so and why.
 	failing := failingNodes(r)
 	for _, f := range fs {
-		if f.Kind != audit.KindCorrelation || f.Waived != nil {
+		if f.Kind != result.KindCorrelation || f.Waived != nil {
 			continue
 		}
 		p.line("")
@@ -377,11 +377,11 @@ func (p *termPrinter) findings(r *audit.Report) {
 // details are what --verbose adds under a finding's line: the summary, the
 // per-node evidence and the fix. A correlation's evidence and fix are in
 // its cause block already.
-func (p *termPrinter) details(indent int, f audit.Finding) {
+func (p *termPrinter) details(indent int, f result.Finding) {
 	if f.Summary != "" && f.Summary != f.Title {
 		p.detail(indent, 0, f.Summary)
 	}
-	if f.Kind == audit.KindCorrelation && f.Waived == nil {
+	if f.Kind == result.KindCorrelation && f.Waived == nil {
 		return
 	}
 	for _, e := range f.Evidence {
@@ -408,11 +408,11 @@ func (p *termPrinter) detail(indent, hang int, s string) {
 // rollouts prints the rollout of each critical check finding, the ones that
 // block the upgrade; warnings keep theirs in the other formats so that the
 // terminal stays short. Findings with the same plan share one line.
-func (p *termPrinter) rollouts(fs []audit.Finding, failing map[string]bool) {
+func (p *termPrinter) rollouts(fs []result.Finding, failing map[string]bool) {
 	var order []string
 	checks := map[string][]string{}
 	for _, f := range fs {
-		if f.Kind == audit.KindCorrelation || f.Waived != nil || f.Severity != audit.SeverityCritical || len(f.Rollout) == 0 {
+		if f.Kind == result.KindCorrelation || f.Waived != nil || f.Severity != result.SeverityCritical || len(f.Rollout) == 0 {
 			continue
 		}
 		line := oneLine(rolloutLine(rolloutSteps(f.Rollout, failing)))
@@ -433,7 +433,7 @@ func (p *termPrinter) rollouts(fs []audit.Finding, failing map[string]bool) {
 // drift lists each drifted fact on one line: its majority and, like
 // clush -b, the node sets of every other value. Fleet scope needs no label;
 // a role scope is named after the fact.
-func (p *termPrinter) drift(r *audit.Report, max int) {
+func (p *termPrinter) drift(r *result.Report, max int) {
 	if len(r.Drift) == 0 {
 		p.title("Drift: none")
 		return
@@ -492,7 +492,7 @@ func (p *termPrinter) drift(r *audit.Report, max int) {
 	}
 }
 
-func (p *termPrinter) gate(r *audit.Report) {
+func (p *termPrinter) gate(r *result.Report) {
 	p.line("")
 	sgr := sgrGreen
 	if !r.Gate.Passed {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // TestTerminalGoldenVerbose compares --verbose with
@@ -21,7 +21,7 @@ import (
 func TestTerminalGoldenVerbose(t *testing.T) {
 	for _, sc := range []struct {
 		name  string
-		build func() *audit.Report
+		build func() *result.Report
 	}{{"incident", incidentReport}, {"unreachable", unreachableReport}} {
 		r := sc.build()
 		path := filepath.Join("testdata", sc.name+"."+strconv.Itoa(r.Gate.ExitCode)+".verbose.txt")
@@ -45,7 +45,7 @@ func TestTerminalGoldenVerbose(t *testing.T) {
 // wideReport is the incident with titles, node names and fact values in
 // scripts whose characters are two columns wide, so that a fitter that
 // counts bytes or runes instead of columns overflows.
-func wideReport() *audit.Report {
+func wideReport() *result.Report {
 	r := incidentReport()
 	for i := range r.Findings {
 		r.Findings[i].Title = "节点上的防火墙 UFW 处于活动状态，会破坏 kube-proxy 的服务规则"
@@ -54,7 +54,7 @@ func wideReport() *audit.Report {
 	}
 	r.Drift[0].Groups[1].Value = "五〇三エラー応答"
 	r.Drift[0].Groups[1].Nodes = append(r.Drift[0].Groups[1].Nodes, "ノード-東京-01", "ノード-東京-02")
-	r.Nodes[3].Status, r.Nodes[3].Message = audit.StatusUnreachable, strings.Repeat("到達できません 接続がタイムアウトしました ", 4)
+	r.Nodes[3].Status, r.Nodes[3].Message = result.StatusUnreachable, strings.Repeat("到達できません 接続がタイムアウトしました ", 4)
 	return r
 }
 
@@ -74,7 +74,7 @@ func listBlocks(out string) []string {
 }
 
 func TestTerminalFitsWidth(t *testing.T) {
-	reports := map[string]func() *audit.Report{"incident": incidentReport, "wide": wideReport, "unreachable": unreachableReport, "hostile": hostileReport}
+	reports := map[string]func() *result.Report{"incident": incidentReport, "wide": wideReport, "unreachable": unreachableReport, "hostile": hostileReport}
 	for name, build := range reports {
 		for _, width := range []int{40, 60, 80, 100, 140} {
 			for _, verbose := range []bool{false, true} {
@@ -226,24 +226,24 @@ func TestTerminalNewSections(t *testing.T) {
 }
 
 func TestGroupFindings(t *testing.T) {
-	crit := func(check string, nodes ...string) audit.Finding {
-		return audit.Finding{Check: check, Severity: audit.SeverityCritical, Nodes: nodes}
+	crit := func(check string, nodes ...string) result.Finding {
+		return result.Finding{Check: check, Severity: result.SeverityCritical, Nodes: nodes}
 	}
-	warn := func(check string, nodes ...string) audit.Finding {
-		return audit.Finding{Check: check, Severity: audit.SeverityWarning, Nodes: nodes}
+	warn := func(check string, nodes ...string) result.Finding {
+		return result.Finding{Check: check, Severity: result.SeverityWarning, Nodes: nodes}
 	}
-	waived := func(f audit.Finding) audit.Finding { f.Waived = &audit.Waiver{}; return f }
+	waived := func(f result.Finding) result.Finding { f.Waived = &result.Waiver{}; return f }
 	for _, tc := range []struct {
 		name string
-		in   []audit.Finding
+		in   []result.Finding
 		want string
 	}{
-		{"same nodes in any order", []audit.Finding{crit("a", "n1", "n2"), crit("b", "n2", "n1")}, "n[1-2] (2): a b"},
-		{"later finding joins its node set", []audit.Finding{crit("a", "n1"), crit("b", "n2"), crit("c", "n1")}, "n1 (1): a c | n2 (1): b"},
-		{"a warning never joins a critical", []audit.Finding{crit("a", "n1"), crit("b", "n2"), warn("c", "n1")}, "n1 (1): a | n2 (1): b | n1 (1): c"},
-		{"a waived finding never joins one that counts", []audit.Finding{warn("a", "n1"), waived(warn("b", "n1"))}, "n1 (1): a | n1 (1): b"},
-		{"no nodes is the fleet", []audit.Finding{warn("a"), warn("b")}, "fleet: a b"},
-		{"a name is not split at a comma", []audit.Finding{crit("a", "x,y"), crit("b", "x", "y")}, "x,y (1): a | x,y (2): b"},
+		{"same nodes in any order", []result.Finding{crit("a", "n1", "n2"), crit("b", "n2", "n1")}, "n[1-2] (2): a b"},
+		{"later finding joins its node set", []result.Finding{crit("a", "n1"), crit("b", "n2"), crit("c", "n1")}, "n1 (1): a c | n2 (1): b"},
+		{"a warning never joins a critical", []result.Finding{crit("a", "n1"), crit("b", "n2"), warn("c", "n1")}, "n1 (1): a | n2 (1): b | n1 (1): c"},
+		{"a waived finding never joins one that counts", []result.Finding{warn("a", "n1"), waived(warn("b", "n1"))}, "n1 (1): a | n1 (1): b"},
+		{"no nodes is the fleet", []result.Finding{warn("a"), warn("b")}, "fleet: a b"},
+		{"a name is not split at a comma", []result.Finding{crit("a", "x,y"), crit("b", "x", "y")}, "x,y (1): a | x,y (2): b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var parts []string
@@ -262,55 +262,55 @@ func TestGroupFindings(t *testing.T) {
 }
 
 func TestFoldDrift(t *testing.T) {
-	d := func(fact, scope, majority string, groups ...audit.DriftGroup) audit.Drift {
-		return audit.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: groups}
+	d := func(fact, scope, majority string, groups ...result.DriftGroup) result.Drift {
+		return result.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: groups}
 	}
-	g := func(v string, nodes ...string) audit.DriftGroup { return audit.DriftGroup{Value: v, Nodes: nodes} }
+	g := func(v string, nodes ...string) result.DriftGroup { return result.DriftGroup{Value: v, Nodes: nodes} }
 	for _, tc := range []struct {
 		name string
-		in   []audit.Drift
+		in   []result.Drift
 		want string
 	}{
-		{"same outliers fold", []audit.Drift{
+		{"same outliers fold", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
 			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
 		}, "k[fleet role:worker]"},
-		{"outliers listed in another order still fold", []audit.Drift{
+		{"outliers listed in another order still fold", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4", "n5")),
 			d("k", "role:worker", "a", g("a", "n3"), g("b", "n5", "n4")),
 		}, "k[fleet role:worker]"},
-		{"some of the fleet's outliers fold", []audit.Drift{
+		{"some of the fleet's outliers fold", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4"), g("c", "n5")),
 			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
 		}, "k[fleet role:worker]"},
 		// Not from one run (n3 has two values), but a saved report can be
 		// edited: a row that disagrees with the fleet row is kept.
-		{"an outlier the fleet row does not flag stays a row", []audit.Drift{
+		{"an outlier the fleet row does not flag stays a row", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
 			d("k", "role:worker", "a", g("a", "n1", "n2"), g("c", "n3")),
 		}, "k[fleet] k[role:worker]"},
-		{"another outlier value stays a row", []audit.Drift{
+		{"another outlier value stays a row", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
 			d("k", "role:worker", "a", g("a", "n3"), g("c", "n4")),
 		}, "k[fleet] k[role:worker]"},
-		{"a node missing from the fleet row stays a row", []audit.Drift{
+		{"a node missing from the fleet row stays a row", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
 			d("k", "role:worker", "a", g("a", "n3"), g("b", "n9")),
 		}, "k[fleet] k[role:worker]"},
 		// The seed incident: the role's majority is the fleet's outlier.
-		{"a majority the fleet does not share folds", []audit.Drift{
+		{"a majority the fleet does not share folds", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4", "n5"), g("c", "n6")),
 			d("k", "role:worker", "b", g("b", "n4", "n5"), g("c", "n6")),
 		}, "k[fleet role:worker]"},
-		{"a value normal in the fleet but odd in the role folds", []audit.Drift{
+		{"a value normal in the fleet but odd in the role folds", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4", "n5")),
 			d("k", "role:etcd", "b", g("b", "n4", "n5"), g("a", "n1")),
 		}, "k[fleet role:etcd]"},
-		{"a role drift without a fleet drift stays", []audit.Drift{
+		{"a role drift without a fleet drift stays", []result.Drift{
 			d("j", "fleet", "a", g("a", "n1"), g("b", "n2")),
 			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
 		}, "j[fleet] k[role:worker]"},
-		{"two roles fold into one fleet row", []audit.Drift{
+		{"two roles fold into one fleet row", []result.Drift{
 			d("k", "fleet", "a", g("a", "n1", "n2", "n3"), g("b", "n4")),
 			d("k", "role:etcd", "a", g("a", "n1"), g("b", "n4")),
 			d("k", "role:worker", "a", g("a", "n3"), g("b", "n4")),
@@ -337,9 +337,9 @@ func TestProbeFailuresAreVisible(t *testing.T) {
 	r := incidentReport()
 	for i := range r.Nodes {
 		if r.Nodes[i].Name == "cluster-a-worker-1" {
-			r.Nodes[i].Status = audit.StatusProbeFailed
+			r.Nodes[i].Status = result.StatusProbeFailed
 			r.Nodes[i].Message = "probe site (exit 126) failed"
-			r.Nodes[i].Probes = append(okProbes(), audit.ProbeRun{ID: "site", Status: audit.ProbeFailed, ExitCode: 126})
+			r.Nodes[i].Probes = append(okProbes(), result.ProbeRun{ID: "site", Status: result.ProbeFailed, ExitCode: 126})
 		}
 	}
 	tests := []struct {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -19,11 +19,11 @@ var version = "dev"
 type exitCode int
 
 const (
-	exitOK          exitCode = audit.ExitOK
-	exitGateFailed  exitCode = audit.ExitGateFailed
-	exitUsage       exitCode = audit.ExitUsage
-	exitUnaudited   exitCode = audit.ExitUnaudited
-	exitInterrupted exitCode = audit.ExitInterrupted
+	exitOK          exitCode = result.ExitOK
+	exitGateFailed  exitCode = result.ExitGateFailed
+	exitUsage       exitCode = result.ExitUsage
+	exitUnaudited   exitCode = result.ExitUnaudited
+	exitInterrupted exitCode = result.ExitInterrupted
 )
 
 // usageError is a bad flag, argument or input file: exit 2.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 func diffCommand() *cli.Command {
@@ -50,7 +51,7 @@ EXAMPLES:
 			if c.NArg() != 2 {
 				return &usageError{fmt.Errorf("diff: want two saved results files (BEFORE.json AFTER.json, written by run --json), got %d arguments", c.NArg())}
 			}
-			failOn, err := audit.ParseSeverity(c.String("fail-on"))
+			failOn, err := result.ParseSeverity(c.String("fail-on"))
 			if err != nil {
 				return &usageError{fmt.Errorf("--fail-on: %w", err)}
 			}
@@ -63,11 +64,11 @@ EXAMPLES:
 			if err := checkOutputs(outputs); err != nil {
 				return err
 			}
-			before, err := untilDone(c.Context, func() (*audit.Report, error) { return readSavedRun(c.Args().Get(0)) })
+			before, err := untilDone(c.Context, func() (*result.Report, error) { return readSavedRun(c.Args().Get(0)) })
 			if err != nil {
 				return err
 			}
-			after, err := untilDone(c.Context, func() (*audit.Report, error) { return readSavedRun(c.Args().Get(1)) })
+			after, err := untilDone(c.Context, func() (*result.Report, error) { return readSavedRun(c.Args().Get(1)) })
 			if err != nil {
 				return err
 			}
@@ -84,13 +85,13 @@ EXAMPLES:
 	}
 }
 
-func readSavedRun(path string) (*audit.Report, error) {
+func readSavedRun(path string) (*result.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("diff: %w", err)}
 	}
 	defer f.Close()
-	r, err := report.ReadJSON(f)
+	r, err := result.ReadJSON(f)
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("diff: %s: %w", path, err)}
 	}
@@ -99,7 +100,7 @@ func readSavedRun(path string) (*audit.Report, error) {
 
 // A diff written to stdout (-) moves the terminal diff to stderr, as
 // emitReport does.
-func emitDiff(d *audit.Diff, outputs map[string]string, quiet bool, stdout, stderr io.Writer) error {
+func emitDiff(d *result.Diff, outputs map[string]string, quiet bool, stdout, stderr io.Writer) error {
 	var written []string
 	summary := stdout
 	for _, format := range report.DiffFormats() {

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
-	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 func reportCommand() *cli.Command {
@@ -45,13 +45,13 @@ EXAMPLES:
 			path := c.Args().First()
 			// A pipe (report /dev/stdin) or a FIFO can block for ever:
 			// an interrupt must still end the command.
-			r, err := untilDone(c.Context, func() (*audit.Report, error) {
+			r, err := untilDone(c.Context, func() (*result.Report, error) {
 				f, err := os.Open(path)
 				if err != nil {
 					return nil, &usageError{fmt.Errorf("report: %w", err)}
 				}
 				defer f.Close()
-				r, err := report.ReadJSON(f)
+				r, err := result.ReadJSON(f)
 				if err == nil {
 					err = checkSavedGate(r)
 				}
@@ -85,9 +85,9 @@ EXAMPLES:
 // (256, which a shell sees as 0; 0 over a critical finding) must not become
 // a CI verdict. The reasons are display text and may be worded by an older
 // release; the verdict fields are not.
-func checkSavedGate(r *audit.Report) error {
+func checkSavedGate(r *result.Report) error {
 	g := r.Gate
-	if _, err := audit.ParseSeverity(g.FailOn.String()); err != nil {
+	if _, err := result.ParseSeverity(g.FailOn.String()); err != nil {
 		return fmt.Errorf("gate.fail_on: %w", err)
 	}
 	want := audit.EvaluateGate(r, audit.GatePolicy{FailOn: g.FailOn, AllowUnreachable: g.AllowUnreachable})

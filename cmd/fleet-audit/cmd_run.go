@@ -19,6 +19,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // runOptions is what the run and demo commands' flags fill in.
@@ -28,7 +29,7 @@ type runOptions struct {
 	Forks            int
 	ConnectTimeout   time.Duration
 	NodeTimeout      time.Duration
-	FailOn           audit.Severity
+	FailOn           result.Severity
 	AllowUnreachable bool
 	NoAgent          bool
 	// HostKeyPolicy is --host-key-policy; HostKeyDefault when not given,
@@ -140,7 +141,7 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 		Forks: c.Int("forks"), ConnectTimeout: c.Duration("connect-timeout"), NodeTimeout: c.Duration("node-timeout"),
 		AllowUnreachable: c.Bool("allow-unreachable"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: map[string]string{},
 	}
-	sev, err := audit.ParseSeverity(c.String("fail-on"))
+	sev, err := result.ParseSeverity(c.String("fail-on"))
 	if err != nil {
 		return o, &usageError{fmt.Errorf("--fail-on: %w", err)}
 	}
@@ -186,7 +187,7 @@ func patterns(in []string) []string {
 type rules struct {
 	Probes  []audit.Probe
 	Checks  []audit.Check
-	Waivers []audit.Waiver
+	Waivers []result.Waiver
 }
 
 // loadRules loads the embedded and --probes probes and checks, selects the
@@ -418,7 +419,7 @@ type outputOptions struct {
 // A report written to stdout (-) is all stdout carries, so that
 // `--json - | jq` parses: the terminal summary then goes to stderr, where a
 // CI log still shows it, coloured only if stderr is a terminal.
-func emitReport(r *audit.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
+func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
 	var writeErr error
 	var written []string
 	summary := stdout
@@ -484,7 +485,7 @@ func terminalWidth(w io.Writer) int {
 }
 
 // writeReport renders one report file; a reader never sees half of it.
-func writeReport(format, path string, r *audit.Report, stdout io.Writer) error {
+func writeReport(format, path string, r *result.Report, stdout io.Writer) error {
 	f, err := report.New(format, report.Options{})
 	if err != nil {
 		return err

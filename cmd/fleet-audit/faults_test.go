@@ -19,6 +19,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Bounds of the fault run. The probe timeout is the hanging probe's own.
@@ -51,7 +52,7 @@ type faultNode struct {
 	name   string
 	fault  sshfleet.Fault
 	via    string // the bastion it is reached through, "" for direct
-	status audit.NodeStatus
+	status result.NodeStatus
 	// facts: whether the node must report facts (the healthy nodes every
 	// probe's, the partial ones some).
 	facts bool
@@ -69,17 +70,17 @@ type faultNode struct {
 // report must be written and the gate must fail closed.
 func TestFaultFleet(t *testing.T) {
 	nodes := []faultNode{
-		{name: "healthy-1", status: audit.StatusOK, facts: true},
-		{name: "healthy-2", via: "bastion-up", status: audit.StatusOK, facts: true},
-		{name: "refuses", fault: sshfleet.FaultRefuse, status: audit.StatusUnreachable},
-		{name: "silent", fault: sshfleet.FaultSilent, status: audit.StatusTimeout},
-		{name: "hangs", hang: true, status: audit.StatusProbeTimeout, facts: true},
-		{name: "rekeyed", wrongKey: true, status: audit.StatusHostKeyMismatch},
-		{name: "rejects", fault: sshfleet.FaultRejectKey, status: audit.StatusAuthFailed},
-		{name: "floods", fault: sshfleet.FaultFlood, floodBytes: 50 << 20, status: audit.StatusOutputTruncated, partial: true},
-		{name: "drops", fault: sshfleet.FaultDropMidRun, status: audit.StatusConnectionLost, partial: true},
-		{name: "behind-1", via: "bastion-down", status: audit.StatusJumpFailed},
-		{name: "behind-2", via: "bastion-down", status: audit.StatusJumpFailed},
+		{name: "healthy-1", status: result.StatusOK, facts: true},
+		{name: "healthy-2", via: "bastion-up", status: result.StatusOK, facts: true},
+		{name: "refuses", fault: sshfleet.FaultRefuse, status: result.StatusUnreachable},
+		{name: "silent", fault: sshfleet.FaultSilent, status: result.StatusTimeout},
+		{name: "hangs", hang: true, status: result.StatusProbeTimeout, facts: true},
+		{name: "rekeyed", wrongKey: true, status: result.StatusHostKeyMismatch},
+		{name: "rejects", fault: sshfleet.FaultRejectKey, status: result.StatusAuthFailed},
+		{name: "floods", fault: sshfleet.FaultFlood, floodBytes: 50 << 20, status: result.StatusOutputTruncated, partial: true},
+		{name: "drops", fault: sshfleet.FaultDropMidRun, status: result.StatusConnectionLost, partial: true},
+		{name: "behind-1", via: "bastion-down", status: result.StatusJumpFailed},
+		{name: "behind-2", via: "bastion-down", status: result.StatusJumpFailed},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -119,11 +120,11 @@ func TestFaultFleet(t *testing.T) {
 	if len(data) > 1<<20 {
 		t.Errorf("results.json is %d bytes: the flood was kept", len(data))
 	}
-	var r audit.Report
+	var r result.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]audit.Node{}
+	got := map[string]result.Node{}
 	for _, n := range r.Nodes {
 		got[n.Name] = n
 	}
@@ -144,17 +145,17 @@ func TestFaultFleet(t *testing.T) {
 		if n.Status != want.status {
 			t.Errorf("%s: status %s, want %s (%s)", want.name, n.Status, want.status, n.Message)
 		}
-		if n.Status != audit.StatusOK && (n.Message == "" || strings.Contains(n.Message, "\n")) {
+		if n.Status != result.StatusOK && (n.Message == "" || strings.Contains(n.Message, "\n")) {
 			t.Errorf("%s: message %q, want one line", want.name, n.Message)
 		}
 		if !want.partial && want.facts != (len(n.Facts) > 0) {
 			t.Errorf("%s: %d facts, want facts: %v", want.name, len(n.Facts), want.facts)
 		}
-		if want.status == audit.StatusOK {
+		if want.status == result.StatusOK {
 			// Fully audited: every builtin node probe and the hang probe ran.
 			ok := 0
 			for _, p := range n.Probes {
-				if p.Status == audit.ProbeOK {
+				if p.Status == result.ProbeOK {
 					ok++
 				}
 			}
@@ -306,7 +307,7 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	t.Setenv("HOME", ff.dir)
 	t.Setenv("NO_COLOR", "1")
-	audit1 := func(policy string) (int, *audit.Report) {
+	audit1 := func(policy string) (int, *result.Report) {
 		res := filepath.Join(t.TempDir(), "results.json")
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, []string{"fleet-audit", "run", "-i", ff.inventory, "--json", res, "--host-key-policy", policy}, &stdout, &stderr)
@@ -314,18 +315,18 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: exit %d, no results: %v\n%s", policy, code, err, stderr.String())
 		}
-		var r audit.Report
+		var r result.Report
 		if err := json.Unmarshal(data, &r); err != nil {
 			t.Fatal(err)
 		}
 		return code, &r
 	}
 	code, r := audit1("strict")
-	if n := r.Nodes[0]; code != 3 || n.Status != audit.StatusJumpFailed || !strings.Contains(n.Message, "bastion") {
+	if n := r.Nodes[0]; code != 3 || n.Status != result.StatusJumpFailed || !strings.Contains(n.Message, "bastion") {
 		t.Errorf("strict: exit %d, %s: %s", code, n.Status, n.Message)
 	}
 	code, r = audit1("accept-new")
-	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK {
+	if n := r.Nodes[0]; code != 0 || n.Status != result.StatusOK {
 		t.Errorf("accept-new: exit %d, %s: %s", code, n.Status, n.Message)
 	}
 	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "jump host bastion: host key seen for the first time") {
@@ -340,7 +341,7 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 		t.Errorf("accept-new did not record the bastion's key:\n%s", known)
 	}
 	code, r = audit1("strict")
-	if n := r.Nodes[0]; code != 0 || n.Status != audit.StatusOK || len(r.Warnings) != 0 {
+	if n := r.Nodes[0]; code != 0 || n.Status != result.StatusOK || len(r.Warnings) != 0 {
 		t.Errorf("strict after accept-new: exit %d, %s: %s, warnings %q", code, n.Status, n.Message, r.Warnings)
 	}
 }

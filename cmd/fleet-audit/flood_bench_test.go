@@ -22,9 +22,9 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 const (
@@ -58,12 +58,12 @@ func BenchmarkFloodRSS(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			dir := b.TempDir()
 			inv := fleet.writeInventory(b, dir, append(slices.Clone(healthy), v.flood...))
-			want := map[string]audit.NodeStatus{}
+			want := map[string]result.NodeStatus{}
 			for _, n := range healthy {
-				want[n] = audit.StatusOK
+				want[n] = result.StatusOK
 			}
 			for _, n := range v.flood {
-				want[n] = audit.StatusOutputTruncated
+				want[n] = result.StatusOutputTruncated
 			}
 			var peakKiB, floorKiB int64
 			for b.Loop() {
@@ -235,12 +235,12 @@ func parseRusage(data []byte) (peakKiB, floorKiB int64, code int, err error) {
 
 // checkStatuses fails unless results.json lists exactly the nodes of want,
 // each with its wanted status.
-func checkStatuses(path string, want map[string]audit.NodeStatus) error {
+func checkStatuses(path string, want map[string]result.NodeStatus) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	var r audit.Report
+	var r result.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("results %s: %w", path, err)
 	}
@@ -268,22 +268,22 @@ func checkStatuses(path string, want map[string]audit.NodeStatus) error {
 // results.json with a flood node that was read whole, a healthy node that
 // failed, or a node missing must be refused.
 func TestCheckStatuses(t *testing.T) {
-	want := map[string]audit.NodeStatus{"node-1": audit.StatusOK, flood50: audit.StatusOutputTruncated}
+	want := map[string]result.NodeStatus{"node-1": result.StatusOK, flood50: result.StatusOutputTruncated}
 	tests := []struct {
 		name  string
-		nodes []audit.Node
+		nodes []result.Node
 		ok    bool
 	}{
-		{"as wanted", []audit.Node{{Name: "node-1", Status: audit.StatusOK}, {Name: flood50, Status: audit.StatusOutputTruncated}}, true},
-		{"flood not truncated", []audit.Node{{Name: "node-1", Status: audit.StatusOK}, {Name: flood50, Status: audit.StatusOK}}, false},
-		{"healthy node failed", []audit.Node{{Name: "node-1", Status: audit.StatusConnectionLost}, {Name: flood50, Status: audit.StatusOutputTruncated}}, false},
-		{"flood node missing", []audit.Node{{Name: "node-1", Status: audit.StatusOK}}, false},
+		{"as wanted", []result.Node{{Name: "node-1", Status: result.StatusOK}, {Name: flood50, Status: result.StatusOutputTruncated}}, true},
+		{"flood not truncated", []result.Node{{Name: "node-1", Status: result.StatusOK}, {Name: flood50, Status: result.StatusOK}}, false},
+		{"healthy node failed", []result.Node{{Name: "node-1", Status: result.StatusConnectionLost}, {Name: flood50, Status: result.StatusOutputTruncated}}, false},
+		{"flood node missing", []result.Node{{Name: "node-1", Status: result.StatusOK}}, false},
 		{"no nodes", nil, false},
-		{"unexpected node", []audit.Node{{Name: "node-1", Status: audit.StatusOK}, {Name: flood50, Status: audit.StatusOutputTruncated}, {Name: "x", Status: audit.StatusOK}}, false},
+		{"unexpected node", []result.Node{{Name: "node-1", Status: result.StatusOK}, {Name: flood50, Status: result.StatusOutputTruncated}, {Name: "x", Status: result.StatusOK}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data, err := json.Marshal(audit.Report{SchemaVersion: 1, Nodes: tt.nodes})
+			data, err := json.Marshal(result.Report{SchemaVersion: 1, Nodes: tt.nodes})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // TestHostKeyPolicies runs the CLI under each --host-key-policy on a
@@ -32,7 +32,7 @@ func TestHostKeyPolicies(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	known := filepath.Join(dir, "known_hosts")
 
-	audit1 := func(policy string) (int, string, *audit.Report) {
+	audit1 := func(policy string) (int, string, *result.Report) {
 		t.Helper()
 		res := filepath.Join(t.TempDir(), "results.json")
 		md := filepath.Join(t.TempDir(), "report.md")
@@ -46,7 +46,7 @@ func TestHostKeyPolicies(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: no results (exit %d): %v\n%s", policy, code, err, stderr.String())
 		}
-		var r audit.Report
+		var r result.Report
 		if err := json.Unmarshal(data, &r); err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestHostKeyPolicies(t *testing.T) {
 		}
 		return code, stdout.String() + "\n" + string(mdText), &r
 	}
-	status := func(r *audit.Report) string {
+	status := func(r *result.Report) string {
 		var s []string
 		for _, n := range r.Nodes {
 			s = append(s, n.Name+"="+n.Status.String())

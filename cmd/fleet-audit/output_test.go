@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // writeSavedRun writes a small results file as `run --json` would: two
@@ -28,22 +29,22 @@ import (
 //
 // forge, when not nil, changes the report after the gate was evaluated:
 // what a hostile or hand-edited file would hold.
-func writeSavedRun(t *testing.T, dir string, policy audit.GatePolicy, edit func(*audit.Report), forge ...func(*audit.Report)) string {
+func writeSavedRun(t *testing.T, dir string, policy audit.GatePolicy, edit func(*result.Report), forge ...func(*result.Report)) string {
 	t.Helper()
-	r := &audit.Report{
-		SchemaVersion: audit.SchemaVersion,
-		Tool:          audit.Tool{Name: "fleet-audit", Version: "test"},
+	r := &result.Report{
+		SchemaVersion: result.SchemaVersion,
+		Tool:          result.Tool{Name: "fleet-audit", Version: "test"},
 		Inventory:     "inventory.yaml",
 		StartedAt:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		FinishedAt:    time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
-		Nodes: []audit.Node{
-			{Name: "node-1", Address: "10.0.0.1", Roles: []string{"worker"}, Status: audit.StatusOK, Facts: map[string]string{}, Probes: []audit.ProbeRun{}},
-			{Name: "node-2", Address: "10.0.0.2", Roles: []string{"worker"}, Status: audit.StatusOK, Facts: map[string]string{}, Probes: []audit.ProbeRun{}},
+		Nodes: []result.Node{
+			{Name: "node-1", Address: "10.0.0.1", Roles: []string{"worker"}, Status: result.StatusOK, Facts: map[string]string{}, Probes: []result.ProbeRun{}},
+			{Name: "node-2", Address: "10.0.0.2", Roles: []string{"worker"}, Status: result.StatusOK, Facts: map[string]string{}, Probes: []result.ProbeRun{}},
 		},
-		Findings: []audit.Finding{{Check: "ufw.active", Kind: audit.KindCheck, Title: "UFW is active", Severity: audit.SeverityCritical,
+		Findings: []result.Finding{{Check: "ufw.active", Kind: result.KindCheck, Title: "UFW is active", Severity: result.SeverityCritical,
 			Nodes: []string{"node-2"}, Evidence: []string{"node-2: ufw.active=active"}, Remediation: "ufw disable"}},
-		Drift:  []audit.Drift{},
-		Checks: []audit.CheckResult{},
+		Drift:  []result.Drift{},
+		Checks: []result.CheckResult{},
 	}
 	if edit != nil {
 		edit(r)
@@ -68,7 +69,7 @@ func writeSavedRun(t *testing.T, dir string, policy audit.GatePolicy, edit func(
 }
 
 // noFindings makes a saved run whose gate passes.
-func noFindings(r *audit.Report) { r.Findings = []audit.Finding{} }
+func noFindings(r *result.Report) { r.Findings = []result.Finding{} }
 
 // parsesAsResults says what is wrong with b as a results file, or "".
 func parsesAsResults(b []byte) string {
@@ -81,7 +82,7 @@ func parsesAsResults(b []byte) string {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return "not JSON: " + err.Error() + ": " + strconv.Quote(string(b[:min(len(b), 200)]))
 	}
-	if r.SchemaVersion != audit.SchemaVersion || len(r.Nodes) != 2 {
+	if r.SchemaVersion != result.SchemaVersion || len(r.Nodes) != 2 {
 		return "not the saved run: " + strconv.Quote(string(b[:min(len(b), 200)]))
 	}
 	return ""
@@ -208,7 +209,7 @@ func TestReportPathsWrittenThrough(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Chdir(dir)
-			saved := writeSavedRun(t, t.TempDir(), audit.GatePolicy{FailOn: audit.SeverityCritical}, noFindings)
+			saved := writeSavedRun(t, t.TempDir(), audit.GatePolicy{FailOn: result.SeverityCritical}, noFindings)
 			path, check := tc.target(t, dir)
 			code, stdout, stderr := runCLI(t, "report", saved, "--json", path)
 			if code != 0 {
@@ -228,7 +229,7 @@ func TestReportPathsWrittenThrough(t *testing.T) {
 // stream, so the command refuses before writing either.
 func TestOneReportOnStdout(t *testing.T) {
 	t.Chdir(t.TempDir())
-	saved := writeSavedRun(t, t.TempDir(), audit.GatePolicy{FailOn: audit.SeverityCritical}, noFindings)
+	saved := writeSavedRun(t, t.TempDir(), audit.GatePolicy{FailOn: result.SeverityCritical}, noFindings)
 	code, stdout, stderr := runCLI(t, "report", saved, "--json", "-", "--markdown", "-")
 	if code != int(exitUsage) || !strings.Contains(stderr, "only one report can go to stdout") || stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, and why", code, stdout, stderr)
@@ -320,7 +321,7 @@ func TestRunJSONToStdout(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var r audit.Report
+	var r result.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Nodes) != 3 {
 		t.Errorf("stdout is not the results of 3 nodes (%v): %q", err, stdout[:min(len(stdout), 300)])
 	}

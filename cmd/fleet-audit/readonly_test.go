@@ -21,6 +21,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // treeSnapshot maps each path under a root to what a write would change:
@@ -273,7 +274,7 @@ func TestProbesAreReadOnly(t *testing.T) {
 		}
 		r := readResults(t, results)
 		for _, n := range r.Nodes {
-			if n.Status != audit.StatusOK || n.Facts["os.kernel"] != "6.1.0-28-amd64" {
+			if n.Status != result.StatusOK || n.Facts["os.kernel"] != "6.1.0-28-amd64" {
 				t.Fatalf("%s: %s, facts did not come from the simulated root: %v", n.Name, n.Status, n.Facts)
 			}
 		}

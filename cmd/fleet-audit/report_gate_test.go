@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // TestReportRefusesForgedGate: `report` exits with the saved gate, so the
@@ -15,37 +16,37 @@ import (
 // which a shell sees as 0; a pass over a critical finding) is refused with
 // exit 2 naming the field, never obeyed; genuine files exit as saved.
 func TestReportRefusesForgedGate(t *testing.T) {
-	critical := audit.GatePolicy{FailOn: audit.SeverityCritical}
-	unreachable := func(r *audit.Report) {
-		r.Findings = []audit.Finding{}
-		r.Nodes[1].Status = audit.StatusUnreachable
+	critical := audit.GatePolicy{FailOn: result.SeverityCritical}
+	unreachable := func(r *result.Report) {
+		r.Findings = []result.Finding{}
+		r.Nodes[1].Status = result.StatusUnreachable
 	}
 	for _, tc := range []struct {
 		name      string
 		policy    audit.GatePolicy
-		edit      func(*audit.Report)
-		forge     func(*audit.Report)
+		edit      func(*result.Report)
+		forge     func(*result.Report)
 		wantCode  int
 		wantField string // named in the error when the file is refused
 	}{
 		{"genuine failure", critical, nil, nil, 1, ""},
 		{"genuine pass", critical, noFindings, nil, 0, ""},
 		{"genuine unreachable", critical, unreachable, nil, 3, ""},
-		{"unreachable allowed", audit.GatePolicy{FailOn: audit.SeverityCritical, AllowUnreachable: true}, unreachable, nil, 0, ""},
-		{"exit code 256", critical, nil, func(r *audit.Report) { r.Gate.ExitCode = 256 }, 2, "gate.exit_code"},
-		{"pass over a critical finding", critical, nil, func(r *audit.Report) {
+		{"unreachable allowed", audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true}, unreachable, nil, 0, ""},
+		{"exit code 256", critical, nil, func(r *result.Report) { r.Gate.ExitCode = 256 }, 2, "gate.exit_code"},
+		{"pass over a critical finding", critical, nil, func(r *result.Report) {
 			r.Gate.ExitCode, r.Gate.Passed, r.Gate.Reasons = 0, true, []string{}
 		}, 2, "gate.exit_code"},
-		{"passed but exit 1", critical, nil, func(r *audit.Report) { r.Gate.Passed = true }, 2, "gate.passed"},
-		{"exit 3 with every node audited", critical, noFindings, func(r *audit.Report) {
+		{"passed but exit 1", critical, nil, func(r *result.Report) { r.Gate.Passed = true }, 2, "gate.passed"},
+		{"exit 3 with every node audited", critical, noFindings, func(r *result.Report) {
 			r.Gate.ExitCode, r.Gate.Passed = 3, false
 		}, 2, "gate.exit_code"},
-		{"allow_unreachable flipped", critical, unreachable, func(r *audit.Report) { r.Gate.AllowUnreachable = true }, 2, "gate.exit_code"},
-		{"interrupted run that passed", critical, noFindings, func(r *audit.Report) { r.Interrupted = true }, 2, "gate.exit_code"},
-		{"unknown fail_on", critical, noFindings, func(r *audit.Report) { r.Gate.FailOn = audit.SeverityUnknown }, 2, "gate.fail_on"},
+		{"allow_unreachable flipped", critical, unreachable, func(r *result.Report) { r.Gate.AllowUnreachable = true }, 2, "gate.exit_code"},
+		{"interrupted run that passed", critical, noFindings, func(r *result.Report) { r.Interrupted = true }, 2, "gate.exit_code"},
+		{"unknown fail_on", critical, noFindings, func(r *result.Report) { r.Gate.FailOn = result.SeverityUnknown }, 2, "gate.fail_on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var forge []func(*audit.Report)
+			var forge []func(*result.Report)
 			if tc.forge != nil {
 				forge = append(forge, tc.forge)
 			}

@@ -33,6 +33,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // ---------------------------------------------------------------------------
@@ -316,7 +317,7 @@ users:
 	// kubeconfig, the probed secrets arrived and were redacted, and the
 	// auth error path ran.
 	r := readResults(t, results)
-	byName := map[string]audit.Node{}
+	byName := map[string]result.Node{}
 	for _, n := range r.Nodes {
 		byName[n.Name] = n
 	}
@@ -324,18 +325,18 @@ users:
 		t.Errorf("cluster probe did not use the planted rke2.yaml: %+v", r.Cluster)
 	}
 	for _, n := range []string{"node-1", "node-2"} {
-		if got := byName[n].Facts["os.pretty_name"]; got != audit.Redacted {
-			t.Errorf("%s os.pretty_name = %q, want %s", n, got, audit.Redacted)
+		if got := byName[n].Facts["os.pretty_name"]; got != result.Redacted {
+			t.Errorf("%s os.pretty_name = %q, want %s", n, got, result.Redacted)
 		}
 	}
-	if withPassphrase && byName["node-2"].Status != audit.StatusOK {
+	if withPassphrase && byName["node-2"].Status != result.StatusOK {
 		t.Errorf("node-2 (encrypted key only) status %s: %s", byName["node-2"].Status, byName["node-2"].Message)
 	}
-	if withPassphrase && (byName["node-3"].Status != audit.StatusAuthFailed || !strings.Contains(byName["node-3"].Message, wrongEnv)) {
+	if withPassphrase && (byName["node-3"].Status != result.StatusAuthFailed || !strings.Contains(byName["node-3"].Message, wrongEnv)) {
 		t.Errorf("node-3 (wrong passphrase) status %s: %s", byName["node-3"].Status, byName["node-3"].Message)
 	}
-	if byName["node-4"].Status != audit.StatusAuthFailed {
-		t.Errorf("node-4 status %s, want %s", byName["node-4"].Status, audit.StatusAuthFailed)
+	if byName["node-4"].Status != result.StatusAuthFailed {
+		t.Errorf("node-4 status %s, want %s", byName["node-4"].Status, result.StatusAuthFailed)
 	}
 
 	for _, rr := range []struct {
@@ -945,7 +946,7 @@ func TestInjectionRejectedOrInert(t *testing.T) {
 				t.Fatalf("the audit never reached the node (exit %d)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
 			r := readResults(t, results)
-			if len(r.Nodes) != 1 || r.Nodes[0].Status != audit.StatusOK || r.Nodes[0].Address != "127.0.0.1" {
+			if len(r.Nodes) != 1 || r.Nodes[0].Status != result.StatusOK || r.Nodes[0].Address != "127.0.0.1" {
 				t.Errorf("node not audited at 127.0.0.1: %+v", r.Nodes)
 			}
 		})

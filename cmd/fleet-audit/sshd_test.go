@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // realFleet starts one OpenSSH sshd per member on loopback, each with its own
@@ -86,13 +86,13 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func readResults(t *testing.T, path string) *audit.Report {
+func readResults(t *testing.T, path string) *result.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r audit.Report
+	var r result.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +117,10 @@ func TestRealSSHD(t *testing.T) {
 		down     map[string]bool
 		wrongKey map[string]bool
 		want     int
-		check    func(t *testing.T, r *audit.Report)
+		check    func(t *testing.T, r *result.Report)
 	}{
 		{name: "clean", members: nodesim.Clean(3), want: 0},
-		{name: "drift", members: drifted, want: 1, check: func(t *testing.T, r *audit.Report) {
+		{name: "drift", members: drifted, want: 1, check: func(t *testing.T, r *result.Report) {
 			got := map[string]string{}
 			for _, f := range r.Findings {
 				got[f.Check] = strings.Join(f.Nodes, ",")
@@ -129,13 +129,13 @@ func TestRealSSHD(t *testing.T) {
 				t.Errorf("findings = %v", got)
 			}
 		}},
-		{name: "down", members: nodesim.Clean(3), down: map[string]bool{"node-2": true}, want: 3, check: func(t *testing.T, r *audit.Report) {
-			if r.Nodes[1].Status != audit.StatusUnreachable || r.Nodes[0].Status != audit.StatusOK {
+		{name: "down", members: nodesim.Clean(3), down: map[string]bool{"node-2": true}, want: 3, check: func(t *testing.T, r *result.Report) {
+			if r.Nodes[1].Status != result.StatusUnreachable || r.Nodes[0].Status != result.StatusOK {
 				t.Errorf("statuses %s %s", r.Nodes[0].Status, r.Nodes[1].Status)
 			}
 		}},
-		{name: "hostkey", members: nodesim.Clean(3), wrongKey: map[string]bool{"node-1": true}, want: 3, check: func(t *testing.T, r *audit.Report) {
-			if r.Nodes[0].Status != audit.StatusHostKeyMismatch || r.Nodes[2].Status != audit.StatusOK {
+		{name: "hostkey", members: nodesim.Clean(3), wrongKey: map[string]bool{"node-1": true}, want: 3, check: func(t *testing.T, r *result.Report) {
+			if r.Nodes[0].Status != result.StatusHostKeyMismatch || r.Nodes[2].Status != result.StatusOK {
 				t.Errorf("statuses %s %s: %s", r.Nodes[0].Status, r.Nodes[2].Status, r.Nodes[0].Message)
 			}
 		}},
@@ -150,7 +150,7 @@ func TestRealSSHD(t *testing.T) {
 			}
 			r := readResults(t, results)
 			for _, n := range r.Nodes {
-				if n.Status == audit.StatusOK && n.Facts["os.kernel"] != "6.1.0-28-amd64" {
+				if n.Status == result.StatusOK && n.Facts["os.kernel"] != "6.1.0-28-amd64" {
 					t.Errorf("%s: facts did not come from the simulated root: %v", n.Name, n.Facts)
 				}
 			}

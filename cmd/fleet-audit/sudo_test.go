@@ -19,6 +19,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // requireTools says whether a missing prerequisite fails the test instead
@@ -332,7 +333,7 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 		t.Fatalf("the audit did not run as a non-root login with sudo: %+v\nstderr:\n%s", r.Nodes, stderr)
 	}
 	for _, p := range r.Nodes[0].Probes {
-		if p.Status != audit.ProbeOK {
+		if p.Status != result.ProbeOK {
 			t.Errorf("probe %s: %s (exit %d)", p.ID, p.Status, p.ExitCode)
 		}
 	}

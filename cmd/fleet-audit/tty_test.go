@@ -18,10 +18,10 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
-	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // pty is a pseudo-terminal: the program writes to tty as it would to a
@@ -245,13 +245,13 @@ func TestUseColor(t *testing.T) {
 // TestEmitVerbose: -v reaches the terminal formatter; without it the
 // summary is left to the other formats.
 func TestEmitVerbose(t *testing.T) {
-	r := &audit.Report{
-		Nodes: []audit.Node{{Name: "n1", Status: audit.StatusOK}},
-		Findings: []audit.Finding{{
-			Check: "sysctl.ip-forward", Kind: audit.KindCheck, Title: "IP forwarding is off", Severity: audit.SeverityCritical,
+	r := &result.Report{
+		Nodes: []result.Node{{Name: "n1", Status: result.StatusOK}},
+		Findings: []result.Finding{{
+			Check: "sysctl.ip-forward", Kind: result.KindCheck, Title: "IP forwarding is off", Severity: result.SeverityCritical,
 			Nodes: []string{"n1"}, Summary: "Pods cannot reach Services without net.ipv4.ip_forward=1.",
 		}},
-		Gate: audit.Gate{ExitCode: 1, Reasons: []string{"1 critical finding"}},
+		Gate: result.Gate{ExitCode: 1, Reasons: []string{"1 critical finding"}},
 	}
 	for _, verbose := range []bool{false, true} {
 		var stdout, stderr bytes.Buffer

@@ -2,12 +2,37 @@ package archtest
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const mod = "github.com/fleet-audit/fleet-audit"
 
+// moduleImports maps every package of the module to the module packages its
+// non-test files import directly.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], mod+"/")
+		imports[pkg] = []string{}
+		for _, imp := range f[1:] {
+			if rel, ok := strings.CutPrefix(imp, mod+"/"); ok {
+				imports[pkg] = append(imports[pkg], rel)
+			}
+		}
+	}
+	return imports
+}
+
+// deps lists everything pkg's non-test build reaches, standard library and
+// modules included.
 func deps(t *testing.T, pkg string) []string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-deps", mod+"/"+pkg).Output()
@@ -17,12 +42,26 @@ func deps(t *testing.T, pkg string) []string {
 	return strings.Fields(string(out))
 }
 
-func TestLayering(t *testing.T) {
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+func requireGo(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go command not on PATH")
 	}
+}
+
+// TestLayering holds the walls in the packages' doc.go files: a report is
+// rendered from a result alone (possibly read back from JSON long after the
+// run), so report reaches nothing but result; what runs on a node and the
+// checks are read without the run that uses them; nothing below the command
+// knows SSH but remote and the transport.
+func TestLayering(t *testing.T) {
+	requireGo(t)
 	forbidden := map[string][]string{
-		"report":    {"remote", "internal/transport", "internal/sshfleet", "golang.org/x/crypto/ssh"},
+		"report":    {"remote", "internal/transport", "internal/sshfleet", "inventory", "audit", "golang.org/x/crypto/ssh", "gopkg.in/yaml.v3"},
+		"result":    {"audit", "inventory", "remote", "report", "gopkg.in/yaml.v3"},
 		"audit":     {"remote", "internal/transport", "golang.org/x/crypto/ssh"},
 		"inventory": {"remote", "audit", "report"},
 		"remote":    {"audit", "report", "inventory"},
@@ -34,21 +73,28 @@ func TestLayering(t *testing.T) {
 				if !strings.Contains(b, ".") {
 					full = mod + "/" + b
 				}
-				if d == full || strings.HasPrefix(d, full+"/") {
+				if under(d, full) {
 					t.Errorf("%s depends on %s", pkg, d)
 				}
 			}
 		}
 	}
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	onlyModuleImports := map[string][]string{
+		"report": {"result"},
+		"result": {},
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		for _, imp := range f[1:] {
-			if strings.HasPrefix(imp, mod+"/cmd") {
-				t.Errorf("%s imports %s", f[0], imp)
+	imports := moduleImports(t)
+	for pkg, allowed := range onlyModuleImports {
+		for _, imp := range imports[pkg] {
+			if !slices.Contains(allowed, imp) {
+				t.Errorf("%s imports %s; it may import only %v from this module", pkg, imp, allowed)
+			}
+		}
+	}
+	for pkg, imps := range imports {
+		for _, imp := range imps {
+			if under(imp, "cmd") {
+				t.Errorf("%s imports %s", pkg, imp)
 			}
 		}
 	}

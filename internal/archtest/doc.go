@@ -1,4 +1,4 @@
 // Package archtest holds only a test that enforces the layering of the
-// module: report never reaches the SSH transport, audit does not know SSH,
-// and nothing imports the command.
+// module (the walls each package's doc.go states): report reads result
+// alone, audit does not know SSH, and nothing imports the command.
 package archtest

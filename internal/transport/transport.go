@@ -15,6 +15,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Transport opens SSH or local sessions for audit.Run.
@@ -82,7 +83,7 @@ func (t *Transport) Open(ctx context.Context, h inventory.Host) (audit.Session, 
 		d = t.Local
 	}
 	if d == nil {
-		return nil, &audit.NodeError{Status: audit.StatusError, Message: "no transport configured for connection " + h.Connection}
+		return nil, &audit.NodeError{Status: result.StatusError, Message: "no transport configured for connection " + h.Connection}
 	}
 	c, err := d.Dial(ctx, target)
 	if err != nil {
@@ -119,30 +120,30 @@ func (s *session) Close() error { return s.conn.Close() }
 // is the human line shown in reports; remote's own error text, which
 // already says how to fix host-key and auth problems, follows it.
 func Classify(err error) error {
-	status, msg := audit.StatusError, "unexpected error"
+	status, msg := result.StatusError, "unexpected error"
 	switch {
 	case errors.Is(err, context.Canceled):
-		status, msg = audit.StatusInterrupted, "the run was interrupted"
+		status, msg = result.StatusInterrupted, "the run was interrupted"
 	case errors.Is(err, remote.ErrJumpFailed):
 		// First: the hop's own cause (refused, host key...) is wrapped too,
 		// and would otherwise be taken for the node's.
-		status, msg = audit.StatusJumpFailed, "a ProxyJump host on the way failed, so the node was not reached"
+		status, msg = result.StatusJumpFailed, "a ProxyJump host on the way failed, so the node was not reached"
 	case errors.Is(err, remote.ErrUnreachable):
-		status, msg = audit.StatusUnreachable, "cannot connect (refused, no route or unknown name)"
+		status, msg = result.StatusUnreachable, "cannot connect (refused, no route or unknown name)"
 	case errors.Is(err, remote.ErrConnectTimeout):
-		status, msg = audit.StatusTimeout, "no SSH answer within --connect-timeout"
+		status, msg = result.StatusTimeout, "no SSH answer within --connect-timeout"
 	case errors.Is(err, remote.ErrAuthFailed):
-		status, msg = audit.StatusAuthFailed, "SSH authentication failed"
+		status, msg = result.StatusAuthFailed, "SSH authentication failed"
 	case errors.Is(err, remote.ErrHostKeyUnknown):
-		status, msg = audit.StatusHostKeyUnknown, "host key not in known_hosts; verify it and add it"
+		status, msg = result.StatusHostKeyUnknown, "host key not in known_hosts; verify it and add it"
 	case errors.Is(err, remote.ErrHostKeyMismatch):
-		status, msg = audit.StatusHostKeyMismatch, "HOST KEY CHANGED: possible man-in-the-middle or a reinstalled node; check before trusting"
+		status, msg = result.StatusHostKeyMismatch, "HOST KEY CHANGED: possible man-in-the-middle or a reinstalled node; check before trusting"
 	case errors.Is(err, remote.ErrRunTimeout), errors.Is(err, context.DeadlineExceeded):
-		status, msg = audit.StatusProbeTimeout, "probes did not finish within their timeout; partial facts kept"
+		status, msg = result.StatusProbeTimeout, "probes did not finish within their timeout; partial facts kept"
 	case errors.Is(err, remote.ErrOutputTruncated):
-		status, msg = audit.StatusOutputTruncated, "the node printed more than the output cap; the session was closed and partial facts kept"
+		status, msg = result.StatusOutputTruncated, "the node printed more than the output cap; the session was closed and partial facts kept"
 	case errors.Is(err, remote.ErrConnectionLost):
-		status, msg = audit.StatusConnectionLost, "the connection dropped during the probes; partial facts kept"
+		status, msg = result.StatusConnectionLost, "the connection dropped during the probes; partial facts kept"
 	}
 	return &audit.NodeError{Status: status, Message: fmt.Sprintf("%s: %v", msg, err), Err: err}
 }

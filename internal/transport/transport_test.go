@@ -9,28 +9,29 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/remote"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
-		want audit.NodeStatus
+		want result.NodeStatus
 	}{
-		{"refused", fmt.Errorf("ssh n1: %w: connection refused", remote.ErrUnreachable), audit.StatusUnreachable},
-		{"banner timeout", fmt.Errorf("ssh n1: %w", remote.ErrConnectTimeout), audit.StatusTimeout},
-		{"auth", fmt.Errorf("ssh n1: %w: no key accepted", remote.ErrAuthFailed), audit.StatusAuthFailed},
-		{"unknown key", fmt.Errorf("ssh n1: %w", remote.ErrHostKeyUnknown), audit.StatusHostKeyUnknown},
-		{"changed key", fmt.Errorf("ssh n1: %w", remote.ErrHostKeyMismatch), audit.StatusHostKeyMismatch},
+		{"refused", fmt.Errorf("ssh n1: %w: connection refused", remote.ErrUnreachable), result.StatusUnreachable},
+		{"banner timeout", fmt.Errorf("ssh n1: %w", remote.ErrConnectTimeout), result.StatusTimeout},
+		{"auth", fmt.Errorf("ssh n1: %w: no key accepted", remote.ErrAuthFailed), result.StatusAuthFailed},
+		{"unknown key", fmt.Errorf("ssh n1: %w", remote.ErrHostKeyUnknown), result.StatusHostKeyUnknown},
+		{"changed key", fmt.Errorf("ssh n1: %w", remote.ErrHostKeyMismatch), result.StatusHostKeyMismatch},
 		// A hop's cause is wrapped beside ErrJumpFailed: the node is
 		// jump_failed, not unreachable or host_key_mismatch itself.
-		{"bastion down", fmt.Errorf("ssh n1: jump host bastion: %w: %w", remote.ErrJumpFailed, remote.ErrUnreachable), audit.StatusJumpFailed},
-		{"bastion key changed", fmt.Errorf("ssh n1: jump host bastion: %w: %w", remote.ErrJumpFailed, remote.ErrHostKeyMismatch), audit.StatusJumpFailed},
-		{"probe hang", fmt.Errorf("run: %w", remote.ErrRunTimeout), audit.StatusProbeTimeout},
-		{"flood", fmt.Errorf("run: %w", remote.ErrOutputTruncated), audit.StatusOutputTruncated},
-		{"drop", fmt.Errorf("run: %w", remote.ErrConnectionLost), audit.StatusConnectionLost},
-		{"interrupted", fmt.Errorf("dial: %w", context.Canceled), audit.StatusInterrupted},
-		{"other", errors.New("something else"), audit.StatusError},
+		{"bastion down", fmt.Errorf("ssh n1: jump host bastion: %w: %w", remote.ErrJumpFailed, remote.ErrUnreachable), result.StatusJumpFailed},
+		{"bastion key changed", fmt.Errorf("ssh n1: jump host bastion: %w: %w", remote.ErrJumpFailed, remote.ErrHostKeyMismatch), result.StatusJumpFailed},
+		{"probe hang", fmt.Errorf("run: %w", remote.ErrRunTimeout), result.StatusProbeTimeout},
+		{"flood", fmt.Errorf("run: %w", remote.ErrOutputTruncated), result.StatusOutputTruncated},
+		{"drop", fmt.Errorf("run: %w", remote.ErrConnectionLost), result.StatusConnectionLost},
+		{"interrupted", fmt.Errorf("dial: %w", context.Canceled), result.StatusInterrupted},
+		{"other", errors.New("something else"), result.StatusError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ne *audit.NodeError

@@ -1,7 +1,9 @@
-package audit
+package result
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -9,6 +11,15 @@ import (
 // SchemaVersion is the version of the JSON document written by --json. It is
 // bumped on every breaking change to the field names or their meaning.
 const SchemaVersion = 1
+
+// Exit codes of `fleet-audit run`, shared by the gate and the CLI.
+const (
+	ExitOK          = 0
+	ExitGateFailed  = 1
+	ExitUsage       = 2
+	ExitUnaudited   = 3
+	ExitInterrupted = 130
+)
 
 // Severity orders findings. The zero value is SeverityUnknown so that a
 // finding that forgot to set one never passes as harmless.
@@ -56,17 +67,17 @@ func (s *Severity) UnmarshalText(b []byte) error {
 	}
 	v, err := ParseSeverity(string(b))
 	if err != nil {
-		return &severityError{err}
+		return &SeverityError{err}
 	}
 	*s = v
 	return nil
 }
 
-// severityError marks a bad severity word, so a decoder can point at the field.
-type severityError struct{ err error }
+// SeverityError marks a bad severity word, so a decoder can point at the field.
+type SeverityError struct{ err error }
 
-func (e *severityError) Error() string { return e.err.Error() }
-func (e *severityError) Unwrap() error { return e.err }
+func (e *SeverityError) Error() string { return e.err.Error() }
+func (e *SeverityError) Unwrap() error { return e.err }
 
 // NodeStatus says how far the audit of one node got. Only StatusOK means every
 // probe ran to completion; the partial statuses (probe_timeout, probe_failed,
@@ -260,6 +271,18 @@ type Node struct {
 	Probes          []ProbeRun        `json:"probes"`
 }
 
+// Probe run statuses (ProbeRun.Status).
+const (
+	ProbeOK        = "ok"
+	ProbeFailed    = "failed"
+	ProbeTimeout   = "timeout"
+	ProbeTruncated = "truncated"
+	ProbeMissing   = "missing"
+)
+
+// Redacted replaces a value that looks like a secret.
+const Redacted = "<redacted>"
+
 // ProbeRun is how one probe went on one node.
 type ProbeRun struct {
 	ID string `json:"id"`
@@ -309,6 +332,9 @@ type RolloutStep struct {
 	Nodes      []string `json:"nodes"`
 	OneAtATime bool     `json:"one_at_a_time"`
 }
+
+// WaiverDate is the layout of Waiver.Expires.
+const WaiverDate = "2006-01-02"
 
 // Waiver is one accepted exception from a --waivers file.
 type Waiver struct {
@@ -385,6 +411,9 @@ const (
 	OutcomeWaived = "waived"
 )
 
+// ClusterNode is the CheckResult.Node of a cluster-scoped check.
+const ClusterNode = "(cluster)"
+
 // CheckResult is one check judged on one node.
 type CheckResult struct {
 	Check    string   `json:"check"`
@@ -393,4 +422,81 @@ type CheckResult struct {
 	Outcome  string   `json:"outcome"`
 	// Detail says what was seen, e.g. "ufw.active=active (want not active)".
 	Detail string `json:"detail"`
+}
+
+// UnjoinedK8sNodes lists the Kubernetes nodes the inventory does not name.
+func (c *Cluster) UnjoinedK8sNodes() []string {
+	var out []string
+	for k, inv := range c.Joined {
+		if _, ambiguous := c.Ambiguous[k]; inv == "" && !ambiguous {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Expired reports whether now is past the waiver's last day (UTC). A date
+// that does not parse counts as expired, so a hand-built waiver with a bad
+// date never waives anything silently.
+func (w Waiver) Expired(now time.Time) bool {
+	d, err := time.Parse(WaiverDate, w.Expires)
+	if err != nil {
+		return true
+	}
+	return !now.UTC().Before(d.AddDate(0, 0, 1))
+}
+
+// Covers reports whether the waiver applies to a node: a waiver naming no
+// nodes and no roles covers every node.
+func (w Waiver) Covers(n Node) bool {
+	if len(w.Nodes) == 0 && len(w.Roles) == 0 {
+		return true
+	}
+	if slices.Contains(w.Nodes, n.Name) {
+		return true
+	}
+	for _, r := range n.Roles {
+		if slices.Contains(w.Roles, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w Waiver) Scope() string {
+	var parts []string
+	if len(w.Nodes) > 0 {
+		parts = append(parts, "nodes "+strings.Join(w.Nodes, ", "))
+	}
+	if len(w.Roles) > 0 {
+		parts = append(parts, "roles "+strings.Join(w.Roles, ", "))
+	}
+	if len(parts) == 0 {
+		return "all nodes"
+	}
+	return strings.Join(parts, " and ")
+}
+
+func (w Waiver) Describe() string {
+	return fmt.Sprintf("%s: %s on %s, expires %s: %s", w.Source, w.Check, w.Scope(), w.Expires, w.Reason)
+}
+
+// SortFindings orders findings by severity, waived ones last, correlation
+// findings before the checks they explain, then by check id.
+func SortFindings(fs []Finding) {
+	rank := map[string]int{KindCorrelation: 0, KindCheck: 1, KindDrift: 2}
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if (a.Waived == nil) != (b.Waived == nil) {
+			return a.Waived == nil
+		}
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if rank[a.Kind] != rank[b.Kind] {
+			return rank[a.Kind] < rank[b.Kind]
+		}
+		return a.Check < b.Check
+	})
 }
