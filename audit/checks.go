@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/internal/yamlx"
 	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
 )
@@ -157,7 +158,7 @@ func ParseChecks(name string, data []byte) ([]Check, error) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	list, err := expandAliases(name, doc.Content[0])
+	list, err := yamlx.ExpandAliases(name, doc.Content[0])
 	if err != nil {
 		return nil, err
 	}
@@ -194,17 +195,17 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		line := item.Line + yamlErrLine(err) - 1
+		line := item.Line + yamlx.ErrLine(err) - 1
 		var se *result.SeverityError
 		if errors.As(err, &se) {
 			// TextUnmarshaler errors carry no position: point at the field.
-			line = fieldLine(item, "severity")
+			line = yamlx.FieldLine(item, "severity")
 			return Check{}, fmt.Errorf("%s:%d: severity: %w", file, line, err)
 		}
-		return Check{}, fmt.Errorf("%s:%d: %s", file, line, yamlErrText(err))
+		return Check{}, fmt.Errorf("%s:%d: %s", file, line, yamlx.ErrText(err))
 	}
 	c.Source = fmt.Sprintf("%s:%d", file, item.Line)
-	line := func(field string) int { return fieldLine(item, field) }
+	line := func(field string) int { return yamlx.FieldLine(item, field) }
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s:%d: check %q: %s: %s", file, line(field), c.ID, field, fmt.Sprintf(format, args...)))
@@ -265,16 +266,6 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 	return c, nil
 }
 
-// fieldLine is the line of a mapping's field, or of the mapping itself.
-func fieldLine(item *yaml.Node, field string) int {
-	for i := 0; i+1 < len(item.Content); i += 2 {
-		if item.Content[i].Value == field {
-			return item.Content[i].Line
-		}
-	}
-	return item.Line
-}
-
 func comparable(kind opKind, v string) bool {
 	if kind == opNumber {
 		_, err := strconv.ParseFloat(v, 64)
@@ -282,40 +273,6 @@ func comparable(kind opKind, v string) bool {
 	}
 	_, ok := ParseVersion(v)
 	return ok
-}
-
-// yamlErrLine and yamlErrText pull the "line N:" out of a yaml.v3 error so
-// the caller can report the line in the user's file, not in the re-encoded
-// snippet.
-func yamlErrLine(err error) int {
-	var te *yaml.TypeError
-	msg := err.Error()
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	if i := strings.Index(msg, "line "); i >= 0 {
-		rest := msg[i+len("line "):]
-		if j := strings.IndexByte(rest, ':'); j > 0 {
-			if n, err := strconv.Atoi(rest[:j]); err == nil {
-				return n
-			}
-		}
-	}
-	return 1
-}
-
-func yamlErrText(err error) string {
-	var te *yaml.TypeError
-	msg := err.Error()
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = strings.Join(te.Errors, "; ")
-	}
-	if i := strings.Index(msg, "line "); i >= 0 {
-		if j := strings.IndexByte(msg[i:], ':'); j > 0 {
-			return strings.TrimSpace(msg[i+j+1:])
-		}
-	}
-	return strings.TrimPrefix(msg, "yaml: ")
 }
 
 // Facts lists every fact the check reads, including those that only choose

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/internal/yamlx"
 	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
 )
@@ -80,12 +81,12 @@ type waiverYAML struct {
 func ParseWaivers(name string, data []byte, known []string) ([]result.Waiver, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s:%d: %s", name, yamlErrLine(err), yamlErrText(err))
+		return nil, fmt.Errorf("%s:%d: %s", name, yamlx.ErrLine(err), yamlx.ErrText(err))
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	list, err := expandAliases(name, doc.Content[0])
+	list, err := yamlx.ExpandAliases(name, doc.Content[0])
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func parseWaiver(file string, n int, item *yaml.Node, known []string) (result.Wa
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
 	if err := dec.Decode(&y); err != nil {
-		return result.Waiver{}, fmt.Errorf("%s:%d: waiver %d: %s", file, item.Line+yamlErrLine(err)-1, n, yamlErrText(err))
+		return result.Waiver{}, fmt.Errorf("%s:%d: waiver %d: %s", file, item.Line+yamlx.ErrLine(err)-1, n, yamlx.ErrText(err))
 	}
 	line := func(field string) int {
 		for i := 0; i+1 < len(item.Content); i += 2 {

@@ -1,7 +1,10 @@
-package audit
+package yamlx
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -11,13 +14,13 @@ import (
 // what a "billion laughs" file asks for.
 const maxExpandedNodes = 100000
 
-// expandAliases returns a copy of n with every alias replaced by a copy of
+// ExpandAliases returns a copy of n with every alias replaced by a copy of
 // the node it names and no anchors left. The checks and waivers loaders
 // re-encode each entry alone, for KnownFields; an alias to an anchor of
 // another entry would then be an "unknown anchor", so the whole document's
 // aliases are resolved first, as the inventory loader follows them on the
 // one tree (inventory/parse.go, deref).
-func expandAliases(file string, n *yaml.Node) (*yaml.Node, error) {
+func ExpandAliases(file string, n *yaml.Node) (*yaml.Node, error) {
 	budget := maxExpandedNodes
 	return expand(file, n, &budget, 0)
 }
@@ -49,4 +52,48 @@ func expand(file string, n *yaml.Node, budget *int, depth int) (*yaml.Node, erro
 		c.Content = append(c.Content, e)
 	}
 	return &c, nil
+}
+
+// FieldLine is the line of a mapping's field, or of the mapping itself.
+func FieldLine(item *yaml.Node, field string) int {
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		if item.Content[i].Value == field {
+			return item.Content[i].Line
+		}
+	}
+	return item.Line
+}
+
+// ErrLine and ErrText pull the "line N:" out of a yaml.v3 error so
+// the caller can report the line in the user's file, not in the re-encoded
+// snippet.
+func ErrLine(err error) int {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	if i := strings.Index(msg, "line "); i >= 0 {
+		rest := msg[i+len("line "):]
+		if j := strings.IndexByte(rest, ':'); j > 0 {
+			if n, err := strconv.Atoi(rest[:j]); err == nil {
+				return n
+			}
+		}
+	}
+	return 1
+}
+
+func ErrText(err error) string {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	if i := strings.Index(msg, "line "); i >= 0 {
+		if j := strings.IndexByte(msg[i:], ':'); j > 0 {
+			return strings.TrimSpace(msg[i+j+1:])
+		}
+	}
+	return strings.TrimPrefix(msg, "yaml: ")
 }
