@@ -24,7 +24,7 @@ lint:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./inventory
-	$(GO) test -run '^$$' -fuzz FuzzParseOutput -fuzztime 20s ./audit
+	$(GO) test -run '^$$' -fuzz FuzzParseOutput -fuzztime 20s ./audit/probe
 
 # Speed and memory, measured (never asserted in tests): see bench/.
 bench:

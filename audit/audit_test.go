@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -84,7 +85,7 @@ func simulate(t *testing.T, fleet []nodesim.Member) (*inventory.Inventory, *shTr
 
 func runSim(t *testing.T, inv *inventory.Inventory, tr Transport) *result.Report {
 	t.Helper()
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestProbeHangIsProbeTimeout(t *testing.T) {
 	h.Hang = true
 	fleet[1].State.HealthHTTP = map[string]nodesim.HTTP{"/healthz": h, "/livez": fleet[1].State.HealthHTTP["/livez"]}
 	inv, tr := simulate(t, fleet)
-	probes, _ := BuiltinProbes()
+	probes, _ := probe.BuiltinProbes()
 	for i := range probes {
 		if probes[i].ID == "kubeproxy" {
 			probes[i].Timeout = 2 * time.Second
@@ -240,7 +241,7 @@ func TestProbeHangIsProbeTimeout(t *testing.T) {
 // YAML: headers parse, ids are unique, sh -n passes, nothing writes, and
 // every check reads a fact some probe declares.
 func TestShippedProbes(t *testing.T) {
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestShippedProbes(t *testing.T) {
 			}
 			declared[f] = true
 		}
-		full := Library() + "\n" + p.Script
+		full := probe.Library() + "\n" + p.Script
 		cmd := exec.Command("/bin/sh", "-n")
 		cmd.Stdin = strings.NewReader(full)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -331,7 +332,7 @@ func TestInterruptKeepsFinishedNodes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bt := &blockingTransport{shTransport: tr, first: "node-1", cancel: cancel}
-	probes, _ := BuiltinProbes()
+	probes, _ := probe.BuiltinProbes()
 	checks, _ := BuiltinChecks()
 	// Forks 1: node-1 finishes before any other node starts.
 	r, err := Run(ctx, RunOptions{Inventory: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -82,7 +83,7 @@ func TestBecomeSudo(t *testing.T) {
 					failed++
 				}
 			}
-			probes, _ := BuiltinProbes()
+			probes, _ := probe.BuiltinProbes()
 			for _, p := range probes {
 				rootProbes += map[bool]int{true: 1}[p.NeedsRoot]
 			}
@@ -99,11 +100,11 @@ func TestBecomeSudo(t *testing.T) {
 // TestBuildBundleBecomeUser: become_user reaches sudo -u, and a value that
 // could mean anything to a shell never reaches the bundle.
 func TestBuildBundleBecomeUser(t *testing.T) {
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rootProbe []Probe
+	var rootProbe []probe.Probe
 	for _, p := range probes {
 		if p.NeedsRoot {
 			rootProbe = append(rootProbe, p)
@@ -124,19 +125,19 @@ func TestBuildBundleBecomeUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		asNonRoot(t, root, "nopasswd")
-		nonce := NewNonce()
+		nonce := probe.NewNonce()
 		sess := &shSession{root: root, env: []string{"FA_WANT_USER=" + tc.stubWants}}
-		res, err := sess.Exec(context.Background(), bundleFor(t, rootProbe, Become{Method: "sudo", User: tc.user}, nonce), rootProbe[0].Timeout+5e9)
+		res, err := sess.Exec(context.Background(), bundleFor(t, rootProbe, probe.Become{Method: "sudo", User: tc.user}, nonce), rootProbe[0].Timeout+5e9)
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed := ParseOutput(res.Stdout, nonce, rootProbe)
+		parsed := probe.ParseOutput(res.Stdout, nonce, rootProbe)
 		if got := parsed.Meta["meta.sudo"]; got != tc.sudo {
 			t.Errorf("become_user %q, sudo wants %q: meta.sudo = %q, want %q (stderr %s)", tc.user, tc.stubWants, got, tc.sudo, res.Stderr)
 		}
 	}
 	for _, bad := range []string{"ops;id", "$(id)", "`id`", "o'ps", "ops\nid", "-u", "Root", "a b", strings.Repeat("a", 33)} {
-		if b, err := BuildBundle(rootProbe, Become{Method: "sudo", User: bad}, NewNonce()); err == nil {
+		if b, err := probe.BuildBundle(rootProbe, probe.Become{Method: "sudo", User: bad}, probe.NewNonce()); err == nil {
 			t.Errorf("become_user %q accepted:\n%s", bad, b[:min(len(b), 200)])
 		}
 	}
@@ -164,15 +165,15 @@ func TestRootProbePathOnSimulatedNode(t *testing.T) {
 				t.Fatalf("nodesim no longer marks its bin/ with .only: %v", err)
 			}
 			asNonRoot(t, root, "nopasswd")
-			probe := []Probe{{ID: "pathcheck", NeedsRoot: tc.needsRoot, Timeout: 5e9, Facts: []string{"pathcheck.path"},
+			probes := []probe.Probe{{ID: "pathcheck", NeedsRoot: tc.needsRoot, Timeout: 5e9, Facts: []string{"pathcheck.path"},
 				Script: `fact pathcheck.path "$PATH"`}}
-			nonce := NewNonce()
+			nonce := probe.NewNonce()
 			sess := &shSession{root: root}
-			res, err := sess.Exec(context.Background(), bundleFor(t, probe, Become{Method: "sudo"}, nonce), 20e9)
+			res, err := sess.Exec(context.Background(), bundleFor(t, probes, probe.Become{Method: "sudo"}, nonce), 20e9)
 			if err != nil {
 				t.Fatal(err)
 			}
-			parsed := ParseOutput(res.Stdout, nonce, probe)
+			parsed := probe.ParseOutput(res.Stdout, nonce, probes)
 			if got := parsed.Meta["meta.sudo"]; got != "ok" {
 				t.Fatalf("meta.sudo = %q, want ok (stderr %s)", got, res.Stderr)
 			}

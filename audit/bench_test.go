@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -16,7 +17,7 @@ import (
 // fleet (500 nodes, UFW on every 7th), the part of a run that grows with
 // fleet size × facts.
 func BenchmarkAnalyze(b *testing.B) {
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func BenchmarkAnalyze(b *testing.B) {
 // BenchmarkParseOutput measures parsing one node's bundle output that
 // carries a 4 MiB flood inside one probe section.
 func BenchmarkParseOutput(b *testing.B) {
-	probes, _ := BuiltinProbes()
+	probes, _ := probe.BuiltinProbes()
 	var sb strings.Builder
 	sb.WriteString("@@FA:n:begin:os\nos.kernel=6.1\n")
 	for sb.Len() < 4<<20 {
@@ -60,7 +61,7 @@ func BenchmarkParseOutput(b *testing.B) {
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		ParseOutput(out, "n", probes)
+		probe.ParseOutput(out, "n", probes)
 	}
 }
 
@@ -68,11 +69,11 @@ func BenchmarkParseOutput(b *testing.B) {
 // against one simulated healthy node with /bin/sh: the cost every audited
 // node pays, dominated by the processes the probes fork.
 func BenchmarkBundleOnHealthyNode(b *testing.B) {
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		b.Fatal(err)
 	}
-	nodeProbes, _ := SplitScope(probes)
+	nodeProbes, _ := probe.SplitScope(probes)
 	root := filepath.Join(b.TempDir(), "node")
 	if err := nodesim.Build(root, nodesim.Healthy("bench-1", true)); err != nil {
 		b.Fatal(err)
@@ -80,12 +81,12 @@ func BenchmarkBundleOnHealthyNode(b *testing.B) {
 	sess := &shSession{root: root}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		nonce := NewNonce()
-		res, err := sess.Exec(context.Background(), bundleFor(b, nodeProbes, Become{}, nonce), 5*time.Minute)
+		nonce := probe.NewNonce()
+		res, err := sess.Exec(context.Background(), bundleFor(b, nodeProbes, probe.Become{}, nonce), 5*time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if p := ParseOutput(res.Stdout, nonce, nodeProbes); len(p.Facts) == 0 {
+		if p := probe.ParseOutput(res.Stdout, nonce, nodeProbes); len(p.Facts) == 0 {
 			b.Fatal("no facts")
 		}
 	}

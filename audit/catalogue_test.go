@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
 var updateCatalogue = flag.Bool("update", false, "rewrite docs/catalogue.md from the embedded probes and checks")
@@ -16,7 +18,7 @@ var updateCatalogue = flag.Bool("update", false, "rewrite docs/catalogue.md from
 // every probe and check, in step with what the binary embeds: run
 // `go test ./audit -run Catalogue -update` after changing a probe or check.
 func TestCatalogueDocIsCurrent(t *testing.T) {
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestCatalogueListsEveryFindingBuiltInGo(t *testing.T) {
 	}
 }
 
-func renderCatalogue(probes []Probe, checks []Check) []byte {
+func renderCatalogue(probes []probe.Probe, checks []Check) []byte {
 	var b bytes.Buffer
 	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
 	b.WriteString("# Diagnosis catalogue\n\n")

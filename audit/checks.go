@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/yamlx"
 	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
@@ -17,15 +18,6 @@ import (
 
 //go:embed checks/*.yaml
 var checksFS embed.FS
-
-// Check scopes.
-const (
-	// ScopeNode checks are judged on every audited node's facts.
-	ScopeNode = "node"
-	// ScopeCluster checks are judged once, on the facts of the cluster probes
-	// (keys starting with "cluster.").
-	ScopeCluster = "cluster"
-)
 
 // Check is one expectation, declared in a checks/*.yaml file. A check fails
 // on a node when every condition in When holds there.
@@ -212,7 +204,7 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 	}
 	if c.ID == "" {
 		bad("id", "is required")
-	} else if !factKeyRe.MatchString(c.ID) {
+	} else if !probe.FactKeyPattern.MatchString(c.ID) {
 		bad("id", "want lowercase letters, digits, '.', '_' or '-', got %q", c.ID)
 	}
 	for field, v := range map[string]string{"title": c.Title, "summary": c.Summary, "remediation": c.Remediation} {
@@ -225,15 +217,15 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 	}
 	switch c.Scope {
 	case "":
-		c.Scope = ScopeNode
-	case ScopeNode, ScopeCluster:
+		c.Scope = probe.ScopeNode
+	case probe.ScopeNode, probe.ScopeCluster:
 	default:
 		bad("scope", "want node or cluster, got %q", c.Scope)
 	}
 	if len(c.When) == 0 && c.Uniform == "" {
 		bad("when", "needs at least one condition (or give uniform)")
 	}
-	if c.Uniform != "" && c.Scope == ScopeCluster {
+	if c.Uniform != "" && c.Scope == probe.ScopeCluster {
 		bad("uniform", "compares nodes, so it needs scope node")
 	}
 	for i, cond := range c.When {
@@ -250,7 +242,7 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 			bad("when", "%s: pct_of_median_lt needs a numeric value and no ref", where)
 		case cond.Peers != "" && kind != opMedian:
 			bad("when", "%s: peers applies only to pct_of_median_lt, not %s", where, cond.Op)
-		case cond.Peers != "" && !factKeyRe.MatchString(cond.Peers):
+		case cond.Peers != "" && !probe.FactKeyPattern.MatchString(cond.Peers):
 			bad("when", "%s: peers: want a fact key, got %q", where, cond.Peers)
 		case kind == opList && cond.Ref != "":
 			bad("when", "%s: %s takes a value list, not ref", where, cond.Op)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -50,7 +51,7 @@ func hasServerRole(roles []string) bool {
 // reached: each server has its own API server, so the next may answer. It
 // never fails the run: the Cluster says which server answered, which did
 // not and why.
-func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []result.Node) *result.Cluster {
+func runCluster(ctx context.Context, o RunOptions, probes []probe.Probe, nodes []result.Node) *result.Cluster {
 	c := &result.Cluster{Status: result.ClusterNoServer, Facts: map[string]string{}, Probes: []result.ProbeRun{}, Joined: map[string]string{}}
 	cands := serverCandidates(nodes)
 	if len(cands) == 0 {
@@ -65,7 +66,7 @@ func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []resul
 		}
 		h := o.Inventory.Hosts[i]
 		parsed, why := clusterOn(ctx, o, h, probes)
-		why = redactText(why) // before it is joined into the Message
+		why = probe.RedactText(why) // before it is joined into the Message
 		if why == "" {
 			c.Attempts = append(c.Attempts, result.ClusterAttempt{Node: h.Name, Outcome: result.ClusterOK})
 			c.Node, c.Status, c.Probes, c.Facts, c.Message = h.Name, result.ClusterOK, parsed.Runs, parsed.Facts, ""
@@ -102,12 +103,12 @@ func runCluster(ctx context.Context, o RunOptions, probes []Probe, nodes []resul
 
 // clusterOn runs the cluster probes on one server. why is "" when that
 // server's node-local API answered, else what went wrong there.
-func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []Probe) (Parsed, string) {
+func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []probe.Probe) (probe.Parsed, string) {
 	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
 	defer cancel()
 	sess, err := o.Transport.Open(ctx, h)
 	if err != nil {
-		return Parsed{}, firstLine(err.Error())
+		return probe.Parsed{}, firstLine(err.Error())
 	}
 	defer sess.Close()
 	parsed, _, err := execBundle(ctx, sess, probes, becomeOf(h))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -348,11 +349,11 @@ func TestClusterProbeNodeWithoutKubeProxy(t *testing.T) {
 // The probe's raw output (stdout and stderr of the whole bundle) never holds
 // the kubeconfig's key or token, nor the join token of config.yaml.
 func TestClusterProbeNeverPrintsSecrets(t *testing.T) {
-	all, err := BuiltinProbes()
+	all, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p []Probe
+	var p []probe.Probe
 	for _, pr := range all {
 		if pr.ID == "cluster" {
 			p = append(p, pr)
@@ -362,8 +363,8 @@ func TestClusterProbeNeverPrintsSecrets(t *testing.T) {
 	if err := nodesim.Build(root, clusterServer(nodesim.Incident())); err != nil {
 		t.Fatal(err)
 	}
-	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, p, Become{}, nonce), p[0].Timeout+5e9)
+	nonce := probe.NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, p, probe.Become{}, nonce), p[0].Timeout+5e9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -892,11 +893,11 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			findings: "cluster.unavailable[]",
 		},
 	}
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, clusterProbes := SplitScope(probes)
+	_, clusterProbes := probe.SplitScope(probes)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var fleet []nodesim.Member

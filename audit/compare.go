@@ -2,9 +2,11 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -21,7 +23,7 @@ type factMeta struct {
 	probeOf    map[string]string
 }
 
-func newFactMeta(probes []Probe) factMeta {
+func newFactMeta(probes []probe.Probe) factMeta {
 	m := factMeta{volatile: map[string]bool{}, roleScoped: map[string]bool{}, probeOf: map[string]string{}}
 	for _, p := range probes {
 		for _, f := range append(append([]string{}, p.Facts...), p.NodeFacts...) {
@@ -41,7 +43,7 @@ func newFactMeta(probes []Probe) factMeta {
 // over the whole fleet and within each role, and returns each scope where a
 // fact is not uniform. Nodes that did not report a fact are left out of its
 // groups rather than counted as a value.
-func ComputeDrift(nodes []result.Node, probes []Probe) []result.Drift {
+func ComputeDrift(nodes []result.Node, probes []probe.Probe) []result.Drift {
 	meta := newFactMeta(probes)
 	scopes := []struct {
 		name  string
@@ -126,7 +128,7 @@ type symptomOutcome struct {
 // fails (cluster-wide configuration rather than node drift). Symptoms that
 // fail on the same nodes and point at the same cause (healthz 503 and pod
 // CrashLoopBackOff) share one finding.
-func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult, probes []Probe) []result.Finding {
+func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult, probes []probe.Probe) []result.Finding {
 	meta := newFactMeta(probes)
 	byName := map[string]result.Node{}
 	for _, n := range nodes {
@@ -151,7 +153,7 @@ func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult
 	excluded := effectFacts(checks, meta)
 	var outcomes []symptomOutcome
 	for _, c := range checks {
-		if !c.Symptom || c.Scope == ScopeCluster {
+		if !c.Symptom || c.Scope == probe.ScopeCluster {
 			continue
 		}
 		o := symptomOutcome{check: c}
@@ -232,7 +234,7 @@ func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult
 			sameCount(best.Matched, len(o.sick)), healthyCount(best.Extra, len(o.healthy)))
 		remediation := fmt.Sprintf("Make %s on these nodes match the healthy nodes.", best.Fact)
 		for _, ch := range checks {
-			if !ch.Symptom && contains(ch.judgedFacts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
+			if !ch.Symptom && slices.Contains(ch.judgedFacts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
 				remediation = ch.Remediation
 				break
 			}
@@ -322,7 +324,7 @@ func perNodeLines(names []string, cause *result.Cause, outcomes []symptomOutcome
 		n := byName[name]
 		var parts []string
 		for _, o := range outcomes {
-			if contains(o.sick, name) {
+			if slices.Contains(o.sick, name) {
 				f := o.check.When[0].Fact
 				if o.check.Uniform != "" {
 					f = o.check.Uniform

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -23,7 +24,7 @@ type DiffOptions struct {
 
 // DiffOptionsFor derives the fact metadata from the probes that produced
 // the runs (the saved JSON does not carry it).
-func DiffOptionsFor(probes []Probe) DiffOptions {
+func DiffOptionsFor(probes []probe.Probe) DiffOptions {
 	meta := newFactMeta(probes)
 	return DiffOptions{Volatile: meta.volatile, ProbeOf: meta.probeOf, FailOn: result.SeverityCritical}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -198,7 +199,7 @@ func TestCompare(t *testing.T) {
 // The real probes' metadata marks counters volatile, so a diff of two
 // healthy runs minutes apart is empty.
 func TestDiffOptionsForBuiltinProbes(t *testing.T) {
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -178,8 +179,8 @@ func TestFleetMedianPeers(t *testing.T) {
 func TestClusterChecksSeeClusterFactsAndNodeChecksToo(t *testing.T) {
 	cluster := &result.Cluster{Status: result.ClusterOK, Facts: map[string]string{"cluster.readyz": "failed", "cluster.rbac.ok": "yes"}}
 	checks := []Check{
-		{ID: "readyz", Scope: ScopeCluster, Severity: result.SeverityCritical, When: []Condition{{Fact: "cluster.readyz", Op: "ne", Value: "ok"}}},
-		{ID: "transient", Scope: ScopeNode, Severity: result.SeverityInfo, When: []Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
+		{ID: "readyz", Scope: probe.ScopeCluster, Severity: result.SeverityCritical, When: []Condition{{Fact: "cluster.readyz", Op: "ne", Value: "ok"}}},
+		{ID: "transient", Scope: probe.ScopeNode, Severity: result.SeverityInfo, When: []Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
 	}
 	nodes := []result.Node{{Name: "a", Status: result.StatusOK, Facts: map[string]string{"denied": "yes"}}, {Name: "b", Status: result.StatusOK, Facts: map[string]string{"denied": "no"}}}
 	got := map[string]string{}
@@ -253,8 +254,8 @@ func TestPlanRollout(t *testing.T) {
 
 func TestProbeHeaderScope(t *testing.T) {
 	ok := "# id: c\n# description: d\n# needs_root: true\n# timeout: 5s\n# scope: cluster\n# facts: cluster.readyz\n# node_facts: k8s.pod.phase k8s.pod.restarts\n# volatile: k8s.pod.restarts\necho\n"
-	p, err := ParseProbe("c.sh", ok)
-	if err != nil || p.Scope != ScopeCluster || len(p.NodeFacts) != 2 {
+	p, err := probe.ParseProbe("c.sh", ok)
+	if err != nil || p.Scope != probe.ScopeCluster || len(p.NodeFacts) != 2 {
 		t.Fatalf("ParseProbe = %+v, %v", p, err)
 	}
 	for name, text := range map[string]string{
@@ -264,16 +265,16 @@ func TestProbeHeaderScope(t *testing.T) {
 		"node fact not k8s.*":        "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n# scope: cluster\n# facts: cluster.x\n# node_facts: pod.phase\n",
 		"bad scope":                  "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n# scope: fleet\n# facts: a\n",
 	} {
-		if _, err := ParseProbe("c.sh", text); err == nil {
+		if _, err := probe.ParseProbe("c.sh", text); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
 func TestParseNodeFactsFromClusterProbe(t *testing.T) {
-	p := Probe{ID: "cluster", Scope: ScopeCluster, Facts: []string{"cluster.readyz"}, NodeFacts: []string{"k8s.pod.phase"}}
+	p := probe.Probe{ID: "cluster", Scope: probe.ScopeCluster, Facts: []string{"cluster.readyz"}, NodeFacts: []string{"k8s.pod.phase"}}
 	out := "@@FA:n1:begin:cluster\ncluster.readyz=ok\n@cluster-a-etcd-1 k8s.pod.phase=CrashLoopBackOff\n@Bad_Name k8s.pod.phase=x\n@n2 k8s.undeclared=x\n@n3 cluster.readyz=forged\n@@FA:n1:end:cluster:0\n"
-	got := ParseOutput([]byte(out), "n1", []Probe{p})
+	got := probe.ParseOutput([]byte(out), "n1", []probe.Probe{p})
 	if got.Facts["cluster.readyz"] != "ok" {
 		t.Fatalf("facts = %v", got.Facts)
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -73,20 +74,20 @@ func TestGroundTruthLocal(t *testing.T) {
 	shells := []groundShell{{name: "system-sh"}, {name: "dash", path: "dash", bind: true},
 		{name: "bash-posix", path: "bash", bind: true, flags: []string{"--posix"}},
 		{name: "busybox-sh", path: "busybox", busyboxApplets: true, bind: true, flags: []string{"sh"}}}
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var node []Probe
+	var node []probe.Probe
 	for _, p := range probes {
-		if p.Scope == ScopeNode {
+		if p.Scope == probe.ScopeNode {
 			node = append(node, p)
 		}
 	}
 	for _, sh := range shells {
 		t.Run(sh.name, func(t *testing.T) {
-			nonce := NewNonce()
-			bundle := bundleFor(t, node, Become{}, nonce)
+			nonce := probe.NewNonce()
+			bundle := bundleFor(t, node, probe.Become{}, nonce)
 			if sh.path != "" {
 				sh.path = testtools.Find(t, sh.path)
 				if !canBindOverBinSh() {
@@ -101,7 +102,7 @@ func TestGroundTruthLocal(t *testing.T) {
 			}
 			ports := holdPorts(t)
 			out := runBundleLocally(t, sh, bundle)
-			parsed := ParseOutput(out, nonce, node)
+			parsed := probe.ParseOutput(out, nonce, node)
 			for _, r := range parsed.Runs {
 				if r.Status != result.ProbeOK {
 					t.Errorf("probe %s under %s: %s (exit %d) %s", r.ID, sh.name, r.Status, r.ExitCode, r.Stderr)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -31,7 +32,7 @@ func judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals
 	}
 	var out []result.CheckResult
 	for _, c := range checks {
-		if c.Scope != ScopeCluster {
+		if c.Scope != probe.ScopeCluster {
 			continue
 		}
 		r := result.CheckResult{Check: c.ID, Node: result.ClusterNode, Severity: c.Severity}
@@ -58,7 +59,7 @@ func judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals
 			}
 		}
 		for _, c := range checks {
-			if c.Scope == ScopeCluster {
+			if c.Scope == probe.ScopeCluster {
 				continue
 			}
 			r := result.CheckResult{Check: c.ID, Node: n.Name, Severity: c.Severity}

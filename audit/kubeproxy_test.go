@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -589,7 +590,7 @@ func TestKubeProxyScenarioFleet(t *testing.T) {
 	}
 	// Re-judged with --target-version past 1.35, the IPVS node is warned.
 	r.TargetVersion = "v1.35.1+rke2r1"
-	probes, _ := BuiltinProbes()
+	probes, _ := probe.BuiltinProbes()
 	checks, _ := BuiltinChecks()
 	Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if g := strings.Join(kubeProxyFindings(r)["kubeproxy.ipvs-deprecated-by-target"], ","); g != "node-4" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
@@ -31,7 +32,7 @@ func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
 	if nodesim.ProcfsShim == "" {
 		testtools.Require(t, "a C compiler for nodesim's procfs shim")
 	}
-	p, err := ParseProbe("bytewise.sh", "# id: bytewise\n# description: reads a sysctl with the read builtin\n# needs_root: false\n# timeout: 5s\n# facts: bytewise.max bytewise.whole\n"+
+	p, err := probe.ParseProbe("bytewise.sh", "# id: bytewise\n# description: reads a sysctl with the read builtin\n# needs_root: false\n# timeout: 5s\n# facts: bytewise.max bytewise.whole\n"+
 		`IFS= read -r v <"$R/proc/sys/net/netfilter/nf_conntrack_max"`+"\n"+`fact bytewise.max "$v"`+"\n"+
 		`fact bytewise.whole "$(head -n 1 "$R/proc/sys/net/netfilter/nf_conntrack_max")"`+"\n")
 	if err != nil {
@@ -41,12 +42,12 @@ func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
 	if err := nodesim.Build(root, nodesim.Healthy("w1", false)); err != nil {
 		t.Fatal(err)
 	}
-	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []Probe{p}, Become{}, nonce), 10*time.Second)
+	nonce := probe.NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []probe.Probe{p}, probe.Become{}, nonce), 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts := ParseOutput(res.Stdout, nonce, []Probe{p}).Facts
+	facts := probe.ParseOutput(res.Stdout, nonce, []probe.Probe{p}).Facts
 	// /bin/sh is bash on some machines; bash reads a line in one read(2).
 	want := "1"
 	if sh, _ := filepath.EvalSymlinks("/bin/sh"); filepath.Base(sh) == "bash" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -387,7 +388,7 @@ func TestNetfilterChecks(t *testing.T) {
 func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *result.Report {
 	t.Helper()
 	inv, tr := simulate(t, fleet)
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +398,7 @@ func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *result.Report {
 	}
 	// kubeproxy_mode too: iptables.kube-rules-low compares a node with the
 	// nodes in its kubeproxy.mode.
-	var ps []Probe
+	var ps []probe.Probe
 	for _, p := range probes {
 		if p.ID == "firewall" || p.ID == "iptables" || p.ID == "nftables" || p.ID == "kubeproxy_mode" {
 			ps = append(ps, p)

@@ -3,11 +3,13 @@ package audit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -311,11 +313,11 @@ func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
 			inv, tr := simulate(t, fleet)
 			// The rke2 probe says which node is a server, the network probe
 			// reads config.yaml; the others would only slow the test down.
-			all, err := BuiltinProbes()
+			all, err := probe.BuiltinProbes()
 			if err != nil {
 				t.Fatal(err)
 			}
-			var probes []Probe
+			var probes []probe.Probe
 			for _, p := range all {
 				if p.ID == "rke2" || p.ID == "network" {
 					probes = append(probes, p)
@@ -344,7 +346,7 @@ func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
 			checks := builtinChecksByID(t)
 			var findings []string
 			for _, f := range r.Findings {
-				if f.Kind == result.KindCheck && contains(checks[f.Check].Facts(), "cni.configured") {
+				if f.Kind == result.KindCheck && slices.Contains(checks[f.Check].Facts(), "cni.configured") {
 					for _, n := range f.Nodes {
 						findings = append(findings, f.Check+"@"+n)
 					}
@@ -370,7 +372,7 @@ func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
 // declares, only on node probes.
 func TestServerOnlyHeader(t *testing.T) {
 	const head = "# id: c\n# description: d\n# needs_root: false\n# timeout: 5s\n"
-	p, err := ParseProbe("c.sh", head+"# facts: a.b a.c\n# server_only: a.c\n")
+	p, err := probe.ParseProbe("c.sh", head+"# facts: a.b a.c\n# server_only: a.c\n")
 	if err != nil || strings.Join(p.ServerOnly, " ") != "a.c" {
 		t.Fatalf("ParseProbe = %+v, %v", p, err)
 	}
@@ -378,7 +380,7 @@ func TestServerOnlyHeader(t *testing.T) {
 		"undeclared fact":    head + "# facts: a.b\n# server_only: a.c\n",
 		"on a cluster probe": head + "# scope: cluster\n# facts: cluster.x\n# server_only: cluster.x\n",
 	} {
-		if _, err := ParseProbe("c.sh", text); err == nil {
+		if _, err := probe.ParseProbe("c.sh", text); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -3,88 +3,10 @@ package audit
 import (
 	"strings"
 	"testing"
-	"time"
-	"unicode/utf8"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
-
-var testProbes = []Probe{
-	{ID: "a", Timeout: time.Second, Facts: []string{"a.x", "a.y", "a.token"}},
-	{ID: "b", Timeout: time.Second, Facts: []string{"b.z"}},
-}
-
-func TestParseOutput(t *testing.T) {
-	const n = "abc"
-	tests := []struct {
-		name      string
-		out       string
-		wantFacts map[string]string
-		wantRuns  string // status of a, b
-	}{
-		{"both ok", "@@FA:abc:begin:a\na.x=1\na.y=two words\n\n@@FA:abc:end:a:0\n@@FA:abc:begin:b\nb.z=3\n@@FA:abc:end:b:0\n",
-			map[string]string{"a.x": "1", "a.y": "two words", "b.z": "3"}, "ok ok"},
-		{"undeclared key dropped, other probe's key not forged", "@@FA:abc:begin:a\na.x=1\nb.z=forged\nnoise line\n@@FA:abc:end:a:0\n",
-			map[string]string{"a.x": "1"}, "ok missing"},
-		{"wrong nonce ignored", "@@FA:zzz:begin:a\na.x=1\n@@FA:zzz:end:a:0\n", map[string]string{}, "missing missing"},
-		{"unterminated section", "@@FA:abc:begin:a\na.x=1\n", map[string]string{"a.x": "1"}, "truncated missing"},
-		{"timeout exit code", "@@FA:abc:begin:a\na.x=1\n@@FA:abc:end:a:124\n", map[string]string{"a.x": "1"}, "timeout missing"},
-		{"failed exit code", "@@FA:abc:begin:a\n@@FA:abc:end:a:2\n", map[string]string{}, "failed missing"},
-		{"secret redacted by key", "@@FA:abc:begin:a\na.token=abc\n@@FA:abc:end:a:0\n", map[string]string{"a.token": result.Redacted}, "ok missing"},
-		{"secret redacted by value", "@@FA:abc:begin:a\na.x=token: K10abcdef0123456789abcdef::server:x\na.y=Bearer abcdefghijkl\n@@FA:abc:end:a:0\n",
-			map[string]string{"a.x": result.Redacted, "a.y": result.Redacted}, "ok missing"},
-		{"empty value", "@@FA:abc:begin:a\na.x=\n@@FA:abc:end:a:0\n", map[string]string{"a.x": "empty"}, "ok missing"},
-		{"invalid UTF-8 escaped, valid kept", "@@FA:abc:begin:a\na.x=bad \xff\xe6\x97 \xc0\xaf end\na.y=日本 ✓\n@@FA:abc:end:a:0\n",
-			map[string]string{"a.x": `bad \xff\xe6\x97 \xc0\xaf end`, "a.y": "日本 ✓"}, "ok missing"},
-		{"a cut value ends on a rune boundary", "@@FA:abc:begin:a\na.x=" + strings.Repeat("v", maxValueLen-1) + "日本\n@@FA:abc:end:a:0\n",
-			map[string]string{"a.x": strings.Repeat("v", maxValueLen-1) + "…"}, "ok missing"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := ParseOutput([]byte(tt.out), n, testProbes)
-			if len(p.Facts) != len(tt.wantFacts) {
-				t.Errorf("facts = %v, want %v", p.Facts, tt.wantFacts)
-			}
-			for k, v := range tt.wantFacts {
-				if p.Facts[k] != v {
-					t.Errorf("fact %s = %q, want %q", k, p.Facts[k], v)
-				}
-			}
-			got := p.Runs[0].Status + " " + p.Runs[1].Status
-			if got != tt.wantRuns {
-				t.Errorf("runs = %s, want %s", got, tt.wantRuns)
-			}
-		})
-	}
-}
-
-func TestParseOutputBoundsLongLines(t *testing.T) {
-	out := "@@FA:n:begin:a\na.x=" + strings.Repeat("v", 10<<20) + "\na.y=ok\n@@FA:n:end:a:0\n"
-	p := ParseOutput([]byte(out), "n", testProbes)
-	if len(p.Facts["a.x"]) > maxValueLen+len("…") {
-		t.Errorf("value kept %d bytes", len(p.Facts["a.x"]))
-	}
-	if p.Facts["a.y"] != "ok" {
-		t.Errorf("fact after a long line lost: %v", p.Facts)
-	}
-}
-
-func FuzzParseOutput(f *testing.F) {
-	f.Add([]byte("@@FA:n:begin:a\na.x=1\n@@FA:n:end:a:0\n"))
-	f.Add([]byte("@@FA:n:begin:b\nb.z=\x00\xff\n@@FA:n:end:b:x\n@@FA:n:begin:a"))
-	f.Add([]byte("a.x=1\n\n\n@@FA:n:end:a:0"))
-	f.Fuzz(func(t *testing.T, out []byte) {
-		p := ParseOutput(out, "n", testProbes)
-		if len(p.Runs) != len(testProbes) {
-			t.Fatalf("runs = %d", len(p.Runs))
-		}
-		for k, v := range p.Facts {
-			if strings.ContainsAny(v, "\n") || len(v) > maxValueLen+len("…") || !utf8.ValidString(v) {
-				t.Fatalf("fact %s=%q escapes its line or bound", k, v)
-			}
-		}
-	})
-}
 
 func TestCheckEvaluate(t *testing.T) {
 	tests := []struct {
@@ -127,7 +49,7 @@ func TestParseChecksRejectsBadInput(t *testing.T) {
 }
 
 func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
-	probes := []Probe{{ID: "k", Facts: []string{"hz"}}, {ID: "f", Facts: []string{"fw", "kern"}}}
+	probes := []probe.Probe{{ID: "k", Facts: []string{"hz"}}, {ID: "f", Facts: []string{"fw", "kern"}}}
 	checks := []Check{{ID: "hz", Title: "healthz", Severity: result.SeverityCritical, Symptom: true, When: []Condition{{Fact: "hz", Op: "ne", Value: "200"}}}}
 	mk := func(name, hz, fw, kern string) result.Node {
 		return result.Node{Name: name, Status: result.StatusOK, Facts: map[string]string{"hz": hz, "fw": fw, "kern": kern}}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -15,7 +16,7 @@ import (
 // runProbe runs one embedded probe (and the bundle around it, exactly as on
 // a node) against a simulated node built from s, and returns what the
 // parser kept. The test fails if the probe did not finish with exit 0.
-func runProbe(t *testing.T, id string, s nodesim.State) Parsed {
+func runProbe(t *testing.T, id string, s nodesim.State) probe.Parsed {
 	t.Helper()
 	return runProbeTweaked(t, id, s, nil)
 }
@@ -23,7 +24,7 @@ func runProbe(t *testing.T, id string, s nodesim.State) Parsed {
 // runProbeTweaked is runProbe with a hook that changes the built node tree
 // before the probe runs (e.g. to take away curl, which every simulated node
 // gets, or to replace a file by a symlink).
-func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root string)) Parsed {
+func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root string)) probe.Parsed {
 	t.Helper()
 	parsed, _ := runProbeOn(t, id, s, tweak, nil)
 	return parsed
@@ -33,13 +34,13 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 // runs probe id in the bundle, started by shell (a path and its flags)
 // instead of /bin/sh when shell is set. It returns what the parser kept and
 // the node's raw stdout and stderr.
-func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string), shell []string) (Parsed, string) {
+func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string), shell []string) (probe.Parsed, string) {
 	t.Helper()
-	all, err := BuiltinProbes()
+	all, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p []Probe
+	var p []probe.Probe
 	for _, pr := range all {
 		if pr.ID == id {
 			p = append(p, pr)
@@ -55,8 +56,8 @@ func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string
 	if tweak != nil {
 		tweak(root)
 	}
-	nonce := NewNonce()
-	bundle := bundleFor(t, p, Become{}, nonce)
+	nonce := probe.NewNonce()
+	bundle := bundleFor(t, p, probe.Become{}, nonce)
 	under := "/bin/sh"
 	if shell != nil {
 		bundle = withProbeShell(t, bundle, shell...)
@@ -66,7 +67,7 @@ func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string
 	if err != nil {
 		t.Fatalf("probe %s: %v", id, err)
 	}
-	parsed := ParseOutput(res.Stdout, nonce, p)
+	parsed := probe.ParseOutput(res.Stdout, nonce, p)
 	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
 		t.Fatalf("probe %s under %s: status %s exit %d, stderr %q\nstdout:\n%s", id, under, r.Status, r.ExitCode, res.Stderr, res.Stdout)
 	}
@@ -113,9 +114,9 @@ func TestRunProbeHelperSeesSimulatedIptables(t *testing.T) {
 }
 
 // bundleFor is BuildBundle for a test, which fails on an error.
-func bundleFor(tb testing.TB, probes []Probe, become Become, nonce string) []byte {
+func bundleFor(tb testing.TB, probes []probe.Probe, become probe.Become, nonce string) []byte {
 	tb.Helper()
-	b, err := BuildBundle(probes, become, nonce)
+	b, err := probe.BuildBundle(probes, become, nonce)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func bundleFor(tb testing.TB, probes []Probe, become Become, nonce string) []byt
 // /bin/sh. The bundle starts every probe with `/bin/sh -c`; the test
 // rewrites that one line and fails if it is no longer there, so it can never
 // quietly test /bin/sh alone.
-func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (Parsed, string) {
+func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (probe.Parsed, string) {
 	t.Helper()
 	path := testtools.Find(t, shell[0])
 	return runProbeOn(t, id, s, nil, append([]string{path}, shell[1:]...))

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -62,7 +63,7 @@ type RunOptions struct {
 	NodeTimeout time.Duration
 	// Probes are node probes and cluster probes (Scope); cluster probes run
 	// once, on one reachable server node, after the node probes.
-	Probes []Probe
+	Probes []probe.Probe
 	Checks []Check
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
@@ -98,7 +99,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		o.Now = time.Now
 	}
 	started := o.Now()
-	nodeProbes, clusterProbes := SplitScope(o.Probes)
+	nodeProbes, clusterProbes := probe.SplitScope(o.Probes)
 	o.Probes = nodeProbes
 	nodes := make([]result.Node, len(o.Inventory.Hosts))
 	var mu sync.Mutex
@@ -157,7 +158,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 
 // Rules is everything Analyze judges a report's nodes with.
 type Rules struct {
-	Probes  []Probe
+	Probes  []probe.Probe
 	Checks  []Check
 	Gate    GatePolicy
 	Waivers []result.Waiver
@@ -199,7 +200,7 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n result.No
 		n.DurationSeconds = o.Now().Sub(start).Seconds()
 		// The error and message can quote the node (its stderr, its SSH
 		// banner): stored as valid UTF-8 like the facts.
-		n.Error, n.Message = validUTF8(n.Error), validUTF8(n.Message)
+		n.Error, n.Message = probe.ValidUTF8(n.Error), probe.ValidUTF8(n.Message)
 	}()
 	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
 	defer cancel()
@@ -261,24 +262,24 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n result.No
 }
 
 // becomeOf is the host's become setting as the bundle takes it.
-func becomeOf(h inventory.Host) Become {
-	return Become{Method: h.Become, User: h.BecomeUser}
+func becomeOf(h inventory.Host) probe.Become {
+	return probe.Become{Method: h.Become, User: h.BecomeUser}
 }
 
 // execBundle runs probes in one session and parses what came back, also
 // when the session failed part-way.
-func execBundle(ctx context.Context, sess Session, probes []Probe, become Become) (Parsed, ExecResult, error) {
-	nonce := NewNonce()
-	bundle, err := BuildBundle(probes, become, nonce)
+func execBundle(ctx context.Context, sess Session, probes []probe.Probe, become probe.Become) (probe.Parsed, ExecResult, error) {
+	nonce := probe.NewNonce()
+	bundle, err := probe.BuildBundle(probes, become, nonce)
 	if err != nil {
-		return Parsed{}, ExecResult{}, &NodeError{Status: result.StatusError, Message: err.Error()}
+		return probe.Parsed{}, ExecResult{}, &NodeError{Status: result.StatusError, Message: err.Error()}
 	}
 	var total time.Duration
 	for _, p := range probes {
 		total += p.Timeout + 3*time.Second // timeout(1)'s -k grace and the framing
 	}
 	res, err := sess.Exec(ctx, bundle, total)
-	return ParseOutput(res.Stdout, nonce, probes), res, err
+	return probe.ParseOutput(res.Stdout, nonce, probes), res, err
 }
 
 // setFailure maps a transport error to the node's status. Errors that are not
@@ -311,20 +312,20 @@ func setFailure(n *result.Node, err error, ctx context.Context) {
 func redactNodeText(nodes []result.Node, c *result.Cluster) {
 	for i := range nodes {
 		n := &nodes[i]
-		n.Message, n.Error = redactText(n.Message), redactText(n.Error)
+		n.Message, n.Error = probe.RedactText(n.Message), probe.RedactText(n.Error)
 		for j := range n.Probes {
-			n.Probes[j].Stderr = redactText(n.Probes[j].Stderr)
+			n.Probes[j].Stderr = probe.RedactText(n.Probes[j].Stderr)
 		}
 	}
 	if c == nil {
 		return
 	}
-	c.Message = redactText(c.Message)
+	c.Message = probe.RedactText(c.Message)
 	for i := range c.Attempts {
-		c.Attempts[i].Reason = redactText(c.Attempts[i].Reason)
+		c.Attempts[i].Reason = probe.RedactText(c.Attempts[i].Reason)
 	}
 	for i := range c.Probes {
-		c.Probes[i].Stderr = redactText(c.Probes[i].Stderr)
+		c.Probes[i].Stderr = probe.RedactText(c.Probes[i].Stderr)
 	}
 }
 
@@ -332,5 +333,5 @@ func redactNodeText(nodes []result.Node, c *result.Cluster) {
 // UTF-8 (see validUTF8).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return validUTF8(s)
+	return probe.ValidUTF8(s)
 }

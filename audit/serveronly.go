@@ -1,6 +1,9 @@
 package audit
 
-import "github.com/fleet-audit/fleet-audit/result"
+import (
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/result"
+)
 
 // isRKE2Server says whether a node runs RKE2 as a server. The rke2 probe's
 // units decide where they exist: systemctl is-active prints "inactive" for a
@@ -30,7 +33,7 @@ func isRKE2Server(n result.Node) bool {
 // there (RKE2's agent skips a server-only config.yaml key: k3s
 // pkg/configfilearg Parser.stripInvalidFlags), so the value is neither
 // judged nor compared.
-func dropServerOnly(n *result.Node, probes []Probe) {
+func dropServerOnly(n *result.Node, probes []probe.Probe) {
 	if isRKE2Server(*n) {
 		return
 	}

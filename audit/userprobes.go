@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
 // globalFacts are the facts Analyze gives every check besides the probes'.
@@ -20,12 +22,12 @@ var globalFacts = []string{"target.version"}
 // check may read the facts of any probe, builtin or user, and a fact that
 // no probe emits is an error, since such a check would skip on every node
 // and look like a pass. Every error names the file (and line where known).
-func LoadProbeDir(dir string) ([]Probe, []Check, error) {
+func LoadProbeDir(dir string) ([]probe.Probe, []Check, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--probes: %w", err)
 	}
-	builtinProbes, err := BuiltinProbes()
+	builtinProbes, err := probe.BuiltinProbes()
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded probes: %w", err)
 	}
@@ -41,7 +43,7 @@ func LoadProbeDir(dir string) ([]Probe, []Check, error) {
 			factBy[f] = "builtin probe " + p.ID
 		}
 	}
-	var probes []Probe
+	var probes []probe.Probe
 	var checks []Check
 	var errs []error
 	files := 0
@@ -59,7 +61,7 @@ func LoadProbeDir(dir string) ([]Probe, []Check, error) {
 				errs = append(errs, fmt.Errorf("--probes: %w", err))
 				continue
 			}
-			p, err := ParseProbe(file, string(b))
+			p, err := probe.ParseProbe(file, string(b))
 			if err != nil {
 				errs = append(errs, err)
 				continue

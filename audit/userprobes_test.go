@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -59,7 +60,7 @@ func TestLoadProbeDir(t *testing.T) {
 `}, checks: "site.kernel-old"},
 		{name: "other files are ignored", files: map[string]string{"site.sh": okProbe, "README.md": "# notes", ".site.sh.swp": "x"}, probes: "site"},
 		{name: "empty dir", files: map[string]string{"README": "x"}, err: []string{"no *.sh probe or *.yaml checks file"}},
-		{name: "probe over the size cap", files: map[string]string{"big.sh": okProbe + strings.Repeat("# padding\n", MaxProbeScriptBytes/10+1)},
+		{name: "probe over the size cap", files: map[string]string{"big.sh": okProbe + strings.Repeat("# padding\n", probe.MaxProbeScriptBytes/10+1)},
 			err: []string{"big.sh: ", "bytes, more than the 1048576"}},
 		{name: "probe with a NUL byte", files: map[string]string{"nul.sh": okProbe + "echo a\x00b\n"},
 			err: []string{"nul.sh:8: a NUL byte"}},
@@ -145,18 +146,18 @@ func TestLoadProbeDir(t *testing.T) {
 
 // runUserProbe runs a probe loaded from a --probes directory as runProbe
 // runs an embedded one.
-func runUserProbe(t *testing.T, p Probe, s nodesim.State) map[string]string {
+func runUserProbe(t *testing.T, p probe.Probe, s nodesim.State) map[string]string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "node")
 	if err := nodesim.Build(root, s); err != nil {
 		t.Fatal(err)
 	}
-	nonce := NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []Probe{p}, Become{}, nonce), p.Timeout+5e9)
+	nonce := probe.NewNonce()
+	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []probe.Probe{p}, probe.Become{}, nonce), p.Timeout+5e9)
 	if err != nil {
 		t.Fatalf("probe %s: %v", p.ID, err)
 	}
-	parsed := ParseOutput(res.Stdout, nonce, []Probe{p})
+	parsed := probe.ParseOutput(res.Stdout, nonce, []probe.Probe{p})
 	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
 		t.Fatalf("probe %s: status %s exit %d, stderr %q", p.ID, r.Status, r.ExitCode, res.Stderr)
 	}
@@ -252,31 +253,31 @@ func ptr(s string) *string { return &s }
 // argv, and the probe then reads an empty stdin as it always did.
 func TestLargeProbeRuns(t *testing.T) {
 	const argMax = 32 * 4096
-	probe := func(size int) Probe {
+	probeOfSize := func(size int) probe.Probe {
 		text := "# id: big\n# description: d\n# needs_root: false\n# timeout: 10s\n# facts: big.tail big.stdin\n" +
 			strings.Repeat("# padding to make the probe large\n", size/34+1) +
 			"fact big.stdin \"$(cat | wc -c | tr -d ' ')\"\nfact big.tail reached\n"
-		p, err := ParseProbe("big.sh", text)
+		p, err := probe.ParseProbe("big.sh", text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	for _, size := range []int{1 << 10, argMax + 1, MaxProbeScriptBytes - 4<<10} {
+	for _, size := range []int{1 << 10, argMax + 1, probe.MaxProbeScriptBytes - 4<<10} {
 		for _, sh := range probeShells {
 			t.Run(fmt.Sprintf("%d bytes under %s", size, strings.Join(sh, " ")), func(t *testing.T) {
-				p := []Probe{probe(size)}
+				p := []probe.Probe{probeOfSize(size)}
 				root := filepath.Join(t.TempDir(), "node")
 				if err := nodesim.Build(root, nodesim.Healthy("n", false)); err != nil {
 					t.Fatal(err)
 				}
-				nonce := NewNonce()
-				bundle := withProbeShell(t, bundleFor(t, p, Become{}, nonce), append([]string{testtools.Find(t, sh[0])}, sh[1:]...)...)
+				nonce := probe.NewNonce()
+				bundle := withProbeShell(t, bundleFor(t, p, probe.Become{}, nonce), append([]string{testtools.Find(t, sh[0])}, sh[1:]...)...)
 				res, err := (&shSession{root: root}).Exec(context.Background(), bundle, 30*time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
-				parsed := ParseOutput(res.Stdout, nonce, p)
+				parsed := probe.ParseOutput(res.Stdout, nonce, p)
 				if r := parsed.Runs[0]; r.Status != result.ProbeOK || parsed.Facts["big.tail"] != "reached" || parsed.Facts["big.stdin"] != "0" {
 					t.Fatalf("status %s exit %d, facts %v; stderr %q", r.Status, r.ExitCode, parsed.Facts, res.Stderr)
 				}
@@ -294,7 +295,7 @@ func TestLargeProbeRuns(t *testing.T) {
 func TestFailedProbeIsNotAPass(t *testing.T) {
 	failing := "# id: site\n# description: d\n# needs_root: false\n# timeout: 5s\n# facts: site.a site.b\nfact site.a 1\nexit 126\n"
 	check := "- id: site.b-zero\n  title: t\n  severity: critical\n  when:\n    - {fact: site.b, op: eq, value: \"0\"}\n  summary: s\n  remediation: r\n"
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 			if err := os.WriteFile(good, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			ps := append(append([]Probe{}, probes...), user...)
+			ps := append(append([]probe.Probe{}, probes...), user...)
 			for i, p := range ps {
 				if p.ID == "site" {
 					p.Script = strings.Replace(p.Script, "exit 126", `[ -e "$R/bin/.site-ok" ] && { fact site.b 1; exit 0; }; exit 126`, 1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -329,7 +330,7 @@ func restrict(f result.Finding, nodes []string) result.Finding {
 func markWaived(results []result.CheckResult, check string, nodes []string, w result.Waiver) {
 	for i := range results {
 		r := &results[i]
-		if r.Check == check && r.Outcome == result.OutcomeFail && contains(nodes, r.Node) {
+		if r.Check == check && r.Outcome == result.OutcomeFail && slices.Contains(nodes, r.Node) {
 			r.Outcome = result.OutcomeWaived
 			r.Detail += fmt.Sprintf(" (waived until %s by %s)", w.Expires, w.Source)
 		}

@@ -2,10 +2,12 @@ package audit
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -115,11 +117,11 @@ func TestLoadWaiversMissingFile(t *testing.T) {
 func TestWaivableIDs(t *testing.T) {
 	ids := WaivableIDs(builtinChecks(t))
 	for _, want := range []string{"firewall.ufw-active", "correlation.kubeproxy.healthz-failing", "cluster.unavailable", "skew.mixed-versions", "skew.bundled-component"} {
-		if !contains(ids, want) {
+		if !slices.Contains(ids, want) {
 			t.Errorf("WaivableIDs lacks %q", want)
 		}
 	}
-	if contains(ids, "correlation.firewall.ufw-active") {
+	if slices.Contains(ids, "correlation.firewall.ufw-active") {
 		t.Errorf("a correlation id for a non-symptom check: %v", ids)
 	}
 }
@@ -263,7 +265,7 @@ func TestApplyWaivers(t *testing.T) {
 				}
 				// Evidence and summary follow the finding's own nodes.
 				for _, n := range []string{"etcd-1", "worker-2"} {
-					in := contains(f.Nodes, n)
+					in := slices.Contains(f.Nodes, n)
 					if has := strings.Contains(strings.Join(f.Evidence, "\n"), n+": ufw.active=active"); has != in {
 						t.Errorf("ufw finding %d (nodes %v): evidence %q, want %s's line %v", i, f.Nodes, f.Evidence, n, in)
 					}
@@ -273,7 +275,7 @@ func TestApplyWaivers(t *testing.T) {
 				}
 				for _, s := range f.Rollout {
 					for _, n := range s.Nodes {
-						if !contains(f.Nodes, n) {
+						if !slices.Contains(f.Nodes, n) {
 							t.Errorf("ufw finding %d: rollout names %s outside %v", i, n, f.Nodes)
 						}
 					}
@@ -320,7 +322,7 @@ func TestApplyWaivers(t *testing.T) {
 func TestIncidentWithWaivers(t *testing.T) {
 	inv, tr := simulate(t, nodesim.Incident())
 	checks := builtinChecks(t)
-	probes, err := BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}

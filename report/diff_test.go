@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -34,7 +35,7 @@ func sampleDiff() *result.Diff {
 	after.Findings = after.Findings[1:]
 	after.Inventory = "staging <b>"
 	after.Warnings = []string{"host keys were NOT verified \x1b[31m<script>x</script> see http://evil.example"}
-	probes, _ := audit.BuiltinProbes()
+	probes, _ := probe.BuiltinProbes()
 	d := audit.Compare(before, after, audit.DiffOptionsFor(probes))
 	d.Before.Source, d.After.Source = "before.json", "after.json"
 	return d

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -72,7 +73,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			probes, err := audit.BuiltinProbes()
+			probes, err := probe.BuiltinProbes()
 			if err != nil {
 				return err
 			}

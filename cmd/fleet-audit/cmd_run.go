@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/transport"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
@@ -185,7 +186,7 @@ func patterns(in []string) []string {
 
 // rules is what loadRules resolves from the flags.
 type rules struct {
-	Probes  []audit.Probe
+	Probes  []probe.Probe
 	Checks  []audit.Check
 	Waivers []result.Waiver
 }
@@ -196,7 +197,7 @@ type rules struct {
 // known check, not only the selected ones, so one waivers file can serve
 // runs with different --skip lists.
 func loadRules(o runOptions) (rules, error) {
-	probes, err := audit.BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		return rules{}, fmt.Errorf("embedded probes: %w", err)
 	}

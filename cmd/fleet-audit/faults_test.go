@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -129,9 +129,9 @@ func TestFaultFleet(t *testing.T) {
 		got[n.Name] = n
 	}
 	probeCount := 0
-	if all, err := audit.BuiltinProbes(); err == nil {
+	if all, err := probe.BuiltinProbes(); err == nil {
 		for _, p := range all {
-			if p.Scope != audit.ScopeCluster {
+			if p.Scope != probe.ScopeCluster {
 				probeCount++
 			}
 		}

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -108,7 +108,7 @@ var netfilterModule = regexp.MustCompile(`^(nf|nft|ip|ip6|iptable|ip6table|xt|x|
 
 // tmpName is what a file left in /tmp by a probe, the bundle or fleet-audit
 // would be called; files of other processes and of this test are not.
-func tmpName(probes []audit.Probe) *regexp.Regexp {
+func tmpName(probes []probe.Probe) *regexp.Regexp {
 	words := []string{"fleet", "fa_", "fa-", "FA_"}
 	for _, p := range probes {
 		if len(p.ID) >= 5 {
@@ -235,7 +235,7 @@ func TestProbesAreReadOnly(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	t.Setenv("NO_COLOR", "1")
 	t.Setenv("HOME", t.TempDir())
-	probes, err := audit.BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestProbesAreReadOnly(t *testing.T) {
 
 	t.Run("negative control", func(t *testing.T) {
 		dir := t.TempDir()
-		tmpFile := filepath.Join(os.TempDir(), "fleet-audit-negctl-"+audit.NewNonce())
+		tmpFile := filepath.Join(os.TempDir(), "fleet-audit-negctl-"+probe.NewNonce())
 		t.Cleanup(func() { _ = os.Remove(tmpFile) })
 		probe := `# id: negctl
 # description: a probe that writes, which the read-only test must catch

@@ -29,7 +29,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/inventory"
@@ -158,7 +158,7 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	t.Setenv("NO_COLOR", "1")
 	t.Setenv("HOME", t.TempDir())
-	secret := func(label string) string { return "SECRET-" + label + "-" + audit.NewNonce() }
+	secret := func(label string) string { return "SECRET-" + label + "-" + probe.NewNonce() }
 	text := map[string]string{
 		"A rke2 token":                 secret("A"),
 		"B rke2 agent-token":           secret("B"),
@@ -173,7 +173,7 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 	}
 	// The canary is no secret and must be found, in the formats that show
 	// facts: proof that what the probes print is in what is searched.
-	canary := "CANARY-" + audit.NewNonce()
+	canary := "CANARY-" + probe.NewNonce()
 	secrets := map[string][]string{}
 	for name, s := range text {
 		secrets[name] = secretForms([]byte(s))

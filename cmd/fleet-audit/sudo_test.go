@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -305,7 +305,7 @@ func TestSudoProbePath(t *testing.T) {
 func TestSudoAuditIsReadOnly(t *testing.T) {
 	login := sudoLogin(t)
 	inv := sudoNode(t, login, nil)
-	probes, err := audit.BuiltinProbes()
+	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 	}
 
 	// Negative control: a root probe that writes is caught the same way.
-	tmpFile := filepath.Join(os.TempDir(), "fleet-audit-negctl-"+audit.NewNonce())
+	tmpFile := filepath.Join(os.TempDir(), "fleet-audit-negctl-"+probe.NewNonce())
 	t.Cleanup(func() { _ = os.Remove(tmpFile) })
 	writer := publicDir(t)
 	probe := "# id: writer\n# description: writes as root\n# needs_root: true\n# timeout: 5s\n# facts: writer.done\n\n: >" + tmpFile + "\nfact writer.done yes\n"

@@ -1,4 +1,4 @@
-package audit
+package probe
 
 import (
 	"embed"
@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,16 @@ var probeFS embed.FS
 
 // libFile is prepended to every probe; it is not a probe itself.
 const libFile = "probes/_lib.sh"
+
+// Scopes of probes and checks.
+const (
+	// ScopeNode probes run on every node; ScopeNode checks judge every
+	// audited node's facts.
+	ScopeNode = "node"
+	// ScopeCluster probes run once, through one server's kubectl; their
+	// facts start with "cluster.", and ScopeCluster checks judge those.
+	ScopeCluster = "cluster"
+)
 
 // Probe is one read-only POSIX sh script and its metadata, parsed from the
 // script's comment header. Probes are immutable once loaded.
@@ -61,7 +72,7 @@ const MaxProbeScriptBytes = 1 << 20
 
 var headerKeyRe = regexp.MustCompile(`^[a-z_]+$`)
 
-var factKeyRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]*$`)
+var FactKeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]*$`)
 
 // ParseProbe reads the header of one probe script.
 func ParseProbe(name, text string) (Probe, error) {
@@ -132,7 +143,7 @@ func ParseProbe(name, text string) (Probe, error) {
 	switch {
 	case p.ID == "":
 		return Probe{}, fmt.Errorf("%s: missing header: id", name)
-	case !factKeyRe.MatchString(p.ID):
+	case !FactKeyPattern.MatchString(p.ID):
 		return Probe{}, fmt.Errorf("%s: id %q: want lowercase letters, digits, '.', '_' or '-'", name, p.ID)
 	case p.Description == "":
 		return Probe{}, fmt.Errorf("%s: missing header: description", name)
@@ -157,17 +168,17 @@ func ParseProbe(name, text string) (Probe, error) {
 		}
 	}
 	for _, f := range append(append(append([]string{}, p.Facts...), p.Volatile...), p.NodeFacts...) {
-		if !factKeyRe.MatchString(f) {
+		if !FactKeyPattern.MatchString(f) {
 			return Probe{}, fmt.Errorf("%s: fact key %q: want lowercase letters, digits, '.', '_' or '-'", name, f)
 		}
 	}
 	for _, v := range append(append([]string{}, p.Volatile...), p.RoleScoped...) {
-		if !contains(p.Facts, v) && !contains(p.NodeFacts, v) {
+		if !slices.Contains(p.Facts, v) && !slices.Contains(p.NodeFacts, v) {
 			return Probe{}, fmt.Errorf("%s: fact %q is marked volatile or role_scoped but is not in facts", name, v)
 		}
 	}
 	for _, v := range p.ServerOnly {
-		if !contains(p.Facts, v) || p.Scope == ScopeCluster {
+		if !slices.Contains(p.Facts, v) || p.Scope == ScopeCluster {
 			return Probe{}, fmt.Errorf("%s: fact %q is marked server_only but is not in facts of a node probe", name, v)
 		}
 	}
@@ -224,13 +235,4 @@ func BuiltinProbes() ([]Probe, error) {
 	}
 	sort.Slice(probes, func(i, j int) bool { return probes[i].ID < probes[j].ID })
 	return probes, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package audit
+package probe
 
 import (
 	"bytes"
@@ -173,7 +173,7 @@ func sanitizeValue(key, val string) string {
 	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
 		return result.Redacted
 	}
-	val = validUTF8(val)
+	val = ValidUTF8(val)
 	if len(val) > maxValueLen {
 		// Cut on a rune boundary, so the cut itself makes no invalid UTF-8.
 		i := maxValueLen
@@ -188,14 +188,14 @@ func sanitizeValue(key, val string) string {
 	return val
 }
 
-// validUTF8 writes each byte of s that is not part of valid UTF-8 as the
+// ValidUTF8 writes each byte of s that is not part of valid UTF-8 as the
 // four characters \xNN. encoding/json would store it as U+FFFD, so a
 // results.json would no longer hold what the run showed and `report` would
 // not render it again byte for byte; the reports make \xNN visible the same
 // way they show an invalid byte. As there, a value that literally holds
 // `\xff` reads the same: this keeps what the node said readable, it is not
 // an encoding.
-func validUTF8(s string) string {
+func ValidUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
@@ -229,10 +229,10 @@ func nextLine(b []byte) (string, []byte) {
 	return string(line), b[i:]
 }
 
-// redactText is sanitizeValue's secret test for free text a node supplied
+// RedactText is sanitizeValue's secret test for free text a node supplied
 // (stderr, error messages): each line is cut at the first secret-looking
 // span, so the context before it still says what failed.
-func redactText(s string) string {
+func RedactText(s string) string {
 	if !secretValueRe.MatchString(s) {
 		return s
 	}

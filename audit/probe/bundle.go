@@ -1,4 +1,4 @@
-package audit
+package probe
 
 import (
 	"crypto/rand"
