@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/inventory"
@@ -89,7 +90,7 @@ func runSim(t *testing.T, inv *inventory.Inventory, tr Transport) *result.Report
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := BuiltinChecks()
+	checks, err := check.BuiltinChecks()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestProbeHangIsProbeTimeout(t *testing.T) {
 			probes[i].Timeout = 2 * time.Second
 		}
 	}
-	checks, _ := BuiltinChecks()
+	checks, _ := check.BuiltinChecks()
 	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +276,7 @@ func TestShippedProbes(t *testing.T) {
 			}
 		}
 	}
-	checks, err := BuiltinChecks()
+	checks, err := check.BuiltinChecks()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestInterruptKeepsFinishedNodes(t *testing.T) {
 	defer cancel()
 	bt := &blockingTransport{shTransport: tr, first: "node-1", cancel: cancel}
 	probes, _ := probe.BuiltinProbes()
-	checks, _ := BuiltinChecks()
+	checks, _ := check.BuiltinChecks()
 	// Forks 1: node-1 finishes before any other node starts.
 	r, err := Run(ctx, RunOptions{Inventory: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
@@ -22,7 +23,7 @@ func TestCatalogueDocIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := BuiltinChecks()
+	checks, err := check.BuiltinChecks()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestCatalogueListsEveryFindingBuiltInGo(t *testing.T) {
 	}
 }
 
-func renderCatalogue(probes []probe.Probe, checks []Check) []byte {
+func renderCatalogue(probes []probe.Probe, checks []check.Check) []byte {
 	var b bytes.Buffer
 	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
 	b.WriteString("# Diagnosis catalogue\n\n")

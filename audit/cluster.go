@@ -3,6 +3,8 @@ package audit
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -196,7 +198,7 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 		},
 		func(k string, n result.Node) bool { h := n.Facts["os.hostname"]; return h != "" && lower(h) == k },
 	}
-	k8sNames := sortedKeys(perNode)
+	k8sNames := slices.Sorted(maps.Keys(perNode))
 	match := map[string]int{}
 	taken := map[int]bool{}
 	ambiguous := map[string][]string{}
@@ -326,7 +328,7 @@ func clusterFindings(c *result.Cluster) []result.Finding {
 	if len(c.Ambiguous) > 0 {
 		var hosts, evidence []string
 		seen := map[string]bool{}
-		for _, k := range sortedKeys(c.Ambiguous) {
+		for _, k := range slices.Sorted(maps.Keys(c.Ambiguous)) {
 			evidence = append(evidence, fmt.Sprintf("Kubernetes node %s: matched by %s", k, strings.Join(c.Ambiguous[k], ", ")))
 			for _, h := range c.Ambiguous[k] {
 				if !seen[h] {

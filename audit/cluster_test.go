@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -380,9 +381,9 @@ func TestClusterProbeNeverPrintsSecrets(t *testing.T) {
 }
 
 // clusterChecks are the checks of checks/cluster.yaml.
-func clusterChecks(t *testing.T) []Check {
+func clusterChecks(t *testing.T) []check.Check {
 	t.Helper()
-	var out []Check
+	var out []check.Check
 	for _, c := range builtinChecks(t) {
 		if strings.HasPrefix(c.Source, "checks/cluster.yaml:") {
 			out = append(out, c)
@@ -503,7 +504,7 @@ func TestClusterChecks(t *testing.T) {
 			for k, v := range tc.cluster {
 				cf[k] = v
 			}
-			results := Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: cf}, checks)
+			results := check.Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: cf}, checks, nil)
 			got := map[string][]string{}
 			for _, r := range results {
 				if r.Outcome == result.OutcomeFail {
@@ -542,7 +543,7 @@ func TestRBACRedHerringIsNeverCritical(t *testing.T) {
 	for _, denials := range []string{"get:nodes", "list:endpointslices.discovery.k8s.io", "watch:services,list:nodes"} {
 		nodes := []result.Node{{Name: "etcd-1", Status: result.StatusOK, Facts: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes",
 			"k8s.kubeproxy.previous_rbac_denials": denials, "k8s.kubeproxy.previous_rbac_can_i": "yes", "k8s.kubeproxy.pod.restarts": "3"}}}
-		findings := CheckFindings(checks, Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: healthyClusterFacts()}, checks))
+		findings := check.CheckFindings(checks, check.Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: healthyClusterFacts()}, checks, nil))
 		transient := false
 		for _, f := range findings {
 			if f.Severity == result.SeverityCritical {
@@ -964,7 +965,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 				}
 			}
 			failing := false
-			for _, r := range Judge(nodes, c, clusterChecks(t)) {
+			for _, r := range check.Judge(nodes, c, clusterChecks(t), nil) {
 				failing = failing || r.Check == "cluster.api-unavailable" && r.Outcome == result.OutcomeFail
 			}
 			if failing != tc.apiCheck {

@@ -2,10 +2,12 @@ package audit
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -55,7 +57,7 @@ func ComputeDrift(nodes []result.Node, probes []probe.Probe) []result.Drift {
 			byRole[r] = append(byRole[r], n)
 		}
 	}
-	for _, r := range sortedKeys(byRole) {
+	for _, r := range slices.Sorted(maps.Keys(byRole)) {
 		if len(byRole[r]) >= 2 {
 			scopes = append(scopes, struct {
 				name  string
@@ -73,7 +75,7 @@ func ComputeDrift(nodes []result.Node, probes []probe.Probe) []result.Drift {
 				}
 			}
 		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			groups := groupBy(sc.nodes, k)
 			if len(groups) > 1 {
 				out = append(out, result.Drift{Fact: k, Scope: sc.name, Majority: groups[0].Value, Groups: groups})
@@ -117,7 +119,7 @@ const maxRanked = 3
 
 // symptomOutcome is one symptom check's split of the judged nodes.
 type symptomOutcome struct {
-	check         Check
+	check         check.Check
 	sick, healthy []string
 }
 
@@ -128,13 +130,13 @@ type symptomOutcome struct {
 // fails (cluster-wide configuration rather than node drift). Symptoms that
 // fail on the same nodes and point at the same cause (healthz 503 and pod
 // CrashLoopBackOff) share one finding.
-func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult, probes []probe.Probe) []result.Finding {
+func Correlate(nodes []result.Node, checks []check.Check, results []result.CheckResult, probes []probe.Probe) []result.Finding {
 	meta := newFactMeta(probes)
 	byName := map[string]result.Node{}
 	for _, n := range nodes {
 		byName[n.Name] = n
 	}
-	checkByID := map[string]Check{}
+	checkByID := map[string]check.Check{}
 	for _, c := range checks {
 		checkByID[c.ID] = c
 	}
@@ -146,7 +148,7 @@ func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult
 		if r.Outcome != result.OutcomeFail || checkByID[r.Check].Symptom {
 			continue
 		}
-		for _, f := range checkByID[r.Check].judgedFacts() {
+		for _, f := range checkByID[r.Check].JudgedFacts() {
 			failingFacts[f+"="+byName[r.Node].Facts[f]] = true
 		}
 	}
@@ -234,7 +236,7 @@ func Correlate(nodes []result.Node, checks []Check, results []result.CheckResult
 			sameCount(best.Matched, len(o.sick)), healthyCount(best.Extra, len(o.healthy)))
 		remediation := fmt.Sprintf("Make %s on these nodes match the healthy nodes.", best.Fact)
 		for _, ch := range checks {
-			if !ch.Symptom && slices.Contains(ch.judgedFacts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
+			if !ch.Symptom && slices.Contains(ch.JudgedFacts(), best.Fact) && failingFacts[best.Fact+"="+best.Value] {
 				remediation = ch.Remediation
 				break
 			}
@@ -278,14 +280,14 @@ func causeVerdict(exact bool) string {
 // effectFacts are the facts that can never be offered as a cause: those a
 // symptom check reads and every other fact of the probes that emit them
 // (kube-proxy's pod state is an effect of its health, not its cause).
-func effectFacts(checks []Check, meta factMeta) map[string]bool {
+func effectFacts(checks []check.Check, meta factMeta) map[string]bool {
 	probes := map[string]bool{}
 	out := map[string]bool{}
 	for _, c := range checks {
 		if !c.Symptom {
 			continue
 		}
-		for _, f := range c.judgedFacts() {
+		for _, f := range c.JudgedFacts() {
 			out[f] = true
 			if p := meta.probeOf[f]; p != "" {
 				probes[p] = true
@@ -358,14 +360,14 @@ func rankCauses(sick, healthy []string, byName map[string]result.Node, meta fact
 		}
 	}
 	var cands []candidate
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		values := map[string]bool{}
 		for _, n := range judged {
 			if v, ok := byName[n].Facts[k]; ok {
 				values[v] = true
 			}
 		}
-		for _, v := range sortedKeys(values) {
+		for _, v := range slices.Sorted(maps.Keys(values)) {
 			var matched, extra int
 			for _, n := range judged {
 				if byName[n].Facts[k] != v {
@@ -401,13 +403,13 @@ func rankCauses(sick, healthy []string, byName map[string]result.Node, meta fact
 	return cands
 }
 
-func describeSymptom(c Check, sick []string, byName map[string]result.Node) string {
+func describeSymptom(c check.Check, sick []string, byName map[string]result.Node) string {
 	fact := c.When[0].Fact
 	var vals []string
 	for _, g := range groupBy(nodesNamed(sick, byName), fact) {
 		vals = append(vals, g.Value)
 	}
-	return fmt.Sprintf("%s %s on %d %s (%s)", fact, strings.Join(vals, "/"), len(sick), plural(len(sick), "node"), strings.Join(sick, ", "))
+	return fmt.Sprintf("%s %s on %d %s (%s)", fact, strings.Join(vals, "/"), len(sick), result.Plural(len(sick), "node"), strings.Join(sick, ", "))
 }
 
 func sameCount(matched, sick int) string {
@@ -447,20 +449,4 @@ func auditedNodes(nodes []result.Node) []result.Node {
 		}
 	}
 	return out
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -270,9 +270,9 @@ func diffGate(d *result.Diff, lost []string, o DiffOptions) result.Gate {
 	if n > 0 {
 		g.Passed, g.ExitCode = false, result.ExitGateFailed
 		if o.FailOn == result.SeverityCritical {
-			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new critical %s", n, plural(n, "finding")))
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new critical %s", n, result.Plural(n, "finding")))
 		} else {
-			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new %s at %s or worse", n, plural(n, "finding"), o.FailOn))
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%d new %s at %s or worse", n, result.Plural(n, "finding"), o.FailOn))
 		}
 	}
 	if len(lost) > 0 && !o.AllowUnreachable {
@@ -280,7 +280,7 @@ func diffGate(d *result.Diff, lost []string, o DiffOptions) result.Gate {
 			g.Passed, g.ExitCode = false, result.ExitUnaudited
 		}
 		sort.Strings(lost)
-		g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s audited before but not after: %s", len(lost), plural(len(lost), "node"), strings.Join(lost, ", ")))
+		g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s audited before but not after: %s", len(lost), result.Plural(len(lost), "node"), strings.Join(lost, ", ")))
 	}
 	return g
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -12,25 +13,25 @@ import (
 func TestConditionOperators(t *testing.T) {
 	facts := map[string]string{"k": "6.1.0-28-amd64", "v": "v1.31.4+rke2r1", "n": "90", "m": "100", "ipt": "1.8.4", "word": "x"}
 	tests := []struct {
-		cond Condition
+		cond check.Condition
 		want string
 	}{
-		{Condition{Fact: "k", Op: "version_lt", Value: "5.13"}, result.OutcomePass},
-		{Condition{Fact: "k", Op: "version_ge", Value: "6.1"}, result.OutcomeFail},
-		{Condition{Fact: "v", Op: "version_ge", Value: "1.35"}, result.OutcomePass},
-		{Condition{Fact: "v", Op: "version_lt", Value: "v1.31.5"}, result.OutcomeFail},
-		{Condition{Fact: "ipt", Op: "version_lt", Value: "1.8.5"}, result.OutcomeFail},
-		{Condition{Fact: "ipt", Op: "version_le", Value: "1.8.4"}, result.OutcomeFail},
-		{Condition{Fact: "ipt", Op: "version_gt", Value: "1.8.4"}, result.OutcomePass},
-		{Condition{Fact: "word", Op: "version_lt", Value: "1"}, result.OutcomeSkip},
-		{Condition{Fact: "n", Op: "lt", Ref: "m"}, result.OutcomeFail},
-		{Condition{Fact: "m", Op: "lt", Ref: "n"}, result.OutcomePass},
-		{Condition{Fact: "n", Op: "eq", Ref: "m"}, result.OutcomePass},
-		{Condition{Fact: "n", Op: "ge", Ref: "missing"}, result.OutcomeSkip},
-		{Condition{Fact: "n", Op: "pct_of_ge", Ref: "m", Value: "90"}, result.OutcomeFail},
+		{check.Condition{Fact: "k", Op: "version_lt", Value: "5.13"}, result.OutcomePass},
+		{check.Condition{Fact: "k", Op: "version_ge", Value: "6.1"}, result.OutcomeFail},
+		{check.Condition{Fact: "v", Op: "version_ge", Value: "1.35"}, result.OutcomePass},
+		{check.Condition{Fact: "v", Op: "version_lt", Value: "v1.31.5"}, result.OutcomeFail},
+		{check.Condition{Fact: "ipt", Op: "version_lt", Value: "1.8.5"}, result.OutcomeFail},
+		{check.Condition{Fact: "ipt", Op: "version_le", Value: "1.8.4"}, result.OutcomeFail},
+		{check.Condition{Fact: "ipt", Op: "version_gt", Value: "1.8.4"}, result.OutcomePass},
+		{check.Condition{Fact: "word", Op: "version_lt", Value: "1"}, result.OutcomeSkip},
+		{check.Condition{Fact: "n", Op: "lt", Ref: "m"}, result.OutcomeFail},
+		{check.Condition{Fact: "m", Op: "lt", Ref: "n"}, result.OutcomePass},
+		{check.Condition{Fact: "n", Op: "eq", Ref: "m"}, result.OutcomePass},
+		{check.Condition{Fact: "n", Op: "ge", Ref: "missing"}, result.OutcomeSkip},
+		{check.Condition{Fact: "n", Op: "pct_of_ge", Ref: "m", Value: "90"}, result.OutcomeFail},
 	}
 	for _, tt := range tests {
-		c := Check{ID: "x", When: []Condition{tt.cond}}
+		c := check.Check{ID: "x", When: []check.Condition{tt.cond}}
 		if got, detail := c.Evaluate(facts); got != tt.want {
 			t.Errorf("%+v = %s (%s), want %s", tt.cond, got, detail, tt.want)
 		}
@@ -54,7 +55,7 @@ func TestParseChecksNamesFileLineAndField(t *testing.T) {
 		{"peers not a fact key", "- id: a\n  title: t\n  severity: info\n  summary: s\n  remediation: r\n  when:\n    - {fact: f, op: pct_of_median_lt, value: '50', peers: 'Kube Proxy'}\n", `c.yaml:6: check "a": when: condition 1: peers: want a fact key, got "Kube Proxy"`},
 	}
 	for _, tt := range tests {
-		_, err := ParseChecks("c.yaml", []byte(tt.text))
+		_, err := check.ParseChecks("c.yaml", []byte(tt.text))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", tt.name, err, tt.want)
 		}
@@ -62,13 +63,13 @@ func TestParseChecksNamesFileLineAndField(t *testing.T) {
 }
 
 func TestUniformCheck(t *testing.T) {
-	c := Check{ID: "mode-mixed", Severity: result.SeverityCritical, Uniform: "mode", When: []Condition{{Fact: "mode", Op: "ne", Value: "unknown"}}}
+	c := check.Check{ID: "mode-mixed", Severity: result.SeverityCritical, Uniform: "mode", When: []check.Condition{{Fact: "mode", Op: "ne", Value: "unknown"}}}
 	mk := func(name, mode string) result.Node {
 		return result.Node{Name: name, Status: result.StatusOK, Facts: map[string]string{"mode": mode}}
 	}
 	failing := func(nodes []result.Node) []string {
 		var out []string
-		for _, r := range Judge(nodes, nil, []Check{c}) {
+		for _, r := range check.Judge(nodes, nil, []check.Check{c}, nil) {
 			if r.Outcome == result.OutcomeFail {
 				out = append(out, r.Node)
 			}
@@ -94,13 +95,13 @@ func TestUniformCheck(t *testing.T) {
 }
 
 func TestFleetMedianCondition(t *testing.T) {
-	c := Check{ID: "few-rules", Severity: result.SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
+	c := check.Check{ID: "few-rules", Severity: result.SeverityWarning, When: []check.Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
 	var nodes []result.Node
 	for i, v := range []string{"120", "118", "40", "121", "not-root"} {
 		nodes = append(nodes, result.Node{Name: string(rune('a' + i)), Status: result.StatusOK, Facts: map[string]string{"rules": v}})
 	}
 	got := map[string]string{}
-	for _, r := range Judge(nodes, nil, []Check{c}) {
+	for _, r := range check.Judge(nodes, nil, []check.Check{c}, nil) {
 		got[r.Node] = r.Outcome
 	}
 	want := map[string]string{"a": result.OutcomePass, "b": result.OutcomePass, "c": result.OutcomeFail, "d": result.OutcomePass, "e": result.OutcomeSkip}
@@ -108,7 +109,7 @@ func TestFleetMedianCondition(t *testing.T) {
 		t.Fatalf("outcomes = %v, want %v", got, want)
 	}
 	// Two peers are too few to call either an outlier.
-	if rs := Judge(nodes[:2], nil, []Check{c}); rs[0].Outcome != result.OutcomeSkip {
+	if rs := check.Judge(nodes[:2], nil, []check.Check{c}, nil); rs[0].Outcome != result.OutcomeSkip {
 		t.Fatalf("with two nodes: %+v", rs)
 	}
 }
@@ -117,10 +118,10 @@ func TestFleetMedianCondition(t *testing.T) {
 // the nodes sharing its value of the peers fact, and the 3-node minimum
 // holds per value.
 func TestFleetMedianPeers(t *testing.T) {
-	byPeers := Check{ID: "few-rules", Severity: result.SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50", Peers: "mode"}}}
+	byPeers := check.Check{ID: "few-rules", Severity: result.SeverityWarning, When: []check.Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50", Peers: "mode"}}}
 	// The same fact without peers, in the same run: its median is the
 	// fleet's and must not leak into the other's.
-	fleetWide := Check{ID: "few-rules-fleet", Severity: result.SeverityWarning, When: []Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
+	fleetWide := check.Check{ID: "few-rules-fleet", Severity: result.SeverityWarning, When: []check.Condition{{Fact: "rules", Op: "pct_of_median_lt", Value: "50"}}}
 	mk := func(name, mode, rules string) result.Node {
 		f := map[string]string{"rules": rules}
 		if mode != "" {
@@ -138,7 +139,7 @@ func TestFleetMedianPeers(t *testing.T) {
 	}
 	type want struct{ outcome, detail string }
 	tests := []struct {
-		check Check
+		check check.Check
 		want  map[string]want
 	}{
 		{byPeers, map[string]want{
@@ -163,7 +164,7 @@ func TestFleetMedianPeers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.check.ID, func(t *testing.T) {
-			for _, r := range Judge(nodes, nil, []Check{byPeers, fleetWide}) {
+			for _, r := range check.Judge(nodes, nil, []check.Check{byPeers, fleetWide}, nil) {
 				if r.Check != tt.check.ID {
 					continue
 				}
@@ -178,25 +179,25 @@ func TestFleetMedianPeers(t *testing.T) {
 
 func TestClusterChecksSeeClusterFactsAndNodeChecksToo(t *testing.T) {
 	cluster := &result.Cluster{Status: result.ClusterOK, Facts: map[string]string{"cluster.readyz": "failed", "cluster.rbac.ok": "yes"}}
-	checks := []Check{
-		{ID: "readyz", Scope: probe.ScopeCluster, Severity: result.SeverityCritical, When: []Condition{{Fact: "cluster.readyz", Op: "ne", Value: "ok"}}},
-		{ID: "transient", Scope: probe.ScopeNode, Severity: result.SeverityInfo, When: []Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
+	checks := []check.Check{
+		{ID: "readyz", Scope: probe.ScopeCluster, Severity: result.SeverityCritical, When: []check.Condition{{Fact: "cluster.readyz", Op: "ne", Value: "ok"}}},
+		{ID: "transient", Scope: probe.ScopeNode, Severity: result.SeverityInfo, When: []check.Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
 	}
 	nodes := []result.Node{{Name: "a", Status: result.StatusOK, Facts: map[string]string{"denied": "yes"}}, {Name: "b", Status: result.StatusOK, Facts: map[string]string{"denied": "no"}}}
 	got := map[string]string{}
-	for _, r := range Judge(nodes, cluster, checks) {
+	for _, r := range check.Judge(nodes, cluster, checks, nil) {
 		got[r.Check+"@"+r.Node] = r.Outcome
 	}
 	want := map[string]string{"readyz@" + result.ClusterNode: result.OutcomeFail, "transient@a": result.OutcomeFail, "transient@b": result.OutcomePass}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("outcomes = %v, want %v", got, want)
 	}
-	fs := CheckFindings(checks, Judge(nodes, cluster, checks))
+	fs := check.CheckFindings(checks, check.Judge(nodes, cluster, checks, nil))
 	if len(fs) != 2 || fs[0].Check != "readyz" || len(fs[0].Nodes) != 0 {
 		t.Fatalf("findings = %+v", fs)
 	}
 	// Without cluster facts, cluster checks skip and say why.
-	rs := Judge(nodes, &result.Cluster{Status: result.ClusterNoServer, Message: "no reachable RKE2 server node"}, checks[:1])
+	rs := check.Judge(nodes, &result.Cluster{Status: result.ClusterNoServer, Message: "no reachable RKE2 server node"}, checks[:1], nil)
 	if rs[0].Outcome != result.OutcomeSkip || !strings.Contains(rs[0].Detail, "no reachable") {
 		t.Fatalf("no cluster: %+v", rs[0])
 	}

@@ -33,13 +33,13 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 	}
 	for _, sev := range []result.Severity{result.SeverityCritical, result.SeverityWarning, result.SeverityInfo} {
 		if counts[sev] > 0 {
-			g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s %s", counts[sev], sev, plural(counts[sev], "finding")))
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s %s", counts[sev], sev, result.Plural(counts[sev], "finding")))
 		}
 	}
 	failing := len(g.Reasons) > 0
 	waivedReason := ""
 	if waived > 0 {
-		waivedReason = fmt.Sprintf("%d %s waived", waived, plural(waived, "finding"))
+		waivedReason = fmt.Sprintf("%d %s waived", waived, result.Plural(waived, "finding"))
 		g.Reasons = append(g.Reasons, waivedReason)
 	}
 	unaudited := 0
@@ -49,7 +49,7 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 		}
 	}
 	if unaudited > 0 {
-		reason := fmt.Sprintf("%d of %d %s not fully audited", unaudited, len(r.Nodes), plural(len(r.Nodes), "node"))
+		reason := fmt.Sprintf("%d of %d %s not fully audited", unaudited, len(r.Nodes), result.Plural(len(r.Nodes), "node"))
 		if p.AllowUnreachable {
 			reason += " (allowed by --allow-unreachable)"
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -437,19 +438,23 @@ func hostHealthyFacts(server bool) map[string]string {
 // hostCheckFiles are the checks files of this area.
 var hostCheckFiles = []string{"checks/host.yaml", "checks/rke2.yaml", "checks/network.yaml", "checks/sysctl.yaml", "checks/modules.yaml"}
 
-func hostChecks(t *testing.T) []Check {
+func hostChecks(t *testing.T) []check.Check {
 	t.Helper()
-	var out []Check
+	all, err := check.BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []check.Check
 	for _, f := range hostCheckFiles {
-		b, err := checksFS.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+		n := len(out)
+		for _, c := range all {
+			if strings.HasPrefix(c.Source, f+":") {
+				out = append(out, c)
+			}
 		}
-		cs, err := ParseChecks(f, b)
-		if err != nil {
-			t.Fatal(err)
+		if len(out) == n {
+			t.Fatalf("no built-in check comes from %s", f)
 		}
-		out = append(out, cs...)
 	}
 	return out
 }
@@ -540,7 +545,7 @@ func TestHostChecks(t *testing.T) {
 				{Name: "healthy-agent", Status: result.StatusOK, Facts: hostHealthyFacts(false)},
 			}
 			var failed []string
-			for _, r := range Judge(nodes, nil, checks) {
+			for _, r := range check.Judge(nodes, nil, checks, nil) {
 				switch {
 				case r.Node != "planted" && r.Outcome != result.OutcomePass:
 					t.Errorf("%s on %s: %s (%s), want pass", r.Check, r.Node, r.Outcome, r.Detail)

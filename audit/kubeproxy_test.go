@@ -1,13 +1,16 @@
 package audit
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -495,11 +498,11 @@ func TestKubeProxyChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		name := c.check
-		for _, k := range sortedKeys(c.planted) {
+		for _, k := range slices.Sorted(maps.Keys(c.planted)) {
 			name += " " + k + "=" + c.planted[k]
 		}
 		t.Run(name, func(t *testing.T) {
-			check, ok := byID[c.check]
+			ck, ok := byID[c.check]
 			if !ok {
 				t.Fatalf("no check %s", c.check)
 			}
@@ -521,7 +524,7 @@ func TestKubeProxyChecks(t *testing.T) {
 				}
 				nodes = append(nodes, result.Node{Name: "node-" + strconv.Itoa(i), Status: result.StatusOK, Facts: f})
 			}
-			for _, r := range judge(nodes, nil, []Check{check}, c.globals) {
+			for _, r := range check.Judge(nodes, nil, []check.Check{ck}, c.globals) {
 				want := result.OutcomePass
 				if r.Node == "node-4" {
 					want = c.want
@@ -591,7 +594,7 @@ func TestKubeProxyScenarioFleet(t *testing.T) {
 	// Re-judged with --target-version past 1.35, the IPVS node is warned.
 	r.TargetVersion = "v1.35.1+rke2r1"
 	probes, _ := probe.BuiltinProbes()
-	checks, _ := BuiltinChecks()
+	checks, _ := check.BuiltinChecks()
 	Analyze(r, Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if g := strings.Join(kubeProxyFindings(r)["kubeproxy.ipvs-deprecated-by-target"], ","); g != "node-4" {
 		t.Errorf("kubeproxy.ipvs-deprecated-by-target on %q, want node-4", g)

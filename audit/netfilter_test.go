@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -369,7 +370,7 @@ func TestNetfilterChecks(t *testing.T) {
 				}
 				nodes = append(nodes, result.Node{Name: "node-" + string(rune('0'+i)), Status: result.StatusOK, Facts: f})
 			}
-			for _, r := range Judge(nodes, nil, []Check{c}) {
+			for _, r := range check.Judge(nodes, nil, []check.Check{c}, nil) {
 				want := result.OutcomePass
 				if r.Node == "node-1" {
 					want = tc.want
@@ -392,7 +393,7 @@ func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *result.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := BuiltinChecks()
+	checks, err := check.BuiltinChecks()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *result.Report {
 			ps = append(ps, p)
 		}
 	}
-	var cs []Check
+	var cs []check.Check
 	for _, c := range checks {
 		if strings.HasPrefix(c.ID, "firewall.") || strings.HasPrefix(c.ID, "iptables.") {
 			cs = append(cs, c)
@@ -536,7 +537,7 @@ func TestMedianChecksCompareNodesInTheSameProxyMode(t *testing.T) {
 				nodes = append(nodes, result.Node{Name: n.name, Status: result.StatusOK, Facts: f})
 				want[n.name] = n.want
 			}
-			for _, r := range Judge(nodes, nil, []Check{c}) {
+			for _, r := range check.Judge(nodes, nil, []check.Check{c}, nil) {
 				if r.Outcome != want[r.Node] {
 					t.Errorf("%s: %s (%s), want %s", r.Node, r.Outcome, r.Detail, want[r.Node])
 				}

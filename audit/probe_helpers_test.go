@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
@@ -75,9 +76,9 @@ func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string
 }
 
 // builtinChecks returns the embedded checks or fails the test.
-func builtinChecks(t *testing.T) []Check {
+func builtinChecks(t *testing.T) []check.Check {
 	t.Helper()
-	cs, err := BuiltinChecks()
+	cs, err := check.BuiltinChecks()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +86,9 @@ func builtinChecks(t *testing.T) []Check {
 }
 
 // builtinChecksByID indexes the embedded checks by id.
-func builtinChecksByID(t *testing.T) map[string]Check {
+func builtinChecksByID(t *testing.T) map[string]check.Check {
 	t.Helper()
-	byID := map[string]Check{}
+	byID := map[string]check.Check{}
 	for _, c := range builtinChecks(t) {
 		byID[c.ID] = c
 	}

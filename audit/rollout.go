@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -83,7 +84,7 @@ func PlanRollout(names []string, nodes []result.Node, failing map[string]bool) [
 
 // addRollouts attaches a rollout plan to every finding that asks operators
 // to change nodes: failing checks of warning or worse, and probable causes.
-func addRollouts(findings []result.Finding, nodes []result.Node, checks []Check, results []result.CheckResult) {
+func addRollouts(findings []result.Finding, nodes []result.Node, checks []check.Check, results []result.CheckResult) {
 	symptom := map[string]bool{}
 	for _, c := range checks {
 		symptom[c.ID] = c.Symptom

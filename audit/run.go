@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -64,7 +65,7 @@ type RunOptions struct {
 	// Probes are node probes and cluster probes (Scope); cluster probes run
 	// once, on one reachable server node, after the node probes.
 	Probes []probe.Probe
-	Checks []Check
+	Checks []check.Check
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
 	TargetVersion string
@@ -159,7 +160,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 // Rules is everything Analyze judges a report's nodes with.
 type Rules struct {
 	Probes  []probe.Probe
-	Checks  []Check
+	Checks  []check.Check
 	Gate    GatePolicy
 	Waivers []result.Waiver
 }
@@ -173,8 +174,8 @@ func Analyze(r *result.Report, rules Rules) {
 	if r.TargetVersion != "" {
 		globals["target.version"] = r.TargetVersion
 	}
-	r.Checks = judge(r.Nodes, r.Cluster, rules.Checks, globals)
-	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), CheckFindings(rules.Checks, r.Checks)...)
+	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
+	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
 	r.Findings = append(r.Findings, VersionSkew(r.Nodes, r.TargetVersion)...)
 	r.Findings = append(r.Findings, clusterFindings(r.Cluster)...)
 	addRollouts(r.Findings, r.Nodes, rules.Checks, r.Checks)

@@ -2,11 +2,14 @@ package audit
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -32,7 +35,7 @@ type nodeVersion struct {
 
 // minorOf returns the Kubernetes minor of "v1.31.4+rke2r1".
 func minorOf(v string) (int, bool) {
-	p, ok := ParseVersion(v)
+	p, ok := check.ParseVersion(v)
 	if !ok || len(p) < 2 || p[0] != 1 {
 		return 0, false
 	}
@@ -168,12 +171,12 @@ func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (result.Finding, bo
 				count[s.raw]++
 			}
 		}
-		releases := sortedKeys(count)
+		releases := slices.Sorted(maps.Keys(count))
 		to := releases[0]
 		for _, r := range releases[1:] {
-			a, _ := ParseVersion(r)
-			b, _ := ParseVersion(to)
-			if CompareVersions(a, b) > 0 {
+			a, _ := check.ParseVersion(r)
+			b, _ := check.ParseVersion(to)
+			if check.CompareVersions(a, b) > 0 {
 				to = r
 			}
 		}
@@ -186,7 +189,7 @@ func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (result.Finding, bo
 				}
 			}
 			names, lag = append(names, s.name), append(lag, s.name)
-			ev = append(ev, fmt.Sprintf("%s: server at %s, behind the other servers (%s) and %d %s up to 1.%d", s.name, s.raw, strings.Join(releases, ", "), n, plural(n, "agent"), top))
+			ev = append(ev, fmt.Sprintf("%s: server at %s, behind the other servers (%s) and %d %s up to 1.%d", s.name, s.raw, strings.Join(releases, ", "), n, result.Plural(n, "agent"), top))
 		}
 		sort.Strings(lag)
 		step := fmt.Sprintf("Upgrade %s to %s, the release the other servers run, before anything else: one server at a time, waiting for each to be Ready before the next.", strings.Join(lag, ", then "), to)
@@ -254,7 +257,7 @@ func bundledSkew(nodes []result.Node) (result.Finding, bool) {
 	}
 	var names, ev []string
 	named := map[string]bool{}
-	for _, rel := range sortedKeys(byRelease) {
+	for _, rel := range slices.Sorted(maps.Keys(byRelease)) {
 		for _, c := range bundledComponents {
 			count := map[string]int{}
 			known := 0
@@ -267,9 +270,9 @@ func bundledSkew(nodes []result.Node) (result.Finding, bool) {
 			if len(count) < 2 {
 				continue
 			}
-			majority, tie := majorityOf(count)
+			majority, tie := check.MajorityOf(count)
 			var split []string
-			for _, v := range sortedKeys(count) {
+			for _, v := range slices.Sorted(maps.Keys(count)) {
 				split = append(split, fmt.Sprintf("%s on %d", v, count[v]))
 			}
 			for _, n := range byRelease[rel] {
@@ -301,7 +304,7 @@ func bundledSkew(nodes []result.Node) (result.Finding, bool) {
 // isVersion says whether a probe's value is a version rather than one of
 // its words for "not known" (absent, unknown, not-root).
 func isVersion(v string) bool {
-	_, ok := ParseVersion(v)
+	_, ok := check.ParseVersion(v)
 	return ok
 }
 
@@ -316,7 +319,7 @@ func mixedVersions(vs []nodeVersion) (result.Finding, bool) {
 	if len(count) < 2 {
 		return result.Finding{}, false
 	}
-	majority, tie := majorityOf(count)
+	majority, tie := check.MajorityOf(count)
 	var names, ev []string
 	for _, v := range vs {
 		if tie || v.raw != majority {
@@ -339,19 +342,19 @@ func upgradePath(vs []nodeVersion, target string) []result.Finding {
 	if !ok {
 		return nil
 	}
-	tv, _ := ParseVersion(target)
+	tv, _ := check.ParseVersion(target)
 	var skip, down, evS, evD, servers, agents []string
 	for _, v := range vs {
-		cur, _ := ParseVersion(v.raw)
+		cur, _ := check.ParseVersion(v.raw)
 		switch {
-		case CompareVersions(cur, tv) > 0:
+		case check.CompareVersions(cur, tv) > 0:
 			down = append(down, v.name)
 			evD = append(evD, fmt.Sprintf("%s: at %s, newer than the target %s", v.name, v.raw, target))
 		case tMinor-v.minor > 1:
 			skip = append(skip, v.name)
 			evS = append(evS, fmt.Sprintf("%s: at %s; the target %s skips %s", v.name, v.raw, target, skippedMinors(v.minor, tMinor)))
 		}
-		if CompareVersions(cur, tv) < 0 {
+		if check.CompareVersions(cur, tv) < 0 {
 			if v.server {
 				servers = append(servers, v.name)
 			} else {
@@ -375,7 +378,7 @@ func upgradePath(vs []nodeVersion, target string) []result.Finding {
 	if len(servers)+len(agents) > 0 {
 		f := skewFinding("skew.upgrade-order", result.SeverityInfo, append(append([]string{}, servers...), agents...), nil,
 			"upgrade order to "+target,
-			fmt.Sprintf("%d server and %d agent %s to upgrade to %s: servers first, one at a time, then agents.", len(servers), len(agents), plural(len(servers)+len(agents), "node"), target),
+			fmt.Sprintf("%d server and %d agent %s to upgrade to %s: servers first, one at a time, then agents.", len(servers), len(agents), result.Plural(len(servers)+len(agents), "node"), target),
 			"Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.")
 		if len(servers) > 0 {
 			f.Rollout = append(f.Rollout, result.RolloutStep{Class: "server", Nodes: servers, OneAtATime: true})

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
@@ -22,7 +23,7 @@ var globalFacts = []string{"target.version"}
 // check may read the facts of any probe, builtin or user, and a fact that
 // no probe emits is an error, since such a check would skip on every node
 // and look like a pass. Every error names the file (and line where known).
-func LoadProbeDir(dir string) ([]probe.Probe, []Check, error) {
+func LoadProbeDir(dir string) ([]probe.Probe, []check.Check, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--probes: %w", err)
@@ -31,7 +32,7 @@ func LoadProbeDir(dir string) ([]probe.Probe, []Check, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded probes: %w", err)
 	}
-	builtinChecks, err := BuiltinChecks()
+	builtinChecks, err := check.BuiltinChecks()
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded checks: %w", err)
 	}
@@ -44,7 +45,7 @@ func LoadProbeDir(dir string) ([]probe.Probe, []Check, error) {
 		}
 	}
 	var probes []probe.Probe
-	var checks []Check
+	var checks []check.Check
 	var errs []error
 	files := 0
 	for _, e := range entries {
@@ -93,7 +94,7 @@ func LoadProbeDir(dir string) ([]probe.Probe, []Check, error) {
 				errs = append(errs, fmt.Errorf("--probes: %w", err))
 				continue
 			}
-			cs, err := ParseChecks(file, b)
+			cs, err := check.ParseChecks(file, b)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -104,14 +105,14 @@ func LoadProbeDir(dir string) ([]probe.Probe, []Check, error) {
 	if files == 0 && len(errs) == 0 {
 		return nil, nil, fmt.Errorf("--probes %s: no *.sh probe or *.yaml checks file in the directory", dir)
 	}
-	if err := CheckIDsUnique(append(append([]Check{}, builtinChecks...), checks...)); err != nil {
+	if err := check.CheckIDsUnique(append(append([]check.Check{}, builtinChecks...), checks...)); err != nil {
 		errs = append(errs, err)
 	}
 	for _, f := range globalFacts {
 		factBy[f] = "fleet-audit"
 	}
 	for _, c := range checks {
-		for _, f := range c.judgedFacts() {
+		for _, f := range c.JudgedFacts() {
 			if _, ok := factBy[f]; !ok {
 				errs = append(errs, fmt.Errorf("%s: check %q: fact %q is emitted by no probe, builtin or in %s", c.Source, c.ID, f, dir))
 			}

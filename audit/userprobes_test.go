@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
@@ -129,7 +130,7 @@ func TestLoadProbeDir(t *testing.T) {
 			if got := strings.Join(pids, ","); got != tt.probes {
 				t.Errorf("probes %q, want %q", got, tt.probes)
 			}
-			if got := strings.Join(checkIDs(checks), ","); got != tt.checks {
+			if got := strings.Join(check.IDs(checks), ","); got != tt.checks {
 				t.Errorf("checks %q, want %q", got, tt.checks)
 			}
 			for _, c := range checks {
@@ -214,7 +215,7 @@ func TestExampleHostsProbe(t *testing.T) {
 	})
 	t.Run("healthy baseline passes", func(t *testing.T) {
 		got := runUserProbe(t, probes[0], nodesim.Healthy("node-1", true))
-		res := Judge([]result.Node{{Name: "node-1", Status: result.StatusOK, Facts: got}}, nil, checks)
+		res := check.Judge([]result.Node{{Name: "node-1", Status: result.StatusOK, Facts: got}}, nil, checks, nil)
 		if len(res) != 1 || res[0].Outcome != result.OutcomePass {
 			t.Errorf("healthy node: facts %v, results %+v", got, res)
 		}
@@ -234,12 +235,12 @@ func TestExampleHostsCheck(t *testing.T) {
 		{Name: "not-collected", Status: result.StatusOK, Facts: map[string]string{}},
 	}
 	want := map[string]string{"present": result.OutcomePass, "missing": result.OutcomeFail, "absent": result.OutcomePass, "unknown": result.OutcomePass, "not-collected": result.OutcomeSkip}
-	for _, r := range Judge(nodes, nil, checks) {
+	for _, r := range check.Judge(nodes, nil, checks, nil) {
 		if r.Outcome != want[r.Node] {
 			t.Errorf("%s on %s: %s (%s), want %s", r.Check, r.Node, r.Outcome, r.Detail, want[r.Node])
 		}
 	}
-	fs := CheckFindings(checks, Judge(nodes, nil, checks))
+	fs := check.CheckFindings(checks, check.Judge(nodes, nil, checks, nil))
 	if len(fs) != 1 || fs[0].Severity != result.SeverityWarning || strings.Join(fs[0].Nodes, ",") != "missing" {
 		t.Errorf("findings %+v", fs)
 	}
@@ -294,16 +295,16 @@ func TestLargeProbeRuns(t *testing.T) {
 // --allow-unreachable lets it through with the reason said.
 func TestFailedProbeIsNotAPass(t *testing.T) {
 	failing := "# id: site\n# description: d\n# needs_root: false\n# timeout: 5s\n# facts: site.a site.b\nfact site.a 1\nexit 126\n"
-	check := "- id: site.b-zero\n  title: t\n  severity: critical\n  when:\n    - {fact: site.b, op: eq, value: \"0\"}\n  summary: s\n  remediation: r\n"
+	checkYAML := "- id: site.b-zero\n  title: t\n  severity: critical\n  when:\n    - {fact: site.b, op: eq, value: \"0\"}\n  summary: s\n  remediation: r\n"
 	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := BuiltinChecks()
+	checks, err := check.BuiltinChecks()
 	if err != nil {
 		t.Fatal(err)
 	}
-	user, userChecks, err := LoadProbeDir(writeDir(t, map[string]string{"site.sh": failing, "site.yaml": check}))
+	user, userChecks, err := LoadProbeDir(writeDir(t, map[string]string{"site.sh": failing, "site.yaml": checkYAML}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 				}
 			}
 			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
-				Probes: ps, Checks: append(append([]Check{}, checks...), userChecks...),
+				Probes: ps, Checks: append(append([]check.Check{}, checks...), userChecks...),
 				Gate: GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: tc.allow}})
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/internal/yamlx"
 	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
@@ -43,7 +44,7 @@ var nonCheckFindingIDs = []string{
 
 // WaivableIDs lists every finding id a waiver may name: the checks, the
 // correlation finding of each symptom check, and the findings built in Go.
-func WaivableIDs(checks []Check) []string {
+func WaivableIDs(checks []check.Check) []string {
 	ids := append([]string{}, nonCheckFindingIDs...)
 	for _, c := range checks {
 		ids = append(ids, c.ID)
@@ -147,7 +148,7 @@ func parseWaiver(file string, n int, item *yaml.Node, known []string) (result.Wa
 	default:
 		if _, err := path.Match(w.Check, ""); err != nil {
 			bad("check", "bad glob %q: %v", w.Check, err)
-		} else if !matchesAny(w.Check, known) {
+		} else if !check.MatchesAny(w.Check, known) {
 			bad("check", "%q matches no known check (see fleet-audit probes)", w.Check)
 		}
 	}
@@ -173,15 +174,6 @@ func parseWaiver(file string, n int, item *yaml.Node, known []string) (result.Wa
 		return result.Waiver{}, errors.Join(errs...)
 	}
 	return w, nil
-}
-
-func matchesAny(pattern string, ids []string) bool {
-	for _, id := range ids {
-		if ok, _ := path.Match(pattern, id); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // ApplyWaivers marks the findings that waivers accept and returns the new
@@ -267,7 +259,7 @@ func waiverFinding(id string, sev result.Severity, ws []result.Waiver, title, su
 	for _, w := range ws {
 		f.Evidence = append(f.Evidence, w.Describe())
 	}
-	f.Summary = fmt.Sprintf("%s (%d %s)", summary, len(ws), plural(len(ws), "waiver"))
+	f.Summary = fmt.Sprintf("%s (%d %s)", summary, len(ws), result.Plural(len(ws), "waiver"))
 	return f
 }
 
@@ -303,10 +295,10 @@ func restrict(f result.Finding, nodes []string) result.Finding {
 			ev = append(ev, line)
 		}
 	}
-	old := fmt.Sprintf(" (%d %s: %s)", len(f.Nodes), plural(len(f.Nodes), "node"), strings.Join(f.Nodes, ", "))
+	old := fmt.Sprintf(" (%d %s: %s)", len(f.Nodes), result.Plural(len(f.Nodes), "node"), strings.Join(f.Nodes, ", "))
 	if strings.HasSuffix(f.Summary, old) {
 		f.Summary = strings.TrimSuffix(f.Summary, old) +
-			fmt.Sprintf(" (%d %s: %s)", len(nodes), plural(len(nodes), "node"), strings.Join(nodes, ", "))
+			fmt.Sprintf(" (%d %s: %s)", len(nodes), result.Plural(len(nodes), "node"), strings.Join(nodes, ", "))
 	}
 	var steps []result.RolloutStep
 	for _, s := range f.Rollout {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -147,7 +148,7 @@ const waiverChecks = `
 // not on worker-1, plus a cluster-level finding.
 func waiverReport(t *testing.T) *result.Report {
 	t.Helper()
-	checks, err := ParseChecks("test.yaml", []byte(waiverChecks))
+	checks, err := check.ParseChecks("test.yaml", []byte(waiverChecks))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +158,8 @@ func waiverReport(t *testing.T) *result.Report {
 		{Name: "worker-2", Roles: []string{"worker"}, Status: result.StatusOK, Facts: map[string]string{"ufw.active": "active"}},
 	}
 	r := &result.Report{Nodes: nodes}
-	r.Checks = Judge(nodes, nil, checks)
-	r.Findings = CheckFindings(checks, r.Checks)
+	r.Checks = check.Judge(nodes, nil, checks, nil)
+	r.Findings = check.CheckFindings(checks, r.Checks)
 	r.Findings = append(r.Findings, clusterFindings(&result.Cluster{Status: result.ClusterFailed, Message: "no server reachable"})...)
 	addRollouts(r.Findings, r.Nodes, checks, r.Checks)
 	return r

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -78,7 +79,7 @@ func TestYAMLAliasesAcrossEntries(t *testing.T) {
 		name  string
 		in    string
 		want  string
-		check func(t *testing.T, cs []Check)
+		check func(t *testing.T, cs []check.Check)
 	}{
 		{
 			name: "aliased remediation and conditions",
@@ -96,7 +97,7 @@ func TestYAMLAliasesAcrossEntries(t *testing.T) {
   remediation: *fix
   when: *cond
 `,
-			check: func(t *testing.T, cs []Check) {
+			check: func(t *testing.T, cs []check.Check) {
 				if len(cs) != 2 {
 					t.Fatalf("got %d checks", len(cs))
 				}
@@ -118,7 +119,7 @@ func TestYAMLAliasesAcrossEntries(t *testing.T) {
 - <<: *base
   id: site.b
 `,
-			check: func(t *testing.T, cs []Check) {
+			check: func(t *testing.T, cs []check.Check) {
 				if len(cs) != 2 || cs[1].ID != "site.b" || cs[1].Title != "a" || len(cs[1].When) != 1 {
 					t.Errorf("checks = %+v", cs)
 				}
@@ -130,7 +131,7 @@ func TestYAMLAliasesAcrossEntries(t *testing.T) {
 	}
 	for _, tc := range checks {
 		t.Run("checks/"+tc.name, func(t *testing.T) {
-			cs, err := ParseChecks("c.yaml", []byte(tc.in))
+			cs, err := check.ParseChecks("c.yaml", []byte(tc.in))
 			checkAliasResult(t, err, tc.want)
 			if err == nil && tc.check != nil {
 				tc.check(t, cs)

@@ -170,9 +170,9 @@ func diffMarkdown(b *bytes.Buffer, d *result.Diff) {
 	}
 	p("# fleet-audit diff\n\n")
 	p("%s · %s new, %s resolved · %s added, %s removed · %s\n\n", gate,
-		plural(len(d.NewFindings), "finding", "findings"), plural(len(d.ResolvedFindings), "finding", "findings"),
-		plural(len(d.NodesAdded), "node", "nodes"), plural(len(d.NodesRemoved), "node", "nodes"),
-		plural(len(d.FactChanges), "fact change", "fact changes"))
+		result.Count(len(d.NewFindings), "finding"), result.Count(len(d.ResolvedFindings), "finding"),
+		result.Count(len(d.NodesAdded), "node"), result.Count(len(d.NodesRemoved), "node"),
+		result.Count(len(d.FactChanges), "fact change"))
 	p("- before: %s\n- after: %s\n\n", mdText(diffRunLine(d.Before)), mdText(diffRunLine(d.After)))
 	for _, w := range d.Warnings {
 		p("> **Warning:** %s\n\n", mdText(w))

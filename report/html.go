@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -299,7 +301,7 @@ func buildHTMLView(r *result.Report) htmlView {
 			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == result.StatusOK,
 			Duration: fmt.Sprintf("%.1fs", n.DurationSeconds),
 		}
-		for _, k := range sortedKeys(n.Facts) {
+		for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
 			hn.Facts = append(hn.Facts, htmlFact{Key: text(k), Value: text(n.Facts[k]), Why: text(strings.Join(odd[k][n.Name], "; "))})
 		}
 		for _, p := range n.Probes {

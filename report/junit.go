@@ -5,7 +5,9 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,7 +163,7 @@ func (j *JUnit) Format(w io.Writer, r *result.Report) error {
 		addCases(&s, ix, n.Name)
 		s.Tests = len(s.Cases)
 		var out strings.Builder
-		for _, k := range sortedKeys(n.Facts) {
+		for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
 			out.WriteString(k + "=" + n.Facts[k] + "\n")
 		}
 		// Every probe that did not finish ok, also without stderr: a

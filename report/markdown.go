@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -36,7 +38,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 			gate += ": " + mdText(strings.Join(r.Gate.Reasons, "; "))
 		}
 	}
-	line := []string{gate, fmt.Sprintf("%s: %d audited, %d not audited", plural(len(r.Nodes), "node", "nodes"), audited, notAudited)}
+	line := []string{gate, fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
 	}
@@ -203,7 +205,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 					out = append(out, mdCode(g.Value, true)+": "+mdCode(compressNodes(g.Nodes), true))
 				}
 			}
-			majority := fmt.Sprintf("%s (%s)", mdCode(d.Majority, true), plural(majorityCount(d), "node", "nodes"))
+			majority := fmt.Sprintf("%s (%s)", mdCode(d.Majority, true), result.Count(majorityCount(d), "node"))
 			rows = append(rows, []string{fact, majority, strings.Join(out, "<br>")})
 		}
 		mdBlock(p, "", mdTable([]string{"Fact", "Majority value", "Outliers"}, rows)...)
@@ -239,7 +241,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 				return
 			}
 			var rows [][]string
-			for _, k := range sortedKeys(n.Facts) {
+			for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
 				v := mdCode(n.Facts[k], true)
 				if why := odd[k][n.Name]; len(why) > 0 {
 					v += " ≠ " + mdText(strings.Join(why, "; "))

@@ -5,6 +5,7 @@ import (
 	stdcontext "context"
 	"fmt"
 	"html"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -402,7 +403,7 @@ func expectedTables(r *result.Report) []tableWant {
 				}
 			}
 			tw.rows = append(tw.rows, []cellWant{
-				exact(fact), exact(codeText(d.Majority) + " (" + plural(majorityCount(d), "node", "nodes") + ")"), exact(strings.Join(outl, "\n")),
+				exact(fact), exact(codeText(d.Majority) + " (" + result.Count(majorityCount(d), "node") + ")"), exact(strings.Join(outl, "\n")),
 			})
 		}
 		out = append(out, tw)
@@ -412,7 +413,7 @@ func expectedTables(r *result.Report) []tableWant {
 			continue
 		}
 		tw := tableWant{where: "facts of " + oneLine(n.Name), header: []string{"Fact", "Value"}}
-		for _, k := range sortedKeys(n.Facts) {
+		for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
 			// An outlier's value is followed by why it is one.
 			tw.rows = append(tw.rows, []cellWant{exact(codeText(k)), starts(codeText(n.Facts[k]))})
 		}
@@ -495,7 +496,7 @@ func checkSummaryLine(doc *hnode, r *result.Report) []string {
 		return []string{"the document does not open with a title and a summary paragraph"}
 	}
 	var problems []string
-	if s := els[1].textContent(); !strings.HasPrefix(s, verdict) || !strings.Contains(s, plural(len(r.Nodes), "node", "nodes")+":") {
+	if s := els[1].textContent(); !strings.HasPrefix(s, verdict) || !strings.Contains(s, result.Count(len(r.Nodes), "node")+":") {
 		problems = append(problems, fmt.Sprintf("summary line %q does not start with %q and count the nodes", s, verdict))
 	}
 	return problems

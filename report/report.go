@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -244,7 +246,7 @@ func clusterAttempts(c *result.Cluster) []result.ClusterAttempt {
 // clusterFacts are the cluster.* facts, sorted; a fact of another name in
 // Cluster.Facts (a saved report from a probe that broke the rule) is shown
 // too rather than hidden.
-func clusterFacts(c *result.Cluster) []string { return sortedKeys(c.Facts) }
+func clusterFacts(c *result.Cluster) []string { return slices.Sorted(maps.Keys(c.Facts)) }
 
 // severityOrder is the order findings are grouped in. A finding without a
 // severity is shown right after the critical ones: the model's zero value
@@ -342,15 +344,6 @@ func ranAt(r *result.Report) string {
 	return r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // outliers maps fact → node → the scope in which that node's value is not
 // the majority, e.g. "fleet majority: inactive". Nodes in the majority group
 // are absent. Role rows folded into a fleet row (foldDrift) mark nothing:
@@ -384,7 +377,7 @@ func foldedNote(rows []driftRow) string {
 	if folded == 0 {
 		return ""
 	}
-	return plural(folded, "role row", "role rows") + " of facts that drift fleet-wide folded into their fleet row"
+	return result.Count(folded, "role row") + " of facts that drift fleet-wide folded into their fleet row"
 }
 
 // driftRow is one line of the drift list: a fleet drift and the role
@@ -446,13 +439,6 @@ func majorityCount(d result.Drift) int {
 		}
 	}
 	return 0
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // checksByNode indexes the check results by node (an inventory name, or

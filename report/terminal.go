@@ -105,14 +105,14 @@ func (p *termPrinter) header(r *result.Report) {
 	}
 	p.line(strings.Join(first, " · "))
 	audited, notAudited := counts(r)
-	fleet := fmt.Sprintf("%s: %d audited, %d not audited", plural(len(r.Nodes), "node", "nodes"), audited, notAudited)
+	fleet := fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)
 	if r.Interrupted {
 		fleet += " · " + p.paint(sgrRed, "INTERRUPTED")
 	}
 	// Always counted: a failed probe skips checks, and a skip must not
 	// pass unseen; -v lists them (probes).
 	if runs, nodes := notOKProbes(r); runs > 0 {
-		s := fmt.Sprintf("%s not ok on %s", plural(runs, "probe", "probes"), plural(nodes, "node", "nodes"))
+		s := fmt.Sprintf("%s not ok on %s", result.Count(runs, "probe"), result.Count(nodes, "node"))
 		if !p.verbose {
 			s += " (-v lists them)"
 		}
@@ -233,7 +233,7 @@ func (p *termPrinter) cluster(r *result.Report) {
 		}
 	}
 	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
-		s += fmt.Sprintf(" · %s not in the inventory: %s", plural(len(extra), "Kubernetes node", "Kubernetes nodes"), oneLine(compressNodes(extra)))
+		s += fmt.Sprintf(" · %s not in the inventory: %s", result.Count(len(extra), "Kubernetes node"), oneLine(compressNodes(extra)))
 	}
 	p.line("")
 	p.line(s)

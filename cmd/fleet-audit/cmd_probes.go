@@ -7,7 +7,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
@@ -87,7 +87,7 @@ EXAMPLES:
 // their embedded file:line as Source; they are shown as builtin like the
 // embedded probes, since that path exists only inside the binary.
 func catalog(rl rules) (probes, checks []catalogEntry, err error) {
-	builtin, err := audit.BuiltinChecks()
+	builtin, err := check.BuiltinChecks()
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded checks: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/transport"
 	"github.com/fleet-audit/fleet-audit/inventory"
@@ -187,7 +188,7 @@ func patterns(in []string) []string {
 // rules is what loadRules resolves from the flags.
 type rules struct {
 	Probes  []probe.Probe
-	Checks  []audit.Check
+	Checks  []check.Check
 	Waivers []result.Waiver
 }
 
@@ -201,7 +202,7 @@ func loadRules(o runOptions) (rules, error) {
 	if err != nil {
 		return rules{}, fmt.Errorf("embedded probes: %w", err)
 	}
-	checks, err := audit.BuiltinChecks()
+	checks, err := check.BuiltinChecks()
 	if err != nil {
 		return rules{}, fmt.Errorf("embedded checks: %w", err)
 	}
@@ -220,7 +221,7 @@ func loadRules(o runOptions) (rules, error) {
 			return rules{}, &usageError{err}
 		}
 	}
-	if r.Checks, err = audit.SelectChecks(checks, o.Only, o.Skip); err != nil {
+	if r.Checks, err = check.SelectChecks(checks, o.Only, o.Skip); err != nil {
 		return rules{}, &usageError{err}
 	}
 	return r, nil

@@ -4,66 +4,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-func TestCheckEvaluate(t *testing.T) {
-	tests := []struct {
-		cond  Condition
-		facts map[string]string
-		want  string
-	}{
-		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "active"}, result.OutcomeFail},
-		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "inactive"}, result.OutcomePass},
-		{Condition{Fact: "f", Op: "ne", Value: "1"}, map[string]string{"f": "0"}, result.OutcomeFail},
-		{Condition{Fact: "f", Op: "ne", Value: "1"}, map[string]string{}, result.OutcomeSkip},
-		{Condition{Fact: "f", Op: "not_in", Value: "200,absent"}, map[string]string{"f": "503"}, result.OutcomeFail},
-		{Condition{Fact: "f", Op: "in", Value: "a, b"}, map[string]string{"f": "b"}, result.OutcomeFail},
-		{Condition{Fact: "f", Op: "ge", Value: "10"}, map[string]string{"f": "abc"}, result.OutcomeSkip},
-		{Condition{Fact: "f", Op: "lt", Value: "10"}, map[string]string{"f": "9"}, result.OutcomeFail},
-		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "110000", "m": "131072"}, result.OutcomeFail},
-		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "817", "m": "131072"}, result.OutcomePass},
-		{Condition{Fact: "c", Op: "pct_of_ge", Ref: "m", Value: "80"}, map[string]string{"c": "817", "m": "absent"}, result.OutcomeSkip},
-	}
-	for _, tt := range tests {
-		c := Check{ID: "x", When: []Condition{tt.cond}}
-		if got, detail := c.Evaluate(tt.facts); got != tt.want {
-			t.Errorf("%+v on %v = %s (%s), want %s", tt.cond, tt.facts, got, detail, tt.want)
-		}
-	}
-}
-
-func TestParseChecksRejectsBadInput(t *testing.T) {
-	for name, text := range map[string]string{
-		"unknown field": "- {id: a, title: t, severity: critical, summary: s, remediation: r, when: [{fact: f, op: eq, value: x}], bogus: 1}",
-		"unknown op":    "- {id: a, title: t, severity: critical, summary: s, remediation: r, when: [{fact: f, op: like, value: x}]}",
-		"bad severity":  "- {id: a, title: t, severity: huge, summary: s, remediation: r, when: [{fact: f, op: eq, value: x}]}",
-		"no when":       "- {id: a, title: t, severity: critical, summary: s, remediation: r}",
-		"duplicate id":  "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}",
-	} {
-		if _, err := ParseChecks("t.yaml", []byte(text)); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
 func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 	probes := []probe.Probe{{ID: "k", Facts: []string{"hz"}}, {ID: "f", Facts: []string{"fw", "kern"}}}
-	checks := []Check{{ID: "hz", Title: "healthz", Severity: result.SeverityCritical, Symptom: true, When: []Condition{{Fact: "hz", Op: "ne", Value: "200"}}}}
+	checks := []check.Check{{ID: "hz", Title: "healthz", Severity: result.SeverityCritical, Symptom: true, When: []check.Condition{{Fact: "hz", Op: "ne", Value: "200"}}}}
 	mk := func(name, hz, fw, kern string) result.Node {
 		return result.Node{Name: name, Status: result.StatusOK, Facts: map[string]string{"hz": hz, "fw": fw, "kern": kern}}
 	}
 	// fw=on explains 4 of 4 sick nodes plus one healthy node: a near match.
 	nodes := []result.Node{mk("a", "503", "on", "1"), mk("b", "503", "on", "2"), mk("c", "503", "on", "1"), mk("d", "503", "on", "2"),
 		mk("e", "200", "on", "1"), mk("f", "200", "off", "2"), mk("g", "200", "off", "1"), mk("h", "200", "off", "2"), mk("i", "200", "off", "1")}
-	fs := Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
+	fs := Correlate(nodes, checks, check.Judge(nodes, nil, checks, nil), probes)
 	if len(fs) != 1 || fs[0].Cause == nil || fs[0].Cause.Fact != "fw" || fs[0].Cause.Exact || fs[0].Cause.Extra != 1 {
 		t.Fatalf("near match: %+v", fs)
 	}
 	// Nothing splits like the symptom: an info finding that says so.
 	nodes[4].Facts["fw"], nodes[0].Facts["fw"], nodes[1].Facts["fw"] = "off", "off", "off"
-	fs = Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
+	fs = Correlate(nodes, checks, check.Judge(nodes, nil, checks, nil), probes)
 	if len(fs) != 1 || fs[0].Cause != nil || fs[0].Severity != result.SeverityInfo {
 		t.Fatalf("no match: %+v", fs)
 	}
@@ -71,7 +32,7 @@ func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 	for i := range nodes {
 		nodes[i].Facts["hz"] = "503"
 	}
-	fs = Correlate(nodes, checks, Judge(nodes, nil, checks), probes)
+	fs = Correlate(nodes, checks, check.Judge(nodes, nil, checks, nil), probes)
 	if len(fs) != 1 || !strings.Contains(fs[0].Summary, "cluster-wide") {
 		t.Fatalf("all sick: %+v", fs)
 	}

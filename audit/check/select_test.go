@@ -1,4 +1,4 @@
-package audit
+package check
 
 import (
 	"strings"
@@ -42,7 +42,7 @@ func TestSelectChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ids := strings.Join(checkIDs(got), ","); ids != tt.want {
+			if ids := strings.Join(IDs(got), ","); ids != tt.want {
 				t.Errorf("kept %q, want %q", ids, tt.want)
 			}
 		})

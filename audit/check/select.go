@@ -1,4 +1,4 @@
-package audit
+package check
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func SelectChecks(checks []Check, only, skip []string) ([]Check, error) {
 				errs = append(errs, fmt.Errorf("%s %q: bad glob: %w", set.flag, p, err))
 				continue
 			}
-			if !matchesAny(p, checkIDs(checks)) {
+			if !MatchesAny(p, IDs(checks)) {
 				errs = append(errs, fmt.Errorf("%s %q: matches no check (see fleet-audit probes)", set.flag, p))
 			}
 		}
@@ -46,7 +46,8 @@ func SelectChecks(checks []Check, only, skip []string) ([]Check, error) {
 	return out, nil
 }
 
-func checkIDs(checks []Check) []string {
+// IDs lists the checks' ids in order.
+func IDs(checks []Check) []string {
 	ids := make([]string, 0, len(checks))
 	for _, c := range checks {
 		ids = append(ids, c.ID)
@@ -57,6 +58,17 @@ func checkIDs(checks []Check) []string {
 func matchesAnyPattern(patterns []string, id string) bool {
 	for _, p := range patterns {
 		if ok, _ := path.Match(p, id); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchesAny reports whether the glob matches any of ids: how --only,
+// --skip and a waiver's check name a set of findings.
+func MatchesAny(pattern string, ids []string) bool {
+	for _, id := range ids {
+		if ok, _ := path.Match(pattern, id); ok {
 			return true
 		}
 	}

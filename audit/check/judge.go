@@ -1,7 +1,8 @@
-package audit
+package check
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,15 +13,10 @@ import (
 )
 
 // Judge runs every check. Node checks run on every node, seeing the node's
-// facts and the cluster facts; nodes without facts get a skip for each so
-// that JUnit still shows them. Cluster checks run once on the cluster facts.
-func Judge(nodes []result.Node, cluster *result.Cluster, checks []Check) []result.CheckResult {
-	return judge(nodes, cluster, checks, nil)
-}
-
-// judge is Judge with global facts (target.version) that every node and
-// cluster check sees.
-func judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals map[string]string) []result.CheckResult {
+// facts, the cluster facts and the globals (target.version); nodes without
+// facts get a skip for each so that JUnit still shows them. Cluster checks
+// run once on the cluster facts and the globals.
+func Judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals map[string]string) []result.CheckResult {
 	clusterFacts := map[string]string{}
 	for k, v := range globals {
 		clusterFacts[k] = v
@@ -139,11 +135,11 @@ func median(vs []float64) float64 {
 	return vs[len(vs)/2]
 }
 
-// majorityOf returns the most common value and whether another value is as
+// MajorityOf returns the most common value and whether another value is as
 // common (then no value has a majority).
-func majorityOf(count map[string]int) (majority string, tie bool) {
+func MajorityOf(count map[string]int) (majority string, tie bool) {
 	best := 0
-	for _, v := range sortedKeys(count) {
+	for _, v := range slices.Sorted(maps.Keys(count)) {
 		switch {
 		case count[v] > best:
 			majority, best, tie = v, count[v], false
@@ -180,9 +176,9 @@ func judgeUniform(nodes []result.Node, checks []Check, results []result.CheckRes
 				count[byName[r.Node].Facts[c.Uniform]]++
 			}
 		}
-		majority, tie := majorityOf(count)
+		majority, tie := MajorityOf(count)
 		var groups []string
-		for _, v := range sortedKeys(count) {
+		for _, v := range slices.Sorted(maps.Keys(count)) {
 			groups = append(groups, fmt.Sprintf("%s on %d", v, count[v]))
 		}
 		split := strings.Join(groups, ", ")
@@ -224,7 +220,7 @@ func CheckFindings(checks []Check, results []result.CheckResult) []result.Findin
 		if f.Nodes == nil {
 			f.Nodes = []string{}
 		} else {
-			f.Summary = fmt.Sprintf("%s (%d %s: %s)", c.Summary, len(f.Nodes), plural(len(f.Nodes), "node"), strings.Join(f.Nodes, ", "))
+			f.Summary = fmt.Sprintf("%s (%d %s: %s)", c.Summary, len(f.Nodes), result.Plural(len(f.Nodes), "node"), strings.Join(f.Nodes, ", "))
 		}
 		out = append(out, f)
 	}

@@ -1,4 +1,4 @@
-package audit
+package check
 
 import (
 	"bytes"
@@ -270,7 +270,7 @@ func comparable(kind opKind, v string) bool {
 // Facts lists every fact the check reads, including those that only choose
 // a median's peers.
 func (c Check) Facts() []string {
-	out := c.judgedFacts()
+	out := c.JudgedFacts()
 	for _, cond := range c.When {
 		if cond.Peers != "" {
 			out = append(out, cond.Peers)
@@ -279,10 +279,10 @@ func (c Check) Facts() []string {
 	return out
 }
 
-// judgedFacts lists the facts whose values the check passes or fails on. A
+// JudgedFacts lists the facts whose values the check passes or fails on. A
 // peers fact is not among them: it only picks whom a node is compared
 // with, so a failure never flags its value.
-func (c Check) judgedFacts() []string {
+func (c Check) JudgedFacts() []string {
 	var out []string
 	if c.Uniform != "" {
 		out = append(out, c.Uniform)

@@ -1,0 +1,8 @@
+// Package check holds the checks as data (checks/*.yaml, embedded, and the
+// same format for a user's own), the judgement of one node's facts against
+// them, the median and uniform checks that compare a node with its peers,
+// and the operator's --only/--skip selection.
+//
+// It reads facts by name and knows nothing of how they were collected
+// (package probe) or of the run that collects them (package audit).
+package check
