@@ -16,7 +16,6 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
-	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -36,7 +35,7 @@ type shSession struct {
 	env  []string // more environment for the shell
 }
 
-func (t *shTransport) Open(ctx context.Context, h inventory.Host) (Session, error) {
+func (t *shTransport) Open(ctx context.Context, h Target) (Session, error) {
 	t.mu.Lock()
 	t.calls[h.Name]++
 	t.mu.Unlock()
@@ -68,23 +67,23 @@ func (s *shSession) Exec(ctx context.Context, script []byte, timeout time.Durati
 
 func (s *shSession) Close() error { return nil }
 
-func simulate(t *testing.T, fleet []nodesim.Member) (*inventory.Inventory, *shTransport) {
+func simulate(t *testing.T, fleet []nodesim.Member) (*Fleet, *shTransport) {
 	t.Helper()
 	dir := t.TempDir()
 	tr := &shTransport{roots: map[string]string{}, fail: map[string]error{}, calls: map[string]int{}}
-	inv := &inventory.Inventory{Name: "sim"}
+	inv := &Fleet{Name: "sim"}
 	for _, m := range fleet {
 		root := filepath.Join(dir, m.Name)
 		if err := nodesim.Build(root, m.State); err != nil {
 			t.Fatal(err)
 		}
 		tr.roots[m.Name] = root
-		inv.Hosts = append(inv.Hosts, inventory.Host{Name: m.Name, Address: "127.0.0.1", Roles: m.Roles})
+		inv.Targets = append(inv.Targets, Target{Name: m.Name, Address: "127.0.0.1", Roles: m.Roles})
 	}
 	return inv, tr
 }
 
-func runSim(t *testing.T, inv *inventory.Inventory, tr Transport) *result.Report {
+func runSim(t *testing.T, inv *Fleet, tr Transport) *result.Report {
 	t.Helper()
 	probes, err := probe.BuiltinProbes()
 	if err != nil {
@@ -94,7 +93,7 @@ func runSim(t *testing.T, inv *inventory.Inventory, tr Transport) *result.Report
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
+	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
 		Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +222,7 @@ func TestProbeHangIsProbeTimeout(t *testing.T) {
 		}
 	}
 	checks, _ := check.BuiltinChecks()
-	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +318,7 @@ type blockingTransport struct {
 	cancel context.CancelFunc
 }
 
-func (b *blockingTransport) Open(ctx context.Context, h inventory.Host) (Session, error) {
+func (b *blockingTransport) Open(ctx context.Context, h Target) (Session, error) {
 	if h.Name == b.first {
 		return b.shTransport.Open(ctx, h)
 	}
@@ -336,7 +335,7 @@ func TestInterruptKeepsFinishedNodes(t *testing.T) {
 	probes, _ := probe.BuiltinProbes()
 	checks, _ := check.BuiltinChecks()
 	// Forks 1: node-1 finishes before any other node starts.
-	r, err := Run(ctx, RunOptions{Inventory: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+	r, err := Run(ctx, RunOptions{Fleet: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestBecomeSudo(t *testing.T) {
 			fleet[0].Name = "n1"
 			inv, tr := simulate(t, fleet)
 			asNonRoot(t, tr.roots["n1"], tc.kind)
-			inv.Hosts[0].Become = "sudo"
+			inv.Targets[0].Become = probe.Become{Method: "sudo"}
 			r := runSim(t, inv, tr)
 			n := r.Nodes[0]
 			if n.Status != tc.status || !strings.Contains(n.Message, tc.message) {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
-	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -66,7 +65,7 @@ func runCluster(ctx context.Context, o RunOptions, probes []probe.Probe, nodes [
 		if len(c.Attempts) == maxClusterAttempts || ctx.Err() != nil {
 			break
 		}
-		h := o.Inventory.Hosts[i]
+		h := o.Fleet.Targets[i]
 		parsed, why := clusterOn(ctx, o, h, probes)
 		why = probe.RedactText(why) // before it is joined into the Message
 		if why == "" {
@@ -105,7 +104,7 @@ func runCluster(ctx context.Context, o RunOptions, probes []probe.Probe, nodes [
 
 // clusterOn runs the cluster probes on one server. why is "" when that
 // server's node-local API answered, else what went wrong there.
-func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []probe.Probe) (probe.Parsed, string) {
+func clusterOn(ctx context.Context, o RunOptions, h Target, probes []probe.Probe) (probe.Parsed, string) {
 	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
 	defer cancel()
 	sess, err := o.Transport.Open(ctx, h)
@@ -113,7 +112,7 @@ func clusterOn(ctx context.Context, o RunOptions, h inventory.Host, probes []pro
 		return probe.Parsed{}, firstLine(err.Error())
 	}
 	defer sess.Close()
-	parsed, _, err := execBundle(ctx, sess, probes, becomeOf(h))
+	parsed, _, err := execBundle(ctx, sess, probes, h.Become)
 	if err != nil {
 		return parsed, firstLine(err.Error())
 	}

@@ -927,7 +927,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			if tc.cancelled {
 				cancel()
 			}
-			c := runCluster(ctx, RunOptions{Inventory: inv, Transport: tr, NodeTimeout: time.Minute}, clusterProbes, nodes)
+			c := runCluster(ctx, RunOptions{Fleet: inv, Transport: tr, NodeTimeout: time.Minute}, clusterProbes, nodes)
 			if c.Status != tc.status || c.Node != tc.node || c.Message != tc.message {
 				t.Errorf("status, node, message = %q, %q, %q\nwant %q, %q, %q", c.Status, c.Node, c.Message, tc.status, tc.node, tc.message)
 			}

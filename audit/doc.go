@@ -3,7 +3,8 @@
 // judge facts, the comparator that finds drift and correlates symptoms with
 // causes, and the gate verdict. The model it fills in is package result's.
 //
-// It does not know SSH: Run reaches nodes through the Transport interface,
+// It knows neither SSH nor the inventory: Run audits an audit.Fleet of
+// Targets that the caller builds, reaching nodes through the Transport interface,
 // which the caller wires to package remote. It never renders a report; that
 // is package report's job.
 package audit

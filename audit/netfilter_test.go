@@ -414,7 +414,7 @@ func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *result.Report {
 	if len(ps) != 4 || len(cs) < 8 {
 		t.Fatalf("netfilter probes %d, checks %d", len(ps), len(cs))
 	}
-	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
+	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
 		Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 	if err != nil {
 		t.Fatal(err)

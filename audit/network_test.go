@@ -323,7 +323,7 @@ func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
 					probes = append(probes, p)
 				}
 			}
-			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
+			r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
 				Probes: probes, Checks: builtinChecks(t), Gate: GatePolicy{FailOn: result.SeverityCritical}})
 			if err != nil {
 				t.Fatal(err)

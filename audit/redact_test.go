@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
-	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -29,7 +28,7 @@ type hostileExec struct {
 	err error
 }
 
-func (t *hostileTransport) Open(_ context.Context, h inventory.Host) (Session, error) {
+func (t *hostileTransport) Open(_ context.Context, h Target) (Session, error) {
 	if err := t.openErr[h.Name]; err != nil {
 		return nil, err
 	}
@@ -79,15 +78,15 @@ func TestNodeTextIsRedacted(t *testing.T) {
 		},
 		calls: map[string]int{},
 	}
-	inv := &inventory.Inventory{Name: "hostile"}
+	inv := &Fleet{Name: "hostile"}
 	for _, h := range []string{"unreachable", "stderr-token", "stderr-pem", "server"} {
-		inv.Hosts = append(inv.Hosts, inventory.Host{Name: h, Address: "192.0.2.1", Roles: []string{"etcd"}})
+		inv.Targets = append(inv.Targets, Target{Name: h, Address: "192.0.2.1", Roles: []string{"etcd"}})
 	}
 	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 1, NodeTimeout: time.Minute, Probes: probes})
+	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 1, NodeTimeout: time.Minute, Probes: probes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,30 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
-	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-// Transport opens a session to one inventory host. Package audit does not
-// know SSH; the caller adapts package remote to this interface.
+// Transport opens a session to one node. Package audit knows neither SSH
+// nor the inventory; the caller adapts package remote to this interface and
+// keeps, per target name, how to reach it.
 type Transport interface {
-	Open(ctx context.Context, h inventory.Host) (Session, error)
+	Open(ctx context.Context, t Target) (Session, error)
+}
+
+// Fleet is what one run audits, as the caller builds it from an inventory.
+type Fleet struct {
+	// Name names the inventory in the report (Report.Inventory).
+	Name    string
+	Targets []Target
+}
+
+// Target is one node to audit: what the report says about it and how its
+// root probes get root. How to connect is the Transport's business.
+type Target struct {
+	Name    string
+	Address string
+	Roles   []string
+	Become  probe.Become
 }
 
 // Session runs one script on a node.
@@ -56,7 +72,7 @@ func (e *NodeError) Unwrap() error { return e.Err }
 
 // RunOptions is everything one audit needs.
 type RunOptions struct {
-	Inventory *inventory.Inventory
+	Fleet     *Fleet
 	Transport Transport
 	// Forks bounds how many nodes are audited at once.
 	Forks int
@@ -87,8 +103,8 @@ type RunOptions struct {
 // only when it could not start. When ctx is cancelled the nodes not yet done
 // are marked interrupted and the report is still returned.
 func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
-	if o.Inventory == nil || o.Transport == nil {
-		return nil, errors.New("audit.Run: inventory and transport are required")
+	if o.Fleet == nil || o.Transport == nil {
+		return nil, errors.New("audit.Run: fleet and transport are required")
 	}
 	if o.Forks <= 0 {
 		o.Forks = 10
@@ -102,18 +118,18 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 	started := o.Now()
 	nodeProbes, clusterProbes := probe.SplitScope(o.Probes)
 	o.Probes = nodeProbes
-	nodes := make([]result.Node, len(o.Inventory.Hosts))
+	nodes := make([]result.Node, len(o.Fleet.Targets))
 	var mu sync.Mutex
 	done, failed := 0, 0
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Forks)
 	// Every node starts as interrupted, so a node that a cancelled run
 	// never reaches is still named in the report.
-	for i, h := range o.Inventory.Hosts {
+	for i, h := range o.Fleet.Targets {
 		nodes[i] = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Status: result.StatusInterrupted,
 			Message: "the run was interrupted before this node was audited", Facts: map[string]string{}}
 	}
-	for i, h := range o.Inventory.Hosts {
+	for i, h := range o.Fleet.Targets {
 		if gctx.Err() != nil {
 			break
 		}
@@ -144,7 +160,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 	r := &result.Report{
 		SchemaVersion: result.SchemaVersion,
 		Tool:          result.Tool{Name: "fleet-audit", Version: o.ToolVersion},
-		Inventory:     o.Inventory.Name,
+		Inventory:     o.Fleet.Name,
 		StartedAt:     started.UTC(),
 		FinishedAt:    o.Now().UTC(),
 		Interrupted:   ctx.Err() != nil,
@@ -191,7 +207,7 @@ func Analyze(r *result.Report, rules Rules) {
 	r.Gate = EvaluateGate(r, rules.Gate)
 }
 
-func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n result.Node) {
+func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 	n = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}}
 	if n.Roles == nil {
 		n.Roles = []string{}
@@ -213,7 +229,7 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n result.No
 	}
 	defer sess.Close()
 
-	parsed, res, err := execBundle(ctx, sess, o.Probes, becomeOf(h))
+	parsed, res, err := execBundle(ctx, sess, o.Probes, h.Become)
 	n.Facts = parsed.Facts
 	dropServerOnly(&n, o.Probes)
 	n.Probes = parsed.Runs
@@ -260,11 +276,6 @@ func auditNode(ctx context.Context, o RunOptions, h inventory.Host) (n result.No
 		n.Status = result.StatusOK
 	}
 	return n
-}
-
-// becomeOf is the host's become setting as the bundle takes it.
-func becomeOf(h inventory.Host) probe.Become {
-	return probe.Become{Method: h.Become, User: h.BecomeUser}
 }
 
 // execBundle runs probes in one session and parses what came back, also

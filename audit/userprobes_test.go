@@ -334,7 +334,7 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 					ps[i] = p
 				}
 			}
-			r, err := Run(context.Background(), RunOptions{Inventory: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
+			r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
 				Probes: ps, Checks: append(append([]check.Check{}, checks...), userChecks...),
 				Gate: GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: tc.allow}})
 			if err != nil {

@@ -256,14 +256,14 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 		HostKeyPolicy: o.HostKeyPolicy,
 	})
 	defer dialer.Close()
-	tr := &transport.Transport{SSH: dialer, Local: remote.LocalDialer{}, HostKeyPolicy: o.HostKeyPolicy}
+	tr := &transport.Transport{Inventory: inv, SSH: dialer, Local: remote.LocalDialer{}, HostKeyPolicy: o.HostKeyPolicy}
 	var progress *progressLine
 	if !o.Quiet && isTerminal(stderr) {
 		progress = &progressLine{w: stderr}
 		progress.update(0, len(inv.Hosts), 0)
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
-		Inventory: inv, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
+		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
 		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o),
 		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},

@@ -13,15 +13,32 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
+// Fleet is the audit.Fleet of an inventory: its hosts as audit targets,
+// in inventory order. A Transport built with the same inventory opens them.
+func Fleet(inv *inventory.Inventory) *audit.Fleet {
+	f := &audit.Fleet{Name: inv.Name, Targets: make([]audit.Target, 0, len(inv.Hosts))}
+	for _, h := range inv.Hosts {
+		f.Targets = append(f.Targets, audit.Target{
+			Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...),
+			Become: probe.Become{Method: h.Become, User: h.BecomeUser},
+		})
+	}
+	return f
+}
+
 // Transport opens SSH or local sessions for audit.Run.
 type Transport struct {
-	SSH   remote.Dialer
-	Local remote.Dialer
+	// Inventory says how to reach each target (by its name): address,
+	// port, user, keys, jump hosts, host-key policy.
+	Inventory *inventory.Inventory
+	SSH       remote.Dialer
+	Local     remote.Dialer
 	// MaxOutput caps the bytes one node may print; 0 = remote's default.
 	MaxOutput int64
 	// HostKeyPolicy, when set, overrides every host's own (the command
@@ -30,6 +47,9 @@ type Transport struct {
 
 	mu    sync.Mutex
 	notes map[string]string
+
+	indexOnce sync.Once
+	byName    map[string]int
 }
 
 // HostKeyNotes maps each host whose key was trusted other than through
@@ -76,7 +96,11 @@ func targetOf(h inventory.Host, policy remote.HostKeyPolicy) remote.Target {
 var _ audit.Transport = (*Transport)(nil)
 
 // Open dials the host.
-func (t *Transport) Open(ctx context.Context, h inventory.Host) (audit.Session, error) {
+func (t *Transport) Open(ctx context.Context, node audit.Target) (audit.Session, error) {
+	h, ok := t.host(node.Name)
+	if !ok {
+		return nil, &audit.NodeError{Status: result.StatusError, Message: "no inventory host named " + node.Name}
+	}
 	target := targetOf(h, t.HostKeyPolicy)
 	d := t.SSH
 	if target.Local {
@@ -146,4 +170,21 @@ func Classify(err error) error {
 		status, msg = result.StatusConnectionLost, "the connection dropped during the probes; partial facts kept"
 	}
 	return &audit.NodeError{Status: status, Message: fmt.Sprintf("%s: %v", msg, err), Err: err}
+}
+
+// host finds the inventory host behind a target; inventory names are unique.
+func (t *Transport) host(name string) (inventory.Host, bool) {
+	t.indexOnce.Do(func() {
+		t.byName = map[string]int{}
+		if t.Inventory != nil {
+			for i, h := range t.Inventory.Hosts {
+				t.byName[h.Name] = i
+			}
+		}
+	})
+	i, ok := t.byName[name]
+	if !ok {
+		return inventory.Host{}, false
+	}
+	return t.Inventory.Hosts[i], true
 }

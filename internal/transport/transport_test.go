@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -50,3 +53,42 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+// TestFleetAndOpenByName: the audit targets carry what the report and the
+// bundle need (name, address, roles, become) in inventory order, and Open
+// finds each one's connection details by name; a name the inventory does not
+// hold is that node's error, never a dial to somewhere else.
+func TestFleetAndOpenByName(t *testing.T) {
+	inv := &inventory.Inventory{Name: "prod", Hosts: []inventory.Host{
+		{Name: "etcd-1", Address: "10.0.0.1", Roles: []string{"etcd"}, Become: "sudo", BecomeUser: "root"},
+		{Name: "w-1", Address: "10.0.0.2", Roles: []string{"worker"}, Connection: "local"},
+	}}
+	f := Fleet(inv)
+	want := []audit.Target{
+		{Name: "etcd-1", Address: "10.0.0.1", Roles: []string{"etcd"}, Become: probe.Become{Method: "sudo", User: "root"}},
+		{Name: "w-1", Address: "10.0.0.2", Roles: []string{"worker"}},
+	}
+	if f.Name != "prod" || !reflect.DeepEqual(f.Targets, want) {
+		t.Fatalf("Fleet = %+v, want prod %+v", f, want)
+	}
+	var dialled []string
+	tr := &Transport{Inventory: inv, Local: dialerFunc(func(_ context.Context, target remote.Target) (remote.Conn, error) {
+		dialled = append(dialled, target.Name+"@"+target.Address)
+		return nil, errors.New("refused")
+	})}
+	if _, err := tr.Open(context.Background(), f.Targets[1]); err == nil {
+		t.Fatal("Open succeeded with a dialer that refuses")
+	}
+	if !reflect.DeepEqual(dialled, []string{"w-1@10.0.0.2"}) {
+		t.Errorf("dialled %v, want w-1@10.0.0.2 through the local dialer", dialled)
+	}
+	_, err := tr.Open(context.Background(), audit.Target{Name: "stranger", Address: "10.9.9.9"})
+	var ne *audit.NodeError
+	if !errors.As(err, &ne) || ne.Status != result.StatusError || len(dialled) != 1 {
+		t.Errorf("Open(unknown target) = %v after dialling %v; want a node error and no dial", err, dialled)
+	}
+}
+
+type dialerFunc func(context.Context, remote.Target) (remote.Conn, error)
+
+func (f dialerFunc) Dial(ctx context.Context, t remote.Target) (remote.Conn, error) { return f(ctx, t) }
