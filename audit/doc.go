@@ -1,10 +1,13 @@
-// Package audit owns what fleet-audit knows: the embedded probe scripts and
-// their metadata, the parsing of probe output into facts, the checks that
-// judge facts, the comparator that finds drift and correlates symptoms with
-// causes, and the gate verdict. The model it fills in is package result's.
+// Package audit runs one audit and analyses the fleet as a whole: Run sends
+// the probe bundle (package probe) to every Target of a Fleet in parallel,
+// then Analyze judges the facts with the checks (package check) and does
+// what no single node can: drift (drift.go, facts whose value splits the
+// fleet), correlation (correlate.go, a symptom confined to the nodes such a
+// split picks out), version skew and the upgrade path (skew.go), the
+// cluster view through one server (cluster.go), rollout order (rollout.go),
+// waivers and the gate. Diff (diff.go) compares two saved runs.
 //
-// It knows neither SSH nor the inventory: Run audits an audit.Fleet of
-// Targets that the caller builds, reaching nodes through the Transport interface,
-// which the caller wires to package remote. It never renders a report; that
-// is package report's job.
+// It knows neither SSH nor the inventory: the caller builds the Fleet and
+// wires the Transport interface to package remote. It fills in the model of
+// package result and never renders it; that is package report's job.
 package audit
