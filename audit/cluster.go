@@ -34,16 +34,6 @@ func serverCandidates(nodes []result.Node) []int {
 	return append(byFact, byRole...)
 }
 
-func hasServerRole(roles []string) bool {
-	for _, r := range roles {
-		switch rolloutClass(r) {
-		case "etcd", "control-plane":
-			return true
-		}
-	}
-	return false
-}
-
 // runCluster asks the server nodes in turn, at most maxClusterAttempts
 // and never past the run's context, for the cluster view, and joins the
 // per-node facts of the first one whose node-local API server answers to

@@ -816,7 +816,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 		servers   int
 		edit      func(fleet []nodesim.Member, fail map[string]error)
 		cancelled bool
-		status    string
+		status    result.ClusterStatus
 		node      string
 		message   string
 		attempts  string // node:outcome:reason, comma-separated
@@ -933,7 +933,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			}
 			var attempts []string
 			for _, a := range c.Attempts {
-				attempts = append(attempts, a.Node+":"+a.Outcome+":"+a.Reason)
+				attempts = append(attempts, a.Node+":"+string(a.Outcome)+":"+a.Reason)
 			}
 			if got := strings.Join(attempts, ","); got != tc.attempts {
 				t.Errorf("attempts = %q\nwant %q", got, tc.attempts)

@@ -115,7 +115,7 @@ func Correlate(nodes []result.Node, checks []check.Check, results []result.Check
 			f := &out[i]
 			f.Cause.Symptoms = append(f.Cause.Symptoms, c.ID)
 			f.Evidence = append(f.Evidence[:1:1], append([]string{symptom}, f.Evidence[1:]...)...)
-			f.Title = fmt.Sprintf("%s of %s: %s=%s", causeVerdict(best.Exact), strings.Join(f.Cause.Symptoms, " and "), best.Fact, best.Value)
+			f.Title = f.Cause.Headline()
 			if c.Severity > f.Severity {
 				f.Severity = c.Severity
 			}
@@ -157,9 +157,9 @@ func Correlate(nodes []result.Node, checks []check.Check, results []result.Check
 		merged[key] = len(out)
 		out = append(out, result.Finding{
 			Check: "correlation." + c.ID, Kind: result.KindCorrelation, Severity: c.Severity,
-			Title:       fmt.Sprintf("%s of %s: %s=%s", causeVerdict(best.Exact), c.ID, best.Fact, best.Value),
+			Title:       cause.Headline(),
 			Nodes:       o.sick,
-			Summary:     fmt.Sprintf("%s: %s=%s splits the fleet along the same line as %s.", causeVerdict(best.Exact), best.Fact, best.Value, c.Title),
+			Summary:     fmt.Sprintf("%s: %s=%s splits the fleet along the same line as %s.", cause.Verdict(), best.Fact, best.Value, c.Title),
 			Evidence:    ev,
 			Remediation: remediation,
 			Cause:       &cause,
@@ -171,13 +171,6 @@ func Correlate(nodes []result.Node, checks []check.Check, results []result.Check
 		}
 	}
 	return out
-}
-
-func causeVerdict(exact bool) string {
-	if exact {
-		return "probable cause"
-	}
-	return "likely cause (near match)"
 }
 
 // effectFacts are the facts that can never be offered as a cause: those a

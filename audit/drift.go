@@ -40,9 +40,9 @@ func newFactMeta(probes []probe.Probe) factMeta {
 func ComputeDrift(nodes []result.Node, probes []probe.Probe) []result.Drift {
 	meta := newFactMeta(probes)
 	scopes := []struct {
-		name  string
+		name  result.DriftScope
 		nodes []result.Node
-	}{{"fleet", auditedNodes(nodes)}}
+	}{{result.ScopeFleet, auditedNodes(nodes)}}
 	byRole := map[string][]result.Node{}
 	for _, n := range auditedNodes(nodes) {
 		for _, r := range n.Roles {
@@ -52,9 +52,9 @@ func ComputeDrift(nodes []result.Node, probes []probe.Probe) []result.Drift {
 	for _, r := range slices.Sorted(maps.Keys(byRole)) {
 		if len(byRole[r]) >= 2 {
 			scopes = append(scopes, struct {
-				name  string
+				name  result.DriftScope
 				nodes []result.Node
-			}{"role:" + r, byRole[r]})
+			}{result.RoleScope(r), byRole[r]})
 		}
 	}
 	var out []result.Drift
@@ -62,7 +62,7 @@ func ComputeDrift(nodes []result.Node, probes []probe.Probe) []result.Drift {
 		keys := map[string]bool{}
 		for _, n := range sc.nodes {
 			for k := range n.Facts {
-				if !meta.volatile[k] && !(sc.name == "fleet" && meta.roleScoped[k]) {
+				if !meta.volatile[k] && !(sc.name == result.ScopeFleet && meta.roleScoped[k]) {
 					keys[k] = true
 				}
 			}

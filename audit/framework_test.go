@@ -14,7 +14,7 @@ func TestConditionOperators(t *testing.T) {
 	facts := map[string]string{"k": "6.1.0-28-amd64", "v": "v1.31.4+rke2r1", "n": "90", "m": "100", "ipt": "1.8.4", "word": "x"}
 	tests := []struct {
 		cond check.Condition
-		want string
+		want result.Outcome
 	}{
 		{check.Condition{Fact: "k", Op: "version_lt", Value: "5.13"}, result.OutcomePass},
 		{check.Condition{Fact: "k", Op: "version_ge", Value: "6.1"}, result.OutcomeFail},
@@ -100,11 +100,11 @@ func TestFleetMedianCondition(t *testing.T) {
 	for i, v := range []string{"120", "118", "40", "121", "not-root"} {
 		nodes = append(nodes, result.Node{Name: string(rune('a' + i)), Status: result.StatusOK, Facts: map[string]string{"rules": v}})
 	}
-	got := map[string]string{}
+	got := map[string]result.Outcome{}
 	for _, r := range check.Judge(nodes, nil, []check.Check{c}, nil) {
 		got[r.Node] = r.Outcome
 	}
-	want := map[string]string{"a": result.OutcomePass, "b": result.OutcomePass, "c": result.OutcomeFail, "d": result.OutcomePass, "e": result.OutcomeSkip}
+	want := map[string]result.Outcome{"a": result.OutcomePass, "b": result.OutcomePass, "c": result.OutcomeFail, "d": result.OutcomePass, "e": result.OutcomeSkip}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("outcomes = %v, want %v", got, want)
 	}
@@ -137,7 +137,10 @@ func TestFleetMedianPeers(t *testing.T) {
 		mk("b-root", "b", "not-root"),
 		{Name: "down", Status: result.StatusUnreachable},
 	}
-	type want struct{ outcome, detail string }
+	type want struct {
+		outcome result.Outcome
+		detail  string
+	}
 	tests := []struct {
 		check check.Check
 		want  map[string]want
@@ -184,11 +187,11 @@ func TestClusterChecksSeeClusterFactsAndNodeChecksToo(t *testing.T) {
 		{ID: "transient", Scope: probe.ScopeNode, Severity: result.SeverityInfo, When: []check.Condition{{Fact: "denied", Op: "eq", Value: "yes"}, {Fact: "cluster.rbac.ok", Op: "eq", Value: "yes"}}},
 	}
 	nodes := []result.Node{{Name: "a", Status: result.StatusOK, Facts: map[string]string{"denied": "yes"}}, {Name: "b", Status: result.StatusOK, Facts: map[string]string{"denied": "no"}}}
-	got := map[string]string{}
+	got := map[string]result.Outcome{}
 	for _, r := range check.Judge(nodes, cluster, checks, nil) {
 		got[r.Check+"@"+r.Node] = r.Outcome
 	}
-	want := map[string]string{"readyz@" + result.ClusterNode: result.OutcomeFail, "transient@a": result.OutcomeFail, "transient@b": result.OutcomePass}
+	want := map[string]result.Outcome{"readyz@" + result.ClusterNode: result.OutcomeFail, "transient@a": result.OutcomeFail, "transient@b": result.OutcomePass}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("outcomes = %v, want %v", got, want)
 	}

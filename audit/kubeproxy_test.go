@@ -453,7 +453,7 @@ func TestKubeProxyChecks(t *testing.T) {
 		check   string
 		planted map[string]string
 		globals map[string]string
-		want    string // outcome on the planted node
+		want    result.Outcome // outcome on the planted node
 	}{
 		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ipvs"}, nil, result.OutcomeFail},
 		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ebpf"}, nil, result.OutcomeFail},

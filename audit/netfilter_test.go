@@ -327,7 +327,7 @@ func TestNetfilterChecks(t *testing.T) {
 		name  string
 		check string
 		plant func(map[string]string)
-		want  string // outcome on the planted node; the 4 healthy peers must pass
+		want  result.Outcome // outcome on the planted node; the 4 healthy peers must pass
 	}{
 		{"ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "active", "ufw.config_enabled", "yes"), result.OutcomeFail},
 		{"ufw running, audited without root", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "yes"), result.OutcomeFail},
@@ -505,7 +505,7 @@ func TestMedianChecksCompareNodesInTheSameProxyMode(t *testing.T) {
 	byID := builtinChecksByID(t)
 	type node struct {
 		name, mode, count string
-		want              string
+		want              result.Outcome
 	}
 	fleet := []node{
 		{"ipvs-1", "ipvs", "14", result.OutcomePass}, {"ipvs-2", "ipvs", "14", result.OutcomePass}, {"ipvs-3", "ipvs", "13", result.OutcomePass},
@@ -528,7 +528,7 @@ func TestMedianChecksCompareNodesInTheSameProxyMode(t *testing.T) {
 				t.Fatalf("no check %s", tc.check)
 			}
 			var nodes []result.Node
-			want := map[string]string{}
+			want := map[string]result.Outcome{}
 			for _, n := range fleet {
 				f := map[string]string{tc.fact: n.count}
 				if n.mode != "" {

@@ -2,50 +2,10 @@ package audit
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/result"
 )
-
-// Rollout classes, in the order a fix is rolled out across an HA RKE2
-// cluster (the seed incident's recovery): etcd quorum members first and one
-// at a time so quorum is never lost, then the other servers one at a time,
-// then infra nodes, then workers with the failing ones first.
-var rolloutOrder = []string{"etcd", "control-plane", "infra", "worker"}
-
-// rolloutClass maps an inventory role name to its rollout class.
-func rolloutClass(role string) string {
-	switch strings.ToLower(role) {
-	case "etcd":
-		return "etcd"
-	case "control-plane", "controlplane", "control_plane", "master", "server", "cp", "rke2-server":
-		return "control-plane"
-	case "infra", "infrastructure", "monitor", "monitoring", "ingress", "storage", "logging":
-		return "infra"
-	}
-	return "worker"
-}
-
-// nodeClass is the earliest rollout class of a node's roles; without roles,
-// a node running rke2-server is control-plane and any other is a worker.
-func nodeClass(n result.Node) string {
-	best := len(rolloutOrder)
-	for _, r := range n.Roles {
-		for i, c := range rolloutOrder {
-			if c == rolloutClass(r) && i < best {
-				best = i
-			}
-		}
-	}
-	if best < len(rolloutOrder) {
-		return rolloutOrder[best]
-	}
-	if n.Facts["rke2.service"] == "rke2-server" || n.Facts["rke2.server.active"] == "active" {
-		return "control-plane"
-	}
-	return "worker"
-}
 
 // PlanRollout orders the given nodes into rollout steps. Workers in failing
 // (those with a symptom) come first within their step; the order is
@@ -57,7 +17,7 @@ func PlanRollout(names []string, nodes []result.Node, failing map[string]bool) [
 		byName[n.Name] = n
 		order[n.Name] = i
 	}
-	steps := map[string][]string{}
+	steps := map[result.RolloutClass][]string{}
 	for _, name := range names {
 		n, ok := byName[name]
 		if !ok {
@@ -66,7 +26,7 @@ func PlanRollout(names []string, nodes []result.Node, failing map[string]bool) [
 		steps[nodeClass(n)] = append(steps[nodeClass(n)], name)
 	}
 	var out []result.RolloutStep
-	for _, class := range rolloutOrder {
+	for _, class := range result.RolloutOrder {
 		members := steps[class]
 		if len(members) == 0 {
 			continue
@@ -77,7 +37,7 @@ func PlanRollout(names []string, nodes []result.Node, failing map[string]bool) [
 			}
 			return order[members[i]] < order[members[j]]
 		})
-		out = append(out, result.RolloutStep{Class: class, Nodes: members, OneAtATime: class != "worker"})
+		out = append(out, result.RolloutStep{Class: class, Nodes: members, OneAtATime: class != result.ClassWorker})
 	}
 	return out
 }

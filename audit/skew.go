@@ -56,10 +56,7 @@ func fleetVersions(nodes []result.Node) []nodeVersion {
 		if !ok {
 			continue
 		}
-		server := n.Facts["rke2.service"] == "rke2-server" || n.Facts["rke2.server.active"] == "active"
-		if n.Facts["rke2.service"] == "" && n.Facts["rke2.server.active"] == "" {
-			server = hasServerRole(n.Roles)
-		}
+		server := isServer(n)
 		out = append(out, nodeVersion{name: n.Name, server: server, raw: raw, minor: minor})
 	}
 	return out

@@ -234,7 +234,7 @@ func TestExampleHostsCheck(t *testing.T) {
 		{Name: "unknown", Status: result.StatusOK, Facts: map[string]string{"hosts.self": "unknown"}},
 		{Name: "not-collected", Status: result.StatusOK, Facts: map[string]string{}},
 	}
-	want := map[string]string{"present": result.OutcomePass, "missing": result.OutcomeFail, "absent": result.OutcomePass, "unknown": result.OutcomePass, "not-collected": result.OutcomeSkip}
+	want := map[string]result.Outcome{"present": result.OutcomePass, "missing": result.OutcomeFail, "absent": result.OutcomePass, "unknown": result.OutcomePass, "not-collected": result.OutcomeSkip}
 	for _, r := range check.Judge(nodes, nil, checks, nil) {
 		if r.Outcome != want[r.Node] {
 			t.Errorf("%s on %s: %s (%s), want %s", r.Check, r.Node, r.Outcome, r.Detail, want[r.Node])

@@ -175,8 +175,8 @@ func findingsOf(fs []result.Finding, id string) []result.Finding {
 	return out
 }
 
-func outcomes(r *result.Report, check string) map[string]string {
-	out := map[string]string{}
+func outcomes(r *result.Report, check string) map[string]result.Outcome {
+	out := map[string]result.Outcome{}
 	for _, c := range r.Checks {
 		if c.Check == check {
 			out[c.Node] = c.Outcome
@@ -201,38 +201,38 @@ func TestApplyWaivers(t *testing.T) {
 		// ufw is the firewall.ufw-active findings after waiving.
 		ufw []part
 		// outcome per node of firewall.ufw-active.
-		outcome map[string]string
+		outcome map[string]result.Outcome
 		// bookkeeping findings expected (id → evidence substring).
 		extra map[string]string
 		// cluster: whether cluster.unavailable ends waived.
 		cluster bool
 	}{
 		{name: "no waivers", ufw: []part{{"etcd-1,worker-2", false}},
-			outcome: map[string]string{"etcd-1": result.OutcomeFail, "worker-1": result.OutcomePass, "worker-2": result.OutcomeFail}},
+			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeFail, "worker-1": result.OutcomePass, "worker-2": result.OutcomeFail}},
 		{name: "all nodes", waivers: []result.Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
-			outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-1": result.OutcomePass, "worker-2": result.OutcomeWaived}},
+			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeWaived, "worker-1": result.OutcomePass, "worker-2": result.OutcomeWaived}},
 		{name: "glob", waivers: []result.Waiver{{Check: "firewall.*", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:9"}},
 			ufw: []part{{"etcd-1,worker-2", true}}, cluster: false,
-			outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
+			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
 		{name: "some nodes split the finding", waivers: []result.Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30")},
 			ufw:     []part{{"etcd-1", false}, {"worker-2", true}},
-			outcome: map[string]string{"etcd-1": result.OutcomeFail, "worker-1": result.OutcomePass, "worker-2": result.OutcomeWaived}},
+			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeFail, "worker-1": result.OutcomePass, "worker-2": result.OutcomeWaived}},
 		{name: "by role", waivers: []result.Waiver{ufw(nil, []string{"etcd"}, "2026-06-30")},
 			ufw:     []part{{"worker-2", false}, {"etcd-1", true}},
-			outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeFail}},
+			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeFail}},
 		{name: "nodes and roles add up", waivers: []result.Waiver{ufw([]string{"worker-2"}, []string{"etcd"}, "2026-06-30")},
-			ufw: []part{{"etcd-1,worker-2", true}}, outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
+			ufw: []part{{"etcd-1,worker-2", true}}, outcome: map[string]result.Outcome{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
 		{name: "two waivers each take a node", waivers: []result.Waiver{ufw([]string{"worker-2"}, nil, "2026-06-30"), ufw([]string{"etcd-1"}, nil, "2026-06-30")},
-			ufw: []part{{"etcd-1", true}, {"worker-2", true}}, outcome: map[string]string{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
+			ufw: []part{{"etcd-1", true}, {"worker-2", true}}, outcome: map[string]result.Outcome{"etcd-1": result.OutcomeWaived, "worker-2": result.OutcomeWaived}},
 		{name: "applies through its last day UTC", now: time.Date(2026, 6, 30, 23, 59, 59, 0, time.UTC),
 			waivers: []result.Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", true}},
-			outcome: map[string]string{"etcd-1": result.OutcomeWaived}},
+			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeWaived}},
 		{name: "the day after, in another zone, it has expired", now: time.Date(2026, 6, 30, 21, 0, 0, 0, time.FixedZone("UTC-3", -3*3600)),
 			waivers: []result.Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", false}},
-			outcome: map[string]string{"etcd-1": result.OutcomeFail},
+			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeFail},
 			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on all nodes, expires 2026-06-30: NET-1 by J. Doe"}},
 		{name: "expired", waivers: []result.Waiver{ufw([]string{"worker-2"}, nil, "2026-05-31")}, ufw: []part{{"etcd-1,worker-2", false}},
-			outcome: map[string]string{"worker-2": result.OutcomeFail},
+			outcome: map[string]result.Outcome{"worker-2": result.OutcomeFail},
 			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on nodes worker-2, expires 2026-05-31: NET-1 by J. Doe"}},
 		{name: "bad date counts as expired", waivers: []result.Waiver{ufw(nil, nil, "someday")}, ufw: []part{{"etcd-1,worker-2", false}},
 			extra: map[string]string{WaiverExpiredID: "someday"}},

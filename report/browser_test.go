@@ -65,9 +65,9 @@ func pwnReport() *result.Report {
 			Fact: at(4), Value: at(5), Symptom: at(6), Matched: 3, Exact: true,
 			Ranked: []result.Candidate{{Fact: at(7), Value: at(0), Matched: 3, Score: 1}},
 		},
-		Rollout: []result.RolloutStep{{Class: at(1), Nodes: names, OneAtATime: true}},
+		Rollout: []result.RolloutStep{{Class: result.RolloutClass(at(1)), Nodes: names, OneAtATime: true}},
 	}}, r.Findings...)
-	r.Drift = append(r.Drift, result.Drift{Fact: "x.pwn.odd", Scope: "fleet" + at(2), Majority: "majority", Groups: []result.DriftGroup{
+	r.Drift = append(r.Drift, result.Drift{Fact: "x.pwn.odd", Scope: result.DriftScope("fleet" + at(2)), Majority: "majority", Groups: []result.DriftGroup{
 		{Value: "majority", Nodes: names[:2]}, {Value: at(3), Nodes: names[2:]},
 	}})
 	return r
@@ -270,7 +270,7 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 	var causes []string
 	for _, f := range r.Findings {
 		if f.Cause != nil && f.Waived == nil {
-			causes = append(causes, causeHead(f.Cause))
+			causes = append(causes, f.Cause.Headline())
 		}
 	}
 	cp := d.WithClass("p", "cause")

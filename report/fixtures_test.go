@@ -379,8 +379,8 @@ func hostileReport() *result.Report {
 	r.TargetVersion = markTarget + hostile[0] + hostile[5]
 	rolloutNode := markRollout + hostile[1] + hostile[9]
 	rollout := []result.RolloutStep{
-		{Class: hostile[0], Nodes: []string{rolloutNode, names[0]}, OneAtATime: true},
-		{Class: hostile[13], Nodes: append([]string{rolloutNode + hostile[6]}, names[1:]...)},
+		{Class: result.RolloutClass(hostile[0]), Nodes: []string{rolloutNode, names[0]}, OneAtATime: true},
+		{Class: result.RolloutClass(hostile[13]), Nodes: append([]string{rolloutNode + hostile[6]}, names[1:]...)},
 	}
 	waiver := &result.Waiver{
 		Check: hostile[4], Nodes: []string{names[0], hostile[1]}, Roles: []string{hostile[2]},
@@ -437,7 +437,7 @@ func hostileReport() *result.Report {
 	}
 	r.Drift = []result.Drift{
 		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []result.DriftGroup{{Value: "inactive", Nodes: sorted[1:]}, {Value: "active\x1b[0m<b>", Nodes: names[:1]}}},
-		{Fact: "x.join", Scope: "role:" + hostile[2], Majority: join(0), Groups: []result.DriftGroup{{Value: join(0), Nodes: names[:1]}, {Value: join(1), Nodes: names[1:2]}, {Value: join(2), Nodes: names[2:]}}},
+		{Fact: "x.join", Scope: result.RoleScope(hostile[2]), Majority: join(0), Groups: []result.DriftGroup{{Value: join(0), Nodes: names[:1]}, {Value: join(1), Nodes: names[1:2]}, {Value: join(2), Nodes: names[2:]}}},
 	}
 	r.Gate = result.Gate{FailOn: result.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{join(20), join(21)}}
 	return r

@@ -256,20 +256,20 @@ func buildHTMLView(r *result.Report) htmlView {
 	}
 	for _, f := range active {
 		if f.Cause != nil {
-			v.Causes = append(v.Causes, htmlCause{Head: text(causeHead(f.Cause)), Stats: text(causeStats(f.Cause))})
+			v.Causes = append(v.Causes, htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))})
 		}
 	}
 	if c := r.Cluster; c != nil {
-		hc := &htmlCluster{Status: text(c.Status), Node: text(c.Node), Message: block(c.Message), OK: c.Status == result.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
+		hc := &htmlCluster{Status: text(string(c.Status)), Node: text(c.Node), Message: block(c.Message), OK: c.Status == result.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
 		for _, a := range clusterAttempts(c) {
-			hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(a.Outcome), Reason: text(a.Reason), OK: a.Outcome == result.ClusterOK})
+			hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(string(a.Outcome)), Reason: text(a.Reason), OK: a.Outcome == result.ClusterOK})
 		}
 		for _, k := range clusterFacts(c) {
 			hc.Facts = append(hc.Facts, htmlFact{Key: text(k), Value: text(c.Facts[k])})
 		}
 		for _, p := range c.Probes {
 			if p.Status != "ok" {
-				hc.Probes = append(hc.Probes, htmlProbe{ID: text(p.ID), Status: text(p.Status), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
+				hc.Probes = append(hc.Probes, htmlProbe{ID: text(p.ID), Status: text(string(p.Status)), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
 			}
 		}
 		v.Cluster = hc
@@ -279,7 +279,7 @@ func buildHTMLView(r *result.Report) htmlView {
 	v.DriftNote = foldedNote(folded)
 	for _, dr := range folded {
 		d := dr.d
-		hd := htmlDrift{Fact: text(d.Fact), Scope: text(d.Scope), Majority: text(d.Majority), MajorityCount: majorityCount(d)}
+		hd := htmlDrift{Fact: text(d.Fact), Scope: text(string(d.Scope)), Majority: text(d.Majority), MajorityCount: majorityCount(d)}
 		for _, g := range d.Groups {
 			if g.Value != d.Majority {
 				hd.Outliers = append(hd.Outliers, htmlGroup{Value: text(g.Value), NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes)})
@@ -305,7 +305,7 @@ func buildHTMLView(r *result.Report) htmlView {
 			hn.Facts = append(hn.Facts, htmlFact{Key: text(k), Value: text(n.Facts[k]), Why: text(strings.Join(odd[k][n.Name], "; "))})
 		}
 		for _, p := range n.Probes {
-			hn.Probes = append(hn.Probes, htmlProbe{ID: text(p.ID), Status: text(p.Status), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
+			hn.Probes = append(hn.Probes, htmlProbe{ID: text(p.ID), Status: text(string(p.Status)), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
 		}
 		for _, ci := range checks[n.Name] {
 			c := r.Checks[ci]
@@ -318,7 +318,7 @@ func buildHTMLView(r *result.Report) htmlView {
 			case result.OutcomeWaived:
 				hn.WaivedChecks++
 			}
-			hn.Checks = append(hn.Checks, htmlCheck{Check: text(c.Check), Severity: c.Severity.String(), Outcome: text(c.Outcome), Detail: text(c.Detail)})
+			hn.Checks = append(hn.Checks, htmlCheck{Check: text(c.Check), Severity: c.Severity.String(), Outcome: text(string(c.Outcome)), Detail: text(c.Detail)})
 		}
 		if !hn.OK {
 			v.Down = append(v.Down, hn)
@@ -330,12 +330,12 @@ func buildHTMLView(r *result.Report) htmlView {
 
 func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
 	hf := htmlFinding{
-		Check: text(f.Check), Kind: text(f.Kind), Title: text(f.Title), Severity: f.Severity.String(),
+		Check: text(f.Check), Kind: text(string(f.Kind)), Title: text(f.Title), Severity: f.Severity.String(),
 		Summary: text(f.Summary), Remediation: text(f.Remediation),
 		Nodes: texts(f.Nodes), NodeSet: text(compressNodes(f.Nodes)), Evidence: texts(f.Evidence),
 	}
 	if f.Cause != nil {
-		hf.Cause = &htmlCause{Head: text(causeHead(f.Cause)), Stats: text(causeStats(f.Cause))}
+		hf.Cause = &htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))}
 		for _, c := range candidateRows(f.Cause) {
 			hf.Cause.Ranked = append(hf.Cause.Ranked, candidateRow{Pair: text(c.Pair), Failing: c.Failing, Healthy: c.Healthy, Score: c.Score})
 		}

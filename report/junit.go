@@ -296,12 +296,12 @@ func clusterSuite(ix *junitIndex, target []junitProperty, timestamp string) (jun
 	s := junitSuite{Name: "cluster", Time: "0.000", Timestamp: timestamp}
 	c := r.Cluster
 	if c != nil {
-		s.Properties = []junitProperty{{Name: "status", Value: xmlText(c.Status, false)}}
+		s.Properties = []junitProperty{{Name: "status", Value: xmlText(string(c.Status), false)}}
 		if c.Node != "" {
 			s.Properties = append(s.Properties, junitProperty{Name: "node", Value: xmlText(c.Node, false)})
 		}
 		if c.Status != result.ClusterOK {
-			msg := c.Status
+			msg := string(c.Status)
 			if c.Message != "" {
 				msg += ": " + c.Message
 			}
@@ -372,7 +372,7 @@ func failureText(ix *junitIndex, c result.CheckResult) (msg, text string) {
 		b.WriteString(c.Detail + "\n")
 	}
 	if cause != nil {
-		fmt.Fprintf(&b, "%s\n  %s\n", causeHead(cause.Cause), causeStats(cause.Cause))
+		fmt.Fprintf(&b, "%s\n  %s\n", cause.Cause.Headline(), causeStats(cause.Cause))
 	}
 	msg = c.Detail
 	if f == nil {

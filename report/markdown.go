@@ -75,7 +75,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 				verdict = "Likely"
 			}
 			var symptoms []string
-			for _, s := range causeSymptoms(f.Cause) {
+			for _, s := range f.Cause.SymptomChecks() {
 				symptoms = append(symptoms, mdCode(s, false))
 			}
 			p("> **%s cause of %s: %s**  \n", verdict, strings.Join(symptoms, " and "), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
@@ -150,7 +150,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 
 	if c := r.Cluster; c != nil {
 		p("\n## Cluster\n")
-		head := "Cluster-scoped probes: " + mdCode(c.Status, false)
+		head := "Cluster-scoped probes: " + mdCode(string(c.Status), false)
 		if c.Node != "" {
 			head += " on " + mdCode(c.Node, false)
 		}
@@ -161,7 +161,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 		if attempts := clusterAttempts(c); len(attempts) > 0 {
 			rows := make([][]string, len(attempts))
 			for i, a := range attempts {
-				rows[i] = []string{mdCode(a.Node, true), mdCode(a.Outcome, true), mdText(a.Reason)}
+				rows[i] = []string{mdCode(a.Node, true), mdCode(string(a.Outcome), true), mdText(a.Reason)}
 			}
 			mdBlock(p, "", mdTable([]string{"Server asked", "Outcome", "Why no cluster view"}, rows)...)
 		}
@@ -196,8 +196,8 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 			// fleet is the default scope; a narrower one (a role) is named
 			// with the fact, since the same fact can drift in both.
 			fact := mdCode(d.Fact, true)
-			if d.Scope != "" && d.Scope != "fleet" {
-				fact += " (" + mdText(d.Scope) + ")"
+			if d.Scope != "" && d.Scope != result.ScopeFleet {
+				fact += " (" + mdText(string(d.Scope)) + ")"
 			}
 			var out []string
 			for _, g := range d.Groups {
@@ -305,7 +305,7 @@ func mdProbes(probes []result.ProbeRun) []string {
 		if pr.Status == "ok" {
 			continue
 		}
-		l := fmt.Sprintf("- probe %s: %s (exit %d)", mdCode(pr.ID, false), mdText(pr.Status), pr.ExitCode)
+		l := fmt.Sprintf("- probe %s: %s (exit %d)", mdCode(pr.ID, false), mdText(string(pr.Status)), pr.ExitCode)
 		if pr.Stderr != "" {
 			l += ": " + mdCode(pr.Stderr, false)
 		}

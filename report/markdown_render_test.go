@@ -394,7 +394,7 @@ func expectedTables(r *result.Report) []tableWant {
 			}
 			fact := codeText(d.Fact)
 			if d.Scope != "" && d.Scope != "fleet" {
-				fact += " (" + mdTextShown(d.Scope) + ")"
+				fact += " (" + mdTextShown(string(d.Scope)) + ")"
 			}
 			var outl []string
 			for _, g := range d.Groups {

@@ -153,7 +153,7 @@ func rolloutSteps(steps []result.RolloutStep, failing map[string]bool) []rollout
 	out := make([]rolloutStep, 0, len(steps))
 	for i, s := range steps {
 		out = append(out, rolloutStep{
-			N: i + 1, Class: s.Class, Nodes: append([]string(nil), s.Nodes...), OneAtATime: s.OneAtATime,
+			N: i + 1, Class: string(s.Class), Nodes: append([]string(nil), s.Nodes...), OneAtATime: s.OneAtATime,
 			FailingFirst: !s.OneAtATime && len(s.Nodes) > 0 && failing[s.Nodes[0]],
 		})
 	}
@@ -221,7 +221,7 @@ func candidateRows(c *result.Cause) []candidateRow {
 // clusterHead is the cluster section's status line, unescaped:
 // "ok on cp-1", "failed on cp-1: why", "no_server: why".
 func clusterHead(c *result.Cluster) string {
-	s := c.Status
+	s := string(c.Status)
 	if c.Node != "" {
 		s += " on " + c.Node
 	}
@@ -284,29 +284,9 @@ func Verdict(g result.Gate) string {
 	return s
 }
 
-// causeHead is "probable cause of <symptom>: <fact>=<value>", in the words
-// package audit uses for the finding's title; a split that is not exact is
-// only a likely cause.
-func causeHead(c *result.Cause) string {
-	if !c.Exact {
-		return fmt.Sprintf("likely cause of %s: %s=%s (near match)", strings.Join(causeSymptoms(c), " and "), c.Fact, c.Value)
-	}
-	return fmt.Sprintf("probable cause of %s: %s=%s", strings.Join(causeSymptoms(c), " and "), c.Fact, c.Value)
-}
-
-// causeSymptoms are the symptom checks the cause explains. Symptoms lists
-// them all when audit merged several (healthz 503 and CrashLoopBackOff on
-// the same nodes); a report written before it existed has only Symptom.
-func causeSymptoms(c *result.Cause) []string {
-	if len(c.Symptoms) > 0 {
-		return c.Symptoms
-	}
-	return []string{c.Symptom}
-}
-
 // explains reports whether the cause explains the symptom check id.
 func explains(c *result.Cause, check string) bool {
-	for _, s := range causeSymptoms(c) {
+	for _, s := range c.SymptomChecks() {
 		if s == check {
 			return true
 		}
@@ -399,14 +379,14 @@ func foldDrift(ds []result.Drift) []driftRow {
 	var rows []driftRow
 	fleet := map[string]int{}
 	for _, d := range ds {
-		if i, ok := fleet[d.Fact]; ok && d.Scope != "fleet" && restricts(rows[i].d, d) {
-			rows[i].scopes = append(rows[i].scopes, d.Scope)
+		if i, ok := fleet[d.Fact]; ok && d.Scope != result.ScopeFleet && restricts(rows[i].d, d) {
+			rows[i].scopes = append(rows[i].scopes, string(d.Scope))
 			continue
 		}
-		if d.Scope == "fleet" {
+		if d.Scope == result.ScopeFleet {
 			fleet[d.Fact] = len(rows)
 		}
-		rows = append(rows, driftRow{d: d, scopes: []string{d.Scope}})
+		rows = append(rows, driftRow{d: d, scopes: []string{string(d.Scope)}})
 	}
 	return rows
 }

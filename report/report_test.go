@@ -179,7 +179,7 @@ func TestTruncate(t *testing.T) {
 func TestOutliers(t *testing.T) {
 	g := func(v string, nodes ...string) result.DriftGroup { return result.DriftGroup{Value: v, Nodes: nodes} }
 	d := func(fact, scope, majority string, gs ...result.DriftGroup) result.Drift {
-		return result.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: gs}
+		return result.Drift{Fact: fact, Scope: result.DriftScope(scope), Majority: majority, Groups: gs}
 	}
 	for _, tc := range []struct {
 		name string

@@ -58,8 +58,8 @@ func TestCauseHeadSymptoms(t *testing.T) {
 		{"near match", result.Cause{Fact: "f", Value: "v", Symptom: "a", Symptoms: []string{"a"}}, "likely cause of a: f=v (near match)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := causeHead(&tc.c); got != tc.want {
-				t.Errorf("causeHead = %q, want %q", got, tc.want)
+			if got := tc.c.Headline(); got != tc.want {
+				t.Errorf("Headline = %q, want %q", got, tc.want)
 			}
 		})
 	}

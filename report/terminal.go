@@ -188,7 +188,7 @@ func (p *termPrinter) probes(r *result.Report) {
 	for _, n := range r.Nodes {
 		for _, pr := range n.Probes {
 			if pr.Status != result.ProbeOK {
-				rows = append(rows, []string{oneLine(n.Name), oneLine(pr.ID), oneLine(pr.Status), fmt.Sprint(pr.ExitCode), oneLine(pr.Stderr)})
+				rows = append(rows, []string{oneLine(n.Name), oneLine(pr.ID), oneLine(string(pr.Status)), fmt.Sprint(pr.ExitCode), oneLine(pr.Stderr)})
 			}
 		}
 	}
@@ -216,7 +216,7 @@ func (p *termPrinter) cluster(r *result.Report) {
 	if c == nil {
 		return
 	}
-	status := oneLine(c.Status)
+	status := oneLine(string(c.Status))
 	if c.Status != result.ClusterOK {
 		status = p.paint(sgrYellow, status)
 	}
@@ -353,7 +353,7 @@ func (p *termPrinter) findings(r *result.Report) {
 		}
 		p.line("")
 		if f.Cause != nil {
-			p.line(p.paint(sgrBold, oneLine(causeHead(f.Cause))))
+			p.line(p.paint(sgrBold, oneLine(f.Cause.Headline())))
 			p.line("  " + oneLine(causeStats(f.Cause)))
 		} else {
 			p.line(p.paint(sgrBold, oneLine(f.Title)))
@@ -443,7 +443,7 @@ func (p *termPrinter) drift(r *result.Report, max int) {
 		// Verbose shows every scope as its own row, as the long formats do.
 		all = all[:0]
 		for _, d := range r.Drift {
-			all = append(all, driftRow{d: d, scopes: []string{d.Scope}})
+			all = append(all, driftRow{d: d, scopes: []string{string(d.Scope)}})
 		}
 	}
 	shown := all
@@ -462,8 +462,8 @@ func (p *termPrinter) drift(r *result.Report, max int) {
 			out = append(out, truncate(oneLine(g.Value), maxValue)+": "+oneLine(compressNodes(g.Nodes)))
 		}
 		fact := oneLine(d.Fact)
-		if d.Scope != "fleet" {
-			fact += " (" + oneLine(d.Scope) + ")"
+		if d.Scope != result.ScopeFleet {
+			fact += " (" + oneLine(string(d.Scope)) + ")"
 		}
 		majority := fmt.Sprintf("%s (%d)", truncate(oneLine(d.Majority), maxValue), majorityCount(d))
 		rows = append(rows, []string{fact, majority, strings.Join(out, "\n")})

@@ -263,7 +263,7 @@ func TestGroupFindings(t *testing.T) {
 
 func TestFoldDrift(t *testing.T) {
 	d := func(fact, scope, majority string, groups ...result.DriftGroup) result.Drift {
-		return result.Drift{Fact: fact, Scope: scope, Majority: majority, Groups: groups}
+		return result.Drift{Fact: fact, Scope: result.DriftScope(scope), Majority: majority, Groups: groups}
 	}
 	g := func(v string, nodes ...string) result.DriftGroup { return result.DriftGroup{Value: v, Nodes: nodes} }
 	for _, tc := range []struct {

@@ -193,11 +193,15 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Cluster statuses.
+// ClusterStatus says whether the cluster view was had: ClusterOK, ClusterNoServer
+// (no server to ask) or ClusterFailed (no server answered). An attempt's
+// Outcome is ClusterOK or ClusterFailed.
+type ClusterStatus string
+
 const (
-	ClusterOK       = "ok"
-	ClusterNoServer = "no_server"
-	ClusterFailed   = "failed"
+	ClusterOK       ClusterStatus = "ok"
+	ClusterNoServer ClusterStatus = "no_server"
+	ClusterFailed   ClusterStatus = "failed"
 )
 
 // Cluster is the result of the cluster-scoped probes, run with RKE2's own
@@ -206,8 +210,8 @@ const (
 type Cluster struct {
 	// Node is the inventory name of the server the facts come from: the one
 	// that answered, or, when none did, the first that gave any facts.
-	Node   string `json:"node,omitempty"`
-	Status string `json:"status"`
+	Node   string        `json:"node,omitempty"`
+	Status ClusterStatus `json:"status"`
 	// Message says why the cluster facts are missing or partial, and which
 	// servers did not answer and why.
 	Message string `json:"message,omitempty"`
@@ -230,7 +234,7 @@ type ClusterAttempt struct {
 	Node string `json:"node"`
 	// Outcome is ClusterOK for the server that answered, ClusterFailed for
 	// one that did not.
-	Outcome string `json:"outcome"`
+	Outcome ClusterStatus `json:"outcome"`
 	// Reason says why a server did not answer, e.g. "API unreachable
 	// (connection refused)".
 	Reason string `json:"reason,omitempty"`
@@ -271,13 +275,15 @@ type Node struct {
 	Probes          []ProbeRun        `json:"probes"`
 }
 
-// Probe run statuses (ProbeRun.Status).
+// ProbeStatus is how one probe's run ended (ProbeRun.Status).
+type ProbeStatus string
+
 const (
-	ProbeOK        = "ok"
-	ProbeFailed    = "failed"
-	ProbeTimeout   = "timeout"
-	ProbeTruncated = "truncated"
-	ProbeMissing   = "missing"
+	ProbeOK        ProbeStatus = "ok"
+	ProbeFailed    ProbeStatus = "failed"
+	ProbeTimeout   ProbeStatus = "timeout"
+	ProbeTruncated ProbeStatus = "truncated"
+	ProbeMissing   ProbeStatus = "missing"
 )
 
 // Redacted replaces a value that looks like a secret.
@@ -288,23 +294,27 @@ type ProbeRun struct {
 	ID string `json:"id"`
 	// Status is one of ok, failed (non-zero exit), timeout, truncated,
 	// missing (never started or its output never arrived).
-	Status   string `json:"status"`
-	ExitCode int    `json:"exit_code"`
+	Status   ProbeStatus `json:"status"`
+	ExitCode int         `json:"exit_code"`
 	// Stderr is the probe's standard error, capped and with secrets redacted.
 	Stderr string `json:"stderr,omitempty"`
 }
 
-// Kinds of finding.
+// Kind says what produced a finding: a check failing on nodes, a
+// correlation of a symptom with a fact that splits the fleet the same way,
+// or drift.
+type Kind string
+
 const (
-	KindCheck       = "check"
-	KindCorrelation = "correlation"
-	KindDrift       = "drift"
+	KindCheck       Kind = "check"
+	KindCorrelation Kind = "correlation"
+	KindDrift       Kind = "drift"
 )
 
 // Finding is one thing an operator must look at, with the nodes it concerns.
 type Finding struct {
 	Check    string   `json:"check"`
-	Kind     string   `json:"kind"`
+	Kind     Kind     `json:"kind"`
 	Title    string   `json:"title"`
 	Severity Severity `json:"severity"`
 	Nodes    []string `json:"nodes"`
@@ -325,12 +335,28 @@ type Finding struct {
 	Waived *Waiver `json:"waived,omitempty"`
 }
 
+// RolloutClass is a class of nodes a fix is rolled out to together, in the
+// order of RolloutOrder.
+type RolloutClass string
+
+const (
+	ClassEtcd         RolloutClass = "etcd"
+	ClassControlPlane RolloutClass = "control-plane"
+	ClassInfra        RolloutClass = "infra"
+	ClassWorker       RolloutClass = "worker"
+)
+
+// RolloutOrder is the order a fix is rolled out across an HA RKE2 cluster
+// (the seed incident's recovery): etcd quorum members first and one at a
+// time so quorum is never lost, then the other servers one at a time, then
+// infra nodes, then workers with the failing ones first.
+var RolloutOrder = []RolloutClass{ClassEtcd, ClassControlPlane, ClassInfra, ClassWorker}
+
 // RolloutStep is one class of nodes in a rollout.
 type RolloutStep struct {
-	// Class is etcd, control-plane, infra or worker.
-	Class      string   `json:"class"`
-	Nodes      []string `json:"nodes"`
-	OneAtATime bool     `json:"one_at_a_time"`
+	Class      RolloutClass `json:"class"`
+	Nodes      []string     `json:"nodes"`
+	OneAtATime bool         `json:"one_at_a_time"`
 }
 
 // WaiverDate is the layout of Waiver.Expires.
@@ -374,6 +400,37 @@ type Cause struct {
 	Ranked []Candidate `json:"ranked,omitempty"`
 }
 
+// Verdict is what the comparator calls this cause: a "probable cause" when
+// the fact splits the fleet exactly as the symptom does, else a "likely
+// cause (near match)". Every report says it in these words.
+func (c *Cause) Verdict() string {
+	if c.Exact {
+		return "probable cause"
+	}
+	return "likely cause (near match)"
+}
+
+// Headline is "probable cause of <symptoms>: <fact>=<value>", or for a
+// split that is not exact "likely cause of …: … (near match)": the title of
+// the correlation finding and every report's cause line.
+func (c *Cause) Headline() string {
+	of := strings.Join(c.SymptomChecks(), " and ")
+	if c.Exact {
+		return fmt.Sprintf("probable cause of %s: %s=%s", of, c.Fact, c.Value)
+	}
+	return fmt.Sprintf("likely cause of %s: %s=%s (near match)", of, c.Fact, c.Value)
+}
+
+// SymptomChecks are the symptom checks the cause explains. Symptoms lists
+// them all when audit merged several (healthz 503 and CrashLoopBackOff on
+// the same nodes); a report written before it existed has only Symptom.
+func (c *Cause) SymptomChecks() []string {
+	if len(c.Symptoms) > 0 {
+		return c.Symptoms
+	}
+	return []string{c.Symptom}
+}
+
 // Candidate is one fact value scored against a symptom's split.
 type Candidate struct {
 	Fact    string  `json:"fact"`
@@ -386,12 +443,21 @@ type Candidate struct {
 
 // Drift is one fact whose value is not uniform within a scope.
 type Drift struct {
-	Fact string `json:"fact"`
-	// Scope is "fleet" or "role:<name>".
-	Scope    string       `json:"scope"`
+	Fact     string       `json:"fact"`
+	Scope    DriftScope   `json:"scope"`
 	Majority string       `json:"majority"`
 	Groups   []DriftGroup `json:"groups"`
 }
+
+// DriftScope is where a fact was compared: ScopeFleet, or the nodes of one
+// role (RoleScope).
+type DriftScope string
+
+// ScopeFleet compares a fact across every audited node.
+const ScopeFleet DriftScope = "fleet"
+
+// RoleScope compares a fact across the nodes of one role: "role:<name>".
+func RoleScope(role string) DriftScope { return DriftScope("role:" + role) }
 
 // DriftGroup is the set of nodes sharing one value, like `clush -b` groups
 // identical output. Groups are ordered largest first, then by value.
@@ -400,15 +466,17 @@ type DriftGroup struct {
 	Nodes []string `json:"nodes"`
 }
 
-// Outcomes of a check on one node.
+// Outcome is how a check went on one node.
+type Outcome string
+
 const (
-	OutcomePass = "pass"
-	OutcomeFail = "fail"
+	OutcomePass Outcome = "pass"
+	OutcomeFail Outcome = "fail"
 	// OutcomeSkip: the check does not apply (a fact it needs is absent) or
 	// the node could not be audited.
-	OutcomeSkip = "skip"
+	OutcomeSkip Outcome = "skip"
 	// OutcomeWaived: the check fails but a waiver accepts it.
-	OutcomeWaived = "waived"
+	OutcomeWaived Outcome = "waived"
 )
 
 // ClusterNode is the CheckResult.Node of a cluster-scoped check.
@@ -419,7 +487,7 @@ type CheckResult struct {
 	Check    string   `json:"check"`
 	Node     string   `json:"node"`
 	Severity Severity `json:"severity"`
-	Outcome  string   `json:"outcome"`
+	Outcome  Outcome  `json:"outcome"`
 	// Detail says what was seen, e.g. "ufw.active=active (want not active)".
 	Detail string `json:"detail"`
 }
@@ -485,7 +553,7 @@ func (w Waiver) Describe() string {
 // SortFindings orders findings by severity, waived ones last, correlation
 // findings before the checks they explain, then by check id.
 func SortFindings(fs []Finding) {
-	rank := map[string]int{KindCorrelation: 0, KindCheck: 1, KindDrift: 2}
+	rank := map[Kind]int{KindCorrelation: 0, KindCheck: 1, KindDrift: 2}
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		if (a.Waived == nil) != (b.Waived == nil) {

@@ -10,7 +10,7 @@ func TestCheckEvaluate(t *testing.T) {
 	tests := []struct {
 		cond  Condition
 		facts map[string]string
-		want  string
+		want  result.Outcome
 	}{
 		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "active"}, result.OutcomeFail},
 		{Condition{Fact: "f", Op: "eq", Value: "active"}, map[string]string{"f": "inactive"}, result.OutcomePass},

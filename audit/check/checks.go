@@ -299,7 +299,7 @@ func (c Check) JudgedFacts() []string {
 // Evaluate judges the When conditions against one node's facts. It returns
 // the outcome and a detail line saying what was seen. A uniform check's
 // conditions only select the nodes it compares; JudgeUniform finishes it.
-func (c Check) Evaluate(facts map[string]string) (outcome, detail string) {
+func (c Check) Evaluate(facts map[string]string) (outcome result.Outcome, detail string) {
 	var seen []string
 	for _, cond := range c.When {
 		v, ok := facts[cond.Fact]

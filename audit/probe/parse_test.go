@@ -45,7 +45,7 @@ func TestParseOutput(t *testing.T) {
 					t.Errorf("fact %s = %q, want %q", k, p.Facts[k], v)
 				}
 			}
-			got := p.Runs[0].Status + " " + p.Runs[1].Status
+			got := string(p.Runs[0].Status) + " " + string(p.Runs[1].Status)
 			if got != tt.wantRuns {
 				t.Errorf("runs = %s, want %s", got, tt.wantRuns)
 			}
