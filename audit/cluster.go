@@ -247,11 +247,11 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 		for key, v := range perNode[k] {
 			nodes[i].Facts[key] = v
 		}
-		nodes[i].Facts["k8s.node.registered"] = "yes"
+		nodes[i].Facts[NodeRegisteredFact] = "yes"
 	}
 	for i := range nodes {
 		if nodes[i].Status.HasFacts() && !taken[i] {
-			nodes[i].Facts["k8s.node.registered"] = "no"
+			nodes[i].Facts[NodeRegisteredFact] = "no"
 		}
 	}
 	if len(ambiguous) > 0 {
@@ -292,7 +292,7 @@ func clusterFindings(c *result.Cluster) []result.Finding {
 		if len(nodes) > 0 {
 			sort.Strings(nodes)
 			out = append(out, result.Finding{
-				Check: "cluster.server-api-unavailable", Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: nodes,
+				Check: ClusterServerAPIUnavailableID, Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: nodes,
 				Title: "a server's node-local Kubernetes API did not answer (the cluster view came from another server)",
 				Summary: fmt.Sprintf("RKE2's kubectl with /etc/rancher/rke2/rke2.yaml got no answer from the API server on %s (the evidence says why), so the cluster view (pods, readyz, RBAC) came from %s. A server whose own API server does not answer cannot be upgraded safely.",
 					strings.Join(nodes, ", "), c.Node),
@@ -307,7 +307,7 @@ func clusterFindings(c *result.Cluster) []result.Finding {
 			title = "no server gave the Kubernetes view of the cluster"
 		}
 		out = append(out, result.Finding{
-			Check: "cluster.unavailable", Kind: result.KindCheck, Severity: result.SeverityInfo, Nodes: []string{},
+			Check: ClusterUnavailableID, Kind: result.KindCheck, Severity: result.SeverityInfo, Nodes: []string{},
 			Title:       title,
 			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, readyz, RBAC).",
 			Evidence:    []string{c.Message},
@@ -328,7 +328,7 @@ func clusterFindings(c *result.Cluster) []result.Finding {
 		}
 		sort.Strings(hosts)
 		out = append(out, result.Finding{
-			Check: "cluster.node-match-ambiguous", Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: hosts,
+			Check: ClusterNodeMatchAmbiguousID, Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: hosts,
 			Title:       "inventory hosts and Kubernetes nodes do not match one to one",
 			Summary:     fmt.Sprintf("At the same priority (inventory name, address, os.hostname, name suffix) the match is not one to one, so no Kubernetes facts (pods, registration) were joined to %s: %s.", strings.Join(hosts, ", "), strings.Join(evidence, "; ")),
 			Evidence:    evidence,
@@ -337,7 +337,7 @@ func clusterFindings(c *result.Cluster) []result.Finding {
 	}
 	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
 		out = append(out, result.Finding{
-			Check: "cluster.nodes-not-in-inventory", Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: []string{},
+			Check: ClusterNodesNotInInventoryID, Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: []string{},
 			Title:       "the cluster has nodes the inventory does not list",
 			Summary:     fmt.Sprintf("%d Kubernetes %s not audited because no inventory host matches: %s.", len(extra), map[bool]string{true: "node is", false: "nodes are"}[len(extra) == 1], strings.Join(extra, ", ")),
 			Evidence:    extra,

@@ -34,12 +34,13 @@ func hasServerRole(roles []string) bool {
 }
 
 // isServer says whether a node is an RKE2 server: the one answer skew,
-// the cluster view, rollout order and server_only facts all use. The rke2 probe's
-// units decide where they exist: systemctl is-active prints "inactive" for a
-// unit that is stopped and for one that does not exist alike, so any other
-// state (active, activating, failed, ...) shows the unit is there. Where
-// neither unit says so (RKE2 stopped, the rke2 probe not run), the
-// inventory role decides, so a stopped server is still one.
+// the cluster view, rollout order and server_only facts all use. The rke2
+// probe decides where it can: rke2.service names the active service, and
+// each unit's state shows it exists when it is anything but inactive
+// (systemctl is-active prints "inactive" for a stopped unit and a missing
+// one alike), so a crashed (failed) server is still a server. Where
+// neither says so (RKE2 stopped, the rke2 probe not run, a report written
+// before the facts existed), the inventory role decides.
 func isServer(n result.Node) bool {
 	present := func(state string) bool {
 		switch state {
@@ -49,9 +50,9 @@ func isServer(n result.Node) bool {
 		return true
 	}
 	switch {
-	case present(n.Facts["rke2.server.active"]):
+	case n.Facts["rke2.service"] == "rke2-server", present(n.Facts["rke2.server.active"]):
 		return true
-	case present(n.Facts["rke2.agent.active"]):
+	case n.Facts["rke2.service"] == "rke2-agent", present(n.Facts["rke2.agent.active"]):
 		return false
 	}
 	return hasServerRole(n.Roles)

@@ -82,6 +82,8 @@ type RunOptions struct {
 	// once, on one reachable server node, after the node probes.
 	Probes []probe.Probe
 	Checks []check.Check
+	// Selection is --only/--skip (Checks are already the selected ones).
+	Selection check.Selection
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
 	TargetVersion string
@@ -169,7 +171,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		TargetVersion: o.TargetVersion,
 		Warnings:      o.Warnings,
 	}
-	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers})
+	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers, Selection: o.Selection})
 	return r, nil
 }
 
@@ -179,6 +181,9 @@ type Rules struct {
 	Checks  []check.Check
 	Gate    GatePolicy
 	Waivers []result.Waiver
+	// Selection is --only/--skip; Checks are already the selected ones,
+	// and it also selects the findings built in Go.
+	Selection check.Selection
 }
 
 // Analyze fills the judgement part of a report (checks, findings, drift,
@@ -188,12 +193,15 @@ type Rules struct {
 func Analyze(r *result.Report, rules Rules) {
 	globals := map[string]string{}
 	if r.TargetVersion != "" {
-		globals["target.version"] = r.TargetVersion
+		globals[TargetVersionFact] = r.TargetVersion
 	}
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
-	r.Findings = append(r.Findings, VersionSkew(r.Nodes, r.TargetVersion)...)
-	r.Findings = append(r.Findings, clusterFindings(r.Cluster)...)
+	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster)...) {
+		if rules.Selection.Selects(f.Check) {
+			r.Findings = append(r.Findings, f)
+		}
+	}
 	addRollouts(r.Findings, r.Nodes, rules.Checks, r.Checks)
 	r.Findings = ApplyWaivers(r, rules.Waivers, r.StartedAt)
 	result.SortFindings(r.Findings)

@@ -12,9 +12,6 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
-// globalFacts are the facts Analyze gives every check besides the probes'.
-var globalFacts = []string{"target.version"}
-
 // LoadProbeDir reads a --probes directory: every *.sh is a probe (same
 // header format as the embedded ones, Source set to its path) and every
 // *.yaml a checks file. User probes and checks join the builtin ones, so
@@ -108,7 +105,7 @@ func LoadProbeDir(dir string) ([]probe.Probe, []check.Check, error) {
 	if err := check.CheckIDsUnique(append(append([]check.Check{}, builtinChecks...), checks...)); err != nil {
 		errs = append(errs, err)
 	}
-	for _, f := range globalFacts {
+	for _, f := range checkableGoFacts() {
 		factBy[f] = "fleet-audit"
 	}
 	for _, c := range checks {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,45 +15,6 @@ import (
 	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
 )
-
-// Finding ids of the waiver bookkeeping itself. They are never waivable:
-// waiving "waiver.expired" would silence exactly the signal it exists for.
-const (
-	WaiverExpiredID = "waiver.expired"
-	WaiverUnusedID  = "waiver.unused"
-)
-
-// nonCheckFindingIDs are the findings built in Go rather than from a check,
-// which a waiver may still name. Keep in step with skew.go and cluster.go: a
-// waivers file naming an id missing here is rejected as a typo.
-var nonCheckFindingIDs = []string{
-	"cluster.unavailable",
-	"cluster.server-api-unavailable",
-	"cluster.nodes-not-in-inventory",
-	"cluster.node-match-ambiguous",
-	"skew.servers",
-	"skew.kubelet-newer",
-	"skew.kubelet-too-old",
-	"skew.mixed-versions",
-	"skew.bundled-component",
-	"skew.target-skips-minor",
-	"skew.target-downgrade",
-	"skew.upgrade-order",
-}
-
-// WaivableIDs lists every finding id a waiver may name: the checks, the
-// correlation finding of each symptom check, and the findings built in Go.
-func WaivableIDs(checks []check.Check) []string {
-	ids := append([]string{}, nonCheckFindingIDs...)
-	for _, c := range checks {
-		ids = append(ids, c.ID)
-		if c.Symptom {
-			ids = append(ids, "correlation."+c.ID)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
 
 // LoadWaivers reads a --waivers file; see ParseWaivers.
 func LoadWaivers(file string, known []string) ([]result.Waiver, error) {

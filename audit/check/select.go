@@ -6,27 +6,43 @@ import (
 	"path"
 )
 
-// SelectChecks narrows checks to those matching an --only pattern (all when
-// only is empty), then drops those matching a --skip pattern. Patterns are
-// path.Match globs on check ids ("firewall.*"). A pattern that matches no
-// check at all is an error naming it: a misspelt --skip would otherwise
-// leave the check it meant to silence running, and a misspelt --only would
-// run nothing and pass the gate. Skip patterns are matched against every
-// check, not only the ones --only kept, so one skip list can serve several
-// pipelines. File order is kept.
-func SelectChecks(checks []Check, only, skip []string) ([]Check, error) {
+// Selection is the operator's --only and --skip: path.Match globs on
+// finding ids ("firewall.*"), of checks and of the findings built in Go.
+// The zero Selection selects everything.
+type Selection struct {
+	Only, Skip []string
+}
+
+// Selects reports whether a finding id is selected: matched by an --only
+// pattern (or no --only given) and by no --skip pattern. Skip patterns
+// apply whatever --only kept, so one skip list can serve several pipelines.
+func (s Selection) Selects(id string) bool {
+	if len(s.Only) > 0 && !matchesAnyPattern(s.Only, id) {
+		return false
+	}
+	return !matchesAnyPattern(s.Skip, id)
+}
+
+// SelectChecks validates the selection, then keeps the selected checks in
+// file order. otherIDs are the other ids the patterns may name (the
+// findings built in Go). A pattern that matches no id at all is an error
+// naming it: a misspelt --skip would otherwise leave the check it meant to
+// silence running, and a misspelt --only would run nothing and pass the
+// gate.
+func SelectChecks(checks []Check, sel Selection, otherIDs []string) ([]Check, error) {
+	known := append(IDs(checks), otherIDs...)
 	var errs []error
 	for _, set := range []struct {
 		flag     string
 		patterns []string
-	}{{"--only", only}, {"--skip", skip}} {
+	}{{"--only", sel.Only}, {"--skip", sel.Skip}} {
 		for _, p := range set.patterns {
 			if _, err := path.Match(p, ""); err != nil {
 				errs = append(errs, fmt.Errorf("%s %q: bad glob: %w", set.flag, p, err))
 				continue
 			}
-			if !MatchesAny(p, IDs(checks)) {
-				errs = append(errs, fmt.Errorf("%s %q: matches no check (see fleet-audit probes)", set.flag, p))
+			if !MatchesAny(p, known) {
+				errs = append(errs, fmt.Errorf("%s %q: matches no check and no finding built in (see fleet-audit probes)", set.flag, p))
 			}
 		}
 	}
@@ -35,13 +51,9 @@ func SelectChecks(checks []Check, only, skip []string) ([]Check, error) {
 	}
 	out := []Check{}
 	for _, c := range checks {
-		if len(only) > 0 && !matchesAnyPattern(only, c.ID) {
-			continue
+		if sel.Selects(c.ID) {
+			out = append(out, c)
 		}
-		if matchesAnyPattern(skip, c.ID) {
-			continue
-		}
-		out = append(out, c)
 	}
 	return out, nil
 }

@@ -22,12 +22,14 @@ func TestSelectChecks(t *testing.T) {
 		{name: "skip everything", skip: []string{"*"}, want: ""},
 		{name: "glob does not cross the id", skip: []string{"firewall"}, err: []string{`--skip "firewall": matches no check`}},
 		{name: "only matching nothing", only: []string{"fw.*"}, err: []string{`--only "fw.*": matches no check`}},
+		{name: "skip an other id", skip: []string{"skew.*"}, want: "firewall.ufw-active,firewall.firewalld-active,sysctl.ip-forward,kubeproxy.down"},
+		{name: "only an other id keeps no check", only: []string{"skew.servers"}, want: ""},
 		{name: "bad glob", skip: []string{"firewall.["}, err: []string{`--skip "firewall.[": bad glob`}},
 		{name: "every bad pattern named", only: []string{"a"}, skip: []string{"b", "sysctl.*"}, err: []string{`--only "a"`, `--skip "b"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := SelectChecks(all, tt.only, tt.skip)
+			got, err := SelectChecks(all, Selection{Only: tt.only, Skip: tt.skip}, []string{"skew.servers"})
 			if tt.err != nil {
 				if err == nil {
 					t.Fatalf("no error, want %q", tt.err)

@@ -187,9 +187,10 @@ func patterns(in []string) []string {
 
 // rules is what loadRules resolves from the flags.
 type rules struct {
-	Probes  []probe.Probe
-	Checks  []check.Check
-	Waivers []result.Waiver
+	Probes    []probe.Probe
+	Checks    []check.Check
+	Waivers   []result.Waiver
+	Selection check.Selection
 }
 
 // loadRules loads the embedded and --probes probes and checks, selects the
@@ -221,7 +222,8 @@ func loadRules(o runOptions) (rules, error) {
 			return rules{}, &usageError{err}
 		}
 	}
-	if r.Checks, err = check.SelectChecks(checks, o.Only, o.Skip); err != nil {
+	r.Selection = check.Selection{Only: o.Only, Skip: o.Skip}
+	if r.Checks, err = check.SelectChecks(checks, r.Selection, audit.GoSelectableIDs()); err != nil {
 		return rules{}, &usageError{err}
 	}
 	return r, nil
@@ -264,7 +266,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
-		Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
+		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
 		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o),
 		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
 	})
