@@ -123,6 +123,27 @@ var statusNames = map[NodeStatus]string{
 	StatusProbeFailed:          "probe_failed",
 }
 
+// statusMeanings are the human lines a report shows for a status whose
+// cause is the connection, before the underlying error; statuses judged
+// from the probes' own output get a message naming the probes instead.
+var statusMeanings = map[NodeStatus]string{
+	StatusError:           "unexpected error",
+	StatusInterrupted:     "the run was interrupted",
+	StatusJumpFailed:      "a ProxyJump host on the way failed, so the node was not reached",
+	StatusUnreachable:     "cannot connect (refused, no route or unknown name)",
+	StatusTimeout:         "no SSH answer within --connect-timeout",
+	StatusAuthFailed:      "SSH authentication failed",
+	StatusHostKeyUnknown:  "host key not in known_hosts; verify it and add it",
+	StatusHostKeyMismatch: "HOST KEY CHANGED: possible man-in-the-middle or a reinstalled node; check before trusting",
+	StatusProbeTimeout:    "probes did not finish within their timeout; partial facts kept",
+	StatusOutputTruncated: "the node printed more than the output cap; the session was closed and partial facts kept",
+	StatusConnectionLost:  "the connection dropped during the probes; partial facts kept",
+}
+
+// Meaning is the one-line explanation of a status for an operator, with
+// the fix where there is one; "" for the statuses explained per node.
+func (s NodeStatus) Meaning() string { return statusMeanings[s] }
+
 func (s NodeStatus) String() string {
 	if n, ok := statusNames[s]; ok {
 		return n

@@ -144,32 +144,32 @@ func (s *session) Close() error { return s.conn.Close() }
 // is the human line shown in reports; remote's own error text, which
 // already says how to fix host-key and auth problems, follows it.
 func Classify(err error) error {
-	status, msg := result.StatusError, "unexpected error"
+	status := result.StatusError
 	switch {
 	case errors.Is(err, context.Canceled):
-		status, msg = result.StatusInterrupted, "the run was interrupted"
+		status = result.StatusInterrupted
 	case errors.Is(err, remote.ErrJumpFailed):
 		// First: the hop's own cause (refused, host key...) is wrapped too,
 		// and would otherwise be taken for the node's.
-		status, msg = result.StatusJumpFailed, "a ProxyJump host on the way failed, so the node was not reached"
+		status = result.StatusJumpFailed
 	case errors.Is(err, remote.ErrUnreachable):
-		status, msg = result.StatusUnreachable, "cannot connect (refused, no route or unknown name)"
+		status = result.StatusUnreachable
 	case errors.Is(err, remote.ErrConnectTimeout):
-		status, msg = result.StatusTimeout, "no SSH answer within --connect-timeout"
+		status = result.StatusTimeout
 	case errors.Is(err, remote.ErrAuthFailed):
-		status, msg = result.StatusAuthFailed, "SSH authentication failed"
+		status = result.StatusAuthFailed
 	case errors.Is(err, remote.ErrHostKeyUnknown):
-		status, msg = result.StatusHostKeyUnknown, "host key not in known_hosts; verify it and add it"
+		status = result.StatusHostKeyUnknown
 	case errors.Is(err, remote.ErrHostKeyMismatch):
-		status, msg = result.StatusHostKeyMismatch, "HOST KEY CHANGED: possible man-in-the-middle or a reinstalled node; check before trusting"
+		status = result.StatusHostKeyMismatch
 	case errors.Is(err, remote.ErrRunTimeout), errors.Is(err, context.DeadlineExceeded):
-		status, msg = result.StatusProbeTimeout, "probes did not finish within their timeout; partial facts kept"
+		status = result.StatusProbeTimeout
 	case errors.Is(err, remote.ErrOutputTruncated):
-		status, msg = result.StatusOutputTruncated, "the node printed more than the output cap; the session was closed and partial facts kept"
+		status = result.StatusOutputTruncated
 	case errors.Is(err, remote.ErrConnectionLost):
-		status, msg = result.StatusConnectionLost, "the connection dropped during the probes; partial facts kept"
+		status = result.StatusConnectionLost
 	}
-	return &audit.NodeError{Status: status, Message: fmt.Sprintf("%s: %v", msg, err), Err: err}
+	return &audit.NodeError{Status: status, Message: fmt.Sprintf("%s: %v", status.Meaning(), err), Err: err}
 }
 
 // host finds the inventory host behind a target; inventory names are unique.

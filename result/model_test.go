@@ -1,0 +1,20 @@
+package result
+
+import "testing"
+
+// TestEveryStatusIsExplained: a node's status reaches the operator with a
+// line saying what it means, kept beside the status itself. Only ok and
+// the statuses judged from the probes' output (explained per node, naming
+// the probes or the sudo problem) have none here.
+func TestEveryStatusIsExplained(t *testing.T) {
+	perNode := map[NodeStatus]bool{StatusOK: true, StatusUnknown: true, StatusProbeFailed: true, StatusSudoPasswordRequired: true}
+	for s := range statusNames {
+		if got := s.Meaning(); (got == "") != perNode[s] {
+			t.Errorf("%s.Meaning() = %q", s, got)
+		}
+		back, err := ParseNodeStatus(s.String())
+		if err != nil || back != s {
+			t.Errorf("ParseNodeStatus(%q) = %v, %v", s, back, err)
+		}
+	}
+}
