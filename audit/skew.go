@@ -378,10 +378,10 @@ func upgradePath(vs []nodeVersion, target string) []result.Finding {
 			fmt.Sprintf("%d server and %d agent %s to upgrade to %s: servers first, one at a time, then agents.", len(servers), len(agents), result.Plural(len(servers)+len(agents), "node"), target),
 			"Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.")
 		if len(servers) > 0 {
-			f.Rollout = append(f.Rollout, result.RolloutStep{Class: "server", Nodes: servers, OneAtATime: true})
+			f.Rollout = append(f.Rollout, result.RolloutStep{Class: result.ClassServer, Nodes: servers, OneAtATime: true})
 		}
 		if len(agents) > 0 {
-			f.Rollout = append(f.Rollout, result.RolloutStep{Class: "agent", Nodes: agents})
+			f.Rollout = append(f.Rollout, result.RolloutStep{Class: result.ClassAgent, Nodes: agents})
 		}
 		f.Evidence = []string{"servers: " + strings.Join(orNone(servers), ", "), "agents: " + strings.Join(orNone(agents), ", ")}
 		out = append(out, f)

@@ -356,8 +356,8 @@ type Finding struct {
 	Waived *Waiver `json:"waived,omitempty"`
 }
 
-// RolloutClass is a class of nodes a fix is rolled out to together, in the
-// order of RolloutOrder.
+// RolloutClass is a class of nodes a change is rolled out to together: a
+// fix in the order of RolloutOrder, an RKE2 upgrade servers then agents.
 type RolloutClass string
 
 const (
@@ -365,6 +365,10 @@ const (
 	ClassControlPlane RolloutClass = "control-plane"
 	ClassInfra        RolloutClass = "infra"
 	ClassWorker       RolloutClass = "worker"
+	// An RKE2 upgrade goes by service, not role: every server first, one
+	// at a time, then the agents (skew.upgrade-order).
+	ClassServer RolloutClass = "server"
+	ClassAgent  RolloutClass = "agent"
 )
 
 // RolloutOrder is the order a fix is rolled out across an HA RKE2 cluster
