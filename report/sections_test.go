@@ -1,8 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +87,91 @@ func TestOrderFindingsWaivedLast(t *testing.T) {
 	if want := "corr c1 c3 corr-waived c2-waived"; strings.Join(got, " ") != want {
 		t.Errorf("order = %v, want %s", got, want)
 	}
+}
+
+// TestFindingsInResultOrder: every format shows findings in result's one
+// order, also when a saved report read back from JSON is not in it (an older
+// run, an edited file). The report used to keep an order of its own that put
+// any correlation first and kept the file's order otherwise, so an unsorted
+// file listed an info finding above a critical one, and a correlation that
+// explains nothing ("no fact explains ...", info) headed the table.
+func TestFindingsInResultOrder(t *testing.T) {
+	w := &result.Waiver{Reason: "r", Expires: "2026-12-31"}
+	for _, tc := range []struct {
+		name string
+		in   []result.Finding
+		want string
+	}{
+		{"unsorted saved report: severity first", []result.Finding{
+			{Check: "a.info", Kind: result.KindCheck, Severity: result.SeverityInfo},
+			{Check: "b.warn", Kind: result.KindCheck, Severity: result.SeverityWarning},
+			{Check: "c.crit", Kind: result.KindCheck, Severity: result.SeverityCritical},
+		}, "c.crit b.warn a.info"},
+		{"a correlation that explains nothing is not the headline", []result.Finding{
+			{Check: "correlation.x", Kind: result.KindCorrelation, Severity: result.SeverityInfo},
+			{Check: "x", Kind: result.KindCheck, Severity: result.SeverityCritical},
+		}, "x correlation.x"},
+		{"a cause before the checks it explains", []result.Finding{
+			{Check: "k", Kind: result.KindCheck, Severity: result.SeverityCritical},
+			{Check: "correlation.k", Kind: result.KindCorrelation, Severity: result.SeverityCritical},
+		}, "correlation.k k"},
+		{"same severity: check id", []result.Finding{
+			{Check: "z", Kind: result.KindCheck, Severity: result.SeverityWarning},
+			{Check: "m", Kind: result.KindCheck, Severity: result.SeverityWarning},
+		}, "m z"},
+		{"waived last whatever its severity", []result.Finding{
+			{Check: "crit-waived", Kind: result.KindCheck, Severity: result.SeverityCritical, Waived: w},
+			{Check: "info", Kind: result.KindCheck, Severity: result.SeverityInfo},
+		}, "info crit-waived"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &result.Report{SchemaVersion: result.SchemaVersion, Findings: tc.in, Gate: result.Gate{Passed: true}}
+			saved, err := result.ReadJSON(bytes.NewReader(render(t, "json", Options{}, r)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range orderFindings(saved.Findings) {
+				got = append(got, f.Check)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("orderFindings = %v, want %s", got, tc.want)
+			}
+			if got := markdownFindingChecks(string(render(t, "markdown", Options{}, saved))); got != tc.want {
+				t.Errorf("markdown findings table = %s, want %s", got, tc.want)
+			}
+			if got := strings.Join(terminalFindingChecks(string(render(t, "terminal", Options{Width: 200}, saved)), tc.in), " "); got != tc.want {
+				t.Errorf("terminal findings = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// markdownFindingChecks is the Check column of the Markdown findings table.
+func markdownFindingChecks(md string) string {
+	_, table, _ := strings.Cut(md, "| Severity | Check | Nodes | Summary |\n| --- | --- | --- | --- |\n")
+	var checks []string
+	for _, row := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(row, "| ") {
+			break
+		}
+		checks = append(checks, strings.Trim(strings.Split(row, " | ")[1], "`"))
+	}
+	return strings.Join(checks, " ")
+}
+
+// terminalFindingChecks are the checks of the terminal's findings list, one
+// per line: "  critical  c.crit  title".
+func terminalFindingChecks(out string, fs []result.Finding) []string {
+	_, list, _ := strings.Cut(out, "Findings (")
+	list, _, _ = strings.Cut(list, "Drift")
+	var checks []string
+	for _, l := range strings.Split(list, "\n") {
+		if w := strings.Fields(l); len(w) >= 2 && slices.ContainsFunc(fs, func(f result.Finding) bool { return f.Check == w[1] }) {
+			checks = append(checks, w[1])
+		}
+	}
+	return checks
 }
 
 func TestCandidateRows(t *testing.T) {
