@@ -186,7 +186,35 @@ func texts(ss []string) []string {
 	return out
 }
 
+// buildHTMLView lays the report out for the template, section by section
+// in the page's order; every string from the report leaves here made
+// visible (text, block) for html/template to escape.
 func buildHTMLView(r *result.Report) htmlView {
+	v := htmlVerdict(r)
+	fs := orderFindings(r.Findings)
+	v.FindingTitle = findingsTitle(fs)
+	v.SeverityGroups, v.Causes = htmlFindings(fs, failingNodes(r))
+	if r.Cluster != nil {
+		v.Cluster = newHTMLCluster(r.Cluster)
+	}
+	v.Drift, v.DriftNote = htmlDriftRows(r.Drift)
+	odd := outliers(r.Drift)
+	v.Matrix = buildMatrix(r, odd)
+	for _, row := range v.Matrix.Rows {
+		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
+	}
+	v.Nodes = htmlNodes(r, odd)
+	for _, hn := range v.Nodes {
+		if !hn.OK {
+			v.Down = append(v.Down, hn)
+		}
+	}
+	return v
+}
+
+// htmlVerdict is the page's head and the verdict box: the gate, its
+// reasons, the run's warnings and what the run was.
+func htmlVerdict(r *result.Report) htmlView {
 	v := htmlView{
 		CSS:              template.CSS(htmlCSS),
 		CSP:              htmlCSP,
@@ -209,12 +237,15 @@ func buildHTMLView(r *result.Report) htmlView {
 	if !r.StartedAt.IsZero() {
 		v.RanAtISO = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
 	}
+	return v
+}
 
-	fs := orderFindings(r.Findings)
-	v.FindingTitle = findingsTitle(fs)
-	failing := failingNodes(r)
-	// Waived findings form their own group after every severity: they are
-	// shown, but must not sit among the findings that fail the gate.
+// htmlFindings groups the findings by severity in severityOrder, unknown
+// severities after those, and the waived ones in a group of their own
+// after every severity: they are shown, but must not sit among the findings
+// that fail the gate. causes are the unwaived findings' causes, for the
+// verdict box.
+func htmlFindings(fs []result.Finding, failing map[string]bool) (groups []htmlSeverityGroup, causes []htmlCause) {
 	var active, waived []result.Finding
 	for _, f := range fs {
 		if f.Waived != nil {
@@ -231,53 +262,56 @@ func buildHTMLView(r *result.Report) htmlView {
 			}
 		}
 		if len(g.Findings) > 0 {
-			v.SeverityGroups = append(v.SeverityGroups, g)
+			groups = append(groups, g)
 		}
 	}
-	// Severities outside the known set still get shown, last.
 	var other []htmlFinding
 	for _, f := range active {
-		known := false
-		for _, sev := range severityOrder {
-			known = known || f.Severity == sev
-		}
-		if !known {
+		if !slices.Contains(severityOrder, f.Severity) {
 			other = append(other, newHTMLFinding(f, failing))
 		}
 	}
 	if len(other) > 0 {
-		v.SeverityGroups = append(v.SeverityGroups, htmlSeverityGroup{Severity: "other", Findings: other})
+		groups = append(groups, htmlSeverityGroup{Severity: "other", Findings: other})
 	}
 	if len(waived) > 0 {
 		g := htmlSeverityGroup{Severity: "waived"}
 		for _, f := range waived {
 			g.Findings = append(g.Findings, newHTMLFinding(f, failing))
 		}
-		v.SeverityGroups = append(v.SeverityGroups, g)
+		groups = append(groups, g)
 	}
 	for _, f := range active {
 		if f.Cause != nil {
-			v.Causes = append(v.Causes, htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))})
+			causes = append(causes, htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))})
 		}
 	}
-	if c := r.Cluster; c != nil {
-		hc := &htmlCluster{Status: text(string(c.Status)), Node: text(c.Node), Message: block(c.Message), OK: c.Status == result.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
-		for _, a := range clusterAttempts(c) {
-			hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(string(a.Outcome)), Reason: text(a.Reason), OK: a.Outcome == result.ClusterOK})
-		}
-		for _, k := range clusterFacts(c) {
-			hc.Facts = append(hc.Facts, htmlFact{Key: text(k), Value: text(c.Facts[k])})
-		}
-		for _, p := range c.Probes {
-			if p.Status != "ok" {
-				hc.Probes = append(hc.Probes, htmlProbe{ID: text(p.ID), Status: text(string(p.Status)), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
-			}
-		}
-		v.Cluster = hc
-	}
+	return groups, causes
+}
 
-	folded := foldDrift(r.Drift)
-	v.DriftNote = foldedNote(folded)
+// newHTMLCluster is the cluster section: status, the servers asked when one
+// did not answer, the cluster facts, the probes that did not succeed and
+// the Kubernetes nodes the inventory lacks.
+func newHTMLCluster(c *result.Cluster) *htmlCluster {
+	hc := &htmlCluster{Status: text(string(c.Status)), Node: text(c.Node), Message: block(c.Message), OK: c.Status == result.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
+	for _, a := range clusterAttempts(c) {
+		hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(string(a.Outcome)), Reason: text(a.Reason), OK: a.Outcome == result.ClusterOK})
+	}
+	for _, k := range clusterFacts(c) {
+		hc.Facts = append(hc.Facts, htmlFact{Key: text(k), Value: text(c.Facts[k])})
+	}
+	for _, p := range c.Probes {
+		if p.Status != "ok" {
+			hc.Probes = append(hc.Probes, htmlProbe{ID: text(p.ID), Status: text(string(p.Status)), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
+		}
+	}
+	return hc
+}
+
+// htmlDriftRows are the drift table's rows, role rows folded into their
+// fleet row, and the note that says how many were folded.
+func htmlDriftRows(drift []result.Drift) (rows []htmlDrift, note string) {
+	folded := foldDrift(drift)
 	for _, dr := range folded {
 		d := dr.d
 		hd := htmlDrift{Fact: text(d.Fact), Scope: text(string(d.Scope)), Majority: text(d.Majority), MajorityCount: majorityCount(d)}
@@ -286,16 +320,16 @@ func buildHTMLView(r *result.Report) htmlView {
 				hd.Outliers = append(hd.Outliers, htmlGroup{Value: text(g.Value), NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes)})
 			}
 		}
-		v.Drift = append(v.Drift, hd)
+		rows = append(rows, hd)
 	}
+	return rows, foldedNote(folded)
+}
 
-	odd := outliers(r.Drift)
-	v.Matrix = buildMatrix(r, odd)
-	for _, row := range v.Matrix.Rows {
-		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
-	}
-
+// htmlNodes is every node's block: its facts (outliers marked with why),
+// its probes and the checks it did not pass.
+func htmlNodes(r *result.Report, odd map[string]map[string][]string) []htmlNode {
 	checks := checksByNode(r)
+	var out []htmlNode
 	for i, n := range r.Nodes {
 		hn := htmlNode{
 			Index: i + 1, Name: text(n.Name), Address: text(n.Address), Roles: text(strings.Join(n.Roles, ", ")),
@@ -321,12 +355,9 @@ func buildHTMLView(r *result.Report) htmlView {
 			}
 			hn.Checks = append(hn.Checks, htmlCheck{Check: text(c.Check), Severity: c.Severity.String(), Outcome: text(string(c.Outcome)), Detail: text(c.Detail)})
 		}
-		if !hn.OK {
-			v.Down = append(v.Down, hn)
-		}
-		v.Nodes = append(v.Nodes, hn)
+		out = append(out, hn)
 	}
-	return v
+	return out
 }
 
 func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
