@@ -224,7 +224,7 @@ func TestMarkdownNewSections(t *testing.T) {
 	for _, want := range []string{
 		"· target `v1.32.1+rke2r1` ·",
 		"> | Candidate | Failing nodes with it | Healthy nodes with it | Score |",
-		"> | `os.kernel=6.8.0-49-generic` | 4 of 4 | 4 of 5 | 0.50 |",
+		"> | `ufw.status=active` | 4 of 4 | 0 of 5 | 1.00 |",
 		"> 1. etcd, one at a time: `cluster-a-etcd-1`, `cluster-a-etcd-2`\n> 2. worker: `cluster-a-worker-2`, `cluster-a-worker-4` (failing first)\n",
 		"<details><summary>firewall.ufw-active: rollout</summary>",
 		"| *waived* (warning) | `conntrack.pressure` | `cluster-a-worker-3` | **Waived** until 2026-12-31 (waivers.yaml:4): " + incidentReason,
@@ -253,7 +253,7 @@ func TestHTMLNewSections(t *testing.T) {
 		`<dt>Ran on</dt><dd class="mono">cluster-a-etcd-1</dd>`,
 		`1 Kubernetes node, not audited: <code>cluster-a-worker-5</code>`,
 		`<tr><th scope="row"><code>cluster.server_version</code></th><td><code>v1.31.4&#43;rke2r1</code></td></tr>`,
-		`<tr><th scope="row"><code>os.kernel=6.8.0-49-generic</code></th><td>4 of 4</td><td>4 of 5</td><td>0.50</td></tr>`,
+		`<tr><th scope="row"><code>ufw.status=active</code></th><td>4 of 4</td><td>0 of 5</td><td>1.00</td></tr>`,
 		`<ol class="rollout"><li>etcd, <strong>one at a time</strong>: <span class="mono">cluster-a-etcd-1, cluster-a-etcd-2</span></li><li>worker: <span class="mono">cluster-a-worker-2, cluster-a-worker-4</span> (failing first)</li></ol>`,
 		`<h2 id="findings">Findings (6, 1 waived)</h2>`,
 		`<article class="finding sev-warning waived">`,
@@ -270,8 +270,8 @@ func TestHTMLNewSections(t *testing.T) {
 	if waived < 0 || waived < strings.Index(doc, `<h3><span class="badge sev-warning">warning</span> 2</h3>`) {
 		t.Error("waived findings are not a group after the warnings")
 	}
-	if strings.Count(doc, `<ol class="rollout">`) != 3 {
-		t.Errorf("want 3 rollouts (cause, ufw check, waived conntrack), got %d", strings.Count(doc, `<ol class="rollout">`))
+	if strings.Count(doc, `<ol class="rollout">`) != 4 {
+		t.Errorf("want 4 rollouts (cause, ufw check, upgrade order, waived conntrack), got %d", strings.Count(doc, `<ol class="rollout">`))
 	}
 }
 
@@ -370,11 +370,11 @@ func TestJUnitWaived(t *testing.T) {
 func TestJUnitClusterSuite(t *testing.T) {
 	doc := junitDoc(t, incidentReport())
 	cl := suiteNamed(doc, "cluster")
-	if cl == nil || len(cl.Cases) != 1 || cl.Cases[0].Name != "cluster.readyz" || cl.Cases[0].Classname != "cluster" {
+	if cl == nil || len(cl.Cases) != 1 || cl.Cases[0].Name != "cluster.readyz-failing" || cl.Cases[0].Classname != "cluster" {
 		t.Fatalf("cluster suite = %+v", cl)
 	}
 	for _, s := range doc.Suites {
-		if s.Name != "cluster" && caseNamed(&s, "cluster.readyz") != nil {
+		if s.Name != "cluster" && caseNamed(&s, "cluster.readyz-failing") != nil {
 			t.Errorf("cluster check in node suite %s", s.Name)
 		}
 	}
