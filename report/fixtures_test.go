@@ -3,14 +3,22 @@ package report
 import (
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-// The fixtures are built in Go, not read from JSON, so that a change to the
-// model breaks them at compile time. Everything is sorted and the clock is
-// fixed, so the golden files are byte-stable without scrubbing.
+// The fixtures are what nodes sent, built in Go so that a change to the
+// model breaks them at compile time; what a run makes of it (check results,
+// findings, causes, rollouts, waivers, drift, the gate) is judged by
+// audit.Analyze with the built-in probes and checks, so that the report
+// tests render what audit really produces and not what a second judge here
+// thinks it would. Everything is sorted and the clock is fixed, so the
+// golden files are byte-stable without scrubbing.
 
 var (
 	fixtureStart = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
@@ -28,15 +36,18 @@ func okProbes() []result.ProbeRun {
 	return runs
 }
 
-// baseFacts is a healthy RKE2 node as the seed incident describes it.
+// baseFacts is a healthy RKE2 node as the seed incident describes it, in
+// the facts the built-in probes emit.
 func baseFacts(service string) map[string]string {
 	return map[string]string{
+		"cni.bridge_nf_required":                    "yes",
 		"conntrack.count":                           "817",
 		"conntrack.max":                             "131072",
 		"firewalld.active":                          "inactive",
 		"firewalld.installed":                       "no",
 		"iptables.backend":                          "nf_tables",
 		"iptables.version":                          "1.8.10",
+		"kubeproxy.health":                          "healthy",
 		"kubeproxy.healthz.code":                    "200",
 		"kubeproxy.healthz.node_eligible":           "true",
 		"kubeproxy.livez.code":                      "200",
@@ -48,53 +59,62 @@ func baseFacts(service string) map[string]string {
 		"sysctl.net.bridge.bridge-nf-call-iptables": "1",
 		"sysctl.net.ipv4.ip_forward":                "1",
 		"ufw.active":                                "inactive",
+		"ufw.config_enabled":                        "no",
 		"ufw.enabled":                               "disabled",
 		"ufw.installed":                             "yes",
+		"ufw.status":                                "inactive",
 	}
 }
 
-// fixtureChecks are the checks judged in every scenario, sorted by id.
-var fixtureChecks = []struct {
-	id       string
-	severity result.Severity
-	fail     func(map[string]string) (bool, string)
-}{
-	{"firewall.firewalld-active", result.SeverityCritical, func(f map[string]string) (bool, string) {
-		return f["firewalld.active"] == "active", "firewalld.active=" + f["firewalld.active"] + " (want not active)"
-	}},
-	{"firewall.ufw-active", result.SeverityCritical, func(f map[string]string) (bool, string) {
-		return f["ufw.active"] == "active", "ufw.active=" + f["ufw.active"] + " (want not active)"
-	}},
-	{"kubeproxy.healthz-failing", result.SeverityCritical, func(f map[string]string) (bool, string) {
-		return f["kubeproxy.healthz.code"] != "200", "kubeproxy.healthz.code=" + f["kubeproxy.healthz.code"] + ", kubeproxy.livez.code=" + f["kubeproxy.livez.code"]
-	}},
-	{"kubeproxy.node-not-eligible", result.SeverityInfo, func(f map[string]string) (bool, string) {
-		return f["kubeproxy.healthz.node_eligible"] == "false", "kubeproxy.healthz.node_eligible=" + f["kubeproxy.healthz.node_eligible"]
-	}},
-	{"module.br-netfilter", result.SeverityCritical, func(f map[string]string) (bool, string) {
-		return f["module.br_netfilter"] == "absent", "module.br_netfilter=" + f["module.br_netfilter"]
-	}},
-	{"sysctl.ip-forward", result.SeverityCritical, func(f map[string]string) (bool, string) {
-		return f["sysctl.net.ipv4.ip_forward"] != "1", "sysctl.net.ipv4.ip_forward=" + f["sysctl.net.ipv4.ip_forward"] + " (want 1)"
-	}},
+// ufwActive is what the firewall and kube-proxy probes report on a node of
+// the seed incident: UFW running and enabled, and kube-proxy's sync loop
+// failing, so /healthz and /livez both answer 503.
+func ufwActive(f map[string]string) {
+	f["ufw.active"], f["ufw.enabled"], f["ufw.status"], f["ufw.config_enabled"] = "active", "enabled", "active", "yes"
+	f["kubeproxy.healthz.code"], f["kubeproxy.livez.code"], f["kubeproxy.health"] = "503", "503", "unhealthy"
 }
 
-// judge fills Checks the way audit does: node order, then check id; a node
-// without facts skips every check.
-func judge(r *result.Report) {
-	for _, n := range r.Nodes {
-		for _, c := range fixtureChecks {
-			cr := result.CheckResult{Check: c.id, Node: n.Name, Severity: c.severity, Outcome: result.OutcomePass}
-			if len(n.Facts) == 0 {
-				cr.Outcome, cr.Detail = result.OutcomeSkip, "node not audited: "+n.Status.String()
-			} else if fail, detail := c.fail(n.Facts); fail {
-				cr.Outcome, cr.Detail = result.OutcomeFail, detail
-			} else {
-				cr.Detail = detail
-			}
-			r.Checks = append(r.Checks, cr)
+// fixtureChecks are the built-in checks judged in every scenario: the ones
+// the facts above are about, so that the goldens stay readable.
+var fixtureChecks = []string{
+	"firewall.firewalld-active", "firewall.ufw-active", "kubeproxy.healthz-failing",
+	"kubeproxy.node-not-eligible", "module.br-netfilter", "sysctl.ip-forward",
+}
+
+// builtin are the built-in probes and checks, loaded once per test binary.
+var builtin = sync.OnceValues(func() (audit.Rules, error) {
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		return audit.Rules{}, err
+	}
+	checks, err := check.BuiltinChecks()
+	if err != nil {
+		return audit.Rules{}, err
+	}
+	return audit.Rules{Probes: probes, Checks: checks}, nil
+})
+
+// analyze judges r as a run would: the built-in checks selected by only
+// (as --only does), waivers parsed from waiversYAML (as --waivers does),
+// the gate failing on critical findings. A fixture has no *testing.T, and a
+// built-in check or waiver that does not load is a broken build, so it
+// panics.
+func analyze(r *result.Report, only []string, waiversYAML string) {
+	rules, err := builtin()
+	if err != nil {
+		panic(err)
+	}
+	if rules.Checks, err = check.SelectChecks(rules.Checks, only, nil); err != nil {
+		panic(err)
+	}
+	if waiversYAML != "" {
+		known, _ := builtin()
+		if rules.Waivers, err = audit.ParseWaivers("waivers.yaml", []byte(waiversYAML), check.IDs(known.Checks)); err != nil {
+			panic(err)
 		}
 	}
+	rules.Gate = audit.GatePolicy{FailOn: result.SeverityCritical}
+	audit.Analyze(r, rules)
 }
 
 func newReport(inventory string) *result.Report {
@@ -115,13 +135,22 @@ func node(name, address string, roles []string, facts map[string]string, seconds
 	return n
 }
 
+// incidentWaivers accepts the conntrack pressure on worker-3.
+const incidentWaivers = `# Accepted risks of cluster-a, reviewed by the change board.
+
+# CHG-4711
+- check: conntrack.pressure
+  nodes: [cluster-a-worker-3]
+  reason: worker-3 carries the ingress load test until the upgrade window; accepted by j.doe (CHG-4711)
+  expires: 2026-12-31
+`
+
 // incidentReport is the seed incident: UFW active on etcd-1, etcd-2,
-// worker-2 and worker-4, kube-proxy /healthz 503 on exactly those four. It
+// worker-2 and worker-4, kube-proxy's health 503 on exactly those four. It
 // also carries what a real run adds around it: a --target-version, the
-// rollout plans, the ranked candidate causes, the cluster probes (run on
-// etcd-1, which see a tenth Kubernetes node the inventory lacks), one
-// cluster-scoped check, and a conntrack warning on worker-3 that a waiver
-// accepts.
+// cluster probes (run on etcd-1, which see a tenth Kubernetes node the
+// inventory lacks), one cluster-scoped check, and a conntrack table close to
+// full on worker-3 that a waiver accepts.
 func incidentReport() *result.Report {
 	r := newReport("inventories/cluster-a.yaml")
 	ufw := map[string]bool{"cluster-a-etcd-1": true, "cluster-a-etcd-2": true, "cluster-a-worker-2": true, "cluster-a-worker-4": true}
@@ -129,7 +158,7 @@ func incidentReport() *result.Report {
 		f := baseFacts(service)
 		f["conntrack.count"] = fmt.Sprint(700 + 37*i)
 		if ufw[name] {
-			f["ufw.active"], f["ufw.enabled"], f["kubeproxy.healthz.code"] = "active", "enabled", "503"
+			ufwActive(f)
 		}
 		if name == "cluster-a-worker-3" {
 			f["os.kernel"] = "6.8.0-51-generic"
@@ -150,25 +179,7 @@ func incidentReport() *result.Report {
 		add(n, "worker", "rke2-agent", i)
 		i++
 	}
-	judge(r)
 	r.TargetVersion = "v1.32.1+rke2r1"
-	waiver := result.Waiver{
-		Check: "conntrack.pressure", Nodes: []string{"cluster-a-worker-3"},
-		Reason:  "worker-3 carries the ingress load test until the upgrade window; accepted by j.doe (CHG-4711)",
-		Expires: "2026-12-31", Source: "waivers.yaml:4",
-	}
-	// conntrack.pressure is judged on every node, as audit does; only the
-	// incident has it, so the other scenarios' goldens do not move.
-	for _, n := range r.Nodes {
-		cr := result.CheckResult{Check: "conntrack.pressure", Node: n.Name, Severity: result.SeverityWarning, Outcome: result.OutcomePass}
-		cr.Detail = fmt.Sprintf("conntrack.count=%s of conntrack.max=%s", n.Facts["conntrack.count"], n.Facts["conntrack.max"])
-		if n.Name == "cluster-a-worker-3" {
-			cr.Outcome = result.OutcomeWaived
-			cr.Detail += " (92%, want below 90%) (waived until 2026-12-31 by waivers.yaml:4)"
-		}
-		r.Checks = append(r.Checks, cr)
-	}
-	r.Checks = append(r.Checks, result.CheckResult{Check: "cluster.readyz", Node: result.ClusterNode, Severity: result.SeverityCritical, Outcome: result.OutcomePass, Detail: "cluster.readyz=ok"})
 	joined := map[string]string{"cluster-a-worker-5": ""}
 	for _, n := range r.Nodes {
 		joined[n.Name] = n.Name
@@ -184,90 +195,9 @@ func incidentReport() *result.Report {
 		Probes: []result.ProbeRun{{ID: "cluster", Status: "ok"}},
 		Joined: joined,
 	}
-
-	four := []string{"cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-worker-2", "cluster-a-worker-4"}
-	rollout := []result.RolloutStep{
-		{Class: "etcd", Nodes: []string{"cluster-a-etcd-1", "cluster-a-etcd-2"}, OneAtATime: true},
-		{Class: "worker", Nodes: []string{"cluster-a-worker-2", "cluster-a-worker-4"}},
-	}
-	five := []string{"cluster-a-cp-1", "cluster-a-cp-2", "cluster-a-etcd-3", "cluster-a-worker-1", "cluster-a-worker-3"}
-	var ufwEvidence, healthzEvidence []string
-	for _, n := range four {
-		ufwEvidence = append(ufwEvidence, n+": ufw.active=active")
-		healthzEvidence = append(healthzEvidence, n+": kubeproxy.healthz.code=503, kubeproxy.livez.code=200")
-	}
-	r.Findings = []result.Finding{
-		{
-			Check: "correlation.kubeproxy.healthz-failing", Kind: result.KindCorrelation,
-			Title: "probable cause: ufw.active=active", Severity: result.SeverityCritical, Nodes: four,
-			Summary: "kube-proxy /healthz fails on exactly the nodes where UFW is active.",
-			Evidence: []string{
-				"healthz 503 on 4 nodes; ufw.active=active on the same 4 and on none of the 5 healthy ones",
-				"ufw.enabled=enabled splits the fleet the same way",
-			},
-			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent.",
-			Cause: &result.Cause{
-				Fact: "ufw.active", Value: "active", Symptom: "kubeproxy.healthz-failing", Symptoms: []string{"kubeproxy.healthz-failing"},
-				Matched: 4, Extra: 0, Missed: 0, Healthy: 5, Score: 1, Exact: true, Also: []string{"ufw.enabled"},
-				Ranked: []result.Candidate{
-					{Fact: "ufw.active", Value: "active", Matched: 4, Score: 1},
-					{Fact: "ufw.enabled", Value: "enabled", Matched: 4, Score: 1},
-					{Fact: "os.kernel", Value: "6.8.0-49-generic", Matched: 4, Extra: 4, Score: 0.5},
-				},
-			},
-			Rollout: rollout,
-		},
-		{
-			Check: "firewall.ufw-active", Kind: result.KindCheck, Title: "UFW is active on a Kubernetes node",
-			Severity: result.SeverityCritical, Nodes: four,
-			Summary:     "UFW manages iptables policy and chains beside kube-proxy; it breaks Service rules and makes kube-proxy's /healthz fail.",
-			Evidence:    ufwEvidence,
-			Remediation: "Stop and disable UFW one node at a time: systemctl stop ufw && systemctl disable ufw && ufw disable, then restart rke2-server or rke2-agent; add it to the node baseline so it does not come back on reboot.",
-			Rollout:     rollout,
-		},
-		{
-			Check: "kubeproxy.healthz-failing", Kind: result.KindCheck, Title: "kube-proxy /healthz fails while /livez is fine",
-			Severity: result.SeverityCritical, Nodes: four,
-			Summary:     "kube-proxy is alive (/livez 200) but reports its dataplane unhealthy on /healthz; a liveness probe on /healthz makes kubelet kill it into CrashLoopBackOff.",
-			Evidence:    healthzEvidence,
-			Remediation: "Find what differs on these nodes (see the probable cause) and fix that; as a tactical mitigation only, point the kube-proxy liveness and startup probes at /livez.",
-		},
-		{
-			Check: "drift.os.kernel", Kind: result.KindDrift, Title: "os.kernel differs within role worker",
-			Severity: result.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
-			Summary:     "cluster-a-worker-3 runs kernel 6.8.0-51-generic; the other 3 workers run 6.8.0-49-generic.",
-			Evidence:    []string{"cluster-a-worker-3: os.kernel=6.8.0-51-generic"},
-			Remediation: "Bring the node image in line with its role, or record why it differs.",
-		},
-		{
-			Check: "cluster.nodes-not-in-inventory", Kind: result.KindCheck, Title: "the cluster has nodes the inventory does not list",
-			Severity: result.SeverityWarning, Nodes: []string{},
-			Summary:     "1 Kubernetes node is not audited because no inventory host matches: cluster-a-worker-5.",
-			Evidence:    []string{"cluster-a-worker-5"},
-			Remediation: "Add these nodes to the inventory (or set their inventory name or address to match), so drift on them is seen before the upgrade.",
-		},
-		{
-			Check: "conntrack.pressure", Kind: result.KindCheck, Title: "conntrack table close to full",
-			Severity: result.SeverityWarning, Nodes: []string{"cluster-a-worker-3"},
-			Summary: "A full conntrack table drops new connections, Service traffic first (default threshold 90% of conntrack.max) (1 node: cluster-a-worker-3)",
-			Evidence: []string{
-				"cluster-a-worker-3: conntrack.count=121344 of conntrack.max=131072 (92%, want below 90%)",
-				"waived until 2026-12-31 by waivers.yaml:4: " + waiver.Reason,
-			},
-			Remediation: "sysctl -w net.netfilter.nf_conntrack_max=262144 and persist it in /etc/sysctl.d/90-conntrack.conf.",
-			Rollout:     []result.RolloutStep{{Class: "worker", Nodes: []string{"cluster-a-worker-3"}}},
-			Waived:      &waiver,
-		},
-	}
-	eight := []string{"cluster-a-cp-1", "cluster-a-cp-2", "cluster-a-etcd-1", "cluster-a-etcd-2", "cluster-a-etcd-3", "cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}
-	r.Drift = []result.Drift{
-		{Fact: "kubeproxy.healthz.code", Scope: "fleet", Majority: "200", Groups: []result.DriftGroup{{Value: "200", Nodes: five}, {Value: "503", Nodes: four}}},
-		{Fact: "os.kernel", Scope: "fleet", Majority: "6.8.0-49-generic", Groups: []result.DriftGroup{{Value: "6.8.0-49-generic", Nodes: eight}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
-		{Fact: "ufw.active", Scope: "fleet", Majority: "inactive", Groups: []result.DriftGroup{{Value: "inactive", Nodes: five}, {Value: "active", Nodes: four}}},
-		{Fact: "ufw.enabled", Scope: "fleet", Majority: "disabled", Groups: []result.DriftGroup{{Value: "disabled", Nodes: five}, {Value: "enabled", Nodes: four}}},
-		{Fact: "os.kernel", Scope: "role:worker", Majority: "6.8.0-49-generic", Groups: []result.DriftGroup{{Value: "6.8.0-49-generic", Nodes: []string{"cluster-a-worker-1", "cluster-a-worker-2", "cluster-a-worker-4"}}, {Value: "6.8.0-51-generic", Nodes: []string{"cluster-a-worker-3"}}}},
-	}
-	r.Gate = result.Gate{FailOn: result.SeverityCritical, Passed: false, ExitCode: 1, Reasons: []string{"3 critical findings", "1 finding waived"}}
+	// conntrack.pressure and the cluster check are judged only here, so the
+	// other scenarios' goldens do not carry them.
+	analyze(r, append([]string{"conntrack.pressure", "cluster.readyz-failing"}, fixtureChecks...), incidentWaivers)
 	return r
 }
 
@@ -279,7 +209,7 @@ func cleanReport() *result.Report {
 		delete(f, "conntrack.count") // volatile; keeps the three nodes identical
 		r.Nodes = append(r.Nodes, node(n, fmt.Sprintf("192.0.2.%d", 11+i), []string{"etcd", "control-plane"}, f, 1.2))
 	}
-	judge(r)
+	analyze(r, fixtureChecks, "")
 	return r
 }
 
@@ -298,8 +228,7 @@ func unreachableReport() *result.Report {
 	)
 	r.Nodes[1].Facts["conntrack.count"] = "901"
 	r.Warnings = []string{"host keys were NOT verified for 1 node (edge-worker-1, --host-key-policy insecure-ignore): a man-in-the-middle would have gone unnoticed"}
-	judge(r)
-	r.Gate = result.Gate{FailOn: result.SeverityCritical, Passed: false, ExitCode: 3, Reasons: []string{"1 node not audited: edge-worker-2 (unreachable)"}}
+	analyze(r, fixtureChecks, "")
 	return r
 }
 

@@ -457,7 +457,7 @@ func TestJUnitMapping(t *testing.T) {
 	if hz.Failure == nil || hz.Failure.Type != "critical" || hz.Classname != "cluster-a-etcd-1" {
 		t.Fatalf("healthz case = %+v", hz)
 	}
-	for _, want := range []string{"probable cause of kubeproxy.healthz-failing: ufw.active=active", "remediation:", "cluster-a-etcd-1: kubeproxy.healthz.code=503"} {
+	for _, want := range []string{"probable cause of kubeproxy.healthz-failing: ufw.active=active", "remediation:", "cluster-a-etcd-1: kubeproxy.health=unhealthy"} {
 		if !strings.Contains(hz.Failure.Text, want) {
 			t.Errorf("failure text lacks %q:\n%s", want, hz.Failure.Text)
 		}

@@ -24,7 +24,28 @@ type Markdown struct{}
 func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	fs := orderFindings(r.Findings)
+	failing := failingNodes(r)
+	mdHeader(p, r)
+	mdWarnings(p, r.Warnings)
+	mdCauses(p, fs, failing)
+	mdFindings(p, fs, failing)
+	mdNodesNotOK(p, r.Nodes)
+	if r.Cluster != nil {
+		mdCluster(p, r.Cluster)
+	}
+	mdDrift(p, r.Drift)
+	mdNodes(p, r)
+	_, err := w.Write(bytes.TrimRight(b.Bytes(), "\n"))
+	if err == nil {
+		_, err = io.WriteString(w, "\n")
+	}
+	return err
+}
 
+// mdHeader is the title and the one line a reviewer reads first: the gate,
+// the fleet's size, the target, when the run was and with what.
+func mdHeader(p func(string, ...any), r *result.Report) {
 	if r.Inventory != "" {
 		p("# fleet-audit report: %s\n\n", mdText(r.Inventory))
 	} else {
@@ -54,87 +75,109 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 		line = append(line, "**interrupted**: not every node was audited")
 	}
 	p("%s\n", strings.Join(line, " · "))
-	for _, w := range r.Warnings {
+}
+
+// mdWarnings sets each of the run's warnings apart as its own blockquote.
+func mdWarnings(p func(string, ...any), warnings []string) {
+	for _, w := range warnings {
 		p("\n> **Warning:** %s\n", mdText(w))
 	}
+}
 
-	fs := orderFindings(r.Findings)
-	failing := failingNodes(r)
+// mdCauses writes a blockquote above the findings table for every unwaived
+// correlation finding: the cause is what a reviewer must read even if they
+// read nothing else. A waived one was accepted and is in the details under
+// the table instead.
+func mdCauses(p func(string, ...any), fs []result.Finding, failing map[string]bool) {
 	for _, f := range fs {
-		if f.Kind != result.KindCorrelation || f.Waived != nil {
-			continue
+		if f.Kind == result.KindCorrelation && f.Waived == nil {
+			mdCause(p, f, failing)
 		}
-		// A blockquote above the table: the cause is what a reviewer must
-		// read even if they read nothing else. A waived one was accepted and
-		// is in the details under the table instead.
-		const q = "> "
-		p("\n")
-		if f.Cause != nil {
-			verdict := "Probable"
-			if !f.Cause.Exact {
-				verdict = "Likely"
-			}
-			var symptoms []string
-			for _, s := range f.Cause.SymptomChecks() {
-				symptoms = append(symptoms, mdCode(s, false))
-			}
-			p("> **%s cause of %s: %s**  \n", verdict, strings.Join(symptoms, " and "), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
-			p("> %s\n", mdLine(causeStats(f.Cause)))
-			if cands := candidateRows(f.Cause); len(cands) > 0 {
-				rows := make([][]string, len(cands))
-				for i, c := range cands {
-					rows[i] = []string{mdCode(c.Pair, true), c.Failing, c.Healthy, c.Score}
-				}
-				mdBlock(p, q, mdTable([]string{"Candidate", "Failing nodes with it", "Healthy nodes with it", "Score"}, rows)...)
-			}
-		} else {
-			p("> **%s**\n", mdText(f.Title))
-		}
-		if len(f.Nodes) > 0 {
-			mdBlock(p, q, "Nodes: "+mdCode(compressNodes(f.Nodes), false))
-		}
-		if len(f.Evidence) > 0 {
-			var items []string
-			for _, e := range f.Evidence {
-				items = append(items, "- "+mdLine(e))
-			}
-			mdBlock(p, q, items...)
-		}
-		mdFixRollout(p, q, f, failing)
 	}
+}
 
+// mdCause is one correlation finding's blockquote.
+func mdCause(p func(string, ...any), f result.Finding, failing map[string]bool) {
+	const q = "> "
+	p("\n")
+	if f.Cause != nil {
+		verdict := "Probable"
+		if !f.Cause.Exact {
+			verdict = "Likely"
+		}
+		var symptoms []string
+		for _, s := range f.Cause.SymptomChecks() {
+			symptoms = append(symptoms, mdCode(s, false))
+		}
+		p("> **%s cause of %s: %s**  \n", verdict, strings.Join(symptoms, " and "), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
+		p("> %s\n", mdLine(causeStats(f.Cause)))
+		if cands := candidateRows(f.Cause); len(cands) > 0 {
+			rows := make([][]string, len(cands))
+			for i, c := range cands {
+				rows[i] = []string{mdCode(c.Pair, true), c.Failing, c.Healthy, c.Score}
+			}
+			mdBlock(p, q, mdTable([]string{"Candidate", "Failing nodes with it", "Healthy nodes with it", "Score"}, rows)...)
+		}
+	} else {
+		p("> **%s**\n", mdText(f.Title))
+	}
+	if len(f.Nodes) > 0 {
+		mdBlock(p, q, "Nodes: "+mdCode(compressNodes(f.Nodes), false))
+	}
+	if len(f.Evidence) > 0 {
+		var items []string
+		for _, e := range f.Evidence {
+			items = append(items, "- "+mdLine(e))
+		}
+		mdBlock(p, q, items...)
+	}
+	mdFixRollout(p, q, f, failing)
+}
+
+// mdFindings is the findings table and, under it, the details a row cannot
+// carry.
+func mdFindings(p func(string, ...any), fs []result.Finding, failing map[string]bool) {
 	p("\n## Findings\n")
 	if len(fs) == 0 {
 		mdBlock(p, "", "No findings.")
-	} else {
-		rows := make([][]string, 0, len(fs))
-		for _, f := range fs {
-			nodes := "fleet"
-			if len(f.Nodes) > 0 {
-				nodes = mdCode(compressNodes(f.Nodes), true)
-			}
-			sev := f.Severity.String()
-			if f.Severity == result.SeverityCritical || f.Severity == result.SeverityUnknown {
-				sev = "**" + sev + "**"
-			}
-			summary := mdText(f.Summary)
-			if f.Title != "" && f.Title != f.Summary {
-				summary = "**" + mdText(f.Title) + "**<br>" + summary
-			}
-			if f.Waived != nil {
-				sev = "*waived* (" + f.Severity.String() + ")"
-				summary = "**Waived** " + mdText(waiverText(f.Waived)) + "<br>" + summary
-			}
-			rows = append(rows, []string{sev, mdCode(f.Check, true), nodes, summary})
-		}
-		mdBlock(p, "", mdTable([]string{"Severity", "Check", "Nodes", "Summary"}, rows)...)
-		for _, f := range fs {
-			mdFindingDetails(p, f, failing)
-		}
+		return
 	}
+	rows := make([][]string, 0, len(fs))
+	for _, f := range fs {
+		rows = append(rows, mdFindingRow(f))
+	}
+	mdBlock(p, "", mdTable([]string{"Severity", "Check", "Nodes", "Summary"}, rows)...)
+	for _, f := range fs {
+		mdFindingDetails(p, f, failing)
+	}
+}
 
+// mdFindingRow is a finding's row of the findings table.
+func mdFindingRow(f result.Finding) []string {
+	nodes := "fleet"
+	if len(f.Nodes) > 0 {
+		nodes = mdCode(compressNodes(f.Nodes), true)
+	}
+	sev := f.Severity.String()
+	if f.Severity == result.SeverityCritical || f.Severity == result.SeverityUnknown {
+		sev = "**" + sev + "**"
+	}
+	summary := mdText(f.Summary)
+	if f.Title != "" && f.Title != f.Summary {
+		summary = "**" + mdText(f.Title) + "**<br>" + summary
+	}
+	if f.Waived != nil {
+		sev = "*waived* (" + f.Severity.String() + ")"
+		summary = "**Waived** " + mdText(waiverText(f.Waived)) + "<br>" + summary
+	}
+	return []string{sev, mdCode(f.Check, true), nodes, summary}
+}
+
+// mdNodesNotOK lists the nodes whose status is not ok, with why; it is left
+// out when every node is ok.
+func mdNodesNotOK(p func(string, ...any), nodes []result.Node) {
 	var down [][]string
-	for _, n := range r.Nodes {
+	for _, n := range nodes {
 		if n.Status != result.StatusOK {
 			msg := n.Message
 			if msg == "" {
@@ -147,73 +190,84 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 		p("\n## Nodes not ok\n")
 		mdBlock(p, "", mdTable([]string{"Node", "Status", "Message"}, down)...)
 	}
+}
 
-	if c := r.Cluster; c != nil {
-		p("\n## Cluster\n")
-		head := "Cluster-scoped probes: " + mdCode(string(c.Status), false)
-		if c.Node != "" {
-			head += " on " + mdCode(c.Node, false)
-		}
-		mdBlock(p, "", head)
-		if c.Message != "" {
-			mdBlock(p, "", mdLine(c.Message))
-		}
-		if attempts := clusterAttempts(c); len(attempts) > 0 {
-			rows := make([][]string, len(attempts))
-			for i, a := range attempts {
-				rows[i] = []string{mdCode(a.Node, true), mdCode(string(a.Outcome), true), mdText(a.Reason)}
-			}
-			mdBlock(p, "", mdTable([]string{"Server asked", "Outcome", "Why no cluster view"}, rows)...)
-		}
-		if l := mdProbes(c.Probes); len(l) > 0 {
-			mdBlock(p, "", l...)
-		}
-		if keys := clusterFacts(c); len(keys) > 0 {
-			rows := make([][]string, len(keys))
-			for i, k := range keys {
-				rows[i] = []string{mdCode(k, true), mdCode(c.Facts[k], true)}
-			}
-			mdBlock(p, "", mdTable([]string{"Fact", "Value"}, rows)...)
-		}
-		if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
-			var names []string
-			for _, n := range extra {
-				names = append(names, mdCode(n, false))
-			}
-			mdBlock(p, "", "Kubernetes nodes not in the inventory (not audited): "+strings.Join(names, ", "))
-		}
+// mdCluster is the cluster section: how the cluster-scoped probes went, on
+// which server, the cluster facts and the Kubernetes nodes nobody audited.
+func mdCluster(p func(string, ...any), c *result.Cluster) {
+	p("\n## Cluster\n")
+	head := "Cluster-scoped probes: " + mdCode(string(c.Status), false)
+	if c.Node != "" {
+		head += " on " + mdCode(c.Node, false)
 	}
+	mdBlock(p, "", head)
+	if c.Message != "" {
+		mdBlock(p, "", mdLine(c.Message))
+	}
+	if attempts := clusterAttempts(c); len(attempts) > 0 {
+		rows := make([][]string, len(attempts))
+		for i, a := range attempts {
+			rows[i] = []string{mdCode(a.Node, true), mdCode(string(a.Outcome), true), mdText(a.Reason)}
+		}
+		mdBlock(p, "", mdTable([]string{"Server asked", "Outcome", "Why no cluster view"}, rows)...)
+	}
+	if l := mdProbes(c.Probes); len(l) > 0 {
+		mdBlock(p, "", l...)
+	}
+	if keys := clusterFacts(c); len(keys) > 0 {
+		rows := make([][]string, len(keys))
+		for i, k := range keys {
+			rows[i] = []string{mdCode(k, true), mdCode(c.Facts[k], true)}
+		}
+		mdBlock(p, "", mdTable([]string{"Fact", "Value"}, rows)...)
+	}
+	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
+		var names []string
+		for _, n := range extra {
+			names = append(names, mdCode(n, false))
+		}
+		mdBlock(p, "", "Kubernetes nodes not in the inventory (not audited): "+strings.Join(names, ", "))
+	}
+}
 
+// mdDrift is the drift table, role rows folded into their fleet row.
+func mdDrift(p func(string, ...any), drift []result.Drift) {
 	p("\n## Drift\n")
-	if len(r.Drift) == 0 {
+	if len(drift) == 0 {
 		mdBlock(p, "", "Every audited node has the same value for every compared fact.")
-	} else {
-		folded := foldDrift(r.Drift)
-		rows := make([][]string, 0, len(folded))
-		for _, dr := range folded {
-			d := dr.d
-			// The columns are the issue's: fact, majority value, outliers. The
-			// fleet is the default scope; a narrower one (a role) is named
-			// with the fact, since the same fact can drift in both.
-			fact := mdCode(d.Fact, true)
-			if d.Scope != "" && d.Scope != result.ScopeFleet {
-				fact += " (" + mdText(string(d.Scope)) + ")"
-			}
-			var out []string
-			for _, g := range d.Groups {
-				if g.Value != d.Majority {
-					out = append(out, mdCode(g.Value, true)+": "+mdCode(compressNodes(g.Nodes), true))
-				}
-			}
-			majority := fmt.Sprintf("%s (%s)", mdCode(d.Majority, true), result.Count(majorityCount(d), "node"))
-			rows = append(rows, []string{fact, majority, strings.Join(out, "<br>")})
-		}
-		mdBlock(p, "", mdTable([]string{"Fact", "Majority value", "Outliers"}, rows)...)
-		if note := foldedNote(folded); note != "" {
-			mdBlock(p, "", note+"; the JSON report keeps every scope.")
+		return
+	}
+	folded := foldDrift(drift)
+	rows := make([][]string, 0, len(folded))
+	for _, dr := range folded {
+		rows = append(rows, mdDriftRow(dr.d))
+	}
+	mdBlock(p, "", mdTable([]string{"Fact", "Majority value", "Outliers"}, rows)...)
+	if note := foldedNote(folded); note != "" {
+		mdBlock(p, "", note+"; the JSON report keeps every scope.")
+	}
+}
+
+// mdDriftRow is the columns of the issue: fact, majority value, outliers.
+// The fleet is the default scope; a narrower one (a role) is named with the
+// fact, since the same fact can drift in both.
+func mdDriftRow(d result.Drift) []string {
+	fact := mdCode(d.Fact, true)
+	if d.Scope != "" && d.Scope != result.ScopeFleet {
+		fact += " (" + mdText(string(d.Scope)) + ")"
+	}
+	var out []string
+	for _, g := range d.Groups {
+		if g.Value != d.Majority {
+			out = append(out, mdCode(g.Value, true)+": "+mdCode(compressNodes(g.Nodes), true))
 		}
 	}
+	majority := fmt.Sprintf("%s (%s)", mdCode(d.Majority, true), result.Count(majorityCount(d), "node"))
+	return []string{fact, majority, strings.Join(out, "<br>")}
+}
 
+// mdNodes is a collapsed block per node with its facts, outliers marked.
+func mdNodes(p func(string, ...any), r *result.Report) {
 	p("\n## Nodes\n")
 	odd := outliers(r.Drift)
 	for _, n := range r.Nodes {
@@ -251,11 +305,6 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 			mdBlock(p, "", mdTable([]string{"Fact", "Value"}, rows)...)
 		})
 	}
-	_, err := w.Write(bytes.TrimRight(b.Bytes(), "\n"))
-	if err == nil {
-		_, err = io.WriteString(w, "\n")
-	}
-	return err
 }
 
 // mdBlock writes one Markdown block (a paragraph, a list, a table) after a

@@ -70,24 +70,15 @@ func New(name string, o Options) (Formatter, error) {
 // The helpers below are shared by several formats; each returns fresh data
 // and never reorders a slice of the report in place.
 
-// orderFindings returns the findings with correlation findings first: the
-// probable cause is the headline, the checks it explains come after.
-// Waived findings stay last whatever their kind, as result.SortFindings
-// put them: an accepted risk must not read as the headline. The report's
-// own order (severity, then check id) is kept otherwise.
+// orderFindings returns the findings in the one order of findings,
+// result.SortFindings: severity, waived ones last, a correlation before the
+// checks it explains (it carries the highest severity of its symptoms, so
+// the probable cause stays the headline). audit writes them in that order
+// already; a saved report may be older or edited by hand, so the formats
+// sort a copy rather than trust the file or keep an order of their own.
 func orderFindings(fs []result.Finding) []result.Finding {
-	out := make([]result.Finding, len(fs))
-	copy(out, fs)
-	rank := func(f result.Finding) int {
-		switch {
-		case f.Waived != nil:
-			return 2
-		case f.Kind == result.KindCorrelation:
-			return 0
-		}
-		return 1
-	}
-	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
+	out := slices.Clone(fs)
+	result.SortFindings(out)
 	return out
 }
 

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,6 +89,91 @@ func TestOrderFindingsWaivedLast(t *testing.T) {
 	}
 }
 
+// TestFindingsInResultOrder: every format shows findings in result's one
+// order, also when a saved report read back from JSON is not in it (an older
+// run, an edited file). The report used to keep an order of its own that put
+// any correlation first and kept the file's order otherwise, so an unsorted
+// file listed an info finding above a critical one, and a correlation that
+// explains nothing ("no fact explains ...", info) headed the table.
+func TestFindingsInResultOrder(t *testing.T) {
+	w := &result.Waiver{Reason: "r", Expires: "2026-12-31"}
+	for _, tc := range []struct {
+		name string
+		in   []result.Finding
+		want string
+	}{
+		{"unsorted saved report: severity first", []result.Finding{
+			{Check: "a.info", Kind: result.KindCheck, Severity: result.SeverityInfo},
+			{Check: "b.warn", Kind: result.KindCheck, Severity: result.SeverityWarning},
+			{Check: "c.crit", Kind: result.KindCheck, Severity: result.SeverityCritical},
+		}, "c.crit b.warn a.info"},
+		{"a correlation that explains nothing is not the headline", []result.Finding{
+			{Check: "correlation.x", Kind: result.KindCorrelation, Severity: result.SeverityInfo},
+			{Check: "x", Kind: result.KindCheck, Severity: result.SeverityCritical},
+		}, "x correlation.x"},
+		{"a cause before the checks it explains", []result.Finding{
+			{Check: "k", Kind: result.KindCheck, Severity: result.SeverityCritical},
+			{Check: "correlation.k", Kind: result.KindCorrelation, Severity: result.SeverityCritical},
+		}, "correlation.k k"},
+		{"same severity: check id", []result.Finding{
+			{Check: "z", Kind: result.KindCheck, Severity: result.SeverityWarning},
+			{Check: "m", Kind: result.KindCheck, Severity: result.SeverityWarning},
+		}, "m z"},
+		{"waived last whatever its severity", []result.Finding{
+			{Check: "crit-waived", Kind: result.KindCheck, Severity: result.SeverityCritical, Waived: w},
+			{Check: "info", Kind: result.KindCheck, Severity: result.SeverityInfo},
+		}, "info crit-waived"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &result.Report{SchemaVersion: result.SchemaVersion, Findings: tc.in, Gate: result.Gate{Passed: true}}
+			saved, err := result.ReadJSON(bytes.NewReader(render(t, "json", Options{}, r)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range orderFindings(saved.Findings) {
+				got = append(got, f.Check)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("orderFindings = %v, want %s", got, tc.want)
+			}
+			if got := markdownFindingChecks(string(render(t, "markdown", Options{}, saved))); got != tc.want {
+				t.Errorf("markdown findings table = %s, want %s", got, tc.want)
+			}
+			if got := strings.Join(terminalFindingChecks(string(render(t, "terminal", Options{Width: 200}, saved)), tc.in), " "); got != tc.want {
+				t.Errorf("terminal findings = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// markdownFindingChecks is the Check column of the Markdown findings table.
+func markdownFindingChecks(md string) string {
+	_, table, _ := strings.Cut(md, "| Severity | Check | Nodes | Summary |\n| --- | --- | --- | --- |\n")
+	var checks []string
+	for _, row := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(row, "| ") {
+			break
+		}
+		checks = append(checks, strings.Trim(strings.Split(row, " | ")[1], "`"))
+	}
+	return strings.Join(checks, " ")
+}
+
+// terminalFindingChecks are the checks of the terminal's findings list, one
+// per line: "  critical  c.crit  title".
+func terminalFindingChecks(out string, fs []result.Finding) []string {
+	_, list, _ := strings.Cut(out, "Findings (")
+	list, _, _ = strings.Cut(list, "Drift")
+	var checks []string
+	for _, l := range strings.Split(list, "\n") {
+		if w := strings.Fields(l); len(w) >= 2 && slices.ContainsFunc(fs, func(f result.Finding) bool { return f.Check == w[1] }) {
+			checks = append(checks, w[1])
+		}
+	}
+	return checks
+}
+
 func TestCandidateRows(t *testing.T) {
 	c := &result.Cause{Healthy: 5, Ranked: []result.Candidate{
 		{Fact: "ufw.active", Value: "active", Matched: 4, Score: 1},
@@ -137,7 +224,7 @@ func TestMarkdownNewSections(t *testing.T) {
 	for _, want := range []string{
 		"· target `v1.32.1+rke2r1` ·",
 		"> | Candidate | Failing nodes with it | Healthy nodes with it | Score |",
-		"> | `os.kernel=6.8.0-49-generic` | 4 of 4 | 4 of 5 | 0.50 |",
+		"> | `ufw.status=active` | 4 of 4 | 0 of 5 | 1.00 |",
 		"> 1. etcd, one at a time: `cluster-a-etcd-1`, `cluster-a-etcd-2`\n> 2. worker: `cluster-a-worker-2`, `cluster-a-worker-4` (failing first)\n",
 		"<details><summary>firewall.ufw-active: rollout</summary>",
 		"| *waived* (warning) | `conntrack.pressure` | `cluster-a-worker-3` | **Waived** until 2026-12-31 (waivers.yaml:4): " + incidentReason,
@@ -166,7 +253,7 @@ func TestHTMLNewSections(t *testing.T) {
 		`<dt>Ran on</dt><dd class="mono">cluster-a-etcd-1</dd>`,
 		`1 Kubernetes node, not audited: <code>cluster-a-worker-5</code>`,
 		`<tr><th scope="row"><code>cluster.server_version</code></th><td><code>v1.31.4&#43;rke2r1</code></td></tr>`,
-		`<tr><th scope="row"><code>os.kernel=6.8.0-49-generic</code></th><td>4 of 4</td><td>4 of 5</td><td>0.50</td></tr>`,
+		`<tr><th scope="row"><code>ufw.status=active</code></th><td>4 of 4</td><td>0 of 5</td><td>1.00</td></tr>`,
 		`<ol class="rollout"><li>etcd, <strong>one at a time</strong>: <span class="mono">cluster-a-etcd-1, cluster-a-etcd-2</span></li><li>worker: <span class="mono">cluster-a-worker-2, cluster-a-worker-4</span> (failing first)</li></ol>`,
 		`<h2 id="findings">Findings (6, 1 waived)</h2>`,
 		`<article class="finding sev-warning waived">`,
@@ -183,8 +270,8 @@ func TestHTMLNewSections(t *testing.T) {
 	if waived < 0 || waived < strings.Index(doc, `<h3><span class="badge sev-warning">warning</span> 2</h3>`) {
 		t.Error("waived findings are not a group after the warnings")
 	}
-	if strings.Count(doc, `<ol class="rollout">`) != 3 {
-		t.Errorf("want 3 rollouts (cause, ufw check, waived conntrack), got %d", strings.Count(doc, `<ol class="rollout">`))
+	if strings.Count(doc, `<ol class="rollout">`) != 4 {
+		t.Errorf("want 4 rollouts (cause, ufw check, upgrade order, waived conntrack), got %d", strings.Count(doc, `<ol class="rollout">`))
 	}
 }
 
@@ -283,11 +370,11 @@ func TestJUnitWaived(t *testing.T) {
 func TestJUnitClusterSuite(t *testing.T) {
 	doc := junitDoc(t, incidentReport())
 	cl := suiteNamed(doc, "cluster")
-	if cl == nil || len(cl.Cases) != 1 || cl.Cases[0].Name != "cluster.readyz" || cl.Cases[0].Classname != "cluster" {
+	if cl == nil || len(cl.Cases) != 1 || cl.Cases[0].Name != "cluster.readyz-failing" || cl.Cases[0].Classname != "cluster" {
 		t.Fatalf("cluster suite = %+v", cl)
 	}
 	for _, s := range doc.Suites {
-		if s.Name != "cluster" && caseNamed(&s, "cluster.readyz") != nil {
+		if s.Name != "cluster" && caseNamed(&s, "cluster.readyz-failing") != nil {
 			t.Errorf("cluster check in node suite %s", s.Name)
 		}
 	}
