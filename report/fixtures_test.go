@@ -95,7 +95,7 @@ var builtin = sync.OnceValues(func() (audit.Rules, error) {
 })
 
 // analyze judges r as a run would: the built-in checks selected by only
-// (as --only does), waivers parsed from waiversYAML (as --waivers does),
+// (as --only does) and every finding built in Go, waivers parsed from waiversYAML (as --waivers does),
 // the gate failing on critical findings. A fixture has no *testing.T, and a
 // built-in check or waiver that does not load is a broken build, so it
 // panics.
@@ -104,12 +104,18 @@ func analyze(r *result.Report, only []string, waiversYAML string) {
 	if err != nil {
 		panic(err)
 	}
-	if rules.Checks, err = check.SelectChecks(rules.Checks, only, nil); err != nil {
+	// The findings built in Go stay, as they do in a run whose --only
+	// names them all besides the checks.
+	if only != nil {
+		only = append(append([]string{}, only...), audit.GoSelectableIDs()...)
+	}
+	rules.Selection = check.Selection{Only: only}
+	if rules.Checks, err = check.SelectChecks(rules.Checks, rules.Selection, audit.GoSelectableIDs()); err != nil {
 		panic(err)
 	}
 	if waiversYAML != "" {
 		known, _ := builtin()
-		if rules.Waivers, err = audit.ParseWaivers("waivers.yaml", []byte(waiversYAML), check.IDs(known.Checks)); err != nil {
+		if rules.Waivers, err = audit.ParseWaivers("waivers.yaml", []byte(waiversYAML), audit.WaivableIDs(known.Checks)); err != nil {
 			panic(err)
 		}
 	}
