@@ -377,7 +377,7 @@ func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
 		hf.Rollout = append(hf.Rollout, s)
 	}
 	if w := f.Waived; w != nil {
-		hf.Waived = &htmlWaiver{Expires: text(w.Expires), Source: text(w.Source), Reason: block(w.Reason), Scope: text(waiverScope(w))}
+		hf.Waived = &htmlWaiver{Expires: text(w.Expires), Source: text(w.Source), Reason: block(w.Reason), Scope: text(w.Scope())}
 	}
 	return hf
 }

@@ -410,7 +410,7 @@ func mdFindingDetails(p func(string, ...any), f result.Finding, failing map[stri
 	mdDetails(p, oneLine(f.Check)+": "+what, func() {
 		if w := f.Waived; w != nil {
 			mdBlock(p, "", fmt.Sprintf("**Waived** until %s by %s: %s", mdCode(w.Expires, false), mdCode(w.Source, false), mdText(w.Reason)))
-			if scope := waiverScope(w); scope != "" {
+			if scope := w.Scope(); scope != "" {
 				mdBlock(p, "", "The waiver covers "+mdText(scope)+".")
 			}
 		}

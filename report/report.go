@@ -112,19 +112,6 @@ func waiverText(w *result.Waiver) string {
 	return s + ": " + w.Reason
 }
 
-// waiverScope says what a waiver covers: its nodes and roles, or "" when it
-// names neither (it then covers every node of its check).
-func waiverScope(w *result.Waiver) string {
-	var parts []string
-	if len(w.Nodes) > 0 {
-		parts = append(parts, "nodes "+strings.Join(w.Nodes, ", "))
-	}
-	if len(w.Roles) > 0 {
-		parts = append(parts, "roles "+strings.Join(w.Roles, ", "))
-	}
-	return strings.Join(parts, "; ")
-}
-
 // rolloutStep is one step of a finding's rollout, ready to print.
 type rolloutStep struct {
 	N          int

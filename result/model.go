@@ -557,6 +557,8 @@ func (w Waiver) Covers(n Node) bool {
 	return false
 }
 
+// Scope says what the waiver covers, in every report and in its own
+// evidence: "nodes a, b and roles etcd", or "all nodes".
 func (w Waiver) Scope() string {
 	var parts []string
 	if len(w.Nodes) > 0 {
@@ -571,6 +573,8 @@ func (w Waiver) Scope() string {
 	return strings.Join(parts, " and ")
 }
 
+// Describe is the waiver in one line: where it is defined, what it
+// accepts on which nodes, until when and why.
 func (w Waiver) Describe() string {
 	return fmt.Sprintf("%s: %s on %s, expires %s: %s", w.Source, w.Check, w.Scope(), w.Expires, w.Reason)
 }

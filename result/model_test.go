@@ -18,3 +18,21 @@ func TestEveryStatusIsExplained(t *testing.T) {
 		}
 	}
 }
+
+// TestWaiverScope pins the one spelling of what a waiver covers, which the
+// waiver's own evidence line and every report print.
+func TestWaiverScope(t *testing.T) {
+	for _, tc := range []struct {
+		w    Waiver
+		want string
+	}{
+		{Waiver{}, "all nodes"},
+		{Waiver{Nodes: []string{"a", "b"}}, "nodes a, b"},
+		{Waiver{Roles: []string{"etcd"}}, "roles etcd"},
+		{Waiver{Nodes: []string{"a"}, Roles: []string{"etcd", "worker"}}, "nodes a and roles etcd, worker"},
+	} {
+		if got := tc.w.Scope(); got != tc.want {
+			t.Errorf("Scope(%+v) = %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}
