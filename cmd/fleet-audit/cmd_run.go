@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -162,16 +161,11 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	o.WaiversPath, o.ProbesDir = c.String("waivers"), c.String("probes")
 	o.Only, o.Skip = patterns(c.StringSlice("only")), patterns(c.StringSlice("skip"))
 	o.TargetVersion = strings.TrimSpace(c.String("target-version"))
-	if o.TargetVersion != "" && !targetVersionRe.MatchString(o.TargetVersion) {
+	if o.TargetVersion != "" && !audit.TargetVersionRe.MatchString(o.TargetVersion) {
 		return o, &usageError{fmt.Errorf("--target-version %q: want an RKE2 release such as v1.31.4+rke2r1 (v1.MINOR.PATCH+rke2rN)", o.TargetVersion)}
 	}
 	return o, nil
 }
-
-// targetVersionRe is the form of an RKE2 release tag; anything looser would
-// let "1.31" or "v1.31" through and make the skew checks compare the wrong
-// thing.
-var targetVersionRe = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+\+rke2r[0-9]+$`)
 
 // patterns trims what urfave already split at commas and drops empty
 // entries, so "--skip 'a, b'" and a trailing comma do what they look like.
