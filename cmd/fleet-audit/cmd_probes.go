@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/urfave/cli/v2"
@@ -106,20 +107,15 @@ func catalog(rl rules) (probes, checks []catalogEntry, err error) {
 		if isBuiltin[src] {
 			src = "builtin"
 		}
+		// A fact a check reads twice is listed once, where it first appears.
+		facts := []string{}
+		for _, f := range c.Facts() {
+			if !slices.Contains(facts, f) {
+				facts = append(facts, f)
+			}
+		}
 		checks = append(checks, catalogEntry{Kind: "check", ID: c.ID, Scope: c.Scope, Severity: c.Severity.String(),
-			Source: src, Description: c.Title, Facts: uniq(c.Facts())})
+			Source: src, Description: c.Title, Facts: facts})
 	}
 	return probes, checks, nil
-}
-
-func uniq(in []string) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

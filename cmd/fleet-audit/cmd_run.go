@@ -358,10 +358,7 @@ func pluralNodes(names []string) string {
 	if len(names) > len(shown) {
 		list += fmt.Sprintf(", and %d more", len(names)-len(shown))
 	}
-	if len(names) == 1 {
-		return "1 node (" + list + ")"
-	}
-	return fmt.Sprintf("%d nodes (%s)", len(names), list)
+	return result.Count(len(names), "node") + " (" + list + ")"
 }
 
 // progressLine is the line a person at a terminal sees on stderr while the
