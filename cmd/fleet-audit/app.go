@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -47,8 +46,12 @@ const exitStatusHelp = `EXIT STATUS:
 // run is main without the process: it maps every error to an exit code in
 // one place.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, args)
+	app := newApp(stdout, stderr, commandActions)
+	return exitFor(app.RunContext(ctx, args), stderr)
+}
+
+// exitFor is the exit code of a command's error, which it prints.
+func exitFor(err error, stderr io.Writer) int {
 	var ue *usageError
 	var ge *gateError
 	switch {
@@ -73,7 +76,27 @@ func indentJoined(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", "\n  ")
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+// streams are a command's standard output and error.
+type streams struct{ out, err io.Writer }
+
+func streamsOf(c *cli.Context) streams { return streams{out: c.App.Writer, err: c.App.ErrWriter} }
+
+// actions are what each command does once its flags are parsed into its
+// options; a test swaps them to check the parsing alone.
+type actions struct {
+	run       func(context.Context, runOptions, streams) error
+	demo      func(context.Context, demoOptions, streams) error
+	report    func(context.Context, reportOptions, streams) error
+	diff      func(context.Context, diffOptions, streams) error
+	probes    func(context.Context, probesOptions, streams) error
+	inventory func(context.Context, inventoryOptions, streams) error
+}
+
+var commandActions = actions{
+	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
+}
+
+func newApp(stdout, stderr io.Writer, act actions) *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
 	return &cli.App{
 		Name:    "fleet-audit",
@@ -102,15 +125,12 @@ EXAMPLES:
 		// and this keeps it from printing errors on its own.
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{
-			runCommand(),
-			inventoryCommand(),
-			demoCommand(),
-			probesCommand(),
-			reportCommand(),
-			diffCommand(),
+			runCommand(act.run),
+			inventoryCommand(act.inventory),
+			demoCommand(act.demo),
+			probesCommand(act.probes),
+			reportCommand(act.report),
+			diffCommand(act.diff),
 		},
 	}
 }
-
-// formatNames is shown in --help so users see every report format.
-func formatNames() string { return strings.Join(report.Names(), ", ") }

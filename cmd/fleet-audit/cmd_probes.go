@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -28,7 +29,13 @@ type catalogEntry struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 }
 
-func probesCommand() *cli.Command {
+// probesOptions is what the probes command's flags fill in.
+type probesOptions struct {
+	ProbesDir string
+	JSON      bool
+}
+
+func probesCommand(act func(context.Context, probesOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "probes",
 		Usage:     "list the probes and checks a run would use",
@@ -48,40 +55,45 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "json", Usage: "print JSON ({\"probes\": [...], \"checks\": [...]}) for machines"},
 		},
 		Action: func(c *cli.Context) error {
-			rl, err := untilDone(c.Context, func() (rules, error) { return loadRules(runOptions{ProbesDir: c.String("probes")}) })
-			if err != nil {
-				return err
-			}
-			probes, checks, err := catalog(rl)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks})
-			}
-			t := tablewriter.NewTable(c.App.Writer)
-			t.Header("kind", "id", "scope", "root", "severity", "source", "description")
-			for _, e := range append(probes, checks...) {
-				root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
-				if e.Kind == "check" {
-					root = "-"
-				}
-				sev := e.Severity
-				if sev == "" {
-					sev = "-"
-				}
-				// Every cell but kind and root can come from a --probes
-				// file (its name included), so all are escaped as in a report.
-				if err := t.Append(e.Kind, report.OneLine(e.ID), report.OneLine(e.Scope), root, report.OneLine(sev),
-					report.OneLine(e.Source), report.OneLine(e.Description)); err != nil {
-					return fmt.Errorf("probes table: %w", err)
-				}
-			}
-			return t.Render()
+			return act(c.Context, probesOptions{ProbesDir: c.String("probes"), JSON: c.Bool("json")}, streamsOf(c))
 		},
 	}
+}
+
+// runProbes lists the rules a run with the same --probes would load.
+func runProbes(ctx context.Context, o probesOptions, s streams) error {
+	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(runOptions{ProbesDir: o.ProbesDir}) })
+	if err != nil {
+		return err
+	}
+	probes, checks, err := catalog(rl)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks})
+	}
+	t := tablewriter.NewTable(s.out)
+	t.Header("kind", "id", "scope", "root", "severity", "source", "description")
+	for _, e := range append(probes, checks...) {
+		root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
+		if e.Kind == "check" {
+			root = "-"
+		}
+		sev := e.Severity
+		if sev == "" {
+			sev = "-"
+		}
+		// Every cell but kind and root can come from a --probes
+		// file (its name included), so all are escaped as in a report.
+		if err := t.Append(e.Kind, report.OneLine(e.ID), report.OneLine(e.Scope), root, report.OneLine(sev),
+			report.OneLine(e.Source), report.OneLine(e.Description)); err != nil {
+			return fmt.Errorf("probes table: %w", err)
+		}
+	}
+	return t.Render()
 }
 
 // catalog turns the loaded rules into listing rows. Embedded checks carry
