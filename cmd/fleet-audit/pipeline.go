@@ -108,14 +108,15 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
 		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o),
+		LateWarnings: func() []string {
+			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
+		},
 		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
 	})
 	progress.finish()
 	if err != nil {
 		return err
 	}
-	r.Warnings = append(r.Warnings, hostKeyWarnings(tr.HostKeyNotes())...)
-	r.Warnings = append(r.Warnings, hopKeyWarnings(dialer.HopHostKeyNotes())...)
 	return emitReport(r, o.Outputs, outputOptions{Quiet: o.Quiet, Verbose: o.Verbose}, stdout, stderr)
 }
 
