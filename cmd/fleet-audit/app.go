@@ -22,6 +22,7 @@ const (
 	exitGateFailed  exitCode = result.ExitGateFailed
 	exitUsage       exitCode = result.ExitUsage
 	exitUnaudited   exitCode = result.ExitUnaudited
+	exitInternal    exitCode = result.ExitInternal
 	exitInterrupted exitCode = result.ExitInterrupted
 )
 
@@ -30,6 +31,27 @@ type usageError struct{ err error }
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
+
+// internalError is a failure that is not the user's input (a report that
+// cannot be written, an audit that cannot start): exit 4, so that CI can
+// tell a broken run from a bad flag.
+type internalError struct{ err error }
+
+func (e *internalError) Error() string { return e.err.Error() }
+func (e *internalError) Unwrap() error { return e.err }
+
+// internal marks what a command's action returns as an internal failure,
+// unless it already says what it is. Errors from before an action runs
+// are urfave's flag parsing, which stays usage.
+func internal(err error) error {
+	var ue *usageError
+	var ge *gateError
+	var ie *internalError
+	if err == nil || errors.As(err, &ue) || errors.As(err, &ge) || errors.As(err, &ie) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &internalError{err}
+}
 
 // gateError carries the exit code of a finished audit whose gate failed.
 type gateError struct{ code exitCode }
@@ -41,6 +63,7 @@ const exitStatusHelp = `EXIT STATUS:
    1    a finding at or above --fail-on (default critical)
    2    usage or input error (bad flag, bad inventory); nothing was contacted
    3    no finding failed, but some node could not be audited (unless --allow-unreachable)
+   4    internal failure (a report could not be written, the audit could not start)
    130  interrupted; reports were still written for what finished`
 
 // run is main without the process: it maps every error to an exit code in
@@ -54,6 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func exitFor(err error, stderr io.Writer) int {
 	var ue *usageError
 	var ge *gateError
+	var ie *internalError
 	switch {
 	case err == nil:
 		return int(exitOK)
@@ -65,6 +89,9 @@ func exitFor(err error, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "fleet-audit: error: interrupted")
 		return int(exitInterrupted)
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "fleet-audit: error: %s\n", indentJoined(ie.err))
+		return int(exitInternal)
 	default:
 		fmt.Fprintf(stderr, "fleet-audit: error: %s\n", indentJoined(err))
 		return int(exitUsage)

@@ -46,7 +46,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return act(c.Context, demoOptions{Out: c.String("out"), runOptions: o}, streamsOf(c))
+			return internal(act(c.Context, demoOptions{Out: c.String("out"), runOptions: o}, streamsOf(c)))
 		},
 	}
 }

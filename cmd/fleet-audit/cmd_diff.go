@@ -81,7 +81,7 @@ EXAMPLES:
 					o.Outputs[f] = p
 				}
 			}
-			return act(c.Context, o, streamsOf(c))
+			return internal(act(c.Context, o, streamsOf(c)))
 		},
 	}
 }
@@ -135,7 +135,7 @@ func emitDiff(d *result.Diff, outputs map[string]string, quiet bool, stdout, std
 		}
 		if err := writeOutput(p, stdout, func(w io.Writer) error { return report.FormatDiff(w, format, d) }); err != nil {
 			fmt.Fprintf(stderr, "fleet-audit: error: write %s diff %s: %v\n", format, p, err)
-			return &gateError{code: exitUsage}
+			return &gateError{code: exitInternal}
 		}
 		if isStdoutPath(p) {
 			summary = stderr

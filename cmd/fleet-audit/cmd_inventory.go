@@ -36,7 +36,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "ssh_config `FILE` for bare host names (default ~/.ssh/config)"},
 		},
 		Action: func(c *cli.Context) error {
-			return act(c.Context, inventoryOptions{Path: c.String("inventory"), SSHConfig: c.String("ssh-config")}, streamsOf(c))
+			return internal(act(c.Context, inventoryOptions{Path: c.String("inventory"), SSHConfig: c.String("ssh-config")}, streamsOf(c)))
 		},
 	}
 }
@@ -47,7 +47,8 @@ func runInventory(_ context.Context, o inventoryOptions, s streams) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	t := tablewriter.NewTable(s.out)
+	out := &errWriter{w: s.out}
+	t := tablewriter.NewTable(out)
 	t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
 	for _, h := range inv.Hosts {
 		via := "-"
@@ -72,6 +73,9 @@ func runInventory(_ context.Context, o inventoryOptions, s streams) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if out.err != nil {
+		return out.err
 	}
 	return printHostDetails(s.out, inv)
 }

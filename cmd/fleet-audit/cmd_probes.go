@@ -55,7 +55,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "json", Usage: "print JSON ({\"probes\": [...], \"checks\": [...]}) for machines"},
 		},
 		Action: func(c *cli.Context) error {
-			return act(c.Context, probesOptions{ProbesDir: c.String("probes"), JSON: c.Bool("json")}, streamsOf(c))
+			return internal(act(c.Context, probesOptions{ProbesDir: c.String("probes"), JSON: c.Bool("json")}, streamsOf(c)))
 		},
 	}
 }
@@ -75,7 +75,8 @@ func runProbes(ctx context.Context, o probesOptions, s streams) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks})
 	}
-	t := tablewriter.NewTable(s.out)
+	out := &errWriter{w: s.out}
+	t := tablewriter.NewTable(out)
 	t.Header("kind", "id", "scope", "root", "severity", "source", "description")
 	for _, e := range append(probes, checks...) {
 		root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
@@ -93,7 +94,10 @@ func runProbes(ctx context.Context, o probesOptions, s streams) error {
 			return fmt.Errorf("probes table: %w", err)
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return out.err
 }
 
 // catalog turns the loaded rules into listing rows. Embedded checks carry

@@ -48,10 +48,10 @@ EXAMPLES:
 			if c.NArg() != 1 {
 				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json), got %d arguments", c.NArg())}
 			}
-			return act(c.Context, reportOptions{
+			return internal(act(c.Context, reportOptions{
 				Path: c.Args().First(), Outputs: outputsFrom(c),
 				Output: outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")},
-			}, streamsOf(c))
+			}, streamsOf(c)))
 		},
 	}
 }

@@ -72,7 +72,7 @@ Report formats: ` + formatNames() + `
 			if err != nil {
 				return err
 			}
-			return act(c.Context, o, streamsOf(c))
+			return internal(act(c.Context, o, streamsOf(c)))
 		},
 	}
 }

@@ -295,7 +295,7 @@ func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, s
 		fmt.Fprintln(stderr, line)
 	}
 	if writeErr != nil {
-		return &gateError{code: exitUsage}
+		return &gateError{code: exitInternal}
 	}
 	if r.Gate.ExitCode != 0 {
 		return &gateError{code: exitCode(r.Gate.ExitCode)}
