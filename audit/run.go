@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +99,10 @@ type RunOptions struct {
 	Progress func(done, total, failed int)
 	// Warnings go into the report as they are (Report.Warnings).
 	Warnings []string
+	// LateWarnings, when set, is called once every node and the cluster
+	// probes are done, for what only dialling could tell (host keys
+	// trusted on first use or not verified); they follow Warnings.
+	LateWarnings func() []string
 }
 
 // Run audits every node of the inventory and builds the report. Node
@@ -159,6 +164,10 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		cluster = runCluster(ctx, o, clusterProbes, nodes)
 	}
 	redactNodeText(nodes, cluster)
+	warnings := o.Warnings
+	if o.LateWarnings != nil {
+		warnings = append(slices.Clip(warnings), o.LateWarnings()...)
+	}
 	r := &result.Report{
 		SchemaVersion: result.SchemaVersion,
 		Tool:          result.Tool{Name: "fleet-audit", Version: o.ToolVersion},
@@ -169,7 +178,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		Nodes:         nodes,
 		Cluster:       cluster,
 		TargetVersion: o.TargetVersion,
-		Warnings:      o.Warnings,
+		Warnings:      warnings,
 	}
 	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers, Selection: o.Selection})
 	return r, nil

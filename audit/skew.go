@@ -23,7 +23,9 @@ const (
 )
 
 // TargetVersionRe is the form --target-version accepts, an RKE2 release
-// such as v1.31.4+rke2r1.
+// such as v1.31.4+rke2r1; the CLI validates the flag with this one. Anything
+// looser would let "1.31" or "v1.31" through and make the skew checks
+// compare the wrong thing.
 var TargetVersionRe = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+\+rke2r[0-9]+$`)
 
 type nodeVersion struct {

@@ -37,22 +37,53 @@ type Options struct {
 	Verbose bool
 }
 
-// formats is the registry. It is an explicit map rather than init-time
-// self-registration so that the full set is visible in one place and --help
-// can list it.
-var formats = map[string]func(Options) Formatter{
-	"html":     func(o Options) Formatter { return &HTML{} },
-	"json":     func(o Options) Formatter { return &JSON{} },
-	"junit":    func(o Options) Formatter { return &JUnit{} },
-	"markdown": func(o Options) Formatter { return &Markdown{} },
-	"terminal": func(o Options) Formatter { return &Terminal{Options: o} },
+// formats is the registry. It is an explicit list rather than init-time
+// self-registration so that the full set is visible in one place; the CLI
+// builds its format flags, --help and the demo's files from it, so a format
+// added here is offered by every command.
+var formats = []struct {
+	name string
+	// file says what a file of this format holds, for the CLI's flag; ""
+	// for a format that is only printed (terminal).
+	file string
+	// demoFile is the name the demo writes it under.
+	demoFile string
+	new      func(Options) Formatter
+}{
+	{"json", "the machine-readable results", "results.json", func(o Options) Formatter { return &JSON{} }},
+	{"markdown", "a Markdown report", "report.md", func(o Options) Formatter { return &Markdown{} }},
+	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{} }},
+	{"junit", "JUnit XML (a testcase per node × check)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
+	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},
+}
+
+// FileFormat is a format a report can be written to a file in.
+type FileFormat struct {
+	// Name is the format's name, and the CLI's flag.
+	Name string
+	// Holds is what the file holds ("a Markdown report").
+	Holds string
+	// DemoFile is the file name the demo writes it under.
+	DemoFile string
+}
+
+// FileFormats are the formats written to files, in the order the CLI
+// offers them.
+func FileFormats() []FileFormat {
+	var out []FileFormat
+	for _, f := range formats {
+		if f.file != "" {
+			out = append(out, FileFormat{Name: f.name, Holds: f.file, DemoFile: f.demoFile})
+		}
+	}
+	return out
 }
 
 // Names returns the format names New accepts, sorted, for --help and errors.
 func Names() []string {
 	names := make([]string, 0, len(formats))
-	for n := range formats {
-		names = append(names, n)
+	for _, f := range formats {
+		names = append(names, f.name)
 	}
 	sort.Strings(names)
 	return names
@@ -60,11 +91,12 @@ func Names() []string {
 
 // New returns the formatter registered under name.
 func New(name string, o Options) (Formatter, error) {
-	mk, ok := formats[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown report format %q (want one of %s)", name, strings.Join(Names(), ", "))
+	for _, f := range formats {
+		if f.name == name {
+			return f.new(o), nil
+		}
 	}
-	return mk(o), nil
+	return nil, fmt.Errorf("unknown report format %q (want one of %s)", name, strings.Join(Names(), ", "))
 }
 
 // The helpers below are shared by several formats; each returns fresh data

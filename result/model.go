@@ -13,11 +13,15 @@ import (
 const SchemaVersion = 1
 
 // Exit codes of `fleet-audit run`, shared by the gate and the CLI.
+// ExitInternal is the CLI's alone: no gate has it.
 const (
-	ExitOK          = 0
-	ExitGateFailed  = 1
-	ExitUsage       = 2
-	ExitUnaudited   = 3
+	ExitOK         = 0
+	ExitGateFailed = 1
+	ExitUsage      = 2
+	ExitUnaudited  = 3
+	// ExitInternal is a failure that is not the user's input: a report
+	// that cannot be written or rendered, an audit that cannot start.
+	ExitInternal    = 4
 	ExitInterrupted = 130
 )
 

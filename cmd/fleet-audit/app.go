@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -23,6 +22,7 @@ const (
 	exitGateFailed  exitCode = result.ExitGateFailed
 	exitUsage       exitCode = result.ExitUsage
 	exitUnaudited   exitCode = result.ExitUnaudited
+	exitInternal    exitCode = result.ExitInternal
 	exitInterrupted exitCode = result.ExitInterrupted
 )
 
@@ -31,6 +31,27 @@ type usageError struct{ err error }
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
+
+// internalError is a failure that is not the user's input (a report that
+// cannot be written, an audit that cannot start): exit 4, so that CI can
+// tell a broken run from a bad flag.
+type internalError struct{ err error }
+
+func (e *internalError) Error() string { return e.err.Error() }
+func (e *internalError) Unwrap() error { return e.err }
+
+// internal marks what a command's action returns as an internal failure,
+// unless it already says what it is. Errors from before an action runs
+// are urfave's flag parsing, which stays usage.
+func internal(err error) error {
+	var ue *usageError
+	var ge *gateError
+	var ie *internalError
+	if err == nil || errors.As(err, &ue) || errors.As(err, &ge) || errors.As(err, &ie) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &internalError{err}
+}
 
 // gateError carries the exit code of a finished audit whose gate failed.
 type gateError struct{ code exitCode }
@@ -42,15 +63,21 @@ const exitStatusHelp = `EXIT STATUS:
    1    a finding at or above --fail-on (default critical)
    2    usage or input error (bad flag, bad inventory); nothing was contacted
    3    no finding failed, but some node could not be audited (unless --allow-unreachable)
+   4    internal failure (a report could not be written, the audit could not start)
    130  interrupted; reports were still written for what finished`
 
 // run is main without the process: it maps every error to an exit code in
 // one place.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, args)
+	app := newApp(stdout, stderr, commandActions)
+	return exitFor(app.RunContext(ctx, args), stderr)
+}
+
+// exitFor is the exit code of a command's error, which it prints.
+func exitFor(err error, stderr io.Writer) int {
 	var ue *usageError
 	var ge *gateError
+	var ie *internalError
 	switch {
 	case err == nil:
 		return int(exitOK)
@@ -62,6 +89,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "fleet-audit: error: interrupted")
 		return int(exitInterrupted)
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "fleet-audit: error: %s\n", indentJoined(ie.err))
+		return int(exitInternal)
 	default:
 		fmt.Fprintf(stderr, "fleet-audit: error: %s\n", indentJoined(err))
 		return int(exitUsage)
@@ -73,7 +103,27 @@ func indentJoined(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", "\n  ")
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+// streams are a command's standard output and error.
+type streams struct{ out, err io.Writer }
+
+func streamsOf(c *cli.Context) streams { return streams{out: c.App.Writer, err: c.App.ErrWriter} }
+
+// actions are what each command does once its flags are parsed into its
+// options; a test swaps them to check the parsing alone.
+type actions struct {
+	run       func(context.Context, runOptions, streams) error
+	demo      func(context.Context, demoOptions, streams) error
+	report    func(context.Context, reportOptions, streams) error
+	diff      func(context.Context, diffOptions, streams) error
+	probes    func(context.Context, probesOptions, streams) error
+	inventory func(context.Context, inventoryOptions, streams) error
+}
+
+var commandActions = actions{
+	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
+}
+
+func newApp(stdout, stderr io.Writer, act actions) *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
 	return &cli.App{
 		Name:    "fleet-audit",
@@ -102,15 +152,12 @@ EXAMPLES:
 		// and this keeps it from printing errors on its own.
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{
-			runCommand(),
-			inventoryCommand(),
-			demoCommand(),
-			probesCommand(),
-			reportCommand(),
-			diffCommand(),
+			runCommand(act.run),
+			inventoryCommand(act.inventory),
+			demoCommand(act.demo),
+			probesCommand(act.probes),
+			reportCommand(act.report),
+			diffCommand(act.diff),
 		},
 	}
 }
-
-// formatNames is shown in --help so users see every report format.
-func formatNames() string { return strings.Join(report.Names(), ", ") }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,9 +11,18 @@ import (
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/report"
 )
 
-func demoCommand() *cli.Command {
+// demoOptions is what the demo command's flags fill in: run's, less the
+// inventory, SSH and report flags, which the demo sets itself.
+type demoOptions struct {
+	// Out is the directory the reports are written to.
+	Out string
+	runOptions
+}
+
+func demoCommand(act func(context.Context, demoOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
 		Usage:     "audit a simulated 9-node fleet that reproduces the UFW / kube-proxy incident",
@@ -28,43 +38,49 @@ EXAMPLES:
    fleet-audit demo
    fleet-audit demo --out /tmp/fleet-audit-demo
    fleet-audit demo --probes examples/probes --skip 'conntrack.*'`,
-		Flags: append([]cli.Flag{
+		Flags: flags([]cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "write the reports to `DIR`"},
-		}, append(append(append([]cli.Flag{}, auditFlags()[:4]...), outputFlags()...), ruleFlags()...)...),
+		}, auditFlags(), outputFlags(), ruleFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {
 				return err
 			}
-			out := c.String("out")
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return &usageError{fmt.Errorf("--out: %w", err)}
-			}
-			work, err := os.MkdirTemp("", "fleet-audit-demo-")
-			if err != nil {
-				return fmt.Errorf("demo: %w", err)
-			}
-			defer os.RemoveAll(work)
-			fleet, err := demo.Start(c.Context, work, nodesim.Incident(), demo.Options{})
-			if err != nil {
-				return err
-			}
-			defer fleet.Close()
-			inv, err := inventory.Load(fleet.InventoryPath, inventory.LoadOptions{})
-			if err != nil {
-				return fmt.Errorf("demo inventory: %w", err)
-			}
-			o.NoAgent = true
-			o.Outputs = map[string]string{
-				"html": filepath.Join(out, "report.html"), "markdown": filepath.Join(out, "report.md"),
-				"json": filepath.Join(out, "results.json"), "junit": filepath.Join(out, "junit.xml"),
-			}
-			err = auditAndReport(c.Context, inv, o, c.App.Writer, c.App.ErrWriter)
-			if ge, ok := err.(*gateError); ok && ge.code == exitGateFailed {
-				fmt.Fprintln(c.App.ErrWriter, "fleet-audit: the demo's gate failed as intended: `fleet-audit run` would exit 1 here")
-				return nil
-			}
-			return err
+			return internal(act(c.Context, demoOptions{Out: c.String("out"), runOptions: o}, streamsOf(c)))
 		},
 	}
+}
+
+// runDemo starts the simulated fleet and audits it through run's pipeline,
+// writing every file format of the report registry into o.Out.
+func runDemo(ctx context.Context, o demoOptions, s streams) error {
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return &usageError{fmt.Errorf("--out: %w", err)}
+	}
+	work, err := os.MkdirTemp("", "fleet-audit-demo-")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer os.RemoveAll(work)
+	fleet, err := demo.Start(ctx, work, nodesim.Incident(), demo.Options{})
+	if err != nil {
+		return err
+	}
+	defer fleet.Close()
+	inv, err := inventory.Load(fleet.InventoryPath, inventory.LoadOptions{})
+	if err != nil {
+		return fmt.Errorf("demo inventory: %w", err)
+	}
+	ro := o.runOptions
+	ro.NoAgent = true
+	ro.Outputs = map[string]string{}
+	for _, f := range report.FileFormats() {
+		ro.Outputs[f.Name] = filepath.Join(o.Out, f.DemoFile)
+	}
+	err = auditAndReport(ctx, inv, ro, s.out, s.err)
+	if ge, ok := err.(*gateError); ok && ge.code == exitGateFailed {
+		fmt.Fprintln(s.err, "fleet-audit: the demo's gate failed as intended: `fleet-audit run` would exit 1 here")
+		return nil
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +14,28 @@ import (
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-func diffCommand() *cli.Command {
+// diffOptions is what the diff command's flags fill in.
+type diffOptions struct {
+	Before, After string
+	// Outputs maps a diff format to the file it is written to.
+	Outputs          map[string]string
+	FailOn           result.Severity
+	AllowUnreachable bool
+	IncludeVolatile  bool
+	Quiet            bool
+}
+
+func diffCommand(act func(context.Context, diffOptions, streams) error) *cli.Command {
+	var formatFlags []cli.Flag
+	usage := "fleet-audit diff BEFORE.json AFTER.json"
+	for _, f := range diffFormats() {
+		formatFlags = append(formatFlags, &cli.StringFlag{Name: f, Usage: "write the diff as " + f + " to `FILE`"})
+		usage += " [--" + f + " FILE]"
+	}
 	return &cli.Command{
 		Name:      "diff",
 		Usage:     "show what changed between two saved runs (--json results): nodes, statuses, facts, findings",
-		UsageText: "fleet-audit diff BEFORE.json AFTER.json [--markdown FILE] [--json FILE] [--fail-on SEVERITY] [-q]",
+		UsageText: usage + " [--fail-on SEVERITY] [-q]",
 		Description: `Compares two runs of the same fleet, as saved with run --json: "audit
 before, audit after the upgrade", or the drift that crept in since the last
 audit. It lists nodes added and removed, node status changes, fact changes
@@ -36,15 +54,13 @@ EXAMPLES:
    fleet-audit diff last-week.json today.json --markdown diff.md --json diff.json
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "markdown", Usage: "write the diff as Markdown to `FILE`"},
-			&cli.StringFlag{Name: "json", Usage: "write the diff as JSON to `FILE`"},
+		Flags: flags(formatFlags, []cli.Flag{
 			&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "exit 1 when a new finding is at least `SEVERITY` (critical, warning, info)"},
 			&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not exit 3 when a node audited before was not audited after"},
 			&cli.BoolFlag{Name: "include-volatile", Usage: "also compare volatile facts (counters, load, timings)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
 			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
-		},
+		}),
 		Action: func(c *cli.Context) error {
 			if rerun, err := rerunWithTrailingFlags(c, "diff"); rerun {
 				return err
@@ -56,34 +72,42 @@ EXAMPLES:
 			if err != nil {
 				return &usageError{fmt.Errorf("--fail-on: %w", err)}
 			}
-			outputs := map[string]string{}
-			for _, format := range []string{"markdown", "json"} {
-				if p := c.String(format); p != "" {
-					outputs[format] = p
+			o := diffOptions{
+				Before: c.Args().Get(0), After: c.Args().Get(1), Outputs: map[string]string{}, FailOn: failOn,
+				AllowUnreachable: c.Bool("allow-unreachable"), IncludeVolatile: c.Bool("include-volatile"), Quiet: c.Bool("quiet"),
+			}
+			for _, f := range diffFormats() {
+				if p := c.String(f); p != "" {
+					o.Outputs[f] = p
 				}
 			}
-			if err := checkOutputs(outputs); err != nil {
-				return err
-			}
-			before, err := untilDone(c.Context, func() (*result.Report, error) { return readSavedRun(c.Args().Get(0)) })
-			if err != nil {
-				return err
-			}
-			after, err := untilDone(c.Context, func() (*result.Report, error) { return readSavedRun(c.Args().Get(1)) })
-			if err != nil {
-				return err
-			}
-			probes, err := probe.BuiltinProbes()
-			if err != nil {
-				return err
-			}
-			o := audit.DiffOptionsFor(probes)
-			o.FailOn, o.AllowUnreachable, o.IncludeVolatile = failOn, c.Bool("allow-unreachable"), c.Bool("include-volatile")
-			d := audit.Compare(before, after, o)
-			d.Before.Source, d.After.Source = c.Args().Get(0), c.Args().Get(1)
-			return emitDiff(d, outputs, c.Bool("quiet"), c.App.Writer, c.App.ErrWriter)
+			return internal(act(c.Context, o, streamsOf(c)))
 		},
 	}
+}
+
+// runDiff compares two saved runs and gates on what got worse.
+func runDiff(ctx context.Context, o diffOptions, s streams) error {
+	if err := checkOutputs(o.Outputs); err != nil {
+		return err
+	}
+	before, err := untilDone(ctx, func() (*result.Report, error) { return readSavedRun(o.Before) })
+	if err != nil {
+		return err
+	}
+	after, err := untilDone(ctx, func() (*result.Report, error) { return readSavedRun(o.After) })
+	if err != nil {
+		return err
+	}
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		return err
+	}
+	do := audit.DiffOptionsFor(probes)
+	do.FailOn, do.AllowUnreachable, do.IncludeVolatile = o.FailOn, o.AllowUnreachable, o.IncludeVolatile
+	d := audit.Compare(before, after, do)
+	d.Before.Source, d.After.Source = o.Before, o.After
+	return emitDiff(d, o.Outputs, o.Quiet, s.out, s.err)
 }
 
 func readSavedRun(path string) (*result.Report, error) {
@@ -111,7 +135,7 @@ func emitDiff(d *result.Diff, outputs map[string]string, quiet bool, stdout, std
 		}
 		if err := writeOutput(p, stdout, func(w io.Writer) error { return report.FormatDiff(w, format, d) }); err != nil {
 			fmt.Fprintf(stderr, "fleet-audit: error: write %s diff %s: %v\n", format, p, err)
-			return &gateError{code: exitUsage}
+			return &gateError{code: exitInternal}
 		}
 		if isStdoutPath(p) {
 			summary = stderr

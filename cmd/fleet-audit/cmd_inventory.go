@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +14,13 @@ import (
 	"github.com/fleet-audit/fleet-audit/inventory"
 )
 
-func inventoryCommand() *cli.Command {
+// inventoryOptions is what the inventory command's flags fill in.
+type inventoryOptions struct {
+	Path      string
+	SSHConfig string
+}
+
+func inventoryCommand(act func(context.Context, inventoryOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "inventory",
 		Usage:     "print the hosts of an inventory as resolved (defaults, groups, ssh_config)",
@@ -29,39 +36,48 @@ EXAMPLES:
 			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "ssh_config `FILE` for bare host names (default ~/.ssh/config)"},
 		},
 		Action: func(c *cli.Context) error {
-			inv, err := inventory.Load(c.String("inventory"), inventory.LoadOptions{UserSSHConfig: c.String("ssh-config")})
-			if err != nil {
-				return &usageError{err}
-			}
-			t := tablewriter.NewTable(c.App.Writer)
-			t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
-			for _, h := range inv.Hosts {
-				via := "-"
-				if len(h.Jumps) > 0 {
-					var hops []string
-					for _, j := range h.Jumps {
-						hops = append(hops, j.Name)
-					}
-					via = strings.Join(hops, " → ")
-				}
-				policy := h.HostKeyPolicy
-				if policy == "" {
-					policy = "default"
-				}
-				become := h.Become
-				if h.BecomeUser != "" {
-					become += " -u " + h.BecomeUser
-				}
-				if err := t.Append(h.Name, h.Address, strconv.Itoa(h.Port), h.User, strings.Join(h.Roles, ","), become, h.Connection, via, policy, h.Source["address"]); err != nil {
-					return err
-				}
-			}
-			if err := t.Render(); err != nil {
-				return err
-			}
-			return printHostDetails(c.App.Writer, inv)
+			return internal(act(c.Context, inventoryOptions{Path: c.String("inventory"), SSHConfig: c.String("ssh-config")}, streamsOf(c)))
 		},
 	}
+}
+
+// runInventory loads the inventory as run would and prints it.
+func runInventory(_ context.Context, o inventoryOptions, s streams) error {
+	inv, err := inventory.Load(o.Path, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
+	if err != nil {
+		return &usageError{err}
+	}
+	out := &errWriter{w: s.out}
+	t := tablewriter.NewTable(out)
+	t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
+	for _, h := range inv.Hosts {
+		via := "-"
+		if len(h.Jumps) > 0 {
+			var hops []string
+			for _, j := range h.Jumps {
+				hops = append(hops, j.Name)
+			}
+			via = strings.Join(hops, " → ")
+		}
+		policy := h.HostKeyPolicy
+		if policy == "" {
+			policy = "default"
+		}
+		become := h.Become
+		if h.BecomeUser != "" {
+			become += " -u " + h.BecomeUser
+		}
+		if err := t.Append(h.Name, h.Address, strconv.Itoa(h.Port), h.User, strings.Join(h.Roles, ","), become, h.Connection, via, policy, h.Source["address"]); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if out.err != nil {
+		return out.err
+	}
+	return printHostDetails(s.out, inv)
 }
 
 // printHostDetails lists, under the table, the settings most hosts leave

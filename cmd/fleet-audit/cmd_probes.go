@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/urfave/cli/v2"
@@ -27,7 +29,13 @@ type catalogEntry struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 }
 
-func probesCommand() *cli.Command {
+// probesOptions is what the probes command's flags fill in.
+type probesOptions struct {
+	ProbesDir string
+	JSON      bool
+}
+
+func probesCommand(act func(context.Context, probesOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "probes",
 		Usage:     "list the probes and checks a run would use",
@@ -47,40 +55,49 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "json", Usage: "print JSON ({\"probes\": [...], \"checks\": [...]}) for machines"},
 		},
 		Action: func(c *cli.Context) error {
-			rl, err := untilDone(c.Context, func() (rules, error) { return loadRules(runOptions{ProbesDir: c.String("probes")}) })
-			if err != nil {
-				return err
-			}
-			probes, checks, err := catalog(rl)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks})
-			}
-			t := tablewriter.NewTable(c.App.Writer)
-			t.Header("kind", "id", "scope", "root", "severity", "source", "description")
-			for _, e := range append(probes, checks...) {
-				root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
-				if e.Kind == "check" {
-					root = "-"
-				}
-				sev := e.Severity
-				if sev == "" {
-					sev = "-"
-				}
-				// Every cell but kind and root can come from a --probes
-				// file (its name included), so all are escaped as in a report.
-				if err := t.Append(e.Kind, report.OneLine(e.ID), report.OneLine(e.Scope), root, report.OneLine(sev),
-					report.OneLine(e.Source), report.OneLine(e.Description)); err != nil {
-					return fmt.Errorf("probes table: %w", err)
-				}
-			}
-			return t.Render()
+			return internal(act(c.Context, probesOptions{ProbesDir: c.String("probes"), JSON: c.Bool("json")}, streamsOf(c)))
 		},
 	}
+}
+
+// runProbes lists the rules a run with the same --probes would load.
+func runProbes(ctx context.Context, o probesOptions, s streams) error {
+	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(runOptions{ProbesDir: o.ProbesDir}) })
+	if err != nil {
+		return err
+	}
+	probes, checks, err := catalog(rl)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks})
+	}
+	out := &errWriter{w: s.out}
+	t := tablewriter.NewTable(out)
+	t.Header("kind", "id", "scope", "root", "severity", "source", "description")
+	for _, e := range append(probes, checks...) {
+		root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
+		if e.Kind == "check" {
+			root = "-"
+		}
+		sev := e.Severity
+		if sev == "" {
+			sev = "-"
+		}
+		// Every cell but kind and root can come from a --probes
+		// file (its name included), so all are escaped as in a report.
+		if err := t.Append(e.Kind, report.OneLine(e.ID), report.OneLine(e.Scope), root, report.OneLine(sev),
+			report.OneLine(e.Source), report.OneLine(e.Description)); err != nil {
+			return fmt.Errorf("probes table: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return out.err
 }
 
 // catalog turns the loaded rules into listing rows. Embedded checks carry
@@ -106,20 +123,15 @@ func catalog(rl rules) (probes, checks []catalogEntry, err error) {
 		if isBuiltin[src] {
 			src = "builtin"
 		}
+		// A fact a check reads twice is listed once, where it first appears.
+		facts := []string{}
+		for _, f := range c.Facts() {
+			if !slices.Contains(facts, f) {
+				facts = append(facts, f)
+			}
+		}
 		checks = append(checks, catalogEntry{Kind: "check", ID: c.ID, Scope: c.Scope, Severity: c.Severity.String(),
-			Source: src, Description: c.Title, Facts: uniq(c.Facts())})
+			Source: src, Description: c.Title, Facts: facts})
 	}
 	return probes, checks, nil
-}
-
-func uniq(in []string) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -10,11 +11,20 @@ import (
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-func reportCommand() *cli.Command {
+// reportOptions is what the report command's flags fill in.
+type reportOptions struct {
+	// Path is the saved results file.
+	Path string
+	// Outputs maps a report format to the file it is written to.
+	Outputs map[string]string
+	Output  outputOptions
+}
+
+func reportCommand(act func(context.Context, reportOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "re-render a saved run (--json results) in any format, without contacting a node",
-		UsageText: "fleet-audit report RESULTS.json [--html FILE] [--markdown FILE] [--junit FILE] [--json FILE] [-q]",
+		UsageText: "fleet-audit report RESULTS.json " + formatUsage() + " [-q]",
 		Description: `Reads the JSON a run wrote with --json and renders it again: the terminal
 summary on stdout and any report file asked for. The saved judgement is kept
 as it was on the day (findings, waivers, gate), so a report attached to a
@@ -28,13 +38,9 @@ EXAMPLES:
    fleet-audit report results.json --html report.html --markdown report.md --junit junit.xml
 
 ` + exitStatusHelp,
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "json", Usage: "write the results again to `FILE` (normalised)"},
-			&cli.StringFlag{Name: "markdown", Usage: "write a Markdown report to `FILE`"},
-			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report to `FILE`"},
-			&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`"},
+		Flags: flags(formatFlags(), []cli.Flag{
 			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
-		}, outputFlags()...),
+		}, outputFlags()),
 		Action: func(c *cli.Context) error {
 			if rerun, err := rerunWithTrailingFlags(c, "report"); rerun {
 				return err
@@ -42,41 +48,41 @@ EXAMPLES:
 			if c.NArg() != 1 {
 				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json), got %d arguments", c.NArg())}
 			}
-			path := c.Args().First()
-			// A pipe (report /dev/stdin) or a FIFO can block for ever:
-			// an interrupt must still end the command.
-			r, err := untilDone(c.Context, func() (*result.Report, error) {
-				f, err := os.Open(path)
-				if err != nil {
-					return nil, &usageError{fmt.Errorf("report: %w", err)}
-				}
-				defer f.Close()
-				r, err := result.ReadJSON(f)
-				if err == nil {
-					err = checkSavedGate(r)
-				}
-				if err != nil {
-					return nil, &usageError{fmt.Errorf("report: %s: %w", path, err)}
-				}
-				return r, nil
-			})
-			if err != nil {
-				return err
-			}
-			outputs := map[string]string{}
-			for _, format := range []string{"json", "markdown", "html", "junit"} {
-				p := c.String(format)
-				if p == "" {
-					continue
-				}
-				outputs[format] = p
-			}
-			if err := checkOutputs(outputs); err != nil {
-				return err
-			}
-			return emitReport(r, outputs, outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}, c.App.Writer, c.App.ErrWriter)
+			return internal(act(c.Context, reportOptions{
+				Path: c.Args().First(), Outputs: outputsFrom(c),
+				Output: outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")},
+			}, streamsOf(c)))
 		},
 	}
+}
+
+// runReport reads a saved run, refuses it if its gate was tampered with,
+// and emits it as run would have.
+func runReport(ctx context.Context, o reportOptions, s streams) error {
+	// A pipe (report /dev/stdin) or a FIFO can block for ever: an
+	// interrupt must still end the command.
+	r, err := untilDone(ctx, func() (*result.Report, error) {
+		f, err := os.Open(o.Path)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("report: %w", err)}
+		}
+		defer f.Close()
+		r, err := result.ReadJSON(f)
+		if err == nil {
+			err = checkSavedGate(r)
+		}
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("report: %s: %w", o.Path, err)}
+		}
+		return r, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := checkOutputs(o.Outputs); err != nil {
+		return err
+	}
+	return emitReport(r, o.Outputs, o.Output, s.out, s.err)
 }
 
 // checkSavedGate refuses a saved run whose gate is not the one its own

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -32,29 +33,43 @@ func TestHostKeyPolicies(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	known := filepath.Join(dir, "known_hosts")
 
-	audit1 := func(policy string) (int, string, *result.Report) {
+	// audit1 writes every file format of the registry; out maps each, and
+	// "terminal", to what it holds.
+	audit1 := func(policy string) (int, map[string]string, *result.Report) {
 		t.Helper()
-		res := filepath.Join(t.TempDir(), "results.json")
-		md := filepath.Join(t.TempDir(), "report.md")
-		args := []string{"fleet-audit", "run", "-i", fl.InventoryPath, "--json", res, "--markdown", md}
+		dir := t.TempDir()
+		args := []string{"fleet-audit", "run", "-i", fl.InventoryPath}
+		for _, f := range report.FileFormats() {
+			args = append(args, "--"+f.Name, filepath.Join(dir, f.DemoFile))
+		}
 		if policy != "" {
 			args = append(args, "--host-key-policy", policy)
 		}
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, args, &stdout, &stderr)
-		data, err := os.ReadFile(res)
-		if err != nil {
-			t.Fatalf("%s: no results (exit %d): %v\n%s", policy, code, err, stderr.String())
+		out := map[string]string{"terminal": stdout.String()}
+		for _, f := range report.FileFormats() {
+			data, err := os.ReadFile(filepath.Join(dir, f.DemoFile))
+			if err != nil {
+				t.Fatalf("%s: no %s report (exit %d): %v\n%s", policy, f.Name, code, err, stderr.String())
+			}
+			out[f.Name] = string(data)
 		}
 		var r result.Report
-		if err := json.Unmarshal(data, &r); err != nil {
+		if err := json.Unmarshal([]byte(out["json"]), &r); err != nil {
 			t.Fatal(err)
 		}
-		mdText, err := os.ReadFile(md)
-		if err != nil {
-			t.Fatal(err)
+		return code, out, &r
+	}
+	// inEvery: the host-key warnings enter the report Run returns, so no
+	// format may lack one.
+	inEvery := func(policy string, out map[string]string, want string) {
+		t.Helper()
+		for format, text := range out {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: the %s report does not say %q:\n%s", policy, format, want, text)
+			}
 		}
-		return code, stdout.String() + "\n" + string(mdText), &r
 	}
 	status := func(r *result.Report) string {
 		var s []string
@@ -78,9 +93,11 @@ func TestHostKeyPolicies(t *testing.T) {
 	if !strings.Contains(joined, "NOT verified for 3 nodes") || !strings.Contains(joined, "node-3: host key NOT verified") {
 		t.Errorf("insecure-ignore: warnings %q", r.Warnings)
 	}
-	if strings.Count(out, "WARNING: node-3: host key NOT verified") != 1 || !strings.Contains(out, "**Warning:** node-3: host key NOT verified") {
-		t.Errorf("insecure-ignore: the terminal and Markdown reports do not warn about node-3:\n%s", out)
+	if strings.Count(out["terminal"], "WARNING: node-3: host key NOT verified") != 1 || !strings.Contains(out["markdown"], "**Warning:** node-3: host key NOT verified") {
+		t.Errorf("insecure-ignore: the terminal and Markdown reports do not warn about node-3:\n%s\n%s", out["terminal"], out["markdown"])
 	}
+	inEvery("insecure-ignore", out, "node-3: host key NOT verified")
+	inEvery("insecure-ignore", out, "NOT verified for 3 nodes")
 	// accept-new: a changed key is still refused and never replaced.
 	before, err := os.ReadFile(known)
 	if err != nil {
@@ -94,7 +111,8 @@ func TestHostKeyPolicies(t *testing.T) {
 	if err := os.WriteFile(known, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, r = audit1("accept-new")
+	code, out, r = audit1("accept-new")
+	inEvery("accept-new", out, "3 nodes (node-1, node-2, node-3) were seen for the first time")
 	recorded, _ := os.ReadFile(known)
 	if code != 0 || status(r) != "node-1=ok node-2=ok node-3=ok" || len(r.Warnings) != 1 ||
 		!strings.Contains(r.Warnings[0], "3 nodes (node-1, node-2, node-3) were seen for the first time") {

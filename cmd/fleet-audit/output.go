@@ -216,3 +216,20 @@ const (
 	accessX = 0x1
 	accessW = 0x2
 )
+
+// errWriter keeps the first error of the writes through it, for a writer
+// handed to code that drops them (tablewriter's Render): a table lost to a
+// closed stdout must not exit 0.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+// The flags several commands share, and what reads them back. A command's
+// own flags are beside it in cmd_NAME.go.
+
+// ruleFlags choose what a run judges; run and demo both take them.
+func ruleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "waivers", Usage: "accept the findings listed in this YAML `FILE` (check, nodes/roles, reason, expires): shown as waived, not failing the gate"},
+		&cli.StringSliceFlag{Name: "only", Usage: "judge only the checks whose id matches `PATTERN` (a glob such as 'sysctl.*'; repeatable or comma-separated)"},
+		&cli.StringSliceFlag{Name: "skip", Usage: "do not judge the checks whose id matches `PATTERN` (applied after --only; repeatable or comma-separated)"},
+		&cli.StringFlag{Name: "probes", Usage: "also run the probes (*.sh) and checks (*.yaml) in `DIR`"},
+		&cli.StringFlag{Name: "target-version", Usage: "the RKE2 `VERSION` the fleet is about to be upgraded to (v1.xx.y+rke2rN), for the version-skew checks"},
+	}
+}
+
+// auditFlags tune how an audit runs; run and demo both take them.
+func auditFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "forks", Value: 10, Usage: "audit at most `N` nodes at once"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: 10 * time.Second, Usage: "bound on TCP connect, SSH handshake and authentication per node"},
+		&cli.DurationFlag{Name: "node-timeout", Value: 2 * time.Minute, Usage: "bound on everything done for one node"},
+		&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "fail the gate on findings at or above `SEVERITY` (critical, warning, info)"},
+	}
+}
+
+// formatFlags are one --NAME FILE flag per format of report's registry, so
+// a format added there is offered by run and report alike.
+func formatFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range report.FileFormats() {
+		out = append(out, &cli.StringFlag{Name: f.Name, Usage: "write " + f.Holds + " to `FILE`"})
+	}
+	return out
+}
+
+// formatUsage is "[--json FILE] [--markdown FILE] ...", for a UsageText.
+func formatUsage() string {
+	var out []string
+	for _, f := range report.FileFormats() {
+		out = append(out, "[--"+f.Name+" FILE]")
+	}
+	return strings.Join(out, " ")
+}
+
+// outputsFrom maps each format flag given to its path.
+func outputsFrom(c *cli.Context) map[string]string {
+	out := map[string]string{}
+	for _, f := range report.FileFormats() {
+		if p := c.String(f.Name); p != "" {
+			out[f.Name] = p
+		}
+	}
+	return out
+}
+
+// diffFormats are the formats a diff can be written to a file in (every
+// diff format but the terminal one, which is printed).
+func diffFormats() []string {
+	var out []string
+	for _, f := range report.DiffFormats() {
+		if f != "terminal" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// outputFlags choose how much of the terminal report run, demo and report
+// print.
+func outputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line, and no progress line"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print each finding's summary, evidence and fix, and every drift scope as its own row"},
+	}
+}
+
+// formatNames is shown in --help so users see every report format.
+func formatNames() string { return strings.Join(report.Names(), ", ") }
+
+// patterns trims what urfave already split at commas and drops empty
+// entries, so "--skip 'a, b'" and a trailing comma do what they look like.
+func patterns(in []string) []string {
+	var out []string
+	for _, p := range in {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// flags concatenates flag lists.
+func flags(lists ...[]cli.Flag) []cli.Flag {
+	var out []cli.Flag
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/remote"
+	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// parseArgs runs the CLI on argv with every command's action replaced by
+// one that keeps the options it is given: the flags are parsed, nothing is
+// read, dialled or written. It returns those options (nil when no action
+// ran), the exit code and stderr.
+func parseArgs(argv ...string) (any, int, string) {
+	var got any
+	a := actions{
+		run:       keep[runOptions](&got),
+		demo:      keep[demoOptions](&got),
+		report:    keep[reportOptions](&got),
+		diff:      keep[diffOptions](&got),
+		probes:    keep[probesOptions](&got),
+		inventory: keep[inventoryOptions](&got),
+	}
+	var stderr strings.Builder
+	app := newApp(io.Discard, io.Discard, a)
+	code := exitFor(app.RunContext(context.Background(), append([]string{"fleet-audit"}, argv...)), &stderr)
+	return got, code, stderr.String()
+}
+
+func keep[O any](got *any) func(context.Context, O, streams) error {
+	return func(_ context.Context, o O, _ streams) error {
+		*got = o
+		return nil
+	}
+}
+
+// runDefaults is what run's options are with only -i given.
+func runDefaults(inv string) runOptions {
+	return runOptions{
+		InventoryPath: inv, Forks: 10, ConnectTimeout: 10 * time.Second, NodeTimeout: 2 * time.Minute,
+		FailOn: result.SeverityCritical, Outputs: map[string]string{},
+	}
+}
+
+// TestFlags parses each command's argv into its options struct, apart
+// from what the command then does: defaults, every flag, and the bad
+// values that must exit 2 before anything is read.
+func TestFlags(t *testing.T) {
+	full := runDefaults("inv.yaml")
+	full.SSHConfig, full.NoAgent, full.Forks, full.ConnectTimeout, full.NodeTimeout = "cfg", true, 3, time.Second, time.Minute
+	full.FailOn, full.AllowUnreachable, full.HostKeyPolicy, full.Quiet, full.Verbose = result.SeverityWarning, true, remote.HostKeyAcceptNew, true, true
+	full.Outputs = map[string]string{"json": "r.json", "markdown": "r.md", "html": "-", "junit": "j.xml"}
+	full.WaiversPath, full.ProbesDir, full.Only, full.Skip = "w.yaml", "site", []string{"a", "b"}, []string{"c"}
+	full.TargetVersion = "v1.31.4+rke2r1"
+
+	demoDefaults := runDefaults("")
+	demoDefaults.InventoryPath = ""
+	demoFull := demoDefaults
+	demoFull.FailOn, demoFull.Forks, demoFull.Quiet, demoFull.Skip, demoFull.ProbesDir = result.SeverityInfo, 2, true, []string{"conntrack.*"}, "p"
+
+	tests := []struct {
+		name    string
+		argv    []string
+		want    any
+		wantErr string // stderr holds it, and the exit is 2
+	}{
+		{"run defaults", []string{"run", "-i", "inv.yaml"}, runDefaults("inv.yaml"), ""},
+		{"run every flag", []string{"run", "-i", "inv.yaml", "-F", "cfg", "--no-agent", "--forks", "3", "--connect-timeout", "1s",
+			"--node-timeout", "1m", "--fail-on", "warning", "--allow-unreachable", "--host-key-policy", "accept-new", "-q", "-v",
+			"--json", "r.json", "--markdown", "r.md", "--html", "-", "--junit", "j.xml", "--waivers", "w.yaml", "--probes", "site",
+			"--only", "a, b,", "--skip", "c", "--target-version", " v1.31.4+rke2r1 "}, full, ""},
+		{"run host-key-policy strict given", []string{"run", "-i", "i", "--host-key-policy", "strict"},
+			func() runOptions { o := runDefaults("i"); o.HostKeyPolicy = remote.HostKeyStrict; return o }(), ""},
+		{"run without inventory", []string{"run"}, nil, "inventory"},
+		{"run bad fail-on", []string{"run", "-i", "i", "--fail-on", "fatal"}, nil, "--fail-on"},
+		{"run no forks", []string{"run", "-i", "i", "--forks", "0"}, nil, "--forks"},
+		{"run zero timeout", []string{"run", "-i", "i", "--connect-timeout", "0s"}, nil, "must be positive"},
+		{"run bad host-key-policy", []string{"run", "-i", "i", "--host-key-policy", "yes"}, nil, "--host-key-policy"},
+		{"run target-version without v", []string{"run", "-i", "i", "--target-version", "1.32"}, nil, "--target-version"},
+		{"run target-version without rke2r", []string{"run", "-i", "i", "--target-version", "v1.32.5"}, nil, "--target-version"},
+		{"run target-version with a tail", []string{"run", "-i", "i", "--target-version", "v1.31.4+rke2r1;id"}, nil, "--target-version"},
+		{"run unknown flag", []string{"run", "-i", "i", "--yaml", "f"}, nil, "yaml"},
+
+		{"demo defaults", []string{"demo"}, demoOptions{Out: "demo-out", runOptions: demoDefaults}, ""},
+		{"demo flags", []string{"demo", "--out", "d", "--fail-on", "info", "--forks", "2", "-q", "--skip", "conntrack.*", "--probes", "p"},
+			demoOptions{Out: "d", runOptions: demoFull}, ""},
+		{"demo has no report flags", []string{"demo", "--json", "f"}, nil, "json"},
+		{"demo bad fail-on", []string{"demo", "--fail-on", "fatal"}, nil, "--fail-on"},
+
+		{"report", []string{"report", "r.json"}, reportOptions{Path: "r.json", Outputs: map[string]string{}}, ""},
+		{"report flags after the file", []string{"report", "r.json", "--html", "h.html", "-q", "--json", "-"},
+			reportOptions{Path: "r.json", Outputs: map[string]string{"html": "h.html", "json": "-"}, Output: outputOptions{Quiet: true}}, ""},
+		{"report flags first", []string{"report", "-v", "--junit", "j.xml", "r.json"},
+			reportOptions{Path: "r.json", Outputs: map[string]string{"junit": "j.xml"}, Output: outputOptions{Verbose: true}}, ""},
+		{"report a file named like a flag", []string{"report", "--", "-r.json"}, reportOptions{Path: "-r.json", Outputs: map[string]string{}}, ""},
+		{"report without a file", []string{"report"}, nil, "want one saved results file"},
+		{"report two files", []string{"report", "a.json", "b.json"}, nil, "got 2 arguments"},
+
+		{"diff", []string{"diff", "a.json", "b.json"}, diffOptions{Before: "a.json", After: "b.json", Outputs: map[string]string{}, FailOn: result.SeverityCritical}, ""},
+		{"diff flags after the files", []string{"diff", "a.json", "b.json", "--markdown", "d.md", "--json", "d.json", "--fail-on", "warning",
+			"--allow-unreachable", "--include-volatile", "-q"},
+			diffOptions{Before: "a.json", After: "b.json", Outputs: map[string]string{"markdown": "d.md", "json": "d.json"},
+				FailOn: result.SeverityWarning, AllowUnreachable: true, IncludeVolatile: true, Quiet: true}, ""},
+		{"diff one file", []string{"diff", "a.json"}, nil, "want two saved results files"},
+		{"diff bad fail-on", []string{"diff", "a.json", "b.json", "--fail-on", "sometimes"}, nil, "--fail-on"},
+		{"diff has no html", []string{"diff", "--html", "d.html", "a.json", "b.json"}, nil, "html"},
+
+		{"probes", []string{"probes"}, probesOptions{}, ""},
+		{"probes flags", []string{"probes", "--probes", "d", "--json"}, probesOptions{ProbesDir: "d", JSON: true}, ""},
+
+		{"inventory", []string{"inventory", "-i", "inv.yaml", "-F", "cfg"}, inventoryOptions{Path: "inv.yaml", SSHConfig: "cfg"}, ""},
+		{"inventory without inventory", []string{"inventory"}, nil, "inventory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, code, stderr := parseArgs(tc.argv...)
+			if tc.wantErr != "" {
+				if code != int(exitUsage) || got != nil || !strings.Contains(stderr, tc.wantErr) {
+					t.Errorf("exit %d, options %+v, stderr %q; want exit 2 naming %q and no action", code, got, stderr, tc.wantErr)
+				}
+				return
+			}
+			if code != 0 || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("exit %d (stderr %q)\ngot  %+v\nwant %+v", code, stderr, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFormatFlagsFromRegistry: every file format of report's registry is a
+// flag of run and report, and a file of the demo; every diff format but
+// the terminal one is a flag of diff. A format added to the registry thus
+// reaches every command without an edit here or in the commands.
+func TestFormatFlagsFromRegistry(t *testing.T) {
+	for _, f := range report.FileFormats() {
+		got, _, stderr := parseArgs("run", "-i", "i", "--"+f.Name, "out")
+		if o, ok := got.(runOptions); !ok || o.Outputs[f.Name] != "out" {
+			t.Errorf("run --%s: %+v %s", f.Name, got, stderr)
+		}
+		got, _, stderr = parseArgs("report", "r.json", "--"+f.Name, "out")
+		if o, ok := got.(reportOptions); !ok || o.Outputs[f.Name] != "out" {
+			t.Errorf("report --%s: %+v %s", f.Name, got, stderr)
+		}
+		if f.DemoFile == "" {
+			t.Errorf("format %s has no demo file name", f.Name)
+		}
+	}
+	for _, f := range report.DiffFormats() {
+		if f == "terminal" {
+			continue
+		}
+		got, _, stderr := parseArgs("diff", "a", "b", "--"+f, "out")
+		if o, ok := got.(diffOptions); !ok || o.Outputs[f] != "out" {
+			t.Errorf("diff --%s: %+v %s", f, got, stderr)
+		}
+	}
+}

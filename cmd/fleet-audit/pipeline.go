@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/internal/transport"
+	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/remote"
+	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// The pipeline run and demo share, whatever their flags: load the rules,
+// audit, emit the reports. report re-renders through its last step.
+
+// rules is what loadRules resolves from the flags.
+type rules struct {
+	Probes    []probe.Probe
+	Checks    []check.Check
+	Waivers   []result.Waiver
+	Selection check.Selection
+}
+
+// loadRules loads the embedded and --probes probes and checks, selects the
+// checks, and reads the waivers, all before anything is contacted: any
+// problem with them is input, exit 2. Waivers are validated against every
+// known check, not only the selected ones, so one waivers file can serve
+// runs with different --skip lists.
+func loadRules(o runOptions) (rules, error) {
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		return rules{}, fmt.Errorf("embedded probes: %w", err)
+	}
+	checks, err := check.BuiltinChecks()
+	if err != nil {
+		return rules{}, fmt.Errorf("embedded checks: %w", err)
+	}
+	if o.ProbesDir != "" {
+		up, uc, err := audit.LoadProbeDir(o.ProbesDir)
+		if err != nil {
+			return rules{}, &usageError{err}
+		}
+		probes = append(probes, up...)
+		checks = append(checks, uc...)
+	}
+	var r rules
+	r.Probes = probes
+	if o.WaiversPath != "" {
+		if r.Waivers, err = audit.LoadWaivers(o.WaiversPath, audit.WaivableIDs(checks)); err != nil {
+			return rules{}, &usageError{err}
+		}
+	}
+	r.Selection = check.Selection{Only: o.Only, Skip: o.Skip}
+	if r.Checks, err = check.SelectChecks(checks, r.Selection, audit.GoSelectableIDs()); err != nil {
+		return rules{}, &usageError{err}
+	}
+	return r, nil
+}
+
+// auditAndReport is the one path from a loaded inventory to written reports
+// and an exit code, shared by run and demo.
+func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions, stdout, stderr io.Writer) error {
+	// A FIFO in --probes blocks in open(2) until someone writes it.
+	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o) })
+	if err != nil {
+		return err
+	}
+	// Check output paths before contacting anything.
+	for format := range o.Outputs {
+		if _, err := report.New(format, report.Options{}); err != nil {
+			return &usageError{err}
+		}
+	}
+	if err := checkOutputs(o.Outputs); err != nil {
+		return err
+	}
+	agent := os.Getenv("SSH_AUTH_SOCK")
+	if o.NoAgent {
+		agent = ""
+	}
+	ask := ttyPassphrase(ctx, nil)
+	unlockKeys(ctx, inv, ask)
+	dialer := remote.NewSSHDialer(remote.SSHOptions{
+		ConnectTimeout: o.ConnectTimeout, AgentSocket: agent, Passphrase: ask,
+		// Jump hosts, shared by many nodes, follow the command line only.
+		HostKeyPolicy: o.HostKeyPolicy,
+	})
+	defer dialer.Close()
+	tr := &transport.Transport{Inventory: inv, SSH: dialer, Local: remote.LocalDialer{}, HostKeyPolicy: o.HostKeyPolicy}
+	var progress *progressLine
+	if !o.Quiet && isTerminal(stderr) {
+		progress = &progressLine{w: stderr}
+		progress.update(0, len(inv.Hosts), 0)
+	}
+	r, err := audit.Run(ctx, audit.RunOptions{
+		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
+		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
+		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o),
+		LateWarnings: func() []string {
+			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
+		},
+		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
+	})
+	progress.finish()
+	if err != nil {
+		return err
+	}
+	return emitReport(r, o.Outputs, outputOptions{Quiet: o.Quiet, Verbose: o.Verbose}, stdout, stderr)
+}
+
+// unlockKeys asks for the passphrases of encrypted identity files before
+// any node is dialled, one key at a time, so that typing one is bounded by
+// a generous deadline rather than by every node's connect timeout. What it
+// cannot unlock is left to the dials, which say why in the node's status.
+func unlockKeys(ctx context.Context, inv *inventory.Inventory, ask remote.PassphraseFunc) {
+	ctx, cancel := context.WithTimeout(ctx, unlockTimeout)
+	defer cancel()
+	type key struct{ path, env string }
+	seen := map[key]bool{}
+	for _, h := range inv.Hosts {
+		if h.Connection != "ssh" {
+			continue
+		}
+		files := append([]string{}, h.IdentityFiles...)
+		for _, j := range h.Jumps {
+			files = append(files, j.IdentityFiles...)
+		}
+		for _, f := range files {
+			k := key{f, h.PassphraseEnv}
+			if !seen[k] && ctx.Err() == nil {
+				seen[k] = true
+				_ = remote.Unlock(ctx, f, h.PassphraseEnv, ask)
+			}
+		}
+	}
+}
+
+// unlockTimeout bounds the passphrase prompts of one run.
+const unlockTimeout = 5 * time.Minute
+
+// runWarnings are what the report must say about how far its results can
+// be trusted before anyone reads them.
+func runWarnings(inv *inventory.Inventory, o runOptions) []string {
+	var ignored []string
+	for _, h := range inv.Hosts {
+		if h.Connection == "ssh" && transport.PolicyFor(h, o.HostKeyPolicy) == remote.HostKeyInsecureIgnore {
+			ignored = append(ignored, h.Name)
+		}
+	}
+	if len(ignored) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("host keys were NOT verified for %s (host-key policy insecure-ignore): a man-in-the-middle would have gone unnoticed, and these results could come from any machine",
+		pluralNodes(ignored))}
+}
+
+// hostKeyWarnings turn the transport's host-key notes into report
+// warnings: each key accepted without verification by name, since any of
+// them could be a man-in-the-middle, and the keys recorded on first use as
+// one line.
+func hostKeyWarnings(notes map[string]string) []string {
+	var out, learned []string
+	for _, n := range slices.Sorted(maps.Keys(notes)) {
+		if strings.Contains(notes[n], "accept-new") {
+			learned = append(learned, n)
+		} else {
+			out = append(out, n+": "+notes[n])
+		}
+	}
+	if len(learned) > 0 {
+		out = append(out, fmt.Sprintf("host keys of %s were seen for the first time and trusted (host-key policy accept-new); compare their fingerprints with the nodes' own before the next run", pluralNodes(learned)))
+	}
+	return out
+}
+
+// hopKeyWarnings: one line per jump host whose key was not simply found in
+// known_hosts; every node behind it was reached through that trust.
+func hopKeyWarnings(notes map[string]string) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(notes)) {
+		out = append(out, "jump host "+name+": "+notes[name])
+	}
+	return out
+}
+
+// pluralNodes is "1 node (a)" or "3 nodes (a, b, c)", the list cut after 10.
+func pluralNodes(names []string) string {
+	shown := names
+	if len(shown) > 10 {
+		shown = shown[:10]
+	}
+	list := strings.Join(shown, ", ")
+	if len(names) > len(shown) {
+		list += fmt.Sprintf(", and %d more", len(names)-len(shown))
+	}
+	return result.Count(len(names), "node") + " (" + list + ")"
+}
+
+// progressLine is the line a person at a terminal sees on stderr while the
+// nodes are audited: done/total and the failures so far, rewritten in place
+// with \r. It is only ever made for a terminal, so logs and CI output never
+// carry it; a nil *progressLine does nothing.
+type progressLine struct {
+	w     io.Writer
+	shown bool
+	ended bool
+}
+
+func (p *progressLine) update(done, total, failed int) {
+	// The counts only grow, so each line covers the one before it.
+	fmt.Fprintf(p.w, "\rfleet-audit: %d/%d nodes audited, %d failed", done, total, failed)
+	p.shown = true
+}
+
+// callback is what audit.Run calls after each node; nil when p is nil, so
+// Run does no work for a pipe.
+func (p *progressLine) callback() func(done, total, failed int) {
+	if p == nil {
+		return nil
+	}
+	return p.update
+}
+
+// finish ends the line so that what follows starts on a line of its own,
+// also when the run was interrupted before every node was done.
+func (p *progressLine) finish() {
+	if p == nil || !p.shown || p.ended {
+		return
+	}
+	fmt.Fprintln(p.w)
+	p.ended = true
+}
+
+// outputOptions say how much of the terminal report emit prints.
+type outputOptions struct {
+	// Quiet prints the verdict line alone.
+	Quiet bool
+	// Verbose adds each finding's summary, evidence and fix.
+	Verbose bool
+}
+
+// emitReport writes the requested report files, prints the terminal report
+// (or the verdict alone with -q) and turns the gate into the exit status.
+// It is shared by run, demo and report, so a re-rendered run reads as the
+// original.
+//
+// A report written to stdout (-) is all stdout carries, so that
+// `--json - | jq` parses: the terminal summary then goes to stderr, where a
+// CI log still shows it, coloured only if stderr is a terminal.
+func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
+	var writeErr error
+	var written []string
+	summary := stdout
+	for _, format := range report.Names() {
+		p, ok := outputs[format]
+		if !ok {
+			continue
+		}
+		if err := writeReport(format, p, r, stdout); err != nil {
+			fmt.Fprintf(stderr, "fleet-audit: error: %v\n", err)
+			writeErr = err
+			continue
+		}
+		if isStdoutPath(p) {
+			summary = stderr
+			written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to stdout", format))
+			continue
+		}
+		written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to %s", format, p))
+	}
+	stdout = summary
+	if oo.Quiet {
+		fmt.Fprintln(stdout, "gate: "+report.Verdict(r.Gate))
+	} else {
+		f, _ := report.New("terminal", report.Options{
+			Color: useColor(stdout, os.Getenv), Width: terminalWidth(stdout), Verbose: oo.Verbose,
+		})
+		if err := f.Format(stdout, r); err != nil {
+			return fmt.Errorf("terminal report: %w", err)
+		}
+	}
+	for _, line := range written {
+		fmt.Fprintln(stderr, line)
+	}
+	if writeErr != nil {
+		return &gateError{code: exitInternal}
+	}
+	if r.Gate.ExitCode != 0 {
+		return &gateError{code: exitCode(r.Gate.ExitCode)}
+	}
+	return nil
+}
+
+// useColor decides colour for the terminal report: only on a terminal,
+// never when NO_COLOR is set to anything but the empty string
+// (https://no-color.org), and never for TERM=dumb, which cannot show it.
+func useColor(w io.Writer, env func(string) string) bool {
+	return isTerminal(w) && env("NO_COLOR") == "" && env("TERM") != "dumb"
+}
+
+// terminalWidth is the width of the terminal w is, or 0 (the formatter's
+// default) for a pipe, a file or a terminal that does not say.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		return 0
+	}
+	return width
+}
+
+// writeReport renders one report file; a reader never sees half of it.
+func writeReport(format, path string, r *result.Report, stdout io.Writer) error {
+	f, err := report.New(format, report.Options{})
+	if err != nil {
+		return err
+	}
+	if err := writeOutput(path, stdout, func(w io.Writer) error { return f.Format(w, r) }); err != nil {
+		return fmt.Errorf("write %s report %s: %w", format, path, err)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
