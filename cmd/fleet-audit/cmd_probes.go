@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/urfave/cli/v2"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/report"
 )
@@ -38,12 +39,13 @@ type probesOptions struct {
 func probesCommand(act func(context.Context, probesOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "probes",
-		Usage:     "list the probes and checks a run would use",
+		Usage:     "list the probes, checks, and findings and facts built in, that a run would use",
 		UsageText: "fleet-audit probes [--probes DIR] [--json]",
 		Description: `Lists the probes embedded in the binary and the checks judged on their
 facts, with each one's scope (node or cluster), whether it needs root, its
-severity and where it is defined ("builtin" or a file of --probes DIR).
-The check ids are what --only, --skip and waivers match. Contacts nothing;
+severity and where it is defined ("builtin" or a file of --probes DIR),
+then the findings and facts fleet-audit computes in Go. The check and
+finding ids are what --only, --skip and waivers match. Contacts nothing;
 a --probes DIR with errors exits 2 with file:line, as run would.
 
 EXAMPLES:
@@ -52,7 +54,7 @@ EXAMPLES:
    fleet-audit probes --json | jq -r '.checks[].id'`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "probes", Usage: "also list the probes and checks in `DIR`"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON ({\"probes\": [...], \"checks\": [...]}) for machines"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON ({\"probes\": [...], \"checks\": [...], \"findings\": [...], \"facts\": [...]}) for machines"},
 		},
 		Action: func(c *cli.Context) error {
 			return internal(act(c.Context, probesOptions{ProbesDir: c.String("probes"), JSON: c.Bool("json")}, streamsOf(c)))
@@ -70,17 +72,18 @@ func runProbes(ctx context.Context, o probesOptions, s streams) error {
 	if err != nil {
 		return err
 	}
+	findings, facts := goCatalog()
 	if o.JSON {
 		enc := json.NewEncoder(s.out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks})
+		return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks, "findings": findings, "facts": facts})
 	}
 	out := &errWriter{w: s.out}
 	t := tablewriter.NewTable(out)
 	t.Header("kind", "id", "scope", "root", "severity", "source", "description")
-	for _, e := range append(probes, checks...) {
+	for _, e := range slices.Concat(probes, checks, findings, facts) {
 		root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
-		if e.Kind == "check" {
+		if e.Kind != "probe" {
 			root = "-"
 		}
 		sev := e.Severity
@@ -134,4 +137,26 @@ func catalog(rl rules) (probes, checks []catalogEntry, err error) {
 			Source: src, Description: c.Title, Facts: facts})
 	}
 	return probes, checks, nil
+}
+
+// goCatalog lists what fleet-audit computes in Go, from audit's one table:
+// the findings (which --only, --skip and waivers may name when marked so)
+// and the facts (which a check may read when marked so).
+func goCatalog() (findings, facts []catalogEntry) {
+	findings, facts = []catalogEntry{}, []catalogEntry{}
+	for _, f := range audit.GoFindings {
+		scope := "fleet"
+		if !f.Operator {
+			scope = "fleet (not waivable or selectable)"
+		}
+		findings = append(findings, catalogEntry{Kind: "finding", ID: f.ID, Scope: scope, Source: "builtin (Go)", Description: f.About, Facts: []string{}})
+	}
+	for _, f := range audit.GoFacts {
+		scope := "node"
+		if !f.Checkable {
+			scope = "node (not readable by checks)"
+		}
+		facts = append(facts, catalogEntry{Kind: "fact", ID: f.Key, Scope: scope, Source: "builtin (Go)", Description: f.About, Facts: []string{}})
+	}
+	return findings, facts
 }
