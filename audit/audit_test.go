@@ -101,9 +101,11 @@ func runSim(t *testing.T, inv *Fleet, tr Transport) *result.Report {
 	return r
 }
 
+// TestIncidentNamesUFWAsProbableCause judges the incident fleet's facts,
+// which TestFactsFixtures holds to what audit.Run gets from the real
+// bundle on nodesim.Incident.
 func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
-	inv, tr := simulate(t, nodesim.Incident())
-	r := runSim(t, inv, tr)
+	r := judgeFixture(t, "incident", nil)
 	for _, n := range r.Nodes {
 		if n.Status != result.StatusOK {
 			t.Fatalf("node %s: status %s (%s)", n.Name, n.Status, n.Message)
@@ -177,8 +179,7 @@ func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
 }
 
 func TestCleanFleetPasses(t *testing.T) {
-	inv, tr := simulate(t, nodesim.Clean(3))
-	r := runSim(t, inv, tr)
+	r := judgeFixture(t, "clean-3", nil)
 	if !r.Gate.Passed || r.Gate.ExitCode != result.ExitOK {
 		t.Fatalf("gate = %+v, findings = %+v", r.Gate, r.Findings)
 	}
@@ -286,11 +287,11 @@ func TestShippedProbes(t *testing.T) {
 			}
 		}
 	}
-	// Every declared fact is really emitted on a simulated fleet: node
-	// facts on a node, cluster facts once, node facts of the cluster probe
-	// joined to the node they name.
-	inv, tr := simulate(t, nodesim.Clean(2))
-	r := runSim(t, inv, tr)
+	// Every declared fact is really emitted on a simulated fleet (the
+	// clean-3 fixture, the real bundle's facts): node facts on a node,
+	// cluster facts once, node facts of the cluster probe joined to the
+	// node they name.
+	r := judgeFixture(t, "clean-3", nil)
 	if got := r.Nodes[0].Facts["kubeproxy.port10256.listening"]; got != "yes" {
 		t.Errorf("kubeproxy.port10256.listening = %s on a node listening on 10256", got)
 	}
