@@ -230,6 +230,9 @@ var nmScenarios = []nmScenario{
 // every shell a node may have as /bin/sh, and expects the facts /bin/sh
 // gave through the real bundle.
 func TestNetworkProbeUnderEveryShell(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the probe under dash, bash and busybox for every state (-short skips the fork-heavy tests)")
+	}
 	shells := [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}}
 	states := map[string]struct {
 		state     nodesim.State
