@@ -69,6 +69,7 @@ func (s *shSession) Close() error { return nil }
 
 func simulate(t *testing.T, fleet []nodesim.Member) (*Fleet, *shTransport) {
 	t.Helper()
+	skipShort(t)
 	dir := t.TempDir()
 	tr := &shTransport{roots: map[string]string{}, fail: map[string]error{}, calls: map[string]int{}}
 	inv := &Fleet{Name: "sim"}
