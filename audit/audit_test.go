@@ -69,6 +69,7 @@ func (s *shSession) Close() error { return nil }
 
 func simulate(t *testing.T, fleet []nodesim.Member) (*Fleet, *shTransport) {
 	t.Helper()
+	skipShort(t)
 	dir := t.TempDir()
 	tr := &shTransport{roots: map[string]string{}, fail: map[string]error{}, calls: map[string]int{}}
 	inv := &Fleet{Name: "sim"}
@@ -101,9 +102,11 @@ func runSim(t *testing.T, inv *Fleet, tr Transport) *result.Report {
 	return r
 }
 
+// TestIncidentNamesUFWAsProbableCause judges the incident fleet's facts,
+// which TestFactsFixtures holds to what audit.Run gets from the real
+// bundle on nodesim.Incident.
 func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
-	inv, tr := simulate(t, nodesim.Incident())
-	r := runSim(t, inv, tr)
+	r := judgeFixture(t, "incident", nil)
 	for _, n := range r.Nodes {
 		if n.Status != result.StatusOK {
 			t.Fatalf("node %s: status %s (%s)", n.Name, n.Status, n.Message)
@@ -177,8 +180,7 @@ func TestIncidentNamesUFWAsProbableCause(t *testing.T) {
 }
 
 func TestCleanFleetPasses(t *testing.T) {
-	inv, tr := simulate(t, nodesim.Clean(3))
-	r := runSim(t, inv, tr)
+	r := judgeFixture(t, "clean-3", nil)
 	if !r.Gate.Passed || r.Gate.ExitCode != result.ExitOK {
 		t.Fatalf("gate = %+v, findings = %+v", r.Gate, r.Findings)
 	}
@@ -207,6 +209,9 @@ func TestUnreachableNodeGates3(t *testing.T) {
 }
 
 func TestProbeHangIsProbeTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a probe timeout on a real bundle (-short skips the slow tests)")
+	}
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Skip("timeout(1) not installed")
 	}
@@ -286,11 +291,11 @@ func TestShippedProbes(t *testing.T) {
 			}
 		}
 	}
-	// Every declared fact is really emitted on a simulated fleet: node
-	// facts on a node, cluster facts once, node facts of the cluster probe
-	// joined to the node they name.
-	inv, tr := simulate(t, nodesim.Clean(2))
-	r := runSim(t, inv, tr)
+	// Every declared fact is really emitted on a simulated fleet (the
+	// clean-3 fixture, the real bundle's facts): node facts on a node,
+	// cluster facts once, node facts of the cluster probe joined to the
+	// node they name.
+	r := judgeFixture(t, "clean-3", nil)
 	if got := r.Nodes[0].Facts["kubeproxy.port10256.listening"]; got != "yes" {
 		t.Errorf("kubeproxy.port10256.listening = %s on a node listening on 10256", got)
 	}

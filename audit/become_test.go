@@ -52,6 +52,9 @@ func asNonRoot(t *testing.T, root, kind string) {
 }
 
 func TestBecomeSudo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole bundle through four simulated sudos (-short skips the fork-heavy tests)")
+	}
 	for _, tc := range []struct {
 		kind, sudo string
 		status     result.NodeStatus

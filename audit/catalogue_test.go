@@ -13,7 +13,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
-var updateCatalogue = flag.Bool("update", false, "rewrite docs/catalogue.md from the embedded probes and checks")
+var update = flag.Bool("update", false, "rewrite docs/catalogue.md and the facts fixtures (testdata/facts) from the embedded probes and checks")
 
 // TestCatalogueDocIsCurrent keeps docs/catalogue.md, the operator's list of
 // every probe and check, in step with what the binary embeds: run
@@ -29,7 +29,7 @@ func TestCatalogueDocIsCurrent(t *testing.T) {
 	}
 	got := renderCatalogue(probes, checks)
 	path := filepath.Join("..", "docs", "catalogue.md")
-	if *updateCatalogue {
+	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

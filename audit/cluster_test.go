@@ -567,8 +567,7 @@ func TestRBACRedHerringIsNeverCritical(t *testing.T) {
 
 func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
-		inv, tr := simulate(t, nodesim.Clean(3))
-		r := runSim(t, inv, tr)
+		r := judgeFixture(t, "clean-3", nil)
 		if r.Cluster == nil || r.Cluster.Facts["cluster.readyz"] != "passed" {
 			t.Fatalf("cluster = %+v", r.Cluster)
 		}
@@ -585,8 +584,7 @@ func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("incident", func(t *testing.T) {
-		inv, tr := simulate(t, nodesim.Incident())
-		r := runSim(t, inv, tr)
+		r := judgeFixture(t, "incident", nil)
 		if len(r.Findings) == 0 || r.Findings[0].Cause == nil || r.Findings[0].Cause.Fact != "ufw.active" || r.Findings[0].Cause.Value != "active" {
 			t.Fatalf("first finding is not the UFW cause: %+v", r.Findings)
 		}
@@ -643,6 +641,9 @@ func reflectorDenial(kind, verb, resource, group string) string {
 // cannot VERB resource "RES"` denial, asks can-i for that verb and resource,
 // and lets only Kubernetes-shaped names of it reach the output.
 func TestClusterProbeRBACDenials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the cluster probe under dash, bash and busybox for every log (-short skips the fork-heavy tests)")
+	}
 	n1 := nodesim.K8sNodeName("node-1")
 	pod := nodesim.KubeProxyPod("node-1")
 	server := func(log string, edit func(*nodesim.State)) nodesim.State {
@@ -738,39 +739,51 @@ func TestClusterProbeRBACDenials(t *testing.T) {
 	}
 }
 
-// End to end: the same `cannot list resource "endpointslices"` line in a
+// rbacDenialScenario is a clean fleet whose node-2 kube-proxy restarted 3
+// times with an EndpointSlice list denial in its previous log, and whose
+// can-i answers canI for that verb and resource.
+type rbacDenialScenario struct {
+	name          string
+	canI          bool
+	want, notWant string
+	severity      result.Severity
+}
+
+func (c rbacDenialScenario) fixture() string { return fixtureName("rbac-denial", c.name) }
+
+func (c rbacDenialScenario) fleet() []nodesim.Member {
+	line := reflectorDenial("EndpointSlice", "list", "endpointslices", "discovery.k8s.io")
+	fleet := nodesim.Clean(3)
+	s := &fleet[0].State
+	pod := nodesim.KubeProxyPod("node-2")
+	var pods strings.Builder
+	for _, m := range []string{"node-1", "node-2", "node-3"} {
+		restarts, last := "0", ""
+		if m == "node-2" {
+			restarts, last = "3", "Error"
+		}
+		pods.WriteString(podsLine(nodesim.KubeProxyPod(m), nodesim.K8sNodeName(m), "Running", "kube-proxy", "", "true", restarts, "", "2026-12-02T09:12:00Z", "", last, "", "/livez", "/livez"))
+	}
+	kubectlAnswer(s, nodesim.KubectlPods, pods.String(), 0)
+	kubectlAnswer(s, nodesim.KubectlPreviousLogs(pod), kubeProxyLog(line), 0)
+	*s = nodesim.WithKubeProxyCanI(*s, "list", "endpointslices.discovery.k8s.io", c.canI)
+	return fleet
+}
+
+var rbacDenialScenarios = []rbacDenialScenario{
+	{"can-i yes: red herring", true, "k8s.kubeproxy-rbac-denial-transient", "k8s.kubeproxy-rbac-denied", result.SeverityInfo},
+	{"can-i no: real RBAC gap", false, "k8s.kubeproxy-rbac-denied", "k8s.kubeproxy-rbac-denial-transient", result.SeverityCritical},
+}
+
+// End to end (on the facts the bundle gave, see TestFactsFixtures): the same `cannot list resource "endpointslices"` line in a
 // restarted kube-proxy's previous log is the red herring while can-i says
 // yes, and a real RBAC finding, never called transient, when it says no.
 // The finding names the verb and resource; the log line itself never
 // reaches the report.
 func TestRBACEndpointSlicesDenialEndToEnd(t *testing.T) {
-	line := reflectorDenial("EndpointSlice", "list", "endpointslices", "discovery.k8s.io")
-	for _, tc := range []struct {
-		name          string
-		canI          bool
-		want, notWant string
-		severity      result.Severity
-	}{
-		{"can-i yes: red herring", true, "k8s.kubeproxy-rbac-denial-transient", "k8s.kubeproxy-rbac-denied", result.SeverityInfo},
-		{"can-i no: real RBAC gap", false, "k8s.kubeproxy-rbac-denied", "k8s.kubeproxy-rbac-denial-transient", result.SeverityCritical},
-	} {
+	for _, tc := range rbacDenialScenarios {
 		t.Run(tc.name, func(t *testing.T) {
-			fleet := nodesim.Clean(3)
-			s := &fleet[0].State
-			pod := nodesim.KubeProxyPod("node-2")
-			var pods strings.Builder
-			for _, m := range []string{"node-1", "node-2", "node-3"} {
-				restarts, last := "0", ""
-				if m == "node-2" {
-					restarts, last = "3", "Error"
-				}
-				pods.WriteString(podsLine(nodesim.KubeProxyPod(m), nodesim.K8sNodeName(m), "Running", "kube-proxy", "", "true", restarts, "", "2026-12-02T09:12:00Z", "", last, "", "/livez", "/livez"))
-			}
-			kubectlAnswer(s, nodesim.KubectlPods, pods.String(), 0)
-			kubectlAnswer(s, nodesim.KubectlPreviousLogs(pod), kubeProxyLog(line), 0)
-			*s = nodesim.WithKubeProxyCanI(*s, "list", "endpointslices.discovery.k8s.io", tc.canI)
-			inv, tr := simulate(t, fleet)
-			r := runSim(t, inv, tr)
+			r := judgeFixture(t, tc.fixture(), nil)
 			if r.Cluster == nil || r.Cluster.Status != result.ClusterOK {
 				t.Fatalf("cluster = %+v", r.Cluster)
 			}

@@ -563,52 +563,62 @@ func TestHostChecks(t *testing.T) {
 	}
 }
 
-// TestHostScenariosEndToEnd plants each nodesim helper on one node of a
-// clean fleet and runs the whole bundle and every shipped check: the planted
-// node gets exactly the expected findings, the others none, and the healthy
-// fleet itself none at all.
+// hostScenario plants one nodesim helper on one node of a clean fleet.
+type hostScenario struct {
+	name   string
+	node   int // index into Clean(3); 0 is the server
+	plant  func(nodesim.State) nodesim.State
+	checks []string
+}
+
+func (c hostScenario) fixture() string { return fixtureName("host", c.name) }
+
+func (c hostScenario) fleet() []nodesim.Member {
+	fleet := nodesim.Clean(3)
+	fleet[c.node].State = c.plant(fleet[c.node].State)
+	return fleet
+}
+
+var hostScenarios = []hostScenario{
+	{"healthy", 1, func(s nodesim.State) nodesim.State { return s }, nil},
+	{"conntrack at 95%", 1, func(s nodesim.State) nodesim.State { return nodesim.WithConntrackUse(s, 95) }, []string{"conntrack.pressure"}},
+	{"ip_forward off", 1, nodesim.WithIPForwardOff, []string{"sysctl.ip-forward"}},
+	{"br_netfilter unloaded", 2, nodesim.WithoutBrNetfilter, []string{"module.br-netfilter", "sysctl.bridge-nf-call-ip6tables", "sysctl.bridge-nf-call-iptables"}},
+	{"swap on", 1, nodesim.WithSwapOn, []string{"host.swap-on"}},
+	{"clock unsynchronised", 2, nodesim.WithClockUnsynced, []string{"time.unsynchronised"}},
+	{"disk full", 1, func(s nodesim.State) nodesim.State { return nodesim.WithDiskUsed(s, 97) }, []string{"disk.rancher.space-critical"}},
+	{"NetworkManager managing cali*", 1, nodesim.WithNetworkManagerManagingCNI, []string{"network.nm-manages-cni"}},
+	{"NetworkManager configured", 1, func(s nodesim.State) nodesim.State { return nodesim.WithNetworkManager(s, true) }, nil},
+	{"nm-cloud-setup enabled", 2, nodesim.WithNMCloudSetup, []string{"network.nm-cloud-setup"}},
+	{"server missing 6443", 0, func(s nodesim.State) nodesim.State { return nodesim.WithoutPort(s, 6443) }, []string{"port.6443-missing"}},
+	{"timesyncd instead of chrony", 1, func(s nodesim.State) nodesim.State { return nodesim.WithTimesyncd(s, true) }, nil},
+	// kube-proxy-arg sets per-core: kube-proxy would raise the table to
+	// 131072 on this 4-core node, and something pinned it lower.
+	{"conntrack max pinned below kube-proxy's target", 1, func(s nodesim.State) nodesim.State {
+		return nodesim.WithConntrackMax(nodesim.WithKubeProxyArgs(s, "--conntrack-max-per-core=32768"), 65536)
+	}, []string{"conntrack.below-default"}},
+	// RKE2's own --conntrack-max-per-core=0: kube-proxy keeps the
+	// kernel's value, so a small table is not a finding by itself.
+	{"conntrack max small under RKE2's defaults", 1, func(s nodesim.State) nodesim.State { return nodesim.WithConntrackMax(s, 65536) }, nil},
+}
+
+// TestHostScenariosEndToEnd judges, with every shipped check, the facts the
+// whole bundle gave on each hostScenarios fleet (TestFactsFixtures holds the
+// fixtures to the bundle): the planted node gets exactly the expected
+// findings, the others none, and the healthy fleet itself none at all.
 func TestHostScenariosEndToEnd(t *testing.T) {
-	cases := []struct {
-		name   string
-		node   int // index into Clean(3); 0 is the server
-		plant  func(nodesim.State) nodesim.State
-		checks []string
-	}{
-		{"healthy", 1, func(s nodesim.State) nodesim.State { return s }, nil},
-		{"conntrack at 95%", 1, func(s nodesim.State) nodesim.State { return nodesim.WithConntrackUse(s, 95) }, []string{"conntrack.pressure"}},
-		{"ip_forward off", 1, nodesim.WithIPForwardOff, []string{"sysctl.ip-forward"}},
-		{"br_netfilter unloaded", 2, nodesim.WithoutBrNetfilter, []string{"module.br-netfilter", "sysctl.bridge-nf-call-ip6tables", "sysctl.bridge-nf-call-iptables"}},
-		{"swap on", 1, nodesim.WithSwapOn, []string{"host.swap-on"}},
-		{"clock unsynchronised", 2, nodesim.WithClockUnsynced, []string{"time.unsynchronised"}},
-		{"disk full", 1, func(s nodesim.State) nodesim.State { return nodesim.WithDiskUsed(s, 97) }, []string{"disk.rancher.space-critical"}},
-		{"NetworkManager managing cali*", 1, nodesim.WithNetworkManagerManagingCNI, []string{"network.nm-manages-cni"}},
-		{"NetworkManager configured", 1, func(s nodesim.State) nodesim.State { return nodesim.WithNetworkManager(s, true) }, nil},
-		{"nm-cloud-setup enabled", 2, nodesim.WithNMCloudSetup, []string{"network.nm-cloud-setup"}},
-		{"server missing 6443", 0, func(s nodesim.State) nodesim.State { return nodesim.WithoutPort(s, 6443) }, []string{"port.6443-missing"}},
-		{"timesyncd instead of chrony", 1, func(s nodesim.State) nodesim.State { return nodesim.WithTimesyncd(s, true) }, nil},
-		// kube-proxy-arg sets per-core: kube-proxy would raise the table to
-		// 131072 on this 4-core node, and something pinned it lower.
-		{"conntrack max pinned below kube-proxy's target", 1, func(s nodesim.State) nodesim.State {
-			return nodesim.WithConntrackMax(nodesim.WithKubeProxyArgs(s, "--conntrack-max-per-core=32768"), 65536)
-		}, []string{"conntrack.below-default"}},
-		// RKE2's own --conntrack-max-per-core=0: kube-proxy keeps the
-		// kernel's value, so a small table is not a finding by itself.
-		{"conntrack max small under RKE2's defaults", 1, func(s nodesim.State) nodesim.State { return nodesim.WithConntrackMax(s, 65536) }, nil},
-	}
-	for _, c := range cases {
+	for _, c := range hostScenarios {
 		t.Run(c.name, func(t *testing.T) {
-			fleet := nodesim.Clean(3)
-			fleet[c.node].State = c.plant(fleet[c.node].State)
-			inv, tr := simulate(t, fleet)
-			r := runSim(t, inv, tr)
+			r := judgeFixture(t, c.fixture(), nil)
+			want := c.fleet()[c.node].Name
 			var got []string
 			for _, f := range r.Findings {
 				if f.Kind != result.KindCheck {
 					continue
 				}
 				got = append(got, f.Check)
-				if len(f.Nodes) != 1 || f.Nodes[0] != fleet[c.node].Name {
-					t.Errorf("%s on %v, want only %s", f.Check, f.Nodes, fleet[c.node].Name)
+				if len(f.Nodes) != 1 || f.Nodes[0] != want {
+					t.Errorf("%s on %v, want only %s", f.Check, f.Nodes, want)
 				}
 			}
 			sort.Strings(got)

@@ -430,17 +430,31 @@ func TestKubeProxyModeProbe(t *testing.T) {
 	}
 }
 
-// healthyKubeProxyFacts is what a healthy simulated node reports to the
-// checks of this area, from the real probes.
+// healthyKubeProxyFacts is what a healthy simulated agent reports to the
+// checks of this area: the facts of this area's probes in the clean-3
+// fixture (the real bundle's, see TestFactsFixtures).
 func healthyKubeProxyFacts(t *testing.T) map[string]string {
 	t.Helper()
 	s := healthy()
 	// Other areas' facts these checks read, as their probes report them on
 	// the same node.
 	facts := map[string]string{"rke2.version": s.RKE2Version, "rke2.service": "rke2-agent", "os.kernel": s.Kernel}
-	for _, id := range []string{"kubeproxy", "kubeproxy_mode"} {
-		for k, v := range runProbe(t, id, s).Facts {
-			facts[k] = v
+	node := fixtureReport(t, "clean-3").Nodes[1]
+	if node.Roles[0] != "worker" {
+		t.Fatalf("clean-3's second node is %v, not an agent", node.Roles)
+	}
+	all, err := probe.BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range all {
+		if p.ID != "kubeproxy" && p.ID != "kubeproxy_mode" {
+			continue
+		}
+		for _, f := range p.Facts {
+			if v, ok := node.Facts[f]; ok {
+				facts[f] = v
+			}
 		}
 	}
 	return facts
@@ -548,8 +562,7 @@ func kubeProxyFindings(r *result.Report) map[string][]string {
 }
 
 func TestKubeProxyCleanFleet(t *testing.T) {
-	inv, tr := simulate(t, nodesim.Clean(3))
-	r := runSim(t, inv, tr)
+	r := judgeFixture(t, "clean-3", nil)
 	if got := kubeProxyFindings(r); len(got) != 0 {
 		t.Errorf("clean fleet has kube-proxy findings: %v", got)
 	}
@@ -565,13 +578,19 @@ func TestKubeProxyCleanFleet(t *testing.T) {
 	}
 }
 
-func TestKubeProxyScenarioFleet(t *testing.T) {
+// kubeProxyModesFleet is a clean fleet with kube-proxy in IPVS mode on
+// node-4, its sync loop hung on node-5 and nftables mode on too old a
+// kernel on node-6.
+func kubeProxyModesFleet() []nodesim.Member {
 	fleet := nodesim.Clean(6)
 	fleet[3].State = nodesim.WithIPVS(fleet[3].State)              // node-4
 	fleet[4].State = nodesim.WithHungSync(fleet[4].State)          // node-5
 	fleet[5].State = nodesim.WithNFTablesOldKernel(fleet[5].State) // node-6
-	inv, tr := simulate(t, fleet)
-	r := runSim(t, inv, tr)
+	return fleet
+}
+
+func TestKubeProxyScenarioFleet(t *testing.T) {
+	r := judgeFixture(t, "kubeproxy-modes", nil)
 	got := kubeProxyFindings(r)
 	want := map[string]string{
 		"kubeproxy.mode-mixed":                 "node-4,node-6",
@@ -601,13 +620,17 @@ func TestKubeProxyScenarioFleet(t *testing.T) {
 	}
 }
 
-func TestKubeProxyEBPFFleet(t *testing.T) {
+// kubeProxyEBPFFleet is a clean fleet where Cilium replaces kube-proxy.
+func kubeProxyEBPFFleet() []nodesim.Member {
 	fleet := nodesim.Clean(3)
 	for i := range fleet {
 		fleet[i].State = nodesim.WithEBPF(fleet[i].State)
 	}
-	inv, tr := simulate(t, fleet)
-	r := runSim(t, inv, tr)
+	return fleet
+}
+
+func TestKubeProxyEBPFFleet(t *testing.T) {
+	r := judgeFixture(t, "kubeproxy-ebpf", nil)
 	if got := kubeProxyFindings(r); len(got) != 0 {
 		t.Errorf("a fleet where Cilium replaces kube-proxy has kube-proxy findings: %v", got)
 	}

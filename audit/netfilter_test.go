@@ -1,16 +1,13 @@
 package audit
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
-	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -383,54 +380,37 @@ func TestNetfilterChecks(t *testing.T) {
 	}
 }
 
-// runNetfilterSim audits a simulated fleet with only this area's probes and
-// checks: the whole bundle would cost minutes on a loaded machine and the
-// other areas are covered by their own tests (the full runs by audit_test).
-func runNetfilterSim(t *testing.T, fleet []nodesim.Member) *result.Report {
+// netfilterProbes are this area's probes; kubeproxy_mode too, since
+// iptables.kube-rules-low compares a node with the nodes in its
+// kubeproxy.mode. The netfilter-planted fixture runs only these: the other
+// areas are covered by their own tests.
+var netfilterProbes = []string{"firewall", "iptables", "nftables", "kubeproxy_mode"}
+
+// judgeNetfilter judges fixture name with this area's checks only.
+func judgeNetfilter(t *testing.T, name string) *result.Report {
 	t.Helper()
-	inv, tr := simulate(t, fleet)
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checks, err := check.BuiltinChecks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// kubeproxy_mode too: iptables.kube-rules-low compares a node with the
-	// nodes in its kubeproxy.mode.
-	var ps []probe.Probe
-	for _, p := range probes {
-		if p.ID == "firewall" || p.ID == "iptables" || p.ID == "nftables" || p.ID == "kubeproxy_mode" {
-			ps = append(ps, p)
+	return judgeFixture(t, name, func(r *result.Report, rules *Rules) {
+		for _, n := range r.Nodes {
+			if n.Status != result.StatusOK {
+				t.Fatalf("node %s: %s (%s)", n.Name, n.Status, n.Message)
+			}
 		}
-	}
-	var cs []check.Check
-	for _, c := range checks {
-		if strings.HasPrefix(c.ID, "firewall.") || strings.HasPrefix(c.ID, "iptables.") {
-			cs = append(cs, c)
+		var cs []check.Check
+		for _, c := range rules.Checks {
+			if strings.HasPrefix(c.ID, "firewall.") || strings.HasPrefix(c.ID, "iptables.") {
+				cs = append(cs, c)
+			}
 		}
-	}
-	if len(ps) != 4 || len(cs) < 8 {
-		t.Fatalf("netfilter probes %d, checks %d", len(ps), len(cs))
-	}
-	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
-		Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: result.SeverityCritical}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range r.Nodes {
-		if n.Status != result.StatusOK {
-			t.Fatalf("node %s: %s (%s)", n.Name, n.Status, n.Message)
+		if len(cs) < 8 {
+			t.Fatalf("netfilter checks %d", len(cs))
 		}
-	}
-	return r
+		rules.Checks = cs
+	})
 }
 
-// TestNetfilterScenarios runs this area's probes and checks on a simulated
-// fleet with one drift per node beside a healthy node: each planted node gets
-// its own finding and no other netfilter finding.
-func TestNetfilterScenarios(t *testing.T) {
+// netfilterPlantedFleet is a clean fleet with one netfilter drift per
+// node beside a healthy node-1.
+func netfilterPlantedFleet() []nodesim.Member {
 	fleet := nodesim.Clean(8)
 	plant := map[string]func(nodesim.State) nodesim.State{
 		"node-2": nodesim.WithIPTablesLegacy,
@@ -446,7 +426,14 @@ func TestNetfilterScenarios(t *testing.T) {
 			fleet[i].State = f(fleet[i].State)
 		}
 	}
-	r := runNetfilterSim(t, fleet)
+	return fleet
+}
+
+// TestNetfilterScenarios judges this area's checks on the facts of
+// netfilterPlantedFleet: each planted node gets its own finding and no
+// other netfilter finding.
+func TestNetfilterScenarios(t *testing.T) {
+	r := judgeNetfilter(t, "netfilter-planted")
 	got := map[string]string{}
 	for _, f := range r.Findings {
 		if f.Kind == result.KindCheck && (strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
@@ -478,7 +465,7 @@ func TestNetfilterScenarios(t *testing.T) {
 // finding on exactly the four nodes and gains no other netfilter finding
 // (the healthy baseline and the UFW nodes agree on iptables).
 func TestIncidentNetfilterFindings(t *testing.T) {
-	r := runNetfilterSim(t, nodesim.Incident())
+	r := judgeNetfilter(t, "incident")
 	for _, f := range r.Findings {
 		if f.Kind != result.KindCheck || !(strings.HasPrefix(f.Check, "firewall.") || strings.HasPrefix(f.Check, "iptables.")) {
 			continue

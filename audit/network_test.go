@@ -1,13 +1,11 @@
 package audit
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
@@ -175,37 +173,18 @@ func TestNetworkManagerDevicesFromNMCLI(t *testing.T) {
 // a clean fleet with NetworkManager planted on one agent, and expects
 // exactly these findings on it.
 func TestNMManagesCNIFindings(t *testing.T) {
-	cases := []struct {
-		name   string
-		plant  func(nodesim.State) nodesim.State
-		checks []string
-	}{
-		{"Ubuntu 22.04, netplan renders with NetworkManager", func(s nodesim.State) nodesim.State { return nodesim.WithUbuntuNetworkManager(s, true) },
-			[]string{"network.nm-manages-cni"}},
-		{"Ubuntu 22.04, networkd renders", func(s nodesim.State) nodesim.State { return nodesim.WithUbuntuNetworkManager(s, false) }, nil},
-		{"Ubuntu 22.04 with netplan and RKE2's drop-in, NetworkManager reloaded", func(s nodesim.State) nodesim.State {
-			s = nmFiles(nodesim.WithUbuntuNetworkManager(s, true), map[string]string{nodesim.NMEtcConfD + "rke2-canal.conf": rke2NMDropIn})
-			return nodesim.WithNMCLIDevices(s, "eth0:connected", "flannel.1:unmanaged", "cali3f1a2b4c5d6:unmanaged")
-		}, nil},
-		{"RKE2's drop-in written but NetworkManager still manages flannel.1", func(s nodesim.State) nodesim.State {
-			return nmFiles(nodesim.WithUbuntuNetworkManager(s, true), map[string]string{nodesim.NMEtcConfD + "rke2-canal.conf": rke2NMDropIn})
-		}, []string{"network.nm-manages-cni-devices"}},
-		{"Debian with RKE2's drop-in", func(s nodesim.State) nodesim.State { return nodesim.WithNetworkManager(s, true) }, nil},
-	}
-	for _, c := range cases {
+	for _, c := range nmScenarios {
 		t.Run(c.name, func(t *testing.T) {
-			fleet := nodesim.Clean(3)
-			fleet[1].State = c.plant(fleet[1].State)
-			inv, tr := simulate(t, fleet)
-			r := runSim(t, inv, tr)
+			r := judgeFixture(t, c.fixture(), nil)
+			const planted = "node-2"
 			var got []string
 			for _, f := range r.Findings {
 				if f.Kind != result.KindCheck {
 					continue
 				}
 				got = append(got, f.Check)
-				if len(f.Nodes) != 1 || f.Nodes[0] != fleet[1].Name {
-					t.Errorf("%s on %v, want only %s", f.Check, f.Nodes, fleet[1].Name)
+				if len(f.Nodes) != 1 || f.Nodes[0] != planted {
+					t.Errorf("%s on %v, want only %s", f.Check, f.Nodes, planted)
 				}
 			}
 			sort.Strings(got)
@@ -216,11 +195,44 @@ func TestNMManagesCNIFindings(t *testing.T) {
 	}
 }
 
+// nmScenario plants NetworkManager's configuration on node-2, an agent of a
+// clean 3-node fleet.
+type nmScenario struct {
+	name   string
+	plant  func(nodesim.State) nodesim.State
+	checks []string
+}
+
+func (c nmScenario) fixture() string { return fixtureName("nm", c.name) }
+
+func (c nmScenario) fleet() []nodesim.Member {
+	fleet := nodesim.Clean(3)
+	fleet[1].State = c.plant(fleet[1].State)
+	return fleet
+}
+
+var nmScenarios = []nmScenario{
+	{"Ubuntu 22.04, netplan renders with NetworkManager", func(s nodesim.State) nodesim.State { return nodesim.WithUbuntuNetworkManager(s, true) },
+		[]string{"network.nm-manages-cni"}},
+	{"Ubuntu 22.04, networkd renders", func(s nodesim.State) nodesim.State { return nodesim.WithUbuntuNetworkManager(s, false) }, nil},
+	{"Ubuntu 22.04 with netplan and RKE2's drop-in, NetworkManager reloaded", func(s nodesim.State) nodesim.State {
+		s = nmFiles(nodesim.WithUbuntuNetworkManager(s, true), map[string]string{nodesim.NMEtcConfD + "rke2-canal.conf": rke2NMDropIn})
+		return nodesim.WithNMCLIDevices(s, "eth0:connected", "flannel.1:unmanaged", "cali3f1a2b4c5d6:unmanaged")
+	}, nil},
+	{"RKE2's drop-in written but NetworkManager still manages flannel.1", func(s nodesim.State) nodesim.State {
+		return nmFiles(nodesim.WithUbuntuNetworkManager(s, true), map[string]string{nodesim.NMEtcConfD + "rke2-canal.conf": rke2NMDropIn})
+	}, []string{"network.nm-manages-cni-devices"}},
+	{"Debian with RKE2's drop-in", func(s nodesim.State) nodesim.State { return nodesim.WithNetworkManager(s, true) }, nil},
+}
+
 // TestNetworkProbeUnderEveryShell runs the network probe, as the bundle
 // does (library, then probe, with the node's bin/ as the whole PATH), under
 // every shell a node may have as /bin/sh, and expects the facts /bin/sh
 // gave through the real bundle.
 func TestNetworkProbeUnderEveryShell(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the probe under dash, bash and busybox for every state (-short skips the fork-heavy tests)")
+	}
 	shells := [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}}
 	states := map[string]struct {
 		state     nodesim.State
@@ -273,61 +285,61 @@ func cniFleet() []nodesim.Member {
 	return fleet
 }
 
+// cniScenario changes cniFleet.
+type cniScenario struct {
+	name     string
+	plant    func([]nodesim.Member)
+	drift    string   // cni.configured's fleet drift groups, "" for none
+	findings []string // check@node of the checks reading cni.configured
+	carriers string   // nodes that report cni.configured
+}
+
+func (c cniScenario) fixture() string { return fixtureName("cni", c.name) }
+
+func (c cniScenario) fleet() []nodesim.Member {
+	fleet := cniFleet()
+	c.plant(fleet)
+	return fleet
+}
+
+// cniProbes are the probes the cni fixtures run: the rke2 probe says which
+// node is a server, the network probe reads config.yaml; the others would
+// only slow the fixtures down.
+var cniProbes = []string{"rke2", "network"}
+
+func withCNIConfig(s nodesim.State, cfg string) nodesim.State {
+	return nmFiles(s, map[string]string{"etc/rancher/rke2/config.yaml": "token: K10aaaabbbbccccddddeeeeffff0000111122223333::server:s3cr3t-demo-token\n" + cfg})
+}
+
+const cniServers = "server-1,server-2,server-3"
+
+var cniScenarios = []cniScenario{
+	{"3 servers with cni: canal, 3 agents without", func([]nodesim.Member) {}, "", nil, cniServers},
+	{"an agent with a leftover cni: key is not judged on it", func(f []nodesim.Member) {
+		f[3].State = withCNIConfig(f[3].State, "server: https://10.0.0.11:9345\ncni: cilium\n")
+	}, "", nil, cniServers},
+	{"a server on another CNI drifts from its peers", func(f []nodesim.Member) {
+		f[2].State = nodesim.WithCNI(f[2].State, "cilium", false)
+	}, "canal:server-1,server-2 cilium:server-3", nil, cniServers},
+	{"a server asking for another CNI than it runs is a mismatch", func(f []nodesim.Member) {
+		f[1].State = withCNIConfig(f[1].State, "cni: calico\n")
+	}, "canal:server-1,server-3 calico:server-2", []string{"network.cni-mismatch@server-2"}, cniServers},
+	{"a stopped server is still a server by its role", func(f []nodesim.Member) {
+		f[0].State.Units = map[string]nodesim.Unit{"rke2-server": {Active: "inactive", Enabled: "enabled"}, "ufw": {Active: "inactive", Enabled: "disabled"}}
+	}, "", nil, cniServers},
+	{"a server without cni: drifts from its peers that set it", func(f []nodesim.Member) {
+		f[0].State = withCNIConfig(f[0].State, "")
+	}, "canal:server-2,server-3 unset:server-1", nil, cniServers},
+}
+
 // TestCNIConfiguredComparedAmongServersOnly: cni.configured is server_only,
 // so agents neither drift against the servers nor are judged on a leftover
 // cni: key, while servers still drift against each other and a server
 // running another CNI than it asks for is still a mismatch.
 func TestCNIConfiguredComparedAmongServersOnly(t *testing.T) {
-	withConfig := func(s nodesim.State, cfg string) nodesim.State {
-		return nmFiles(s, map[string]string{"etc/rancher/rke2/config.yaml": "token: K10aaaabbbbccccddddeeeeffff0000111122223333::server:s3cr3t-demo-token\n" + cfg})
-	}
-	servers := "server-1,server-2,server-3"
-	cases := []struct {
-		name     string
-		plant    func([]nodesim.Member)
-		drift    string   // cni.configured's fleet drift groups, "" for none
-		findings []string // check@node of the checks reading cni.configured
-		carriers string   // nodes that report cni.configured
-	}{
-		{"3 servers with cni: canal, 3 agents without", func([]nodesim.Member) {}, "", nil, servers},
-		{"an agent with a leftover cni: key is not judged on it", func(f []nodesim.Member) {
-			f[3].State = withConfig(f[3].State, "server: https://10.0.0.11:9345\ncni: cilium\n")
-		}, "", nil, servers},
-		{"a server on another CNI drifts from its peers", func(f []nodesim.Member) {
-			f[2].State = nodesim.WithCNI(f[2].State, "cilium", false)
-		}, "canal:server-1,server-2 cilium:server-3", nil, servers},
-		{"a server asking for another CNI than it runs is a mismatch", func(f []nodesim.Member) {
-			f[1].State = withConfig(f[1].State, "cni: calico\n")
-		}, "canal:server-1,server-3 calico:server-2", []string{"network.cni-mismatch@server-2"}, servers},
-		{"a stopped server is still a server by its role", func(f []nodesim.Member) {
-			f[0].State.Units = map[string]nodesim.Unit{"rke2-server": {Active: "inactive", Enabled: "enabled"}, "ufw": {Active: "inactive", Enabled: "disabled"}}
-		}, "", nil, servers},
-		{"a server without cni: drifts from its peers that set it", func(f []nodesim.Member) {
-			f[0].State = withConfig(f[0].State, "")
-		}, "canal:server-2,server-3 unset:server-1", nil, servers},
-	}
-	for _, c := range cases {
+	for _, c := range cniScenarios {
 		t.Run(c.name, func(t *testing.T) {
-			fleet := cniFleet()
-			c.plant(fleet)
-			inv, tr := simulate(t, fleet)
-			// The rke2 probe says which node is a server, the network probe
-			// reads config.yaml; the others would only slow the test down.
-			all, err := probe.BuiltinProbes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var probes []probe.Probe
-			for _, p := range all {
-				if p.ID == "rke2" || p.ID == "network" {
-					probes = append(probes, p)
-				}
-			}
-			r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
-				Probes: probes, Checks: builtinChecks(t), Gate: GatePolicy{FailOn: result.SeverityCritical}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := judgeFixture(t, c.fixture(), nil)
 			var drift []string
 			for _, d := range r.Drift {
 				if d.Fact != "cni.configured" {

@@ -30,8 +30,7 @@ var plantedWant = map[string][]string{
 // test: one drift per node, each found on exactly that node and nothing
 // found anywhere else.
 func TestPlantedDriftsAreFoundOnTheirNodesOnly(t *testing.T) {
-	inv, tr := simulate(t, nodesim.Planted())
-	r := runSim(t, inv, tr)
+	r := judgeFixture(t, "planted", nil)
 	for _, n := range r.Nodes {
 		if n.Status != result.StatusOK {
 			t.Fatalf("node %s: status %s (%s)", n.Name, n.Status, n.Message)

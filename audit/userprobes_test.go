@@ -317,29 +317,34 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 		{"gate", false, result.ExitUnaudited, "1 of 2 nodes not fully audited"},
 		{"--allow-unreachable", true, result.ExitOK, "1 of 2 nodes not fully audited (allowed by --allow-unreachable)"},
 	}
+	// The fleet runs once; each gate policy judges what it gave.
+	fleet := nodesim.Clean(2)
+	inv, tr := simulate(t, fleet)
+	// The probe fails on node-2 only: node-1's site.sh is
+	// replaced below by one that succeeds.
+	good := filepath.Join(tr.roots["node-1"], "bin", ".site-ok")
+	if err := os.WriteFile(good, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps := append(append([]probe.Probe{}, probes...), user...)
+	for i, p := range ps {
+		if p.ID == "site" {
+			p.Script = strings.Replace(p.Script, "exit 126", `[ -e "$R/bin/.site-ok" ] && { fact site.b 1; exit 0; }; exit 126`, 1)
+			ps[i] = p
+		}
+	}
+	cs := append(append([]check.Check{}, checks...), userChecks...)
+	run, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
+		Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeProbes, clusterProbes := probe.SplitScope(ps)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fleet := nodesim.Clean(2)
-			inv, tr := simulate(t, fleet)
-			// The probe fails on node-2 only: node-1's site.sh is
-			// replaced below by one that succeeds.
-			good := filepath.Join(tr.roots["node-1"], "bin", ".site-ok")
-			if err := os.WriteFile(good, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			ps := append(append([]probe.Probe{}, probes...), user...)
-			for i, p := range ps {
-				if p.ID == "site" {
-					p.Script = strings.Replace(p.Script, "exit 126", `[ -e "$R/bin/.site-ok" ] && { fact site.b 1; exit 0; }; exit 126`, 1)
-					ps[i] = p
-				}
-			}
-			r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
-				Probes: ps, Checks: append(append([]check.Check{}, checks...), userChecks...),
+			r := &result.Report{Nodes: run.Nodes, Cluster: run.Cluster, StartedAt: run.StartedAt}
+			Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: cs,
 				Gate: GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: tc.allow}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			byName := map[string]result.Node{}
 			for _, n := range r.Nodes {
 				byName[n.Name] = n
@@ -358,5 +363,8 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 				t.Errorf("gate = %+v, want exit %d with %q", r.Gate, tc.code, tc.reasons)
 			}
 		})
+	}
+	if run.Gate.ExitCode != tests[0].code {
+		t.Errorf("Run's own gate = %+v, want exit %d", run.Gate, tests[0].code)
 	}
 }

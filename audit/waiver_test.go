@@ -1,15 +1,12 @@
 package audit
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
-	"github.com/fleet-audit/fleet-audit/audit/probe"
-	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -321,12 +318,7 @@ func TestApplyWaivers(t *testing.T) {
 // The incident fleet with the UFW check and its correlation waived on all
 // nodes still fails the gate, on the kube-proxy symptom alone.
 func TestIncidentWithWaivers(t *testing.T) {
-	inv, tr := simulate(t, nodesim.Incident())
 	checks := builtinChecks(t)
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
 	waivers, err := ParseWaivers("w.yaml", []byte(`
 - check: firewall.ufw-active
   reason: accepted by test
@@ -345,12 +337,11 @@ func TestIncidentWithWaivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
-		Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: result.SeverityCritical},
-		Now: func() time.Time { return time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Judged as a run started on 2026-06-01.
+	r := judgeFixture(t, "incident", func(r *result.Report, rules *Rules) {
+		r.StartedAt = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+		rules.Waivers = waivers
+	})
 	waived := map[string]bool{}
 	for _, f := range r.Findings {
 		if f.Waived != nil {

@@ -1,0 +1,324 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// A facts fixture is what the real bundle reports on a simulated fleet
+// (nodes, statuses, probe runs, the cluster view with its facts joined to
+// the nodes), kept in testdata/facts. A full bundle is about 180 fork/execs
+// per node, so the tests that only judge (checks, correlation, drift,
+// waivers, skew, the cluster join, rollout) read these files and call
+// Analyze instead of running shells; TestFactsFixtures is the one test that
+// runs each fleet for real and fails until the fixtures are regenerated
+// after a probe or nodesim change:
+//
+//	go test ./audit -run TestFactsFixtures -update
+
+// factScenario is a simulated fleet kept as a facts fixture.
+type factScenario struct {
+	fleet func() []nodesim.Member
+	// probes are the ids of the probes run, nil for every built-in one.
+	probes []string
+}
+
+// factScenarios names every fleet a judgement test reads. The tables of
+// variants live beside the tests that judge them.
+func factScenarios() map[string]factScenario {
+	m := map[string]factScenario{
+		"incident":          {fleet: nodesim.Incident},
+		"clean-3":           {fleet: func() []nodesim.Member { return nodesim.Clean(3) }},
+		"planted":           {fleet: nodesim.Planted},
+		"kubeproxy-modes":   {fleet: kubeProxyModesFleet},
+		"kubeproxy-ebpf":    {fleet: kubeProxyEBPFFleet},
+		"netfilter-planted": {fleet: netfilterPlantedFleet, probes: netfilterProbes},
+	}
+	add := func(name string, s factScenario) {
+		if _, ok := m[name]; ok {
+			panic("two facts fixtures named " + name)
+		}
+		m[name] = s
+	}
+	for _, c := range hostScenarios {
+		add(c.fixture(), factScenario{fleet: c.fleet})
+	}
+	for _, c := range nmScenarios {
+		add(c.fixture(), factScenario{fleet: c.fleet})
+	}
+	for _, c := range rbacDenialScenarios {
+		add(c.fixture(), factScenario{fleet: c.fleet})
+	}
+	for _, c := range cniScenarios {
+		add(c.fixture(), factScenario{fleet: c.fleet, probes: cniProbes})
+	}
+	return m
+}
+
+// fixtureName turns a test case's name into a file name.
+func fixtureName(prefix, name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return prefix + "-" + strings.Trim(b.String(), "-")
+}
+
+// factsFixture is the part of a report the probes give, before judgement.
+type factsFixture struct {
+	Nodes   []result.Node   `json:"nodes"`
+	Cluster *result.Cluster `json:"cluster,omitempty"`
+}
+
+func fixturePath(name string) string { return filepath.Join("testdata", "facts", name+".json") }
+
+// encodeFixture keeps what the probes gave: timings, which change from run
+// to run and are judged by nothing, are left out.
+func encodeFixture(r *result.Report) ([]byte, error) {
+	f := factsFixture{Nodes: slices.Clone(r.Nodes), Cluster: r.Cluster}
+	for i := range f.Nodes {
+		f.Nodes[i].DurationSeconds = 0
+	}
+	b, err := json.MarshalIndent(f, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// fixtureReport returns the unjudged report of fixture name: a fresh copy
+// the caller may change.
+func fixtureReport(t testing.TB, name string) *result.Report {
+	t.Helper()
+	if _, ok := factScenarios()[name]; !ok {
+		t.Fatalf("no facts fixture %q in factScenarios", name)
+	}
+	b, err := os.ReadFile(fixturePath(name))
+	if err != nil {
+		t.Fatalf("%v (go test ./audit -run TestFactsFixtures -update writes it)", err)
+	}
+	var f factsFixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s: %v", fixturePath(name), err)
+	}
+	return &result.Report{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "fleet-audit"}, Inventory: "sim",
+		StartedAt: time.Now().UTC(), FinishedAt: time.Now().UTC(), Nodes: f.Nodes, Cluster: f.Cluster}
+}
+
+// fixtureRules are the rules Run judges scenario name with: its probes in
+// Run's order (node probes, then cluster probes), every built-in check, a
+// gate failing on critical findings.
+func fixtureRules(t testing.TB, name string) Rules {
+	t.Helper()
+	all, err := probe.BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := factScenarios()[name].probes
+	var ps []probe.Probe
+	for _, p := range all {
+		if ids == nil || slices.Contains(ids, p.ID) {
+			ps = append(ps, p)
+		}
+	}
+	if ids != nil && len(ps) != len(ids) {
+		t.Fatalf("fixture %s runs probes %v; the built-in ones are %d of them", name, ids, len(ps))
+	}
+	nodeProbes, clusterProbes := probe.SplitScope(ps)
+	checks, err := check.BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Rules{Probes: append(nodeProbes, clusterProbes...), Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}
+}
+
+// judgeFixture judges fixture name as Run would, after edit (if any) has
+// changed the report or the rules (a target version, waivers, a subset of
+// checks). No shell runs.
+func judgeFixture(t testing.TB, name string, edit func(*result.Report, *Rules)) *result.Report {
+	t.Helper()
+	r := fixtureReport(t, name)
+	rules := fixtureRules(t, name)
+	if edit != nil {
+		edit(r, &rules)
+	}
+	Analyze(r, rules)
+	return r
+}
+
+// TestFactsFixtures runs the real bundle on every fixture fleet, once, and
+// holds the fixture to what it gave; it also judges the run's nodes with
+// fixtureRules and holds that to Run's own judgement, so a test reading a
+// fixture sees what an end to end run would. With -update it rewrites the fixtures instead: review
+// the diff, it is what the probe or nodesim change did to the facts.
+func TestFactsFixtures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the full probe bundle on every fixture fleet (-short skips the fork-heavy tests)")
+	}
+	scenarios := factScenarios()
+	names := make([]string, 0, len(scenarios))
+	for name := range scenarios {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if *update {
+		// A fixture no scenario names any more would rot unseen.
+		old, _ := filepath.Glob(filepath.Join("testdata", "facts", "*.json"))
+		for _, p := range old {
+			if _, ok := scenarios[strings.TrimSuffix(filepath.Base(p), ".json")]; !ok {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			inv, tr := simulate(t, scenarios[name].fleet())
+			rules := fixtureRules(t, name)
+			live, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
+				Probes: rules.Probes, Checks: rules.Checks, Gate: rules.Gate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Judging the run's nodes with fixtureRules is judging them as
+			// Run did: what every test reading a fixture relies on.
+			rejudged := &result.Report{Nodes: live.Nodes, Cluster: live.Cluster, StartedAt: live.StartedAt}
+			Analyze(rejudged, rules)
+			for _, part := range []struct {
+				what        string
+				live, fixed any
+			}{
+				{"checks", live.Checks, rejudged.Checks},
+				{"findings", live.Findings, rejudged.Findings},
+				{"drift", live.Drift, rejudged.Drift},
+				{"gate", live.Gate, rejudged.Gate},
+			} {
+				l, _ := json.Marshal(part.live)
+				f, _ := json.Marshal(part.fixed)
+				if !bytes.Equal(l, f) {
+					t.Errorf("%s judged with fixtureRules differ from the run's:\n%s", part.what, firstDiff(string(l), string(f)))
+				}
+			}
+			path := fixturePath(name)
+			want, err := os.ReadFile(path)
+			if err != nil && !*update {
+				t.Fatalf("%v (go test ./audit -run TestFactsFixtures -update writes it)", err)
+			}
+			if err == nil {
+				keepClockFacts(t, live, want)
+			}
+			got, err := encodeFixture(live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s is not what the bundle gives on its fleet (a probe or nodesim changed): "+
+					"go test ./audit -run TestFactsFixtures -update, and review the diff\n%s", path, fixtureDiff(t, want, got))
+			}
+		})
+	}
+}
+
+// clockFacts are measured against the node's clock during the run (the
+// age of kube-proxy's last sync: date +%s on the node minus a timestamp
+// nodesim's curl serves relative to the real clock), so on nodesim they
+// move by a second or so from run to run. A fixture keeps the value it was
+// written with; what the probe makes of the metrics is tested by
+// TestKubeProxyMetricsProbe.
+var clockFacts = []string{"kubeproxy.metrics.sync_age_seconds"}
+
+// keepClockFacts gives the run's nodes the fixture's values of clockFacts
+// wherever both have them.
+func keepClockFacts(t *testing.T, live *result.Report, fixture []byte) {
+	t.Helper()
+	var f factsFixture
+	if err := json.Unmarshal(fixture, &f); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]map[string]string{}
+	for _, n := range f.Nodes {
+		kept[n.Name] = n.Facts
+	}
+	for _, n := range live.Nodes {
+		for _, k := range clockFacts {
+			if v, ok := kept[n.Name][k]; ok {
+				if _, ok := n.Facts[k]; ok {
+					n.Facts[k] = v
+				}
+			}
+		}
+	}
+}
+
+// fixtureDiff names the facts that differ, node by node, and the first
+// differing line for what is not a fact.
+func fixtureDiff(t *testing.T, want, got []byte) string {
+	t.Helper()
+	var w, g factsFixture
+	if json.Unmarshal(want, &w) != nil || json.Unmarshal(got, &g) != nil || len(w.Nodes) != len(g.Nodes) {
+		return firstDiff(string(want), string(got))
+	}
+	var b strings.Builder
+	for i := range w.Nodes {
+		wf, gf := w.Nodes[i].Facts, g.Nodes[i].Facts
+		for k := range mergeFacts(wf, gf) {
+			if wv, ok := wf[k]; !ok || wv != gf[k] {
+				fmt.Fprintf(&b, "%s: %s = %q, the bundle gives %q\n", w.Nodes[i].Name, k, wf[k], gf[k])
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return firstDiff(string(want), string(got))
+	}
+	return b.String()
+}
+
+// firstDiff shows the first line where want and got part.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n want " + wl + "\n  got " + gl
+		}
+	}
+	return "(equal)"
+}
