@@ -675,6 +675,9 @@ func TestAcceptNewAcrossProcesses(t *testing.T) {
 	if os.Getenv(knownHostsHelperEnv) != "" {
 		t.Skip("running as a helper process")
 	}
+	if testing.Short() {
+		t.Skip("-short: starts three helper processes per trial, twenty trials")
+	}
 	const (
 		trials = 20
 		procs  = 3 // children, besides this process

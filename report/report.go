@@ -228,22 +228,9 @@ func candidateRows(c *result.Cause) []candidateRow {
 	return out
 }
 
-// clusterHead is the cluster section's status line, unescaped:
-// "ok on cp-1", "failed on cp-1: why", "no_server: why".
-func clusterHead(c *result.Cluster) string {
-	s := string(c.Status)
-	if c.Node != "" {
-		s += " on " + c.Node
-	}
-	if c.Message != "" {
-		s += ": " + c.Message
-	}
-	return s
-}
-
 // clusterAttempts are the servers asked for the cluster view, worth a list
 // of their own only when one of them did not answer; the first answering
-// is all clusterHead needs to say.
+// is all the cluster status line needs to say.
 func clusterAttempts(c *result.Cluster) []result.ClusterAttempt {
 	for _, a := range c.Attempts {
 		if a.Outcome != result.ClusterOK {

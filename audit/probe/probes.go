@@ -164,6 +164,7 @@ func ParseProbe(name, text string) (Probe, error) {
 	}
 	for _, f := range p.NodeFacts {
 		if !strings.HasPrefix(f, "k8s.") {
+			//lint:ignore ST1005 the final dot is the prefix k8s., not punctuation
 			return Probe{}, fmt.Errorf("%s: node_facts key %q: want a name starting with k8s.", name, f)
 		}
 	}

@@ -69,6 +69,9 @@ type faultNode struct {
 // plus the probe timeout plus a margin; the flood must not be kept; every
 // report must be written and the gate must fail closed.
 func TestFaultFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits a fleet of faulty nodes end to end")
+	}
 	nodes := []faultNode{
 		{name: "healthy-1", status: result.StatusOK, facts: true},
 		{name: "healthy-2", via: "bastion-up", status: result.StatusOK, facts: true},
@@ -300,6 +303,9 @@ func startFaultFleet(ctx context.Context, t *testing.T, nodes []faultNode, basti
 // --host-key-policy accept-new, which audits them and warns about the
 // node's key too. Jump hosts take the command line's policy.
 func TestJumpHostKeyPolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits fleets through a bastion end to end")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	nodes := []faultNode{{name: "inner", via: "bastion"}}

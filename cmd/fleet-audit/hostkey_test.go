@@ -20,6 +20,9 @@ import (
 // 3-node fleet and checks statuses, the report's warnings and what
 // accept-new wrote to known_hosts.
 func TestHostKeyPolicies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits a fleet once per host key policy")
+	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

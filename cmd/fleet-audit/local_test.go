@@ -18,6 +18,9 @@ import (
 // ground-truth test covers every fact and shell; this one holds the whole
 // path from the command line to the JSON report.
 func TestRunLocalReadsThisMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the whole probe bundle on this machine")
+	}
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "inventory.yaml")
 	if err := os.WriteFile(inv, []byte("name: local\nhosts:\n  this-machine:\n    connection: local\n    roles: [worker]\n"), 0o644); err != nil {

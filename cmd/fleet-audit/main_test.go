@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -32,14 +37,99 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScripts runs cmd/fleet-audit/testdata/script/*.txtar against the real
-// main. Setup starts in-process SSH fleets and leaves their inventories in
+// scriptFleets are the simulated fleets a script may name as
 // $WORK/fleets/<name>/inventory.yaml:
 //
 //	incident    the seed incident (9 nodes, UFW on 4)
 //	clean       3 healthy nodes
 //	down        3 healthy nodes, one of which refuses connections
 //	hostkey     3 healthy nodes, one whose known_hosts entry is of another key
+var scriptFleets = map[string]func() ([]nodesim.Member, demo.Options){
+	"incident": func() ([]nodesim.Member, demo.Options) { return nodesim.Incident(), demo.Options{} },
+	"clean":    func() ([]nodesim.Member, demo.Options) { return nodesim.Clean(3), demo.Options{} },
+	"down": func() ([]nodesim.Member, demo.Options) {
+		return nodesim.Clean(3), demo.Options{Faults: map[string]sshfleet.Fault{"node-2": sshfleet.FaultRefuse}}
+	},
+	"hostkey": func() ([]nodesim.Member, demo.Options) {
+		return nodesim.Clean(3), demo.Options{WrongHostKey: map[string]bool{"node-3": true}}
+	},
+}
+
+var fleetRef = regexp.MustCompile(`\$\{?WORK\}?/fleets/([A-Za-z0-9_-]+)(/[^\s'"]*)?`)
+
+// fleetsUsed reads a script for the fleets it names. A fleet the script
+// reaches only through its inventory is read-only to it (the audit never
+// writes to a node) and can be shared with other scripts; any other path
+// into the fleet (a node's files, the directory itself) may change it, so
+// that script gets a fleet of its own (true).
+func fleetsUsed(script []byte) (map[string]bool, error) {
+	used := map[string]bool{}
+	for _, m := range fleetRef.FindAllSubmatch(script, -1) {
+		name := string(m[1])
+		if _, ok := scriptFleets[name]; !ok {
+			return nil, fmt.Errorf("no simulated fleet %q (have incident, clean, down, hostkey)", name)
+		}
+		used[name] = used[name] || string(m[2]) != "/inventory.yaml"
+	}
+	return used, nil
+}
+
+// sharedFleets starts each read-only fleet once per test binary, the first
+// time a script asks for it, so a script pays only for the fleets it uses.
+type sharedFleets struct {
+	dir   string
+	mu    sync.Mutex
+	once  map[string]*sync.Once
+	fleet map[string]*demo.Fleet
+	err   map[string]error
+}
+
+func (s *sharedFleets) get(name string) (string, error) {
+	s.mu.Lock()
+	once, ok := s.once[name]
+	if !ok {
+		once = new(sync.Once)
+		s.once[name] = once
+	}
+	s.mu.Unlock()
+	dir := filepath.Join(s.dir, name)
+	once.Do(func() {
+		fl, err := startScriptFleet(dir, name)
+		s.mu.Lock()
+		s.fleet[name], s.err[name] = fl, err
+		s.mu.Unlock()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return dir, s.err[name]
+}
+
+func (s *sharedFleets) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, fl := range s.fleet {
+		if fl != nil {
+			fl.Close()
+		}
+	}
+}
+
+func startScriptFleet(dir, name string) (*demo.Fleet, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	members, o := scriptFleets[name]()
+	fl, err := demo.Start(context.Background(), dir, members, o)
+	if err != nil {
+		return nil, fmt.Errorf("fleet %s: %w", name, err)
+	}
+	return fl, nil
+}
+
+// TestScripts runs cmd/fleet-audit/testdata/script/*.txtar against the real
+// main. Setup leaves each fleet the script names (scriptFleets) at
+// $WORK/fleets/<name>: shared across scripts when the script only audits
+// it, its own when the script touches the fleet's files (fleetsUsed).
 //
 // $EXAMPLES is the repository's examples/ directory.
 func TestScripts(t *testing.T) {
@@ -47,29 +137,48 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shared := &sharedFleets{dir: t.TempDir(), once: map[string]*sync.Once{}, fleet: map[string]*demo.Fleet{}, err: map[string]error{}}
+	// Registered after TempDir, so the servers stop before their roots go.
+	t.Cleanup(shared.close)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
-			fleets := []struct {
-				name    string
-				members []nodesim.Member
-				o       demo.Options
-			}{
-				{"incident", nodesim.Incident(), demo.Options{}},
-				{"clean", nodesim.Clean(3), demo.Options{}},
-				{"down", nodesim.Clean(3), demo.Options{Faults: map[string]sshfleet.Fault{"node-2": sshfleet.FaultRefuse}}},
-				{"hostkey", nodesim.Clean(3), demo.Options{WrongHostKey: map[string]bool{"node-3": true}}},
+			named, ok := env.T().(interface{ Name() string })
+			if !ok {
+				return fmt.Errorf("testscript no longer tells the script's name")
 			}
-			for _, f := range fleets {
-				dir := filepath.Join(env.WorkDir, "fleets", f.name)
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
+			script := strings.TrimPrefix(named.Name(), t.Name()+"/")
+			text, err := os.ReadFile(filepath.Join("testdata", "script", script+".txtar"))
+			if err != nil {
+				return err
+			}
+			used, err := fleetsUsed(text)
+			if err != nil {
+				return fmt.Errorf("%s: %w", script, err)
+			}
+			if testing.Short() && (len(used) > 0 || bytes.Contains(text, []byte("exec fleet-audit demo"))) {
+				env.T().Skip("-short: audits a simulated fleet end to end")
+			}
+			for name, own := range used {
+				dir := filepath.Join(env.WorkDir, "fleets", name)
+				if own {
+					fl, err := startScriptFleet(dir, name)
+					if err != nil {
+						return err
+					}
+					env.Defer(func() { fl.Close() })
+					continue
 				}
-				fl, err := demo.Start(context.Background(), dir, f.members, f.o)
+				sharedDir, err := shared.get(name)
 				if err != nil {
 					return err
 				}
-				env.Defer(func() { fl.Close() })
+				if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+					return err
+				}
+				if err := os.Symlink(sharedDir, dir); err != nil {
+					return err
+				}
 			}
 			// Keep the user's agent and config out of the tests.
 			env.Setenv("SSH_AUTH_SOCK", "")
@@ -79,4 +188,30 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+func TestFleetsUsed(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		want         map[string]bool
+		wantErr      bool
+	}{
+		{"none", "exec fleet-audit probes list\n", map[string]bool{}, false},
+		{"inventory only is shared", "exec fleet-audit run -i $WORK/fleets/clean/inventory.yaml\n", map[string]bool{"clean": false}, false},
+		{"braced WORK", "exec fleet-audit run -i ${WORK}/fleets/incident/inventory.yaml\n", map[string]bool{"incident": false}, false},
+		{"node file written gets its own", "exec fleet-audit run -i $WORK/fleets/clean/inventory.yaml\ncp zero $WORK/fleets/clean/nodes/node-2/proc/x\n", map[string]bool{"clean": true}, false},
+		{"cd into the fleet gets its own", "cd $WORK/fleets/down\n", map[string]bool{"down": true}, false},
+		{"quoted inventory", "exec fleet-audit run -i '$WORK/fleets/hostkey/inventory.yaml'\n", map[string]bool{"hostkey": false}, false},
+		{"unknown fleet", "exec fleet-audit run -i $WORK/fleets/nosuch/inventory.yaml\n", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := fleetsUsed([]byte(tc.script))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if !tc.wantErr && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -314,6 +314,9 @@ func TestUnwritableOutputsRefusedBeforeContact(t *testing.T) {
 // TestRunJSONToStdout: `run --json -` leaves stdout to the results alone,
 // parseable by jq, with the terminal summary and verdict on stderr.
 func TestRunJSONToStdout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits a fleet end to end")
+	}
 	inv := startFleet(t, nil)
 	t.Chdir(t.TempDir())
 	t.Setenv("NO_COLOR", "1")

@@ -19,6 +19,9 @@ import (
 // stores each bad byte as U+FFFD), so `report results.json` renders every
 // format byte for byte as the run did.
 func TestInvalidUTF8RerendersIdentically(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits a fleet end to end")
+	}
 	cases := []struct {
 		name, pretty, want string
 	}{

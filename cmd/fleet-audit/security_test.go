@@ -155,6 +155,9 @@ func inventoryKnows(t *testing.T, doc string) bool {
 // in any byte written, raw or encoded. A node rejecting the key puts the
 // auth error path, which names the identity files, into the reports too.
 func TestSecretsNeverReachOutputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits fleets end to end")
+	}
 	t.Setenv("SSH_AUTH_SOCK", "")
 	t.Setenv("NO_COLOR", "1")
 	t.Setenv("HOME", t.TempDir())
@@ -740,6 +743,9 @@ func writeInjectionInventory(t *testing.T, dir, group, host string, fields []kv)
 // (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec) must be
 // ignored while the audit still reaches the node.
 func TestInjectionRejectedOrInert(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits fleets end to end")
+	}
 	t.Setenv("SSH_AUTH_SOCK", "")
 	t.Setenv("NO_COLOR", "1")
 	home := t.TempDir()

@@ -76,6 +76,9 @@ func waitExit(t *testing.T, cmd *exec.Cmd, bound time.Duration) (int, bool) {
 // --probes directory holding a FIFO nobody writes (open(2) blocks). Before, main's context was cancelled but nothing
 // read it, so the command hung until killed.
 func TestSignalEndsBlockingReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: re-executes the command and signals it")
+	}
 	fifoDir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(fifoDir, "stuck.sh"), 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)
@@ -158,6 +161,9 @@ func echoOn(t *testing.T, tty *os.File) bool {
 // signal and the run went on for the five minutes of the unlock timeout,
 // with the terminal's echo off.
 func TestSignalAtPassphrasePrompt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: re-executes the command and signals it")
+	}
 	_, _, encPEM := newEd25519(t, "a passphrase nobody types")
 	for _, tc := range []struct {
 		name string

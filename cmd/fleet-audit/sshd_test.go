@@ -103,6 +103,9 @@ func readResults(t *testing.T, path string) *result.Report {
 // with planted drift fails with 1, one with a node down exits 3, and a
 // changed host key is that node's own status.
 func TestRealSSHD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits through a real sshd")
+	}
 	if _, ok := sshdtest.Available(); !ok && os.Getenv("FLEET_AUDIT_REQUIRE_SSHD") != "1" {
 		t.Skip("sshd not installed (set FLEET_AUDIT_REQUIRE_SSHD=1 to fail instead)")
 	}

@@ -167,6 +167,9 @@ func leftovers(t *testing.T, marker string) []string {
 // session. Either way the run ends long before the sleep would, and no
 // process of the probe is left on the node.
 func TestSudoProbeTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: logs in through sshd and sudo")
+	}
 	login := sudoLogin(t)
 	tests := []struct {
 		name         string
@@ -249,6 +252,9 @@ func TestSudoProbeTimeout(t *testing.T) {
 // login's PATH to root regardless. The login's own probe still sees its
 // PATH, so the test proves the plant was in reach.
 func TestSudoProbePath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: logs in through sshd and sudo")
+	}
 	login := sudoLogin(t)
 	planted := publicDir(t)
 	commands := []string{"iptables", "nft", "ip"}
@@ -303,6 +309,9 @@ func TestSudoProbePath(t *testing.T) {
 // temporary directories) must not change, and the probes must have run as
 // root (meta.sudo ok), so the root side is covered too.
 func TestSudoAuditIsReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: logs in through sshd and sudo")
+	}
 	login := sudoLogin(t)
 	inv := sudoNode(t, login, nil)
 	probes, err := probe.BuiltinProbes()

@@ -109,6 +109,9 @@ var sgrRe = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // pseudo-terminal: the progress line and colour appear there, the report is
 // fitted to the terminal's width, and NO_COLOR and -q take them away.
 func TestTerminalOnPTY(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits a fleet end to end on a pseudo-terminal")
+	}
 	inv := startFleet(t, map[string]sshfleet.Fault{"node-2": sshfleet.FaultRefuse})
 	for _, tc := range []struct {
 		name         string
@@ -168,6 +171,9 @@ func TestTerminalOnPTY(t *testing.T) {
 // file) the progress line never appears, and stdout carries no colour even
 // without NO_COLOR.
 func TestNoProgressOffTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits a fleet end to end")
+	}
 	inv := startFleet(t, map[string]sshfleet.Fault{"node-2": sshfleet.FaultRefuse})
 	t.Setenv("NO_COLOR", "")
 	t.Setenv("TERM", "xterm")
