@@ -41,19 +41,9 @@ type waiverYAML struct {
 // waiver would silently waive nothing, so it is an error. Every problem is
 // reported at once as "file:line: waiver N: field: why".
 func ParseWaivers(name string, data []byte, known []string) ([]result.Waiver, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s:%d: %s", name, yamlx.ErrLine(err), yamlx.ErrText(err))
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil
-	}
-	list, err := yamlx.ExpandAliases(name, doc.Content[0])
-	if err != nil {
+	list, err := yamlx.List(name, data, "waivers (- check: ..., reason: ..., expires: YYYY-MM-DD)")
+	if list == nil || err != nil {
 		return nil, err
-	}
-	if list.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s:%d: want a list of waivers (- check: ..., reason: ..., expires: YYYY-MM-DD)", name, list.Line)
 	}
 	var out []result.Waiver
 	var errs []error

@@ -143,19 +143,9 @@ func CheckIDsUnique(checks []Check) error {
 // ParseChecks decodes and validates a checks file, rejecting unknown fields.
 // Every error names the file, the line and the field.
 func ParseChecks(name string, data []byte) ([]Check, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil
-	}
-	list, err := yamlx.ExpandAliases(name, doc.Content[0])
-	if err != nil {
+	list, err := yamlx.List(name, data, "checks")
+	if list == nil || err != nil {
 		return nil, err
-	}
-	if list.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s:%d: want a list of checks", name, list.Line)
 	}
 	var checks []Check
 	var errs []error

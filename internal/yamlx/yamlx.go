@@ -97,3 +97,24 @@ func ErrText(err error) string {
 	}
 	return strings.TrimPrefix(msg, "yaml: ")
 }
+
+// List decodes a file whose document is a list (checks, waivers): the
+// list with its aliases expanded, or nil for an empty file. A syntax error
+// names the file and line; what names the items for "want a list of …".
+func List(name string, data []byte, what string) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s:%d: %s", name, ErrLine(err), ErrText(err))
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	list, err := ExpandAliases(name, doc.Content[0])
+	if err != nil {
+		return nil, err
+	}
+	if list.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s:%d: want a list of %s", name, list.Line, what)
+	}
+	return list, nil
+}

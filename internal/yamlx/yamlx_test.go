@@ -53,3 +53,39 @@ func TestErrLineAndText(t *testing.T) {
 		t.Errorf("ErrText = %q, want the message without its line", got)
 	}
 }
+
+// TestList: the loaders of checks and waivers read their list one way; a
+// syntax error or a document that is not a list names the file and line.
+func TestList(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, err string
+		items         int
+	}{
+		{"empty file", "", "", -1},
+		{"list with an alias", "- &a {k: v}\n- *a\n", "", 2},
+		{"mapping", "k: v\n", "f.yaml:1: want a list of things", 0},
+		{"syntax error", "- a\n- [b\n", "f.yaml:", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list, err := List("f.yaml", []byte(tc.in), "things")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.items < 0 {
+				if list != nil {
+					t.Fatalf("empty file gave %v", list)
+				}
+				return
+			}
+			if len(list.Content) != tc.items || list.Content[1].Kind != yaml.MappingNode {
+				t.Fatalf("list = %+v", list)
+			}
+		})
+	}
+}
