@@ -42,9 +42,13 @@ type Browser struct {
 }
 
 // Find returns the installed Chromium. Without one it skips t, or fails it
-// when testtools.RequireEnv is set (CI).
+// when testtools.RequireEnv is set (CI). Under -short it skips: a real
+// browser start is the full suite's (make test), not the edit loop's.
 func Find(t testing.TB) *Browser {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no real browser in the fast tier")
+	}
 	return &Browser{Path: testtools.Find(t, "chromium", "chromium-browser", "google-chrome"), TempDir: t.TempDir}
 }
 
