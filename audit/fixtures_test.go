@@ -452,3 +452,45 @@ func (s *onceSession) Exec(ctx context.Context, script []byte, timeout time.Dura
 func reframe(r ExecResult, from, to []byte) ExecResult {
 	return ExecResult{Stdout: bytes.ReplaceAll(r.Stdout, from, to), Stderr: bytes.ReplaceAll(r.Stderr, from, to), ExitCode: r.ExitCode}
 }
+
+// TestOnceTransportKeysByState holds the replay of TestFactsFixtures to
+// its premise: a run is reused only for an identical nodesim state and
+// script, whatever the node is named, and the reused output is framed by
+// the asking bundle's nonce.
+func TestOnceTransportKeysByState(t *testing.T) {
+	skipShort(t)
+	a, b := nodesim.Healthy("node-1", false), nodesim.Healthy("node-1", false)
+	b.Kernel = "6.1.0-99-amd64"
+	for _, c := range []struct {
+		name    string
+		first   nodesim.Member
+		second  nodesim.Member
+		wantRan int
+	}{
+		{"identical state under another name is replayed", nodesim.Member{Name: "x", State: a}, nodesim.Member{Name: "y", State: a}, 1},
+		{"another state under the same name runs", nodesim.Member{Name: "x", State: a}, nodesim.Member{Name: "x", State: b}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cache := &bundleCache{runs: map[string]*bundleRun{}}
+			for i, m := range []nodesim.Member{c.first, c.second} {
+				nonce := probe.NewNonce()
+				script := fmt.Sprintf("fa_n=%s\necho \"$fa_n $(cat \"$FLEET_AUDIT_ROOT/proc/sys/kernel/osrelease\")\"\n", nonce)
+				tr := simulateOnce(t, []nodesim.Member{m}, cache)
+				sess, err := tr.Open(context.Background(), tr.inv.Targets[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := sess.Exec(context.Background(), []byte(script), time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := nonce + " " + m.State.Kernel + "\n"; string(res.Stdout) != want {
+					t.Errorf("run %d printed %q, want %q", i+1, res.Stdout, want)
+				}
+			}
+			if cache.asked != 2 || cache.ran != c.wantRan {
+				t.Errorf("%d of %d scripts ran, want %d of 2", cache.ran, cache.asked, c.wantRan)
+			}
+		})
+	}
+}
