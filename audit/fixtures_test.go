@@ -337,14 +337,16 @@ func firstDiff(want, got string) string {
 // node it runs on (its tree is built from the nodesim.State alone), so the
 // output of a real run on one state is the output on an identical state:
 // onceTransport runs each script once per state and hands the others that
-// run's output. Run itself, its cluster probes on a server and its
-// judgement stay real; a node whose state no earlier fixture had (and a
-// server, whose state carries the whole fleet's cluster view) runs for real.
+// run's output. Run itself and its judgement stay real, a node whose state
+// no earlier fixture had runs for real, and so does every bundle of cluster
+// probes: what a fleet's cluster judgement reads is never a replay.
 type onceTransport struct {
 	*shTransport
 	inv    *Fleet
 	cache  *bundleCache
 	states map[string][]byte // node name → its nodesim.State as JSON, the identity of its output
+	// cluster are the ids of the cluster-scoped probes, whose bundles always run.
+	cluster map[string]bool
 }
 
 // bundleCache is shared by the fixtures of one TestFactsFixtures run.
@@ -364,8 +366,9 @@ type bundleRun struct {
 
 type onceSession struct {
 	Session
-	state []byte
-	cache *bundleCache
+	state   []byte
+	cache   *bundleCache
+	cluster map[string]bool
 }
 
 // simulateOnce is simulate, with the scripts of a node whose state an
@@ -381,7 +384,16 @@ func simulateOnce(t *testing.T, fleet []nodesim.Member, cache *bundleCache) *onc
 		}
 		states[m.Name] = b
 	}
-	return &onceTransport{shTransport: tr, inv: inv, cache: cache, states: states}
+	all, err := probe.BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, clusterProbes := probe.SplitScope(all)
+	cluster := map[string]bool{}
+	for _, p := range clusterProbes {
+		cluster[p.ID] = true
+	}
+	return &onceTransport{shTransport: tr, inv: inv, cache: cache, states: states, cluster: cluster}
 }
 
 func (t *onceTransport) Open(ctx context.Context, h Target) (Session, error) {
@@ -393,18 +405,37 @@ func (t *onceTransport) Open(ctx context.Context, h Target) (Session, error) {
 	if !ok {
 		return nil, fmt.Errorf("onceTransport: no state for host %q", h.Name)
 	}
-	return &onceSession{Session: s, state: state, cache: t.cache}, nil
+	return &onceSession{Session: s, state: state, cache: t.cache, cluster: t.cluster}, nil
 }
 
-// bundleNonce finds the nonce a bundle was built with (probe.BuildBundle).
-var bundleNonce = regexp.MustCompile(`(?m)^fa_n=([0-9a-f]{16})$`)
+// bundleNonce finds the nonce a bundle was built with, bundleProbe the
+// probes it runs (probe.BuildBundle).
+var (
+	bundleNonce = regexp.MustCompile(`(?m)^fa_n=([0-9a-f]{16})$`)
+	bundleProbe = regexp.MustCompile(`(?m)^fa_run (\S+) `)
+)
+
+// runsClusterProbe tells a bundle of cluster probes.
+func (s *onceSession) runsClusterProbe(script []byte) bool {
+	for _, m := range bundleProbe.FindAllSubmatch(script, -1) {
+		if s.cluster[string(m[1])] {
+			return true
+		}
+	}
+	return false
+}
 
 func (s *onceSession) Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error) {
 	// Each bundle is framed by a fresh random nonce, the one thing in it
 	// that is not the same from run to run: the key leaves it out, and a
 	// replayed output is given this bundle's nonce in place of the run's.
+	c := s.cache
 	m := bundleNonce.FindSubmatch(script)
-	if m == nil {
+	if m == nil || s.runsClusterProbe(script) {
+		c.mu.Lock()
+		c.asked++
+		c.ran++
+		c.mu.Unlock()
 		return s.Session.Exec(ctx, script, timeout)
 	}
 	nonce := m[1]
@@ -413,7 +444,6 @@ func (s *onceSession) Exec(ctx context.Context, script []byte, timeout time.Dura
 	h.Write(s.state)
 	h.Write(bytes.ReplaceAll(script, nonce, []byte("NONCE")))
 	key := string(h.Sum(nil))
-	c := s.cache
 	c.mu.Lock()
 	c.asked++
 	r, ok := c.runs[key]
