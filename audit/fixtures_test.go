@@ -172,7 +172,8 @@ func judgeFixture(t testing.TB, name string, edit func(*result.Report, *Rules)) 
 }
 
 // TestFactsFixtures runs the real bundle on every fixture fleet, once, and
-// holds the fixture to what it gave; it also judges the run's nodes with
+// holds the fixture to what it gave (a node whose nodesim state an earlier
+// fleet's node had gets that real run's output, see onceTransport); it also judges the run's nodes with
 // fixtureRules and holds that to Run's own judgement, so a test reading a
 // fixture sees what an end to end run would. With -update it rewrites the fixtures instead: review
 // the diff, it is what the probe or nodesim change did to the facts.
