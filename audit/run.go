@@ -105,7 +105,7 @@ type RunOptions struct {
 	LateWarnings func() []string
 }
 
-// Run audits every node of the inventory and builds the report. Node
+// Run audits every target of the fleet and builds the report. Node
 // failures are recorded in the report, never returned; Run returns an error
 // only when it could not start. When ctx is cancelled the nodes not yet done
 // are marked interrupted and the report is still returned.
