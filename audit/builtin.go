@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
 // This file is the one home of what fleet-audit reports or judges that no
@@ -78,18 +79,21 @@ type GoFact struct {
 
 // Facts invented in Go that checks read by name.
 const (
-	TargetVersionFact     = "target.version"
-	NodeRegisteredFact    = "k8s.node.registered"
-	sudoMetaFact          = "meta.sudo"
-	medianFactDescription = "median <fact> [among <peers fact>]"
+	TargetVersionFact  = "target.version"
+	NodeRegisteredFact = "k8s.node.registered"
+	// medianFactPattern names the family of medians check.Judge puts
+	// beside a node's facts for pct_of_median_lt conditions.
+	medianFactPattern = "median <fact> [among <peers fact>]"
 )
 
 // GoFacts lists every fact invented in Go.
 var GoFacts = []GoFact{
 	{TargetVersionFact, "--target-version, the RKE2 release the fleet is about to be upgraded to; every node and cluster check sees it.", true},
 	{NodeRegisteredFact, "yes when the cluster view lists the node, no when a server answered without it: joined in Go from the cluster probe's node list.", true},
-	{medianFactDescription, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false},
-	{sudoMetaFact, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent): it sets the node's status, not a fact a check reads.", false},
+	{medianFactPattern, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false},
+	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent): it sets the node's status, not a fact a check reads.", false},
+	{probe.MetaUID, "the uid the probes that do not need root ran as: printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
+	{probe.MetaTimeout, "whether the node has timeout(1) to bound each probe (timeout or absent): printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
 }
 
 // WaivableIDs lists every finding id a waiver may name: the checks, the

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -99,7 +100,7 @@ func TestUserCheckMayReadGoFacts(t *testing.T) {
 	}{
 		{NodeRegisteredFact, true},
 		{TargetVersionFact, true},
-		{sudoMetaFact, false},
+		{probe.MetaSudo, false},
 		{"k8s.node.registred", false},
 	} {
 		t.Run(tc.fact, func(t *testing.T) {

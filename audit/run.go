@@ -280,13 +280,13 @@ func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 		// ok would let the gate pass on checks that never ran.
 		n.Status = result.StatusProbeFailed
 		n.Message = fmt.Sprintf("probe %s failed; checks on the facts it did not print were skipped, all other facts are kept (exit 126 or 127: the node could not run it)", strings.Join(failed, ", "))
-	case parsed.Meta["meta.sudo"] == "password_required":
+	case parsed.Meta[probe.MetaSudo] == "password_required":
 		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo -n asks for a password; probes needing root ran unprivileged. Allow NOPASSWD for the audit user or connect as root"
-	case parsed.Meta["meta.sudo"] == "requiretty":
+	case parsed.Meta[probe.MetaSudo] == "requiretty":
 		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudoers has Defaults requiretty and fleet-audit runs without a terminal; probes needing root ran unprivileged. Add Defaults:USER !requiretty for the audit user"
-	case parsed.Meta["meta.sudo"] == "absent":
+	case parsed.Meta[probe.MetaSudo] == "absent":
 		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo is not installed; probes needing root ran unprivileged"
 	default:

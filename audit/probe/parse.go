@@ -55,6 +55,19 @@ var (
 	}, "|"))
 )
 
+// The bundle's own facts (Parsed.Meta), printed by its prelude before any
+// probe runs.
+const (
+	// MetaUID is the uid the probes that do not need root ran as.
+	MetaUID = "meta.uid"
+	// MetaSudo is how the root side went under become: sudo: ok,
+	// password_required, requiretty or absent.
+	MetaSudo = "meta.sudo"
+	// MetaTimeout is "timeout" when the node has timeout(1) to bound each
+	// probe, else "absent".
+	MetaTimeout = "meta.timeout"
+)
+
 // Parsed is what ParseOutput recovered from one node's bundle output.
 type Parsed struct {
 	Facts map[string]string
@@ -73,7 +86,7 @@ type Parsed struct {
 // or unterminated is recorded as such, with the facts it did print.
 func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}, NodeFacts: map[string]map[string]string{}}
-	declared := map[string]map[string]bool{"_meta": {"meta.uid": true, "meta.sudo": true, "meta.timeout": true}}
+	declared := map[string]map[string]bool{"_meta": {MetaUID: true, MetaSudo: true, MetaTimeout: true}}
 	nodeDeclared := map[string]map[string]bool{}
 	budget := map[string]int{"_meta": maxProbeBytes}
 	runs := map[string]*result.ProbeRun{}
