@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -228,7 +228,7 @@ func TestFactsFixtures(t *testing.T) {
 				l, _ := json.Marshal(part.live)
 				f, _ := json.Marshal(part.fixed)
 				if !bytes.Equal(l, f) {
-					t.Errorf("%s judged with fixtureRules differ from the run's:\n%s", part.what, firstDiff(string(l), string(f)))
+					t.Errorf("%s judged with fixtureRules differ from the run's:\n%s", part.what, testtools.FirstDiff(l, f))
 				}
 			}
 			path := fixturePath(name)
@@ -297,7 +297,7 @@ func fixtureDiff(t *testing.T, want, got []byte) string {
 	t.Helper()
 	var w, g factsFixture
 	if json.Unmarshal(want, &w) != nil || json.Unmarshal(got, &g) != nil || len(w.Nodes) != len(g.Nodes) {
-		return firstDiff(string(want), string(got))
+		return testtools.FirstDiff(want, got)
 	}
 	var b strings.Builder
 	for i := range w.Nodes {
@@ -309,27 +309,9 @@ func fixtureDiff(t *testing.T, want, got []byte) string {
 		}
 	}
 	if b.Len() == 0 {
-		return firstDiff(string(want), string(got))
+		return testtools.FirstDiff(want, got)
 	}
 	return b.String()
-}
-
-// firstDiff shows the first line where want and got part.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return "line " + strconv.Itoa(i+1) + ":\n want " + wl + "\n  got " + gl
-		}
-	}
-	return "(equal)"
 }
 
 // Most fixture fleets are nodesim.Clean(3) with one node changed, so most of

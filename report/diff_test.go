@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -60,7 +61,7 @@ func TestDiffGolden(t *testing.T) {
 			t.Fatalf("%v (run go test ./report -update to create it)", err)
 		}
 		if !bytes.Equal(want, b.Bytes()) {
-			t.Errorf("%s differs from the golden file; if intended run go test ./report -update\n%s", path, firstDiff(want, b.Bytes()))
+			t.Errorf("%s differs from the golden file; if intended run go test ./report -update\n%s", path, testtools.FirstDiff(want, b.Bytes()))
 		}
 	}
 }

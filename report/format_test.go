@@ -13,6 +13,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -513,7 +514,7 @@ func TestJSONRoundTrip(t *testing.T) {
 			t.Errorf("%s: result.ReadJSON(Format(r)) != r", name)
 		}
 		if !bytes.Equal(out, again) {
-			t.Errorf("%s: JSON does not round-trip: %s", name, firstDiff(out, again))
+			t.Errorf("%s: JSON does not round-trip: %s", name, testtools.FirstDiff(out, again))
 		}
 	}
 }

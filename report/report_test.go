@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -65,29 +66,11 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("%v (run go test ./report -update to create it)", err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the golden file; if the change is intended run go test ./report -update and review the diff\n%s", path, firstDiff(want, got))
+					t.Errorf("%s differs from the golden file; if the change is intended run go test ./report -update and review the diff\n%s", path, testtools.FirstDiff(want, got))
 				}
 			})
 		}
 	}
-}
-
-// firstDiff shows the first differing line, enough to see what moved.
-func firstDiff(want, got []byte) string {
-	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\nwant: %q\ngot:  %q", i+1, w, g)
-		}
-	}
-	return "(only trailing bytes differ)"
 }
 
 // TestFormatDoesNotMutate: one Report is written to several formats in a

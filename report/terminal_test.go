@@ -12,6 +12,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -37,7 +38,7 @@ func TestTerminalGoldenVerbose(t *testing.T) {
 			t.Fatalf("%v (run go test ./report -run TestTerminalGoldenVerbose -update to create it)", err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the golden file\n%s", path, firstDiff(want, got))
+			t.Errorf("%s differs from the golden file\n%s", path, testtools.FirstDiff(want, got))
 		}
 	}
 }
