@@ -2,7 +2,8 @@
 // browser, an XML schema validator, a Markdown renderer). On a developer
 // machine a missing program skips the test; in CI, where .ci/run installs
 // them and sets RequireEnv, a missing program fails it, so a broken install
-// can never turn the browser or schema tests into silent passes.
+// can never turn the browser or schema tests into silent passes. It also
+// holds what golden and fixture tests share to say how output differs.
 package testtools
 
 import (
