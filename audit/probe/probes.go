@@ -47,7 +47,7 @@ type Probe struct {
 	// ServerOnly facts read a setting that only RKE2 servers honour (a flag
 	// of `rke2 server` that `rke2 agent` does not have, such as cni: an
 	// agent skips that config.yaml key). They are kept only on nodes that
-	// run RKE2 as a server (see isRKE2Server) and dropped from every other
+	// run RKE2 as a server (see audit.isServer) and dropped from every other
 	// node's facts when it is audited, so checks, correlation and drift
 	// compare servers with servers and never read an agent's leftover.
 	ServerOnly []string
