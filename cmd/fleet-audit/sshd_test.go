@@ -26,14 +26,7 @@ import (
 func realFleet(t *testing.T, members []nodesim.Member, down, wrongKey map[string]bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	signer, pemBytes, err := sshfleet.NewClientKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := filepath.Join(dir, "id_ed25519")
-	if err := os.WriteFile(key, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	signer, key := clientKeyFile(t, dir)
 	var known, hosts strings.Builder
 	for _, m := range members {
 		root := filepath.Join(dir, "nodes", m.Name)
@@ -162,4 +155,20 @@ func TestRealSSHD(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clientKeyFile writes a fresh client key to dir/id_ed25519, as a user's
+// identity file, and returns its signer (for the servers' authorized keys)
+// and its path.
+func clientKeyFile(t *testing.T, dir string) (ssh.Signer, string) {
+	t.Helper()
+	signer, pemBytes, err := sshfleet.NewClientKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(key, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return signer, key
 }

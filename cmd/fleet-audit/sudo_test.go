@@ -18,7 +18,6 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
-	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -113,14 +112,7 @@ func publicDir(t *testing.T) string {
 func sudoNode(t *testing.T, login string, env map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	signer, pemBytes, err := sshfleet.NewClientKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := filepath.Join(dir, "id_ed25519")
-	if err := os.WriteFile(key, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	signer, key := clientKeyFile(t, dir)
 	srv := sshdtest.Start(t, sshdtest.Options{
 		Env:            env,
 		AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
