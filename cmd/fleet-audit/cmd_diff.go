@@ -123,38 +123,20 @@ func readSavedRun(path string) (*result.Report, error) {
 	return r, nil
 }
 
-// A diff written to stdout (-) moves the terminal diff to stderr, as
-// emitReport does.
+// emitDiff writes a diff (emit), with the terminal diff or, with -q, the
+// diff gate's verdict as its summary.
 func emitDiff(d *result.Diff, outputs map[string]string, quiet bool, stdout, stderr io.Writer) error {
-	var written []string
-	summary := stdout
-	for _, format := range report.DiffFormats() {
-		p, ok := outputs[format]
-		if !ok {
-			continue
-		}
-		if err := writeOutput(p, stdout, func(w io.Writer) error { return report.FormatDiff(w, format, d) }); err != nil {
-			fmt.Fprintf(stderr, "fleet-audit: error: write %s diff %s: %v\n", format, p, err)
-			return &gateError{code: exitInternal}
-		}
-		if isStdoutPath(p) {
-			summary = stderr
-			written = append(written, fmt.Sprintf("fleet-audit: wrote %s diff to stdout", format))
-			continue
-		}
-		written = append(written, fmt.Sprintf("fleet-audit: wrote %s diff to %s", format, p))
-	}
-	stdout = summary
-	if quiet {
-		fmt.Fprintln(stdout, "diff gate: "+report.Verdict(d.Gate))
-	} else if err := report.FormatDiff(stdout, "terminal", d); err != nil {
-		return fmt.Errorf("terminal diff: %w", err)
-	}
-	for _, line := range written {
-		fmt.Fprintln(stderr, line)
-	}
-	if d.Gate.ExitCode != 0 {
-		return &gateError{code: exitCode(d.Gate.ExitCode)}
-	}
-	return nil
+	return emit(document{
+		noun:    "diff",
+		formats: report.DiffFormats(),
+		render:  func(w io.Writer, format string) error { return report.FormatDiff(w, format, d) },
+		summary: func(w io.Writer) error {
+			if quiet {
+				_, err := fmt.Fprintln(w, "diff gate: "+report.Verdict(d.Gate))
+				return err
+			}
+			return report.FormatDiff(w, "terminal", d)
+		},
+		exit: d.Gate.ExitCode,
+	}, outputs, stdout, stderr)
 }

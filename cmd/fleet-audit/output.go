@@ -233,3 +233,63 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	e.err = err
 	return n, err
 }
+
+// document is one kind of thing a command writes: a run's report or a diff.
+// emit is the one path from it to the files, stdout and exit status.
+type document struct {
+	// noun names it in messages: "report", "diff".
+	noun string
+	// formats are the file formats it can be written in, in write order.
+	formats []string
+	// render writes it in one of formats.
+	render func(w io.Writer, format string) error
+	// summary prints the terminal summary.
+	summary func(w io.Writer) error
+	// exit is the gate's exit code.
+	exit int
+}
+
+// emit writes the requested files, then the terminal summary, then turns
+// the gate into the exit status. A file that cannot be written is reported
+// and the rest are still written, and the summary still printed, so a CI log
+// shows the verdict; the exit status is then exitInternal, since a missing
+// artifact must not pass as a clean gate.
+//
+// A document written to stdout (-) is all stdout carries, so that
+// `--json - | jq` parses: the terminal summary then goes to stderr, where a
+// CI log still shows it.
+func emit(doc document, outputs map[string]string, stdout, stderr io.Writer) error {
+	var writeErr error
+	var written []string
+	summaryTo := stdout
+	for _, format := range doc.formats {
+		p, ok := outputs[format]
+		if !ok {
+			continue
+		}
+		if err := writeOutput(p, stdout, func(w io.Writer) error { return doc.render(w, format) }); err != nil {
+			writeErr = fmt.Errorf("write %s %s %s: %w", format, doc.noun, p, err)
+			fmt.Fprintf(stderr, "fleet-audit: error: %v\n", writeErr)
+			continue
+		}
+		if isStdoutPath(p) {
+			summaryTo = stderr
+			written = append(written, fmt.Sprintf("fleet-audit: wrote %s %s to stdout", format, doc.noun))
+			continue
+		}
+		written = append(written, fmt.Sprintf("fleet-audit: wrote %s %s to %s", format, doc.noun, p))
+	}
+	if err := doc.summary(summaryTo); err != nil {
+		return fmt.Errorf("terminal %s: %w", doc.noun, err)
+	}
+	for _, line := range written {
+		fmt.Fprintln(stderr, line)
+	}
+	if writeErr != nil {
+		return &gateError{code: exitInternal}
+	}
+	if doc.exit != 0 {
+		return &gateError{code: exitCode(doc.exit)}
+	}
+	return nil
+}

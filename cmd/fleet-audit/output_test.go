@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -330,5 +331,48 @@ func TestRunJSONToStdout(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "gate: passed") || !strings.Contains(stderr, "wrote json report to stdout") {
 		t.Errorf("stderr lacks the summary or the note of where the results went:\n%s", stderr)
+	}
+}
+
+// TestEmitWritesTheRestWhenOneFileFails: run, demo, report and diff share
+// emit, so a file that cannot be written at the end of an audit or a diff
+// is reported, the other files and the summary are still written, and the
+// exit status is exitInternal however the gate went.
+func TestEmitWritesTheRestWhenOneFileFails(t *testing.T) {
+	for _, gateExit := range []int{0, result.ExitGateFailed} {
+		t.Run(fmt.Sprintf("gate_exit_%d", gateExit), func(t *testing.T) {
+			dir := t.TempDir()
+			good := filepath.Join(dir, "good.md")
+			// A path under a regular file: open fails with ENOTDIR.
+			notDir := filepath.Join(dir, "file")
+			if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bad := filepath.Join(notDir, "bad.json")
+			doc := document{
+				noun:    "diff",
+				formats: []string{"json", "markdown"},
+				render:  func(w io.Writer, format string) error { _, err := fmt.Fprintf(w, "%s body\n", format); return err },
+				summary: func(w io.Writer) error { _, err := fmt.Fprintln(w, "summary line"); return err },
+				exit:    gateExit,
+			}
+			var stdout, stderr bytes.Buffer
+			err := emit(doc, map[string]string{"json": bad, "markdown": good}, &stdout, &stderr)
+			var ge *gateError
+			if !errors.As(err, &ge) || ge.code != exitInternal {
+				t.Fatalf("emit = %v; want exit %d", err, exitInternal)
+			}
+			if b, err := os.ReadFile(good); err != nil || string(b) != "markdown body\n" {
+				t.Errorf("the writable file holds %q (%v); want it written", b, err)
+			}
+			if stdout.String() != "summary line\n" {
+				t.Errorf("stdout %q; want the summary", stdout.String())
+			}
+			for _, want := range []string{"error: write json diff " + bad, "wrote markdown diff to " + good} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr %q lacks %q", stderr.String(), want)
+				}
+			}
+		})
 	}
 }

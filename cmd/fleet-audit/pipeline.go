@@ -251,56 +251,32 @@ type outputOptions struct {
 	Verbose bool
 }
 
-// emitReport writes the requested report files, prints the terminal report
-// (or the verdict alone with -q) and turns the gate into the exit status.
-// It is shared by run, demo and report, so a re-rendered run reads as the
-// original.
-//
-// A report written to stdout (-) is all stdout carries, so that
-// `--json - | jq` parses: the terminal summary then goes to stderr, where a
-// CI log still shows it, coloured only if stderr is a terminal.
+// emitReport writes a run's report (emit), with the terminal report or,
+// with -q, the verdict alone as its summary. It is shared by run, demo and
+// report, so a re-rendered run reads as the original.
 func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
-	var writeErr error
-	var written []string
-	summary := stdout
-	for _, format := range report.Names() {
-		p, ok := outputs[format]
-		if !ok {
-			continue
-		}
-		if err := writeReport(format, p, r, stdout); err != nil {
-			fmt.Fprintf(stderr, "fleet-audit: error: %v\n", err)
-			writeErr = err
-			continue
-		}
-		if isStdoutPath(p) {
-			summary = stderr
-			written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to stdout", format))
-			continue
-		}
-		written = append(written, fmt.Sprintf("fleet-audit: wrote %s report to %s", format, p))
-	}
-	stdout = summary
-	if oo.Quiet {
-		fmt.Fprintln(stdout, "gate: "+report.Verdict(r.Gate))
-	} else {
-		f, _ := report.New("terminal", report.Options{
-			Color: useColor(stdout, os.Getenv), Width: terminalWidth(stdout), Verbose: oo.Verbose,
-		})
-		if err := f.Format(stdout, r); err != nil {
-			return fmt.Errorf("terminal report: %w", err)
-		}
-	}
-	for _, line := range written {
-		fmt.Fprintln(stderr, line)
-	}
-	if writeErr != nil {
-		return &gateError{code: exitInternal}
-	}
-	if r.Gate.ExitCode != 0 {
-		return &gateError{code: exitCode(r.Gate.ExitCode)}
-	}
-	return nil
+	return emit(document{
+		noun:    "report",
+		formats: report.Names(),
+		render: func(w io.Writer, format string) error {
+			f, err := report.New(format, report.Options{})
+			if err != nil {
+				return err
+			}
+			return f.Format(w, r)
+		},
+		summary: func(w io.Writer) error {
+			if oo.Quiet {
+				_, err := fmt.Fprintln(w, "gate: "+report.Verdict(r.Gate))
+				return err
+			}
+			f, _ := report.New("terminal", report.Options{
+				Color: useColor(w, os.Getenv), Width: terminalWidth(w), Verbose: oo.Verbose,
+			})
+			return f.Format(w, r)
+		},
+		exit: r.Gate.ExitCode,
+	}, outputs, stdout, stderr)
 }
 
 // useColor decides colour for the terminal report: only on a terminal,
@@ -322,18 +298,6 @@ func terminalWidth(w io.Writer) int {
 		return 0
 	}
 	return width
-}
-
-// writeReport renders one report file; a reader never sees half of it.
-func writeReport(format, path string, r *result.Report, stdout io.Writer) error {
-	f, err := report.New(format, report.Options{})
-	if err != nil {
-		return err
-	}
-	if err := writeOutput(path, stdout, func(w io.Writer) error { return f.Format(w, r) }); err != nil {
-		return fmt.Errorf("write %s report %s: %w", format, path, err)
-	}
-	return nil
 }
 
 func isTerminal(w io.Writer) bool {
