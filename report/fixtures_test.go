@@ -277,7 +277,13 @@ const (
 	markSymptom   = "mark-symptom"
 )
 
-// hostileReport puts hostile text everywhere a node or an inventory can.
+// hostileReport puts hostile text everywhere a node or an inventory can,
+// and in the fields audit only ever fills with its own words (check ids,
+// rollout classes, drift scopes, gate reasons). It is built by hand, not
+// judged by audit as the other fixtures are, on purpose: `fleet-audit
+// report` renders a results file read from disk, which anyone can craft,
+// so every field the model has must render inert, not only those a real
+// audit would fill with node text.
 func hostileReport() *result.Report {
 	r := newReport("<script>alert('inv')</script>\x1b[2J")
 	join := func(i int) string { return hostile[i%len(hostile)] + " " + hostile[(i+5)%len(hostile)] }
