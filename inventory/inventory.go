@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // LoadOptions are the facts about the local user that resolution needs. They
@@ -28,6 +31,12 @@ type LoadOptions struct {
 	// CurrentUser is the SSH user of hosts that get no user from the
 	// inventory or ssh_config. Empty means the user running the process.
 	CurrentUser string
+	// RoleMap maps Ansible group names to roles, on top of DefaultRoleMap
+	// (--role-map).
+	RoleMap map[string]string
+	// Stdin is read for the inventory path "-" (ansible-inventory --list
+	// piped in); nil means os.Stdin.
+	Stdin io.Reader
 }
 
 // Inventory is a loaded, fully valid inventory.
@@ -39,6 +48,13 @@ type Inventory struct {
 	// Hosts are in file order: every group's hosts in group order, then the
 	// top-level hosts. There is at least one, and names are unique.
 	Hosts []Host
+	// Format is what the file was read as: native, ansible-ini,
+	// ansible-yaml, ansible-json or host-list.
+	Format string
+	// Warnings are things the loader did not use and says so once, such
+	// as Ansible variables fleet-audit does not honour. They never hold a
+	// variable's value.
+	Warnings []string
 }
 
 // Host is one node with every setting resolved. No field needs further
@@ -68,8 +84,14 @@ type Host struct {
 	// Roles is the sorted, deduplicated union of the roles of defaults,
 	// group and host.
 	Roles []string
-	// Group is the group the host is listed under, "" for top-level hosts.
+	// Group is the group the host is listed under, "" for top-level hosts
+	// (for an Ansible inventory, the first group it is listed in, "" for
+	// an ungrouped host).
 	Group string
+	// Groups are every group the host belongs to: its group in a native
+	// inventory; in an Ansible one, all of them, through children too
+	// (but not all), least specific first.
+	Groups []string
 	// Line is the line of the host's key in the inventory file.
 	Line int
 	// Source maps each setting key (address, port, user, identity_files,
@@ -135,10 +157,36 @@ const (
 	maxSSHConfigSize = 4 << 20
 )
 
-// Load reads and parses the inventory at path. On failure the inventory is
-// nil and the error is an errors.Join of *Error values, including when the
-// file cannot be read.
+// stdinName names the inventory read from standard input in errors.
+const stdinName = "<stdin>"
+
+// Load reads and parses the inventory at path: a native fleet-audit
+// inventory, an Ansible one (INI, YAML, or the JSON of ansible-inventory
+// --list, told apart by content, with the group_vars/ and host_vars/ next
+// to the file), a file of one host per line, "-" for standard input, or
+// Ansible's comma list of hosts ("node1,node2," — any path holding a comma
+// that is not a file). On failure the inventory is nil and the error is an
+// errors.Join of *Error values, including when the file cannot be read.
 func Load(path string, opts LoadOptions) (*Inventory, error) {
+	if path == "-" {
+		in := opts.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		data, err := io.ReadAll(io.LimitReader(in, maxInventorySize+1))
+		if err == nil && len(data) > maxInventorySize {
+			err = fmt.Errorf("more than %d MiB", maxInventorySize>>20)
+		}
+		if err != nil {
+			return nil, errors.Join(&Error{File: stdinName, Err: fmt.Errorf("cannot read inventory: %w", err)})
+		}
+		return Parse(stdinName, data, opts)
+	}
+	if strings.Contains(path, ",") {
+		if _, err := os.Stat(path); err != nil {
+			return parseHostList(path, opts)
+		}
+	}
 	data, err := readFile(path, maxInventorySize)
 	if err != nil {
 		return nil, errors.Join(&Error{File: path, Err: fmt.Errorf("cannot read inventory: %w", err)})
@@ -148,12 +196,34 @@ func Load(path string, opts LoadOptions) (*Inventory, error) {
 
 // Parse is Load for data already read from file. file names the inventory in
 // errors, gives the default Name, and is the directory relative paths in the
-// inventory are resolved against.
+// inventory (and an Ansible inventory's group_vars/ and host_vars/) are
+// resolved against.
 func Parse(file string, data []byte, opts LoadOptions) (*Inventory, error) {
 	p := newParser(file, opts)
-	inv := p.parse(data)
+	return p.result(p.parseAny(data, opts))
+}
+
+// parseHostList reads Ansible's host_list form: host names (each with an
+// optional :port) separated by commas.
+func parseHostList(list string, opts LoadOptions) (*Inventory, error) {
+	p := newParser(list, opts)
+	p.baseDir = p.workDir
+	a := newAnsibleInventory()
+	for _, h := range strings.Split(list, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			p.ansibleHostPattern(a, "", h, 0, h, nil)
+		}
+	}
+	inv := p.fromAnsible(a, opts.RoleMap)
+	if inv != nil {
+		inv.File, inv.Name, inv.Format = "", "", "host-list"
+	}
+	return p.result(inv)
+}
+
+func (p *parser) result(inv *Inventory) (*Inventory, error) {
 	if len(p.errs) > 0 {
-		slices.SortStableFunc(p.errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
+		slices.SortStableFunc(p.errs, func(a, b *Error) int { return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line)) })
 		errs := make([]error, len(p.errs))
 		for i, e := range p.errs {
 			errs[i] = e
@@ -161,6 +231,45 @@ func Parse(file string, data []byte, opts LoadOptions) (*Inventory, error) {
 		return nil, errors.Join(errs...)
 	}
 	return inv, nil
+}
+
+// parseAny tells the formats apart by content: a YAML or JSON mapping
+// shaped like an Ansible inventory is one, any other mapping is native; a
+// file that is no YAML mapping is Ansible INI (which covers a plain list of
+// hosts, one per line), unless its name says YAML, whose errors then
+// stand.
+func (p *parser) parseAny(data []byte, opts LoadOptions) *Inventory {
+	root, err := decodeYAML(data)
+	mapping := err == nil && root != nil && deref(root) != nil && deref(root).Kind == yaml.MappingNode
+	var a *ansibleInventory
+	format := ""
+	switch ext := strings.ToLower(filepath.Ext(p.file)); {
+	case mapping && looksAnsible(root):
+		a = newAnsibleInventory()
+		format = "ansible-yaml"
+		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+			format = "ansible-json"
+		}
+		p.parseAnsibleYAML(a, root)
+	case !mapping && len(bytes.TrimSpace(data)) > 0 && ext != ".yaml" && ext != ".yml" && ext != ".json":
+		a = newAnsibleInventory()
+		format = "ansible-ini"
+		p.parseINI(a, data)
+	default:
+		inv := p.parse(data)
+		if inv != nil {
+			inv.Format = "native"
+		}
+		return inv
+	}
+	// ansible-inventory --list has merged group_vars/ and host_vars/ into
+	// its output already; YAML and INI files have them beside them.
+	if p.file != stdinName && format != "ansible-json" {
+		a.dir = p.baseDir
+	}
+	inv := p.fromAnsible(a, opts.RoleMap)
+	inv.Format = format
+	return inv
 }
 
 func newParser(file string, opts LoadOptions) *parser {
@@ -173,7 +282,11 @@ func newParser(file string, opts LoadOptions) *parser {
 			p.currentUser = u.Username
 		}
 	}
+	p.workDir, _ = os.Getwd()
 	p.baseDir = filepath.Dir(file)
+	if file == stdinName {
+		p.baseDir = p.workDir
+	}
 	if abs, err := filepath.Abs(p.baseDir); err == nil {
 		p.baseDir = abs
 	}

@@ -252,6 +252,7 @@ hosts:
 			}
 			for i := range tt.want {
 				tt.want[i].Source = withBuiltinSources(tt.want[i].Source)
+				tt.want[i] = withNativeGroups(tt.want[i])
 				if !reflect.DeepEqual(inv.Hosts[i], tt.want[i]) {
 					t.Errorf("host %d:\n got %+v\nwant %+v", i, inv.Hosts[i], tt.want[i])
 				}
@@ -511,6 +512,7 @@ func TestSSHConfig(t *testing.T) {
 				t.Fatalf("Load: %v", err)
 			}
 			tt.want.Source = withBuiltinSources(tt.want.Source)
+			tt.want = withNativeGroups(tt.want)
 			if len(inv.Hosts) != 1 || !reflect.DeepEqual(inv.Hosts[0], tt.want) {
 				t.Errorf("\n got %+v\nwant %+v", inv.Hosts, tt.want)
 			}
@@ -971,4 +973,13 @@ func fieldKey(key string) string {
 		}
 	}
 	return key
+}
+
+// withNativeGroups fills Groups as a native inventory does: a host's
+// groups are the one group it is listed in.
+func withNativeGroups(h inventory.Host) inventory.Host {
+	if h.Group != "" && h.Groups == nil {
+		h.Groups = []string{h.Group}
+	}
+	return h
 }

@@ -43,6 +43,9 @@ type field[T any] struct {
 	line  int
 	path  string
 	state state
+	// file is where it was written when that is not the inventory file
+	// itself (an Ansible group_vars/ or host_vars/ file); "" otherwise.
+	file string
 }
 
 type settings struct {
@@ -67,6 +70,12 @@ type hostDecl struct {
 	path  string
 	group *groupDecl
 	s     settings
+	// file is where the host is declared when that is not the inventory
+	// file; "" otherwise.
+	file string
+	// levels, when set, is the whole inheritance chain, most specific
+	// first (an Ansible inventory's); group and s are then unused.
+	levels []level
 }
 
 type parser struct {
@@ -78,6 +87,14 @@ type parser struct {
 	userSSHConfigExplicit bool
 	sshConfigs            map[string]*sshConfigEntry
 	errs                  []*Error
+	// workDir resolves the relative paths that Ansible hands to ssh
+	// as they are (its key files), which ssh reads relative to the
+	// directory it runs in.
+	workDir string
+	// curFile, when set, is the file that problems reported with add
+	// belong to: an Ansible vars file, or the file a host was declared in
+	// while it is resolved.
+	curFile string
 	// reported holds the field paths of inherited settings already
 	// reported as inconsistent, so a defaults key is blamed once, not
 	// once per host.
@@ -85,7 +102,15 @@ type parser struct {
 }
 
 func (p *parser) add(line int, path string, err error) {
-	p.errs = append(p.errs, &Error{File: p.file, Line: line, Field: path, Err: err})
+	p.addIn(p.curFile, line, path, err)
+}
+
+// addIn reports a problem of file ("" meaning the inventory file).
+func (p *parser) addIn(file string, line int, path string, err error) {
+	if file == "" {
+		file = p.file
+	}
+	p.errs = append(p.errs, &Error{File: file, Line: line, Field: path, Err: err})
 }
 
 func (p *parser) parse(data []byte) *Inventory {

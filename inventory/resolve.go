@@ -31,13 +31,20 @@ func pick[T any](levels []level, get func(*settings) *field[T]) (field[T], strin
 // ssh_config, then built-in defaults. It reports what cannot be resolved;
 // the Host is only meaningful if nothing was reported in the whole file.
 func (p *parser) resolve(d *hostDecl, defaults *settings) Host {
-	levels := []level{{"host", &d.s}}
 	h := Host{Name: d.name, Line: d.line, Source: map[string]string{}}
-	if d.group != nil {
-		h.Group = d.group.name
-		levels = append(levels, level{"group:" + d.group.name, &d.group.s})
+	levels := d.levels
+	if levels == nil {
+		levels = []level{{"host", &d.s}}
+		if d.group != nil {
+			h.Group = d.group.name
+			h.Groups = []string{d.group.name}
+			levels = append(levels, level{"group:" + d.group.name, &d.group.s})
+		}
+		levels = append(levels, level{"defaults", defaults})
 	}
-	levels = append(levels, level{"defaults", defaults})
+	saved := p.curFile
+	p.curFile = d.file
+	defer func() { p.curFile = saved }()
 
 	conn, src := pick(levels, func(s *settings) *field[string] { return &s.connection })
 	h.Connection, h.Source["connection"] = conn.v, src
@@ -296,5 +303,5 @@ func (p *parser) becomeUserWithoutSudo(bu field[string], host string, become fie
 	if become.state == set {
 		what = fmt.Sprintf("become %q from %s", cmpOr(become.v, "none"), becomeSrc)
 	}
-	p.add(bu.line, bu.path, kindf(ErrInvalidValue, "become_user %q needs become: sudo, but host %q has %s; set become: sudo or remove become_user", bu.v, host, what))
+	p.addIn(bu.file, bu.line, bu.path, kindf(ErrInvalidValue, "become_user %q needs become: sudo, but host %q has %s; set become: sudo or remove become_user", bu.v, host, what))
 }

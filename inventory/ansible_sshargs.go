@@ -1,0 +1,294 @@
+package inventory
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sshArgs reads the ssh command-line options users put in
+// ansible_ssh_common_args and ansible_ssh_extra_args: -o KEY=VALUE (or
+// "KEY VALUE"), -J, -i, -p, -l and -F. As in ssh, the first value given for
+// an option is the one used (ssh_config(5): "the first obtained value will
+// be used"), and anything the level already set from its own ansible_
+// variable wins over both. Options that change nothing fleet-audit does are
+// listed in the warning; ones it cannot honour are errors.
+func (c *ansibleConverter) sshArgs(s *settings, v ansibleVar) {
+	p := c.p
+	bad := func(err error) { p.addIn(v.file, v.line, v.path, err) }
+	if v.value.kind != valueString {
+		if v.value.kind != valueNull {
+			bad(kindf(ErrWrongType, "%s must be a string of ssh options, got %s", v.name, v.value.describe()))
+		}
+		return
+	}
+	args, err := shlexSplit(v.value.s, false)
+	if err != nil {
+		bad(kindf(ErrInvalidValue, "%s: %v", v.name, err))
+		return
+	}
+	// seen holds the options this variable already gave: the first wins.
+	seen := map[string]bool{}
+	option := func(key, value string) {
+		lk := strings.ToLower(key)
+		if seen[lk] {
+			return
+		}
+		seen[lk] = true
+		c.sshOption(s, v, key, value)
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			bad(kindf(ErrInvalidValue, "%s: %q is not an ssh option", v.name, a))
+			return
+		}
+		flag := a[1]
+		value := a[2:]
+		takesValue := strings.IndexByte("oJiplFcmDLRWbBeEIQSw", flag) >= 0
+		if takesValue && value == "" {
+			if i+1 >= len(args) {
+				bad(kindf(ErrInvalidValue, "%s: %s needs a value", v.name, a))
+				return
+			}
+			i++
+			value = args[i]
+		}
+		switch flag {
+		case 'o':
+			key, val, ok := strings.Cut(value, "=")
+			if !ok {
+				key, val, ok = strings.Cut(strings.TrimSpace(value), " ")
+			}
+			if !ok {
+				bad(kindf(ErrInvalidValue, "%s: -o %q: want KEY=VALUE", v.name, value))
+				return
+			}
+			option(strings.TrimSpace(key), strings.TrimSpace(val))
+		case 'J':
+			option("ProxyJump", value)
+		case 'i':
+			option("IdentityFile", value)
+		case 'p':
+			option("Port", value)
+		case 'l':
+			option("User", value)
+		case 'F':
+			option("F", value)
+		default:
+			c.ignoredOption("-" + string(flag))
+		}
+	}
+}
+
+func (c *ansibleConverter) ignoredOption(name string) {
+	if c.sshOptions == nil {
+		c.sshOptions = map[string]int{}
+	}
+	c.sshOptions[name]++
+}
+
+// sshOption applies one ssh option unless the level set that setting
+// already.
+func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value string) {
+	p := c.p
+	bad := func(err error) {
+		p.addIn(v.file, v.line, v.path, kindf(ErrInvalidValue, "%s: %s %q: %v", v.name, key, value, err))
+	}
+	loc := func() (string, int, string) { return v.file, v.line, v.path }
+	file, line, path := loc()
+	switch strings.ToLower(key) {
+	case "proxyjump":
+		if s.proxyJump.state != unset {
+			return
+		}
+		hops, err := parseJumpList(value)
+		if err != nil {
+			bad(err)
+			return
+		}
+		s.proxyJump = field[[]hopSpec]{v: hops, state: set, file: file, line: line, path: path}
+	case "proxycommand":
+		if s.proxyJump.state != unset {
+			return
+		}
+		hop, ok := proxyCommandAsJump(value)
+		if !ok {
+			bad(kindf(ErrInvalidValue, "only the ssh -W %%h:%%p form of ProxyCommand is supported; use ProxyJump (-J) for a bastion"))
+			return
+		}
+		s.proxyJump = field[[]hopSpec]{v: []hopSpec{hop}, state: set, file: file, line: line, path: path}
+	case "userknownhostsfile":
+		if s.knownHosts.state != unset {
+			return
+		}
+		var files []string
+		for _, f := range strings.Fields(value) {
+			if strings.EqualFold(f, "none") || f == "/dev/null" {
+				// ssh's way to record nothing; fleet-audit checks keys
+				// against an empty list then, which host_key_policy
+				// governs.
+				continue
+			}
+			path, err := expandPath(f, p.home, p.workDir)
+			if err != nil {
+				bad(err)
+				return
+			}
+			files = append(files, path)
+		}
+		s.knownHosts = field[[]string]{v: files, state: set, file: file, line: line, path: path}
+	case "stricthostkeychecking":
+		if s.hostKeyPolicy.state != unset {
+			return
+		}
+		policy, err := sshHostKeyPolicy(value)
+		if err != nil {
+			bad(err)
+			return
+		}
+		s.hostKeyPolicy = field[string]{v: policy, state: set, file: file, line: line, path: path}
+	case "identitiesonly":
+		if s.identitiesOnly.state != unset {
+			return
+		}
+		b, err := sshFlag(value)
+		if err != nil {
+			bad(err)
+			return
+		}
+		s.identitiesOnly = field[bool]{v: b, state: set, file: file, line: line, path: path}
+	case "identityfile":
+		if s.identityFiles.state != unset {
+			return
+		}
+		path, err := expandPath(value, p.home, p.workDir)
+		if err != nil {
+			bad(err)
+			return
+		}
+		s.identityFiles = field[[]string]{v: []string{path}, state: set, file: file, line: line, path: v.path}
+	case "port":
+		if s.port.state != unset {
+			return
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 65535 {
+			bad(kindf(ErrInvalidValue, "port must be from 1 to 65535"))
+			return
+		}
+		s.port = field[int]{v: n, state: set, file: file, line: line, path: path}
+	case "user":
+		if s.user.state != unset {
+			return
+		}
+		if err := checkUser(value); err != nil {
+			bad(err)
+			return
+		}
+		s.user = field[string]{v: value, state: set, file: file, line: line, path: path}
+	case "f":
+		if s.sshConfig.state != unset {
+			return
+		}
+		if value == "none" {
+			s.sshConfig = field[string]{state: set, file: file, line: line, path: path}
+			return
+		}
+		cfg, err := expandPath(value, p.home, p.workDir)
+		if err != nil {
+			bad(err)
+			return
+		}
+		s.sshConfig = field[string]{v: cfg, state: set, file: file, line: line, path: path}
+	case "connecttimeout", "serveraliveinterval":
+		d, err := sshTime(value)
+		if err != nil {
+			bad(err)
+			return
+		}
+		f := field[time.Duration]{v: d, state: set, file: file, line: line, path: path}
+		if strings.EqualFold(key, "ConnectTimeout") {
+			if s.connectTimeout.state == unset {
+				s.connectTimeout = f
+			}
+		} else if s.serverAliveInterval.state == unset {
+			s.serverAliveInterval = f
+		}
+	case "serveralivecountmax":
+		if s.serverAliveCountMax.state != unset {
+			return
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			bad(kindf(ErrInvalidValue, "want a count of 1 or more"))
+			return
+		}
+		s.serverAliveCountMax = field[int]{v: n, state: set, file: file, line: line, path: path}
+	default:
+		c.ignoredOption(key)
+	}
+}
+
+// proxyCommandAsJump recognises the ProxyCommand that only forwards
+// through a bastion, `ssh [-q] [-p PORT] [-l USER] -W %h:%p [USER@]HOST`,
+// which is what ProxyJump does (ssh(1): "-J ... is a shortcut to specify a
+// ProxyJump configuration directive"; -W forwards stdio to host:port).
+func proxyCommandAsJump(cmd string) (hopSpec, bool) {
+	args, err := shlexSplit(cmd, false)
+	if err != nil || len(args) < 2 || (args[0] != "ssh" && !strings.HasSuffix(args[0], "/ssh")) {
+		return hopSpec{}, false
+	}
+	var user, port, target string
+	forwards := false
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		next := func() (string, bool) {
+			if len(a) > 2 {
+				return a[2:], true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch {
+		case a == "-q":
+		case strings.HasPrefix(a, "-W"):
+			w, ok := next()
+			if !ok || (w != "%h:%p" && w != "[%h]:%p") {
+				return hopSpec{}, false
+			}
+			forwards = true
+		case strings.HasPrefix(a, "-p"):
+			v, ok := next()
+			if !ok {
+				return hopSpec{}, false
+			}
+			port = v
+		case strings.HasPrefix(a, "-l"):
+			v, ok := next()
+			if !ok {
+				return hopSpec{}, false
+			}
+			user = v
+		case strings.HasPrefix(a, "-"), target != "":
+			return hopSpec{}, false
+		default:
+			target = a
+		}
+	}
+	if !forwards || target == "" {
+		return hopSpec{}, false
+	}
+	spec := target
+	if user != "" && !strings.Contains(target, "@") {
+		spec = user + "@" + spec
+	}
+	if port != "" {
+		spec += ":" + port
+	}
+	hop, err := parseHopSpec(spec)
+	return hop, err == nil
+}

@@ -1,0 +1,227 @@
+package inventory
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ansibleConverter turns the connection variables of one level into
+// settings, and remembers the variables it does not honour so they are
+// listed once as a warning instead of silently ignored.
+type ansibleConverter struct {
+	p           *parser
+	unsupported map[string]int // variable name → levels setting it
+	sshOptions  map[string]int // ssh option in *_ssh_*_args → levels setting it
+	vaulted     []string       // vars files encrypted with ansible-vault, not read
+}
+
+// fleetAuditRolesVar lists a host's or group's roles explicitly, for groups
+// no role map covers; it adds to the roles that group membership gives.
+const fleetAuditRolesVar = "fleet_audit_roles"
+
+// ansibleIgnoredVars are ansible_ variables the loader reads for itself,
+// so they are not "unused".
+var ansibleIgnoredVars = map[string]bool{
+	"ansible_group_priority": true, // the merge order itself reads it
+}
+
+// settings converts the variables of one level. Variables that are not
+// Ansible's (rke2_config, node_labels...) are the playbook's business and
+// are left alone; an ansible_ variable fleet-audit does not use is counted
+// for the warning.
+func (c *ansibleConverter) settings(vars ansibleVars) *settings {
+	s := &settings{}
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		v := vars[name]
+		c.one(s, v)
+	}
+	// The explicit variables win over what the ssh arguments say.
+	for _, name := range []string{"ansible_ssh_common_args", "ansible_ssh_extra_args"} {
+		if v, ok := vars[name]; ok {
+			c.sshArgs(s, v)
+		}
+	}
+	return s
+}
+
+func (c *ansibleConverter) one(s *settings, v ansibleVar) {
+	p := c.p
+	report := func(err error) { p.addIn(v.file, v.line, v.path, err) }
+	str := func() (string, bool) {
+		switch v.value.kind {
+		case valueString, valueInt:
+			if strings.Contains(v.value.s, "{{") || strings.Contains(v.value.s, "{%") {
+				report(kindf(ErrInvalidValue, "%s is a Jinja template; fleet-audit does not evaluate templates, write the value itself (or set it with a host_vars/ file)", v.name))
+				return "", false
+			}
+			return v.value.s, true
+		case valueNull:
+			return "", false
+		}
+		report(kindf(ErrWrongType, "%s must be a string, got %s", v.name, v.value.describe()))
+		return "", false
+	}
+	fld := func(val string) field[string] {
+		return field[string]{v: val, state: set, file: v.file, line: v.line, path: v.path}
+	}
+	switch v.name {
+	case "ansible_host", "ansible_ssh_host":
+		if val, ok := str(); ok {
+			if err := checkAddress(val); err != nil {
+				report(err)
+				s.address = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+				return
+			}
+			s.address = fld(val)
+		}
+	case "ansible_port", "ansible_ssh_port":
+		val, ok := str()
+		if !ok {
+			return
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 || n > 65535 {
+			report(kindf(ErrInvalidValue, "%s must be from 1 to 65535, got %q", v.name, val))
+			s.port = field[int]{state: bad, file: v.file, line: v.line, path: v.path}
+			return
+		}
+		s.port = field[int]{v: n, state: set, file: v.file, line: v.line, path: v.path}
+	case "ansible_user", "ansible_ssh_user":
+		if val, ok := str(); ok {
+			if err := checkUser(val); err != nil {
+				report(err)
+				s.user = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+				return
+			}
+			s.user = fld(val)
+		}
+	case "ansible_ssh_private_key_file", "ansible_private_key_file":
+		if val, ok := str(); ok {
+			// Ansible hands the path to ssh, so a relative one is relative
+			// to the directory it runs in, not to the inventory.
+			path, err := expandPath(val, p.home, p.workDir)
+			if err != nil {
+				report(err)
+				s.identityFiles = field[[]string]{state: bad, file: v.file, line: v.line, path: v.path}
+				return
+			}
+			s.identityFiles = field[[]string]{v: []string{path}, state: set, file: v.file, line: v.line, path: v.path}
+		}
+	case "ansible_become":
+		b, ok := ansibleBool(v.value)
+		if !ok {
+			report(kindf(ErrInvalidValue, "ansible_become must be a boolean (true/false, yes/no), got %s", v.value.describe()))
+			s.become = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+			return
+		}
+		s.become = fld(map[bool]string{true: "sudo", false: ""}[b])
+	case "ansible_become_user":
+		if val, ok := str(); ok {
+			if err := checkBecomeUser(val); err != nil {
+				report(err)
+				return
+			}
+			// Ansible's default is root, which is what "" means here.
+			if val == "root" {
+				val = ""
+			}
+			s.becomeUser = fld(val)
+		}
+	case "ansible_become_method":
+		if val, ok := str(); ok && val != "sudo" {
+			report(kindf(ErrInvalidValue, "ansible_become_method %q is not supported: fleet-audit becomes root with sudo -n only", val))
+		}
+	case "ansible_connection":
+		val, ok := str()
+		if !ok {
+			return
+		}
+		switch val {
+		case "local":
+			s.connection = fld("local")
+		case "ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh":
+			s.connection = fld("ssh")
+		default:
+			report(kindf(ErrInvalidValue, "ansible_connection %q is not supported: fleet-audit reaches nodes over ssh or runs locally (local)", val))
+			s.connection = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+		}
+	case "ansible_ssh_common_args", "ansible_ssh_extra_args":
+		// settings reads these after every other variable.
+	case fleetAuditRolesVar:
+		var roles []string
+		switch v.value.kind {
+		case valueList:
+			roles = v.value.list
+		case valueString:
+			for _, r := range strings.Split(v.value.s, ",") {
+				if r = strings.TrimSpace(r); r != "" {
+					roles = append(roles, r)
+				}
+			}
+		default:
+			report(kindf(ErrWrongType, "%s must be a list of roles or a comma-separated string, got %s", v.name, v.value.describe()))
+			return
+		}
+		for _, r := range roles {
+			if err := checkRole(r); err != nil {
+				report(err)
+				return
+			}
+		}
+		s.roles = field[[]string]{v: roles, state: set, file: v.file, line: v.line, path: v.path}
+	default:
+		if strings.HasPrefix(v.name, "ansible_") && !ansibleIgnoredVars[v.name] {
+			c.unsupported[v.name]++
+		}
+	}
+}
+
+// ansibleBool is Ansible's boolean() filter over the values it accepts
+// (module_utils/parsing/convert_bool.py BOOLEANS_TRUE/BOOLEANS_FALSE).
+func ansibleBool(v ansibleValue) (bool, bool) {
+	switch strings.ToLower(v.s) {
+	case "y", "yes", "on", "1", "true", "t", "1.0":
+		return true, v.kind != valueList && v.kind != valueOther
+	case "n", "no", "off", "0", "false", "f", "0.0":
+		return false, v.kind != valueList && v.kind != valueOther
+	}
+	return false, false
+}
+
+func (v ansibleValue) describe() string {
+	switch v.kind {
+	case valueNull:
+		return "null"
+	case valueList:
+		return "a list"
+	case valueOther:
+		return "a mapping or nested list"
+	case valueBool:
+		return "boolean " + v.s
+	case valueInt:
+		return "integer " + v.s
+	}
+	return fmt.Sprintf("%q", v.s)
+}
+
+// warnings are the lines the loader reports once for the whole inventory.
+func (c *ansibleConverter) warnings() []string {
+	var out []string
+	if len(c.unsupported) > 0 {
+		var names []string
+		for _, n := range slices.Sorted(maps.Keys(c.unsupported)) {
+			names = append(names, n)
+		}
+		out = append(out, "inventory: ignored Ansible variables fleet-audit does not use: "+strings.Join(names, ", "))
+	}
+	if len(c.sshOptions) > 0 {
+		out = append(out, "inventory: ignored ssh options in ansible_ssh_common_args/ansible_ssh_extra_args: "+strings.Join(slices.Sorted(maps.Keys(c.sshOptions)), ", "))
+	}
+	if len(c.vaulted) > 0 {
+		out = append(out, "inventory: skipped vars files encrypted with ansible-vault (fleet-audit cannot read them; connection variables in them are not applied): "+strings.Join(c.vaulted, ", "))
+	}
+	return out
+}
