@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,41 +15,50 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // inventoryOptions is what the inventory command's flags fill in.
 type inventoryOptions struct {
-	Path      string
-	SSHConfig string
+	inventorySource
 }
 
 func inventoryCommand(act func(context.Context, inventoryOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "inventory",
-		Usage:     "print the hosts of an inventory as resolved (defaults, groups, ssh_config)",
-		UsageText: "fleet-audit inventory -i FILE [-F ssh_config]",
+		Usage:     "print the hosts of an inventory as resolved (defaults, groups, Ansible variables, ssh_config)",
+		UsageText: "fleet-audit inventory -i FILE [-F ssh_config] [--role-map GROUP=ROLE,...]",
 		Description: `Loads and validates the inventory exactly as run does, contacts nothing,
 and prints one row per host with its address, port, user, roles and where the
-address came from. Exits 2 with every problem (file:line: field: why) on bad input.
+address came from, then each host's groups and where every other value came
+from (host, group:NAME, group_vars/NAME.yml, host_vars/NAME.yml, defaults,
+ssh_config). Exits 2 with every problem (file:line: field: why) on bad input.
 
 EXAMPLES:
-   fleet-audit inventory -i examples/inventory.yaml`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE` (YAML)"},
-			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "ssh_config `FILE` for bare host names (default ~/.ssh/config)"},
-		},
+   fleet-audit inventory -i examples/inventory.yaml
+   fleet-audit inventory -i ~/rke2-ansible/inventory/prod/hosts.ini
+   ansible-inventory -i aws_ec2.yml --list | fleet-audit inventory -i -`,
+		Flags: inventoryFlags(),
 		Action: func(c *cli.Context) error {
-			return internal(act(c.Context, inventoryOptions{Path: c.String("inventory"), SSHConfig: c.String("ssh-config")}, streamsOf(c)))
+			src, err := inventorySourceFrom(c)
+			if err != nil {
+				return err
+			}
+			return internal(act(c.Context, inventoryOptions{src}, streamsOf(c)))
 		},
 	}
 }
 
 // runInventory loads the inventory as run would and prints it.
-func runInventory(_ context.Context, o inventoryOptions, s streams) error {
-	inv, err := inventory.Load(o.Path, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
+func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
+	inv, err := untilDone(ctx, o.load)
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
+	for _, w := range inv.Warnings {
+		fmt.Fprintf(s.err, "fleet-audit: warning: %s\n", w)
+	}
+	fmt.Fprintf(s.out, "%s: %s, %s\n", cmp.Or(inv.File, "host list"), formatName(inv.Format), result.Count(len(inv.Hosts), "host"))
 	out := &errWriter{w: s.out}
 	t := tablewriter.NewTable(out)
 	t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
@@ -77,7 +89,48 @@ func runInventory(_ context.Context, o inventoryOptions, s streams) error {
 	if out.err != nil {
 		return out.err
 	}
-	return printHostDetails(s.out, inv)
+	if err := printHostDetails(s.out, inv); err != nil {
+		return err
+	}
+	return printSources(s.out, inv)
+}
+
+// formatName says what the file was read as, in the words of its tool.
+func formatName(format string) string {
+	switch format {
+	case "ansible-ini":
+		return "Ansible INI inventory"
+	case "ansible-yaml":
+		return "Ansible YAML inventory"
+	case "ansible-json":
+		return "ansible-inventory --list JSON"
+	case "host-list":
+		return "host list"
+	}
+	return "fleet-audit inventory"
+}
+
+// printSources lists, per host, its groups and where each value that is
+// not a built-in default came from, so an operator can see which file to
+// edit.
+func printSources(w io.Writer, inv *inventory.Inventory) error {
+	var b strings.Builder
+	b.WriteString("\nwhere values came from:\n")
+	for _, h := range inv.Hosts {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(h.Source)) {
+			if src := h.Source[k]; src != "builtin" {
+				parts = append(parts, k+"="+src)
+			}
+		}
+		groups := "-"
+		if len(h.Groups) > 0 {
+			groups = strings.Join(h.Groups, ",")
+		}
+		fmt.Fprintf(&b, "%s [groups %s] %s\n", h.Name, groups, strings.Join(parts, " "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // printHostDetails lists, under the table, the settings most hosts leave

@@ -9,15 +9,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
-	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // runOptions is what the run and demo commands' flags fill in.
 type runOptions struct {
-	InventoryPath    string
-	SSHConfig        string
+	Inventory        inventorySource
 	Forks            int
 	ConnectTimeout   time.Duration
 	NodeTimeout      time.Duration
@@ -59,9 +57,7 @@ EXAMPLES:
 Report formats: ` + formatNames() + `
 
 ` + exitStatusHelp,
-		Flags: flags([]cli.Flag{
-			&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE` (YAML)"},
-			&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
+		Flags: flags(inventoryFlags(), []cli.Flag{
 			&cli.BoolFlag{Name: "no-agent", Usage: "do not use the ssh-agent at SSH_AUTH_SOCK"},
 			&cli.StringFlag{Name: "host-key-policy", Value: "strict", Usage: "what to do with a host key known_hosts does not vouch for: `POLICY` strict (refuse), accept-new (record unknown keys, refuse changed ones) or insecure-ignore (accept anything; the report says so). Given, it beats the inventory's host_key_policy and ssh_config's StrictHostKeyChecking"},
 		}, auditFlags(), []cli.Flag{
@@ -80,8 +76,12 @@ Report formats: ` + formatNames() + `
 // runOptionsFrom reads run's flags; demo reads the ones it shares with
 // run through it too (a flag demo does not have reads as its zero value).
 func runOptionsFrom(c *cli.Context) (runOptions, error) {
+	src, err := inventorySourceFrom(c)
+	if err != nil {
+		return runOptions{}, err
+	}
 	o := runOptions{
-		InventoryPath: c.String("inventory"), SSHConfig: c.String("ssh-config"), NoAgent: c.Bool("no-agent"),
+		Inventory: src, NoAgent: c.Bool("no-agent"),
 		Forks: c.Int("forks"), ConnectTimeout: c.Duration("connect-timeout"), NodeTimeout: c.Duration("node-timeout"),
 		AllowUnreachable: c.Bool("allow-unreachable"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
 	}
@@ -115,13 +115,7 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 // pipeline.
 func runAudit(ctx context.Context, o runOptions, s streams) error {
 	// -i /dev/stdin or a FIFO can block for ever.
-	inv, err := untilDone(ctx, func() (*inventory.Inventory, error) {
-		inv, err := inventory.Load(o.InventoryPath, inventory.LoadOptions{UserSSHConfig: o.SSHConfig})
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		return inv, nil
-	})
+	inv, err := untilDone(ctx, o.Inventory.load)
 	if err != nil {
 		return err
 	}

@@ -1,16 +1,64 @@
 package main
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
 // The flags several commands share, and what reads them back. A command's
 // own flags are beside it in cmd_NAME.go.
+
+// inventoryFlags say where the hosts come from; run and inventory take them.
+func inventoryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE`: fleet-audit YAML, an Ansible inventory (INI or YAML, with its group_vars/ and host_vars/), ansible-inventory --list JSON, a file of one host per line, - for standard input, or host1,host2,"},
+		&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
+		&cli.StringFlag{Name: "role-map", Usage: "roles of Ansible groups, `GROUP=ROLE,...`, on top of the built-in ones (" + defaultRoleMapText() + ")"},
+	}
+}
+
+// inventorySource is what inventoryFlags fill in.
+type inventorySource struct {
+	Path, SSHConfig string
+	RoleMap         map[string]string
+}
+
+func inventorySourceFrom(c *cli.Context) (inventorySource, error) {
+	src := inventorySource{Path: c.String("inventory"), SSHConfig: c.String("ssh-config")}
+	if c.IsSet("role-map") {
+		m, err := inventory.ParseRoleMap(c.String("role-map"))
+		if err != nil {
+			return src, &usageError{fmt.Errorf("--role-map: %w", err)}
+		}
+		src.RoleMap = m
+	}
+	return src, nil
+}
+
+// load reads the inventory as run and inventory both do.
+func (src inventorySource) load() (*inventory.Inventory, error) {
+	inv, err := inventory.Load(src.Path, inventory.LoadOptions{UserSSHConfig: src.SSHConfig, RoleMap: src.RoleMap})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return inv, nil
+}
+
+func defaultRoleMapText() string {
+	var out []string
+	for _, g := range slices.Sorted(maps.Keys(inventory.DefaultRoleMap)) {
+		out = append(out, g+"="+inventory.DefaultRoleMap[g])
+	}
+	return strings.Join(out, ",")
+}
 
 // ruleFlags choose what a run judges; run and demo both take them.
 func ruleFlags() []cli.Flag {

@@ -69,7 +69,7 @@ func fleetsUsed(script []byte) (map[string]bool, error) {
 		if _, ok := scriptFleets[name]; !ok {
 			return nil, fmt.Errorf("no simulated fleet %q (have incident, clean, down, hostkey)", name)
 		}
-		used[name] = used[name] || string(m[2]) != "/inventory.yaml"
+		used[name] = used[name] || (string(m[2]) != "/inventory.yaml" && string(m[2]) != "/inventory.ini")
 	}
 	return used, nil
 }
@@ -131,9 +131,15 @@ func startScriptFleet(dir, name string) (*demo.Fleet, error) {
 // $WORK/fleets/<name>: shared across scripts when the script only audits
 // it, its own when the script touches the fleet's files (fleetsUsed).
 //
-// $EXAMPLES is the repository's examples/ directory.
+// $EXAMPLES is the repository's examples/ directory, $ANSIBLE the Ansible
+// layouts under inventory/testdata/ansible. A fleet's inventory.ini is the
+// same fleet as an Ansible INI inventory.
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs(filepath.Join("..", "..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ansibleLayouts, err := filepath.Abs(filepath.Join("..", "..", "inventory", "testdata", "ansible"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +191,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("EXAMPLES", examples)
+			env.Setenv("ANSIBLE", ansibleLayouts)
 			return nil
 		},
 	})

@@ -43,7 +43,7 @@ func keep[O any](got *any) func(context.Context, O, streams) error {
 // runDefaults is what run's options are with only -i given.
 func runDefaults(inv string) runOptions {
 	return runOptions{
-		InventoryPath: inv, Forks: 10, ConnectTimeout: 10 * time.Second, NodeTimeout: 2 * time.Minute,
+		Inventory: inventorySource{Path: inv}, Forks: 10, ConnectTimeout: 10 * time.Second, NodeTimeout: 2 * time.Minute,
 		FailOn: result.SeverityCritical, Outputs: map[string]string{},
 	}
 }
@@ -53,14 +53,15 @@ func runDefaults(inv string) runOptions {
 // values that must exit 2 before anything is read.
 func TestFlags(t *testing.T) {
 	full := runDefaults("inv.yaml")
-	full.SSHConfig, full.NoAgent, full.Forks, full.ConnectTimeout, full.NodeTimeout = "cfg", true, 3, time.Second, time.Minute
+	full.Inventory.SSHConfig, full.NoAgent, full.Forks, full.ConnectTimeout, full.NodeTimeout = "cfg", true, 3, time.Second, time.Minute
 	full.FailOn, full.AllowUnreachable, full.HostKeyPolicy, full.Quiet, full.Verbose = result.SeverityWarning, true, remote.HostKeyAcceptNew, true, true
 	full.Outputs = map[string]string{"json": "r.json", "markdown": "r.md", "html": "-", "junit": "j.xml"}
 	full.WaiversPath, full.ProbesDir, full.Only, full.Skip = "w.yaml", "site", []string{"a", "b"}, []string{"c"}
 	full.TargetVersion = "v1.31.4+rke2r1"
+	full.Inventory.RoleMap = map[string]string{"k8s_masters": "server", "infra": "infra"}
 
 	demoDefaults := runDefaults("")
-	demoDefaults.InventoryPath = ""
+	demoDefaults.Inventory = inventorySource{}
 	demoFull := demoDefaults
 	demoFull.FailOn, demoFull.Forks, demoFull.Quiet, demoFull.Skip, demoFull.ProbesDir = result.SeverityInfo, 2, true, []string{"conntrack.*"}, "p"
 
@@ -74,7 +75,8 @@ func TestFlags(t *testing.T) {
 		{"run every flag", []string{"run", "-i", "inv.yaml", "-F", "cfg", "--no-agent", "--forks", "3", "--connect-timeout", "1s",
 			"--node-timeout", "1m", "--fail-on", "warning", "--allow-unreachable", "--host-key-policy", "accept-new", "-q", "-v",
 			"--json", "r.json", "--markdown", "r.md", "--html", "-", "--junit", "j.xml", "--waivers", "w.yaml", "--probes", "site",
-			"--only", "a, b,", "--skip", "c", "--target-version", " v1.31.4+rke2r1 "}, full, ""},
+			"--only", "a, b,", "--skip", "c", "--target-version", " v1.31.4+rke2r1 ", "--role-map", "k8s_masters=server, infra=infra"}, full, ""},
+		{"run bad role-map", []string{"run", "-i", "i", "--role-map", "masters"}, nil, "--role-map"},
 		{"run host-key-policy strict given", []string{"run", "-i", "i", "--host-key-policy", "strict"},
 			func() runOptions { o := runDefaults("i"); o.HostKeyPolicy = remote.HostKeyStrict; return o }(), ""},
 		{"run without inventory", []string{"run"}, nil, "inventory"},
@@ -114,8 +116,10 @@ func TestFlags(t *testing.T) {
 		{"probes", []string{"probes"}, probesOptions{}, ""},
 		{"probes flags", []string{"probes", "--probes", "d", "--json"}, probesOptions{ProbesDir: "d", JSON: true}, ""},
 
-		{"inventory", []string{"inventory", "-i", "inv.yaml", "-F", "cfg"}, inventoryOptions{Path: "inv.yaml", SSHConfig: "cfg"}, ""},
+		{"inventory", []string{"inventory", "-i", "inv.yaml", "-F", "cfg"}, inventoryOptions{inventorySource{Path: "inv.yaml", SSHConfig: "cfg"}}, ""},
 		{"inventory without inventory", []string{"inventory"}, nil, "inventory"},
+		{"inventory role-map", []string{"inventory", "-i", "-", "--role-map", "g=etcd"}, inventoryOptions{inventorySource{Path: "-", RoleMap: map[string]string{"g": "etcd"}}}, ""},
+		{"inventory bad role-map", []string{"inventory", "-i", "x", "--role-map", "g=no role"}, nil, "--role-map"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -159,11 +159,14 @@ func runWarnings(inv *inventory.Inventory, o runOptions) []string {
 			ignored = append(ignored, h.Name)
 		}
 	}
+	// What the inventory loader left unused (Ansible variables it does
+	// not honour) belongs in the report a reviewer reads.
+	warnings := slices.Clone(inv.Warnings)
 	if len(ignored) == 0 {
-		return nil
+		return warnings
 	}
-	return []string{fmt.Sprintf("host keys were NOT verified for %s (host-key policy insecure-ignore): a man-in-the-middle would have gone unnoticed, and these results could come from any machine",
-		pluralNodes(ignored))}
+	return append(warnings, fmt.Sprintf("host keys were NOT verified for %s (host-key policy insecure-ignore): a man-in-the-middle would have gone unnoticed, and these results could come from any machine",
+		pluralNodes(ignored)))
 }
 
 // hostKeyWarnings turn the transport's host-key notes into report

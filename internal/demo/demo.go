@@ -21,7 +21,10 @@ import (
 type Fleet struct {
 	// InventoryPath is an inventory file that reaches every node.
 	InventoryPath string
-	servers       *sshfleet.Fleet
+	// AnsibleInventoryPath is the same fleet as an Ansible INI inventory,
+	// the way an operator of rancherfederal/rke2-ansible would write it.
+	AnsibleInventoryPath string
+	servers              *sshfleet.Fleet
 }
 
 // Options tweak the simulated fleet for tests.
@@ -62,7 +65,7 @@ func Start(ctx context.Context, dir string, members []nodesim.Member, o Options)
 	if err != nil {
 		return nil, fmt.Errorf("start simulated fleet: %w", err)
 	}
-	f := &Fleet{servers: servers, InventoryPath: filepath.Join(dir, "inventory.yaml")}
+	f := &Fleet{servers: servers, InventoryPath: filepath.Join(dir, "inventory.yaml"), AnsibleInventoryPath: filepath.Join(dir, "inventory.ini")}
 	known, err := knownHosts(servers, o.WrongHostKey)
 	if err != nil {
 		servers.Close()
@@ -71,7 +74,8 @@ func Start(ctx context.Context, dir string, members []nodesim.Member, o Options)
 	knownPath := filepath.Join(dir, "known_hosts")
 	sshConfig := filepath.Join(dir, "ssh_config")
 	inv := inventoryYAML(members, servers, keyPath, knownPath, sshConfig)
-	for p, b := range map[string][]byte{knownPath: known, sshConfig: []byte("# the demo reads no user ssh_config\n"), f.InventoryPath: []byte(inv)} {
+	ini := inventoryINI(members, servers, keyPath, knownPath, sshConfig)
+	for p, b := range map[string][]byte{knownPath: known, sshConfig: []byte("# the demo reads no user ssh_config\n"), f.InventoryPath: []byte(inv), f.AnsibleInventoryPath: []byte(ini)} {
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			servers.Close()
 			return nil, fmt.Errorf("demo: %w", err)
@@ -117,5 +121,33 @@ func inventoryYAML(members []nodesim.Member, servers *sshfleet.Fleet, key, known
 	for _, g := range order {
 		fmt.Fprintf(&b, "  %s:\n    roles: [%s]\n    hosts:\n%s", g, g, strings.Join(groups[g], ""))
 	}
+	return b.String()
+}
+
+// inventoryINI is the fleet as an Ansible INI inventory: one group per
+// role, named as the RKE2 playbooks name them, and the connection in
+// ansible_ variables and ssh options.
+func inventoryINI(members []nodesim.Member, servers *sshfleet.Fleet, key, known, sshConfig string) string {
+	groupOf := map[string]string{"etcd": "etcd", "control-plane": "control_plane", "worker": "workers"}
+	var b strings.Builder
+	b.WriteString("# Written by fleet-audit demo: a simulated fleet on loopback, as an Ansible inventory.\n")
+	groups := map[string][]string{}
+	var order []string
+	for i, m := range members {
+		g := groupOf[m.Roles[0]]
+		if g == "" {
+			g = m.Roles[0]
+		}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		n := servers.Nodes()[i]
+		groups[g] = append(groups[g], fmt.Sprintf("%s ansible_host=%s ansible_port=%d\n", m.Name, n.Host, n.Port))
+	}
+	for _, g := range order {
+		fmt.Fprintf(&b, "[%s]\n%s\n", g, strings.Join(groups[g], ""))
+	}
+	fmt.Fprintf(&b, "[rke2_cluster:children]\n%s\n\n", strings.Join(order, "\n"))
+	fmt.Fprintf(&b, "[all:vars]\nansible_ssh_private_key_file=%s\nansible_ssh_common_args='-F %s -o UserKnownHostsFile=%s'\n", key, sshConfig, known)
 	return b.String()
 }
