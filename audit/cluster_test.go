@@ -955,7 +955,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 				t.Errorf("cluster.api = %q, want %q", got, tc.api)
 			}
 			var findings []string
-			for _, f := range clusterFindings(c) {
+			for _, f := range clusterFindings(c, false) {
 				if f.Check == "cluster.nodes-not-in-inventory" {
 					continue
 				}

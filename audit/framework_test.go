@@ -377,7 +377,7 @@ func TestJoinNodeFactsPriority(t *testing.T) {
 				}
 			}
 			var findings []string
-			for _, f := range clusterFindings(c) {
+			for _, f := range clusterFindings(c, false) {
 				findings = append(findings, f.Check+"["+strings.Join(f.Nodes, " ")+"]")
 			}
 			if got := strings.Join(findings, " "); got != tc.findings {

@@ -97,6 +97,9 @@ type RunOptions struct {
 	Now func() time.Time
 	// Progress, when set, is called after each node with the running totals.
 	Progress func(done, total, failed int)
+	// Limit, when set, says the fleet is the part of an inventory that
+	// --limit selected (Report.Limit).
+	Limit *result.Limit
 	// Warnings go into the report as they are (Report.Warnings).
 	Warnings []string
 	// LateWarnings, when set, is called once every node and the cluster
@@ -178,6 +181,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		Nodes:         nodes,
 		Cluster:       cluster,
 		TargetVersion: o.TargetVersion,
+		Limit:         o.Limit,
 		Warnings:      warnings,
 	}
 	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers, Selection: o.Selection})
@@ -206,7 +210,7 @@ func Analyze(r *result.Report, rules Rules) {
 	}
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
-	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster)...) {
+	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster, r.Limit != nil)...) {
 		if rules.Selection.Selects(f.Check) {
 			r.Findings = append(r.Findings, f)
 		}

@@ -157,7 +157,7 @@ func waiverReport(t *testing.T) *result.Report {
 	r := &result.Report{Nodes: nodes}
 	r.Checks = check.Judge(nodes, nil, checks, nil)
 	r.Findings = check.CheckFindings(checks, r.Checks)
-	r.Findings = append(r.Findings, clusterFindings(&result.Cluster{Status: result.ClusterFailed, Message: "no server reachable"})...)
+	r.Findings = append(r.Findings, clusterFindings(&result.Cluster{Status: result.ClusterFailed, Message: "no server reachable"}, false)...)
 	addRollouts(r.Findings, r.Nodes, checks, r.Checks)
 	return r
 }

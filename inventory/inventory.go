@@ -51,6 +51,9 @@ type Inventory struct {
 	// Format is what the file was read as: native, ansible-ini,
 	// ansible-yaml, ansible-json or host-list.
 	Format string
+	// Subset is set on an inventory Limit returned: the pattern, and how
+	// many hosts the whole inventory had.
+	Subset *Subset
 	// Warnings are things the loader did not use and says so once, such
 	// as Ansible variables fleet-audit does not honour. They never hold a
 	// variable's value.
@@ -118,6 +121,12 @@ type Host struct {
 	ServerAliveCountMax int
 	// BecomeUser is the user sudo runs root probes as; "" means root.
 	BecomeUser string
+}
+
+// Subset says which part of an inventory Limit kept.
+type Subset struct {
+	Pattern string
+	Of      int
 }
 
 // Jump is one resolved ProxyJump hop.

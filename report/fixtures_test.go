@@ -275,6 +275,7 @@ const (
 	markRollout   = "mark-rollout-node"
 	markTarget    = "mark-target"
 	markSymptom   = "mark-symptom"
+	markLimit     = "mark-limit"
 )
 
 // hostileReport puts hostile text everywhere a node or an inventory can,
@@ -320,6 +321,7 @@ func hostileReport() *result.Report {
 		evidence = append(evidence, n+": "+join(i+10))
 	}
 	r.TargetVersion = markTarget + hostile[0] + hostile[5]
+	r.Limit = &result.Limit{Pattern: markLimit + hostile[0] + hostile[6], Selected: 3, Inventory: 9}
 	rolloutNode := markRollout + hostile[1] + hostile[9]
 	rollout := []result.RolloutStep{
 		{Class: result.RolloutClass(hostile[0]), Nodes: []string{rolloutNode, names[0]}, OneAtATime: true},

@@ -44,6 +44,7 @@ type htmlView struct {
 
 	Inventory, Tool  string
 	TargetVersion    string
+	Limit            string
 	Passed           bool
 	ExitCode         int
 	Reasons          []string
@@ -82,6 +83,9 @@ type htmlCluster struct {
 	Facts                 []htmlFact
 	Probes                []htmlProbe
 	Unjoined              []string
+	// Limited: the run had a --limit, so unjoined nodes may be inventory
+	// hosts left out of it.
+	Limited bool
 }
 
 type htmlAttempt struct {
@@ -195,7 +199,7 @@ func buildHTMLView(r *result.Report) htmlView {
 	v.FindingTitle = findingsTitle(fs)
 	v.SeverityGroups, v.Causes = htmlFindings(fs, failingNodes(r))
 	if r.Cluster != nil {
-		v.Cluster = newHTMLCluster(r.Cluster)
+		v.Cluster = newHTMLCluster(r.Cluster, r.Limit != nil)
 	}
 	v.Drift, v.DriftNote = htmlDriftRows(r.Drift)
 	odd := outliers(r.Drift)
@@ -221,6 +225,7 @@ func htmlVerdict(r *result.Report) htmlView {
 		Inventory:        text(r.Inventory),
 		Tool:             text(strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)),
 		TargetVersion:    text(r.TargetVersion),
+		Limit:            limitText(r.Limit),
 		Passed:           r.Gate.Passed,
 		ExitCode:         r.Gate.ExitCode,
 		Reasons:          texts(r.Gate.Reasons),
@@ -292,8 +297,8 @@ func htmlFindings(fs []result.Finding, failing map[string]bool) (groups []htmlSe
 // newHTMLCluster is the cluster section: status, the servers asked when one
 // did not answer, the cluster facts, the probes that did not succeed and
 // the Kubernetes nodes the inventory lacks.
-func newHTMLCluster(c *result.Cluster) *htmlCluster {
-	hc := &htmlCluster{Status: text(string(c.Status)), Node: text(c.Node), Message: block(c.Message), OK: c.Status == result.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes())}
+func newHTMLCluster(c *result.Cluster, limited bool) *htmlCluster {
+	hc := &htmlCluster{Status: text(string(c.Status)), Node: text(c.Node), Message: block(c.Message), OK: c.Status == result.ClusterOK, Unjoined: texts(c.UnjoinedK8sNodes()), Limited: limited}
 	for _, a := range clusterAttempts(c) {
 		hc.Attempts = append(hc.Attempts, htmlAttempt{Node: text(a.Node), Outcome: text(string(a.Outcome)), Reason: text(a.Reason), OK: a.Outcome == result.ClusterOK})
 	}
@@ -461,3 +466,12 @@ var (
 )
 
 var htmlTmpl = template.Must(template.Must(template.New("report").Parse(htmlTemplate)).Parse(probeRunsTemplate))
+
+// limitText is Limit.Describe for the page, "" for a run of the whole
+// inventory.
+func limitText(l *result.Limit) string {
+	if l == nil {
+		return ""
+	}
+	return text(l.Describe())
+}

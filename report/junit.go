@@ -122,6 +122,9 @@ func (j *JUnit) Format(w io.Writer, r *result.Report) error {
 		// carries the target the run was judged against.
 		target = []junitProperty{{Name: "target_version", Value: xmlText(r.TargetVersion, false)}}
 	}
+	if r.Limit != nil {
+		target = append(target, junitProperty{Name: "limit", Value: xmlText(r.Limit.Describe(), false)})
+	}
 	// The run's warnings (host keys not verified...) likewise: a CI page
 	// showing a green suite must still carry them.
 	for _, w := range r.Warnings {
@@ -321,7 +324,7 @@ func clusterSuite(ix *junitIndex, target []junitProperty, timestamp string) (jun
 			out.WriteString(k + "=" + c.Facts[k] + "\n")
 		}
 		for _, k := range c.UnjoinedK8sNodes() {
-			out.WriteString("# kubernetes node not in the inventory: " + k + "\n")
+			out.WriteString("# kubernetes node " + result.UnjoinedLabel(r.Limit != nil) + ": " + k + "\n")
 		}
 		for _, p := range c.Probes {
 			if p.Stderr != "" {

@@ -32,7 +32,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	mdFindings(p, fs, failing)
 	mdNodesNotOK(p, r.Nodes)
 	if r.Cluster != nil {
-		mdCluster(p, r.Cluster)
+		mdCluster(p, r.Cluster, r.Limit != nil)
 	}
 	mdDrift(p, r.Drift)
 	mdNodes(p, r)
@@ -62,6 +62,9 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 	line := []string{gate, fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
+	}
+	if r.Limit != nil {
+		line = append(line, mdText(r.Limit.Describe()))
 	}
 	if at := ranAt(r); at != "" {
 		ran := "ran " + at
@@ -194,7 +197,7 @@ func mdNodesNotOK(p func(string, ...any), nodes []result.Node) {
 
 // mdCluster is the cluster section: how the cluster-scoped probes went, on
 // which server, the cluster facts and the Kubernetes nodes nobody audited.
-func mdCluster(p func(string, ...any), c *result.Cluster) {
+func mdCluster(p func(string, ...any), c *result.Cluster, limited bool) {
 	p("\n## Cluster\n")
 	head := "Cluster-scoped probes: " + mdCode(string(c.Status), false)
 	if c.Node != "" {
@@ -226,7 +229,11 @@ func mdCluster(p func(string, ...any), c *result.Cluster) {
 		for _, n := range extra {
 			names = append(names, mdCode(n, false))
 		}
-		mdBlock(p, "", "Kubernetes nodes not in the inventory (not audited): "+strings.Join(names, ", "))
+		label := "not in the inventory (not audited)"
+		if limited {
+			label = result.UnjoinedLabel(true)
+		}
+		mdBlock(p, "", "Kubernetes nodes "+label+": "+strings.Join(names, ", "))
 	}
 }
 

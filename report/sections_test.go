@@ -458,6 +458,7 @@ func TestHostileNewFields(t *testing.T) {
 			markK8sNode + `06-\x1b]0;title\x07`,
 			markRollout + `"><img src=x onerror=alert(1)>line1\nline2\r\nline3`,
 			markSymptom + `a|b|c`,
+			markLimit + "<script>alert(1)</script>" + `\x1b]0;title\x07: 3 of 9 inventory hosts`,
 		},
 		"markdown": {
 			"<code>" + markTarget + "&lt;script&gt;alert(1)&lt;/script&gt;",
@@ -469,6 +470,7 @@ func TestHostileNewFields(t *testing.T) {
 			"<code>" + markRollout + `"&gt;&lt;img src=x onerror=alert(1)&gt;line1\\nline2`,
 			"2. &#35; heading: ",
 			"<code>" + markSymptom + `"&gt;&lt;img`,
+			markLimit + "&lt;script&gt;alert(1)&lt;/script&gt;" + `\\x1b\]0;title\\x07: 3 of 9 inventory hosts`,
 		},
 		"html": {
 			markTarget + "&lt;script&gt;alert(1)&lt;/script&gt;",
@@ -478,6 +480,7 @@ func TestHostileNewFields(t *testing.T) {
 			"<code>" + markCandidate + "`code`",
 			markRollout + "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;",
 			markSymptom + "&#34;&gt;&lt;img",
+			"<dt>Limit</dt><dd>limited to " + markLimit + "&lt;script&gt;alert(1)&lt;/script&gt;" + `\x1b]0;title\x07: 3 of 9 inventory hosts</dd>`,
 		},
 		"junit": {
 			markTarget,
@@ -485,7 +488,8 @@ func TestHostileNewFields(t *testing.T) {
 			// system-out is CDATA, where markup is text; TestJUnitParses
 			// proves nothing closes the section.
 			"cluster.readyz=" + markClusterV + "<script>alert(1)</script>",
-			"not in the inventory: " + markK8sNode + "00-<script>",
+			result.UnjoinedLabel(true) + ": " + markK8sNode + "00-<script>",
+			`<property name="limit" value="limited to ` + markLimit + "&lt;script&gt;alert(1)&lt;/script&gt;",
 		},
 	}
 	for format, wants := range want {

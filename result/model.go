@@ -212,6 +212,10 @@ type Report struct {
 	Cluster *Cluster `json:"cluster,omitempty"`
 	// TargetVersion is --target-version, when given.
 	TargetVersion string `json:"target_version,omitempty"`
+	// Limit is set when --limit chose a subset of the inventory: the
+	// hosts left out are not nodes of this report, neither audited nor
+	// unreachable.
+	Limit *Limit `json:"limit,omitempty"`
 	// Warnings are about the run itself, not the fleet: what makes its
 	// results less trustworthy, e.g. host keys that were not verified.
 	// Every report shows them above the findings.
@@ -521,6 +525,15 @@ type CheckResult struct {
 	Detail string `json:"detail"`
 }
 
+// UnjoinedLabel says what the Kubernetes nodes UnjoinedK8sNodes lists are:
+// in a run limited by --limit they may be inventory hosts left out of it.
+func UnjoinedLabel(limited bool) string {
+	if limited {
+		return "not audited (outside the --limit or not in the inventory)"
+	}
+	return "not in the inventory"
+}
+
 // UnjoinedK8sNodes lists the Kubernetes nodes the inventory does not name.
 func (c *Cluster) UnjoinedK8sNodes() []string {
 	var out []string
@@ -600,4 +613,17 @@ func SortFindings(fs []Finding) {
 		}
 		return a.Check < b.Check
 	})
+}
+
+// Limit is the --limit a run was given and what it selected.
+type Limit struct {
+	Pattern string `json:"pattern"`
+	// Selected of the Inventory's hosts were audited.
+	Selected  int `json:"selected"`
+	Inventory int `json:"inventory"`
+}
+
+// Describe is how every report says the run was limited.
+func (l *Limit) Describe() string {
+	return fmt.Sprintf("limited to %s: %d of %d inventory hosts", l.Pattern, l.Selected, l.Inventory)
 }

@@ -29,6 +29,9 @@ type runOptions struct {
 	Quiet, Verbose bool
 	// Outputs maps a report format to the file it is written to.
 	Outputs map[string]string
+	// RetryFile is --retry-file: where the names of the nodes not fully
+	// audited are written.
+	RetryFile string
 	// WaiversPath, ProbesDir, Only, Skip and TargetVersion choose what the
 	// run judges; see loadRules.
 	WaiversPath   string
@@ -62,6 +65,7 @@ Report formats: ` + formatNames() + `
 			&cli.StringFlag{Name: "host-key-policy", Value: "strict", Usage: "what to do with a host key known_hosts does not vouch for: `POLICY` strict (refuse), accept-new (record unknown keys, refuse changed ones) or insecure-ignore (accept anything; the report says so). Given, it beats the inventory's host_key_policy and ssh_config's StrictHostKeyChecking"},
 		}, auditFlags(), []cli.Flag{
 			&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not fail the gate (exit 3) because some node could not be audited"},
+			&cli.StringFlag{Name: "retry-file", Usage: "write the nodes that could not be fully audited to `FILE`, one per line (empty when all were), for a later --limit @FILE"},
 		}, formatFlags(), outputFlags(), ruleFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
@@ -83,7 +87,7 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	o := runOptions{
 		Inventory: src, NoAgent: c.Bool("no-agent"),
 		Forks: c.Int("forks"), ConnectTimeout: c.Duration("connect-timeout"), NodeTimeout: c.Duration("node-timeout"),
-		AllowUnreachable: c.Bool("allow-unreachable"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
+		AllowUnreachable: c.Bool("allow-unreachable"), RetryFile: c.String("retry-file"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
 	}
 	sev, err := result.ParseSeverity(c.String("fail-on"))
 	if err != nil {

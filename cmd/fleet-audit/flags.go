@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ func inventoryFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE`: fleet-audit YAML, an Ansible inventory (INI or YAML, with its group_vars/ and host_vars/), ansible-inventory --list JSON, a file of one host per line, - for standard input, or host1,host2,"},
 		&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
+		&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: "only the hosts `PATTERN` selects, in Ansible's pattern language: names, groups, roles, globs, ~regex, a:b (or), a:&b (and), a:!b (not), @FILE (one per line, as --retry-file writes)"},
 		&cli.StringFlag{Name: "role-map", Usage: "roles of Ansible groups, `GROUP=ROLE,...`, on top of the built-in ones (" + defaultRoleMapText() + ")"},
 	}
 }
@@ -29,10 +31,15 @@ func inventoryFlags() []cli.Flag {
 type inventorySource struct {
 	Path, SSHConfig string
 	RoleMap         map[string]string
+	// Limit is --limit, "" for every host.
+	Limit string
 }
 
 func inventorySourceFrom(c *cli.Context) (inventorySource, error) {
-	src := inventorySource{Path: c.String("inventory"), SSHConfig: c.String("ssh-config")}
+	src := inventorySource{Path: c.String("inventory"), SSHConfig: c.String("ssh-config"), Limit: c.String("limit")}
+	if c.IsSet("limit") && strings.TrimSpace(src.Limit) == "" {
+		return src, &usageError{fmt.Errorf("--limit: empty pattern")}
+	}
 	if c.IsSet("role-map") {
 		m, err := inventory.ParseRoleMap(c.String("role-map"))
 		if err != nil {
@@ -48,6 +55,11 @@ func (src inventorySource) load() (*inventory.Inventory, error) {
 	inv, err := inventory.Load(src.Path, inventory.LoadOptions{UserSSHConfig: src.SSHConfig, RoleMap: src.RoleMap})
 	if err != nil {
 		return nil, &usageError{err}
+	}
+	if src.Limit != "" {
+		if inv, err = inv.Limit(src.Limit, os.ReadFile); err != nil {
+			return nil, &usageError{err}
+		}
 	}
 	return inv, nil
 }

@@ -59,6 +59,7 @@ func TestFlags(t *testing.T) {
 	full.WaiversPath, full.ProbesDir, full.Only, full.Skip = "w.yaml", "site", []string{"a", "b"}, []string{"c"}
 	full.TargetVersion = "v1.31.4+rke2r1"
 	full.Inventory.RoleMap = map[string]string{"k8s_masters": "server", "infra": "infra"}
+	full.Inventory.Limit, full.RetryFile = "etcd:!etcd-2", "retry.txt"
 
 	demoDefaults := runDefaults("")
 	demoDefaults.Inventory = inventorySource{}
@@ -75,7 +76,8 @@ func TestFlags(t *testing.T) {
 		{"run every flag", []string{"run", "-i", "inv.yaml", "-F", "cfg", "--no-agent", "--forks", "3", "--connect-timeout", "1s",
 			"--node-timeout", "1m", "--fail-on", "warning", "--allow-unreachable", "--host-key-policy", "accept-new", "-q", "-v",
 			"--json", "r.json", "--markdown", "r.md", "--html", "-", "--junit", "j.xml", "--waivers", "w.yaml", "--probes", "site",
-			"--only", "a, b,", "--skip", "c", "--target-version", " v1.31.4+rke2r1 ", "--role-map", "k8s_masters=server, infra=infra"}, full, ""},
+			"--only", "a, b,", "--skip", "c", "--target-version", " v1.31.4+rke2r1 ", "--role-map", "k8s_masters=server, infra=infra", "-l", "etcd:!etcd-2", "--retry-file", "retry.txt"}, full, ""},
+		{"run empty limit", []string{"run", "-i", "i", "--limit", " "}, nil, "--limit"},
 		{"run bad role-map", []string{"run", "-i", "i", "--role-map", "masters"}, nil, "--role-map"},
 		{"run host-key-policy strict given", []string{"run", "-i", "i", "--host-key-policy", "strict"},
 			func() runOptions { o := runDefaults("i"); o.HostKeyPolicy = remote.HostKeyStrict; return o }(), ""},

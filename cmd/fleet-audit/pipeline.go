@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -86,6 +87,14 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if err := checkOutputs(o.Outputs); err != nil {
 		return err
 	}
+	if o.RetryFile != "" {
+		if isStdoutPath(o.RetryFile) {
+			return &usageError{fmt.Errorf("--retry-file: write it to a file; stdout carries the report")}
+		}
+		if err := checkOutput(o.RetryFile); err != nil {
+			return &usageError{fmt.Errorf("--retry-file %s: %w", o.RetryFile, err)}
+		}
+	}
 	agent := os.Getenv("SSH_AUTH_SOCK")
 	if o.NoAgent {
 		agent = ""
@@ -107,7 +116,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
-		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o),
+		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv),
 		LateWarnings: func() []string {
 			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
 		},
@@ -117,7 +126,21 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if err != nil {
 		return err
 	}
-	return emitReport(r, o.Outputs, outputOptions{Quiet: o.Quiet, Verbose: o.Verbose}, stdout, stderr)
+	var retryErr error
+	if o.RetryFile != "" {
+		if retryErr = writeRetryFile(o.RetryFile, r); retryErr != nil {
+			fmt.Fprintf(stderr, "fleet-audit: error: --retry-file %s: %v\n", o.RetryFile, retryErr)
+		}
+	}
+	err = emitReport(r, o.Outputs, outputOptions{Quiet: o.Quiet, Verbose: o.Verbose}, stdout, stderr)
+	// A retry file that was asked for and not written fails the run as a
+	// report file would: a pipeline that retries from it must not go on
+	// with an old one.
+	var ge *gateError
+	if retryErr != nil && (err == nil || errors.As(err, &ge)) {
+		return &gateError{code: exitInternal}
+	}
+	return err
 }
 
 // unlockKeys asks for the passphrases of encrypted identity files before
@@ -306,4 +329,29 @@ func terminalWidth(w io.Writer) int {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// limitOf is the report's account of a --limit, nil for the whole
+// inventory.
+func limitOf(inv *inventory.Inventory) *result.Limit {
+	if inv.Subset == nil {
+		return nil
+	}
+	return &result.Limit{Pattern: inv.Subset.Pattern, Selected: len(inv.Hosts), Inventory: inv.Subset.Of}
+}
+
+// writeRetryFile writes the nodes that were not fully audited, one per
+// line, for --limit @FILE (Ansible's retry files). Every audited node
+// means an empty file: a stale list from an earlier run must not survive.
+func writeRetryFile(path string, r *result.Report) error {
+	return writeFileAtomic(path, func(w io.Writer) error {
+		for _, n := range r.Nodes {
+			if n.Status != result.StatusOK {
+				if _, err := fmt.Fprintln(w, n.Name); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
