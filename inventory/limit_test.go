@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/inventory"
 )
 
 // limitCases are --limit patterns over testdata/ansible/lablabs (masters
