@@ -64,7 +64,7 @@ type certFile struct {
 // An encrypted identity file is unlocked with the value of the environment
 // variable passphraseEnv, read now, else with ask; the result is kept for
 // the process (see unlock), so a hundred nodes sharing the key ask once.
-func newAuthPlan(deadline time.Time, agentSocket string, identityFiles []string, identitiesOnly bool, passphraseEnv string, ask PassphraseFunc) *authPlan {
+func newAuthPlan(deadline time.Time, agentSocket string, defaults, identityFiles []string, identitiesOnly bool, passphraseEnv string, ask PassphraseFunc) *authPlan {
 	a := &authPlan{
 		agentSocket:    agentSocket,
 		identitiesOnly: identitiesOnly,
@@ -83,10 +83,40 @@ func newAuthPlan(deadline time.Time, agentSocket string, identityFiles []string,
 			a.agentConn = conn
 		}
 	}
+	if len(identityFiles) == 0 {
+		// As ssh does when no IdentityFile is configured anywhere: the
+		// default keys that exist, after the agent. A missing one is
+		// not worth a note; every user lacks most of them.
+		for _, path := range defaults {
+			if p := expandHome(path); fileExists(p) {
+				a.addIdentity(deadline, p, passphraseEnv, ask)
+			}
+		}
+		return a
+	}
 	for _, path := range identityFiles {
 		a.addIdentity(deadline, expandHome(path), passphraseEnv, ask)
 	}
 	return a
+}
+
+// DefaultIdentityFiles are the keys ssh tries when no IdentityFile is
+// configured, in its order (OpenSSH readconf.c, fill_default_options:
+// id_rsa, id_ecdsa, id_ecdsa_sk, id_ed25519, id_ed25519_sk). Security-key
+// (_sk) files need a hardware token x/crypto cannot drive; they are still
+// listed so the failure note names them instead of leaving the user to
+// wonder why their key was not offered.
+var DefaultIdentityFiles = []string{
+	"~/.ssh/id_rsa",
+	"~/.ssh/id_ecdsa",
+	"~/.ssh/id_ecdsa_sk",
+	"~/.ssh/id_ed25519",
+	"~/.ssh/id_ed25519_sk",
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func (a *authPlan) addIdentity(deadline time.Time, path, passphraseEnv string, ask PassphraseFunc) {

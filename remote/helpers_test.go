@@ -71,10 +71,13 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	return path
 }
 
-// testDialer never uses the developer's own agent or known_hosts.
+// testDialer never uses the developer's own agent, keys or known_hosts.
 func testDialer(o remote.SSHOptions) *remote.SSHDialer {
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = 5 * time.Second
+	}
+	if o.DefaultIdentityFiles == nil {
+		o.DefaultIdentityFiles = []string{}
 	}
 	if o.DefaultKnownHosts == nil {
 		o.DefaultKnownHosts = []string{"/nonexistent/known_hosts"}

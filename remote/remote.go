@@ -16,7 +16,8 @@ type Target struct {
 	Address string
 	Port    int
 	User    string
-	// IdentityFiles are private keys tried after the agent, in order.
+	// IdentityFiles are private keys tried after the agent, in order;
+	// none means DefaultIdentityFiles, as with ssh.
 	IdentityFiles []string
 	// KnownHostsFiles are checked for the host key; an empty list means the
 	// user's ~/.ssh/known_hosts.

@@ -49,6 +49,10 @@ type SSHOptions struct {
 	// AgentSocket is the ssh-agent socket tried before identity files; ""
 	// means no agent. DefaultSSHOptions fills it from SSH_AUTH_SOCK.
 	AgentSocket string
+	// DefaultIdentityFiles are tried for targets and hops that name no
+	// identity file; nil means the package's DefaultIdentityFiles (ssh's),
+	// an empty non-nil list none.
+	DefaultIdentityFiles []string
 	// DefaultKnownHosts is used for targets and hops without
 	// KnownHostsFiles. Default ~/.ssh/known_hosts.
 	DefaultKnownHosts []string
@@ -282,7 +286,7 @@ func (d *SSHDialer) connectKeys(b budget, ep endpoint, via *sshConn) (*ssh.Clien
 	if err != nil {
 		return nil, nil, err
 	}
-	auth := newAuthPlan(b.deadline, d.opts.AgentSocket, ep.identityFiles, ep.identitiesOnly, ep.passphraseEnv, d.opts.Passphrase)
+	auth := newAuthPlan(b.deadline, d.opts.AgentSocket, d.defaultIdentities(), ep.identityFiles, ep.identitiesOnly, ep.passphraseEnv, d.opts.Passphrase)
 	defer auth.close()
 	if !auth.usable() {
 		return nil, nil, fmt.Errorf("%w: no usable key: %s; load a key into ssh-agent or configure an identity file",
@@ -736,4 +740,11 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 		close(done)
 	}()
 	return await(done, d)
+}
+
+func (d *SSHDialer) defaultIdentities() []string {
+	if d.opts.DefaultIdentityFiles != nil {
+		return d.opts.DefaultIdentityFiles
+	}
+	return DefaultIdentityFiles
 }

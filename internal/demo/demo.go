@@ -22,7 +22,8 @@ type Fleet struct {
 	// InventoryPath is an inventory file that reaches every node.
 	InventoryPath string
 	// AnsibleInventoryPath is the same fleet as an Ansible INI inventory,
-	// the way an operator of rancherfederal/rke2-ansible would write it.
+	// the way an operator of rancherfederal/rke2-ansible would write it,
+	// with the client key in group_vars/all.yml beside it.
 	AnsibleInventoryPath string
 	servers              *sshfleet.Fleet
 }
@@ -74,8 +75,13 @@ func Start(ctx context.Context, dir string, members []nodesim.Member, o Options)
 	knownPath := filepath.Join(dir, "known_hosts")
 	sshConfig := filepath.Join(dir, "ssh_config")
 	inv := inventoryYAML(members, servers, keyPath, knownPath, sshConfig)
-	ini := inventoryINI(members, servers, keyPath, knownPath, sshConfig)
-	for p, b := range map[string][]byte{knownPath: known, sshConfig: []byte("# the demo reads no user ssh_config\n"), f.InventoryPath: []byte(inv), f.AnsibleInventoryPath: []byte(ini)} {
+	ini := inventoryINI(members, servers, knownPath, sshConfig)
+	if err := os.MkdirAll(filepath.Join(dir, "group_vars"), 0o755); err != nil {
+		servers.Close()
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	for p, b := range map[string][]byte{knownPath: known, sshConfig: []byte("# the demo reads no user ssh_config\n"), f.InventoryPath: []byte(inv), f.AnsibleInventoryPath: []byte(ini),
+		filepath.Join(dir, "group_vars", "all.yml"): []byte(ansibleGroupVars(keyPath))} {
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			servers.Close()
 			return nil, fmt.Errorf("demo: %w", err)
@@ -127,7 +133,7 @@ func inventoryYAML(members []nodesim.Member, servers *sshfleet.Fleet, key, known
 // inventoryINI is the fleet as an Ansible INI inventory: one group per
 // role, named as the RKE2 playbooks name them, and the connection in
 // ansible_ variables and ssh options.
-func inventoryINI(members []nodesim.Member, servers *sshfleet.Fleet, key, known, sshConfig string) string {
+func inventoryINI(members []nodesim.Member, servers *sshfleet.Fleet, known, sshConfig string) string {
 	groupOf := map[string]string{"etcd": "etcd", "control-plane": "control_plane", "worker": "workers"}
 	var b strings.Builder
 	b.WriteString("# Written by fleet-audit demo: a simulated fleet on loopback, as an Ansible inventory.\n")
@@ -148,6 +154,12 @@ func inventoryINI(members []nodesim.Member, servers *sshfleet.Fleet, key, known,
 		fmt.Fprintf(&b, "[%s]\n%s\n", g, strings.Join(groups[g], ""))
 	}
 	fmt.Fprintf(&b, "[rke2_cluster:children]\n%s\n\n", strings.Join(order, "\n"))
-	fmt.Fprintf(&b, "[all:vars]\nansible_ssh_private_key_file=%s\nansible_ssh_common_args='-F %s -o UserKnownHostsFile=%s'\n", key, sshConfig, known)
+	fmt.Fprintf(&b, "[all:vars]\nansible_ssh_common_args='-F %s -o UserKnownHostsFile=%s'\n", sshConfig, known)
 	return b.String()
+}
+
+// ansibleGroupVars is the group_vars/all.yml beside inventory.ini: the
+// key lives there, as operators keep it out of the inventory file.
+func ansibleGroupVars(key string) string {
+	return fmt.Sprintf("ansible_ssh_private_key_file: %q\n", key)
 }
