@@ -61,7 +61,7 @@ func (e *gateError) Error() string { return fmt.Sprintf("gate failed (exit %d)",
 const exitStatusHelp = `EXIT STATUS:
    0    the gate passed
    1    a finding at or above --fail-on (default critical)
-   2    usage or input error (bad flag, bad inventory); nothing was contacted
+   2    usage or input error (bad flag, unexpected argument, bad inventory); nothing was contacted
    3    no finding failed, but some node could not be audited (unless --allow-unreachable)
    4    internal failure (a report could not be written, the audit could not start)
    130  interrupted; reports were still written for what finished`
@@ -70,7 +70,7 @@ const exitStatusHelp = `EXIT STATUS:
 // one place.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr, commandActions)
-	return exitFor(app.RunContext(ctx, args), stderr)
+	return exitFor(runApp(ctx, app, args), stderr)
 }
 
 // exitFor is the exit code of a command's error, which it prints.
@@ -125,7 +125,7 @@ var commandActions = actions{
 
 func newApp(stdout, stderr io.Writer, act actions) *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
-	return &cli.App{
+	app := &cli.App{
 		Name:    "fleet-audit",
 		Usage:   "compare every node of an RKE2/Kubernetes fleet over SSH before an upgrade",
 		Version: version,
@@ -160,4 +160,13 @@ EXAMPLES:
 			diffCommand(act.diff),
 		},
 	}
+	// Every command, one added later too, refuses the positional arguments
+	// its ArgsUsage does not name.
+	for _, cmd := range app.Commands {
+		cmd.Before = refuseStrayArgs
+		// Without this urfave gives each command a "help" subcommand, and
+		// "report help" would show help instead of reading a file named so.
+		cmd.HideHelpCommand = true
+	}
+	return app
 }

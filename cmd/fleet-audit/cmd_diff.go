@@ -36,6 +36,7 @@ func diffCommand(act func(context.Context, diffOptions, streams) error) *cli.Com
 		Name:      "diff",
 		Usage:     "show what changed between two saved runs (--json results): nodes, statuses, facts, findings",
 		UsageText: usage + " [--fail-on SEVERITY] [-q]",
+		ArgsUsage: "BEFORE.json AFTER.json",
 		Description: `Compares two runs of the same fleet, as saved with run --json: "audit
 before, audit after the upgrade", or the drift that crept in since the last
 audit. It lists nodes added and removed, node status changes, fact changes
@@ -59,13 +60,9 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not exit 3 when a node audited before was not audited after"},
 			&cli.BoolFlag{Name: "include-volatile", Usage: "also compare volatile facts (counters, load, timings)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
-			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
 		}),
 		Action: func(c *cli.Context) error {
-			if rerun, err := rerunWithTrailingFlags(c, "diff"); rerun {
-				return err
-			}
-			if c.NArg() != 2 {
+			if c.NArg() < 2 {
 				return &usageError{fmt.Errorf("diff: want two saved results files (BEFORE.json AFTER.json, written by run --json), got %d arguments", c.NArg())}
 			}
 			failOn, err := result.ParseSeverity(c.String("fail-on"))

@@ -38,15 +38,11 @@ EXAMPLES:
    fleet-audit report results.json --html report.html --markdown report.md --junit junit.xml
 
 ` + exitStatusHelp,
-		Flags: flags(formatFlags(), []cli.Flag{
-			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
-		}, outputFlags()),
+		ArgsUsage: "RESULTS.json",
+		Flags:     flags(formatFlags(), outputFlags()),
 		Action: func(c *cli.Context) error {
-			if rerun, err := rerunWithTrailingFlags(c, "report"); rerun {
-				return err
-			}
-			if c.NArg() != 1 {
-				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json), got %d arguments", c.NArg())}
+			if c.NArg() == 0 {
+				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json)")}
 			}
 			return internal(act(c.Context, reportOptions{
 				Path: c.Args().First(), Outputs: outputsFrom(c),
