@@ -125,6 +125,10 @@ var commandActions = actions{
 
 func newApp(stdout, stderr io.Writer, act actions) *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
+	// urfave's --version has the short form -v, which run, demo and report
+	// already give --verbose (as ssh -v is verbose): "fleet-audit -v run"
+	// and "fleet-audit run -v" must not mean two things.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version", DisableDefaultText: true}
 	app := &cli.App{
 		Name:    "fleet-audit",
 		Usage:   "compare every node of an RKE2/Kubernetes fleet over SSH before an upgrade",
@@ -141,10 +145,15 @@ EXAMPLES:
    fleet-audit run -i inventory.yaml --html report.html --json results.json
 
 ` + exitStatusHelp,
-		Writer:               stdout,
-		ErrWriter:            stderr,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// The help command is helpCommand, not urfave's, so that it refuses
+		// stray arguments as every command does; with a command of that
+		// name urfave no longer adds --help to the app, so it is here.
 		HideHelpCommand:      true,
+		Flags:                []cli.Flag{cli.HelpFlag},
 		EnableBashCompletion: false,
+		Action:               noCommand,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return &usageError{err}
 		},
@@ -158,6 +167,7 @@ EXAMPLES:
 			probesCommand(act.probes),
 			reportCommand(act.report),
 			diffCommand(act.diff),
+			helpCommand(),
 		},
 	}
 	// Every command, one added later too, refuses the positional arguments
@@ -169,4 +179,40 @@ EXAMPLES:
 		cmd.HideHelpCommand = true
 	}
 	return app
+}
+
+// noCommand is the app without a command: its help on stderr and exit 2,
+// since a script that runs a bare fleet-audit has a mistake in it; or a
+// word that names no command.
+func noCommand(c *cli.Context) error {
+	var names []string
+	for _, cmd := range c.App.VisibleCommands() {
+		names = append(names, cmd.Name)
+	}
+	if c.NArg() > 0 {
+		return &usageError{fmt.Errorf("unknown command %q: want one of %s (see fleet-audit --help)", c.Args().First(), strings.Join(names, ", "))}
+	}
+	cli.HelpPrinter(c.App.ErrWriter, cli.AppHelpTemplate, c.App)
+	return &usageError{fmt.Errorf("no command given: want one of %s", strings.Join(names, ", "))}
+}
+
+// helpCommand is "fleet-audit help [COMMAND]", the same text as "COMMAND
+// --help" (or --help alone) on stdout.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show the help of COMMAND, the same as COMMAND --help",
+		UsageText: "fleet-audit help [COMMAND]",
+		ArgsUsage: "[COMMAND]",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			name := c.Args().First()
+			if cmd := c.App.Command(name); cmd == nil || cmd.Hidden {
+				return &usageError{fmt.Errorf("help: no command %q (see fleet-audit --help)", name)}
+			}
+			return cli.ShowCommandHelp(c, name)
+		},
+	}
 }

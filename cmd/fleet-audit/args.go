@@ -152,7 +152,7 @@ func refuseStrayArgs(c *cli.Context) error {
 	}
 	what := "takes no arguments, only flags"
 	if len(takes) > 0 {
-		what = "takes only " + strings.Join(takes, " ") + " and flags"
+		what = "takes only " + strings.Trim(strings.Join(takes, " "), "[]") + " and flags"
 	}
 	return &usageError{fmt.Errorf("%s: unexpected argument %q: %s %s (see fleet-audit %s --help)",
 		c.Command.Name, c.Args().Get(len(takes)), c.Command.Name, what, c.Command.Name)}
