@@ -123,12 +123,18 @@ var commandActions = actions{
 	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
 }
 
-func newApp(stdout, stderr io.Writer, act actions) *cli.App {
+// urfave/cli v2 keeps the version flag and printer in package variables,
+// so they are set once here rather than by each newApp, which tests call
+// many times.
+func init() {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
 	// urfave's --version has the short form -v, which run, demo and report
 	// already give --verbose (as ssh -v is verbose): "fleet-audit -v run"
 	// and "fleet-audit run -v" must not mean two things.
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version", DisableDefaultText: true}
+}
+
+func newApp(stdout, stderr io.Writer, act actions) *cli.App {
 	app := &cli.App{
 		Name:    "fleet-audit",
 		Usage:   "compare every node of an RKE2/Kubernetes fleet over SSH before an upgrade",
