@@ -61,7 +61,7 @@ func (e *gateError) Error() string { return fmt.Sprintf("gate failed (exit %d)",
 const exitStatusHelp = `EXIT STATUS:
    0    the gate passed
    1    a finding at or above --fail-on (default critical)
-   2    usage or input error (bad flag, bad inventory); nothing was contacted
+   2    usage or input error (bad flag, unexpected argument, bad inventory); nothing was contacted
    3    no finding failed, but some node could not be audited (unless --allow-unreachable)
    4    internal failure (a report could not be written, the audit could not start)
    130  interrupted; reports were still written for what finished`
@@ -70,7 +70,7 @@ const exitStatusHelp = `EXIT STATUS:
 // one place.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr, commandActions)
-	return exitFor(app.RunContext(ctx, args), stderr)
+	return exitFor(runApp(ctx, app, args), stderr)
 }
 
 // exitFor is the exit code of a command's error, which it prints.
@@ -123,9 +123,19 @@ var commandActions = actions{
 	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
 }
 
-func newApp(stdout, stderr io.Writer, act actions) *cli.App {
+// urfave/cli v2 keeps the version flag and printer in package variables,
+// so they are set once here rather than by each newApp, which tests call
+// many times.
+func init() {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
-	return &cli.App{
+	// urfave's --version has the short form -v, which run, demo and report
+	// already give --verbose (as ssh -v is verbose): "fleet-audit -v run"
+	// and "fleet-audit run -v" must not mean two things.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version", DisableDefaultText: true}
+}
+
+func newApp(stdout, stderr io.Writer, act actions) *cli.App {
+	app := &cli.App{
 		Name:    "fleet-audit",
 		Usage:   "compare every node of an RKE2/Kubernetes fleet over SSH before an upgrade",
 		Version: version,
@@ -141,10 +151,15 @@ EXAMPLES:
    fleet-audit run -i inventory.yaml --html report.html --json results.json
 
 ` + exitStatusHelp,
-		Writer:               stdout,
-		ErrWriter:            stderr,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// The help command is helpCommand, not urfave's, so that it refuses
+		// stray arguments as every command does; with a command of that
+		// name urfave no longer adds --help to the app, so it is here.
 		HideHelpCommand:      true,
+		Flags:                []cli.Flag{cli.HelpFlag},
 		EnableBashCompletion: false,
+		Action:               noCommand,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return &usageError{err}
 		},
@@ -158,6 +173,52 @@ EXAMPLES:
 			probesCommand(act.probes),
 			reportCommand(act.report),
 			diffCommand(act.diff),
+			helpCommand(),
+		},
+	}
+	// Every command, one added later too, refuses the positional arguments
+	// its ArgsUsage does not name.
+	for _, cmd := range app.Commands {
+		cmd.Before = refuseStrayArgs
+		// Without this urfave gives each command a "help" subcommand, and
+		// "report help" would show help instead of reading a file named so.
+		cmd.HideHelpCommand = true
+	}
+	return app
+}
+
+// noCommand is the app without a command: its help on stderr and exit 2,
+// since a script that runs a bare fleet-audit has a mistake in it; or a
+// word that names no command.
+func noCommand(c *cli.Context) error {
+	var names []string
+	for _, cmd := range c.App.VisibleCommands() {
+		names = append(names, cmd.Name)
+	}
+	if c.NArg() > 0 {
+		return &usageError{fmt.Errorf("unknown command %q: want one of %s (see fleet-audit --help)", c.Args().First(), strings.Join(names, ", "))}
+	}
+	cli.HelpPrinter(c.App.ErrWriter, cli.AppHelpTemplate, c.App)
+	return &usageError{fmt.Errorf("no command given: want one of %s", strings.Join(names, ", "))}
+}
+
+// helpCommand is "fleet-audit help [COMMAND]", the same text as "COMMAND
+// --help" (or --help alone) on stdout.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show the help of COMMAND, the same as COMMAND --help",
+		UsageText: "fleet-audit help [COMMAND]",
+		ArgsUsage: "[COMMAND]",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			name := c.Args().First()
+			if cmd := c.App.Command(name); cmd == nil || cmd.Hidden {
+				return &usageError{fmt.Errorf("help: no command %q (see fleet-audit --help)", name)}
+			}
+			return cli.ShowCommandHelp(c, name)
 		},
 	}
 }

@@ -25,6 +25,17 @@ type diffOptions struct {
 	Quiet            bool
 }
 
+// diffExitStatus is the diff's own gate, not either run's.
+const diffExitStatus = `EXIT STATUS:
+   0    nothing got worse
+   1    a finding at or above --fail-on (default critical) is new or got worse
+   2    usage or input error (bad flag, unexpected argument, a file that is not
+        a saved run)
+   3    a node audited before could not be audited after (unless
+        --allow-unreachable)
+   4    internal failure (a diff could not be written or printed)
+   130  interrupted`
+
 func diffCommand(act func(context.Context, diffOptions, streams) error) *cli.Command {
 	var formatFlags []cli.Flag
 	usage := "fleet-audit diff BEFORE.json AFTER.json"
@@ -36,6 +47,7 @@ func diffCommand(act func(context.Context, diffOptions, streams) error) *cli.Com
 		Name:      "diff",
 		Usage:     "show what changed between two saved runs (--json results): nodes, statuses, facts, findings",
 		UsageText: usage + " [--fail-on SEVERITY] [-q]",
+		ArgsUsage: "BEFORE.json AFTER.json",
 		Description: `Compares two runs of the same fleet, as saved with run --json: "audit
 before, audit after the upgrade", or the drift that crept in since the last
 audit. It lists nodes added and removed, node status changes, fact changes
@@ -53,19 +65,15 @@ EXAMPLES:
    fleet-audit diff before.json after.json
    fleet-audit diff last-week.json today.json --markdown diff.md --json diff.json
 
-` + exitStatusHelp,
+` + diffExitStatus,
 		Flags: flags(formatFlags, []cli.Flag{
 			&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "exit 1 when a new finding is at least `SEVERITY` (critical, warning, info)"},
 			&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not exit 3 when a node audited before was not audited after"},
 			&cli.BoolFlag{Name: "include-volatile", Usage: "also compare volatile facts (counters, load, timings)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},
-			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
 		}),
 		Action: func(c *cli.Context) error {
-			if rerun, err := rerunWithTrailingFlags(c, "diff"); rerun {
-				return err
-			}
-			if c.NArg() != 2 {
+			if c.NArg() < 2 {
 				return &usageError{fmt.Errorf("diff: want two saved results files (BEFORE.json AFTER.json, written by run --json), got %d arguments", c.NArg())}
 			}
 			failOn, err := result.ParseSeverity(c.String("fail-on"))

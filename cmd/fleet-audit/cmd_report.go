@@ -20,6 +20,18 @@ type reportOptions struct {
 	Output  outputOptions
 }
 
+// reportExitStatus is run's exit status as report gives it back: the saved
+// gate, not a new one.
+const reportExitStatus = `EXIT STATUS:
+   0    the saved run's gate passed
+   1    the saved run had a finding at or above its --fail-on
+   2    usage or input error (bad flag, unexpected argument, a file that is not a
+        saved run, or one whose gate is not what its own findings give)
+   3    the saved run had no failing finding, but some node was not audited
+        (unless it ran with --allow-unreachable)
+   4    internal failure (a report could not be written or printed)
+   130  the saved run was interrupted, or this command was`
+
 func reportCommand(act func(context.Context, reportOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
@@ -37,16 +49,12 @@ EXAMPLES:
    fleet-audit report results.json
    fleet-audit report results.json --html report.html --markdown report.md --junit junit.xml
 
-` + exitStatusHelp,
-		Flags: flags(formatFlags(), []cli.Flag{
-			&cli.BoolFlag{Name: reparsedFlag, Hidden: true},
-		}, outputFlags()),
+` + reportExitStatus,
+		ArgsUsage: "RESULTS.json",
+		Flags:     flags(formatFlags(), outputFlags()),
 		Action: func(c *cli.Context) error {
-			if rerun, err := rerunWithTrailingFlags(c, "report"); rerun {
-				return err
-			}
-			if c.NArg() != 1 {
-				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json), got %d arguments", c.NArg())}
+			if c.NArg() == 0 {
+				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json)")}
 			}
 			return internal(act(c.Context, reportOptions{
 				Path: c.Args().First(), Outputs: outputsFrom(c),

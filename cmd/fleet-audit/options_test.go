@@ -29,7 +29,7 @@ func parseArgs(argv ...string) (any, int, string) {
 	}
 	var stderr strings.Builder
 	app := newApp(io.Discard, io.Discard, a)
-	code := exitFor(app.RunContext(context.Background(), append([]string{"fleet-audit"}, argv...)), &stderr)
+	code := exitFor(runApp(context.Background(), app, append([]string{"fleet-audit"}, argv...)), &stderr)
 	return got, code, stderr.String()
 }
 
@@ -90,11 +90,18 @@ func TestFlags(t *testing.T) {
 		{"run target-version without rke2r", []string{"run", "-i", "i", "--target-version", "v1.32.5"}, nil, "--target-version"},
 		{"run target-version with a tail", []string{"run", "-i", "i", "--target-version", "v1.31.4+rke2r1;id"}, nil, "--target-version"},
 		{"run unknown flag", []string{"run", "-i", "i", "--yaml", "f"}, nil, "yaml"},
+		{"run unknown flag after a positional", []string{"run", "node-1", "-i", "i", "--yaml"}, nil, "yaml"},
+		{"run stray positional", []string{"run", "-i", "inv.yaml", "node-1", "--json", "out.json"}, nil, `run: unexpected argument "node-1"`},
+		{"run flags after a stray positional", []string{"run", "node-1", "-i", "inv.yaml"}, nil, `unexpected argument "node-1"`},
+		{"run a bool flag takes no value", []string{"run", "-i", "inv.yaml", "--allow-unreachable", "true"}, nil, `unexpected argument "true"`},
+		{"run after --", []string{"run", "-i", "inv.yaml", "--", "--json", "out.json"}, nil, `unexpected argument "--json"`},
+		{"run a value flag at the end", []string{"run", "node-1", "-i"}, nil, "flag needs an argument: -i"},
 
 		{"demo defaults", []string{"demo"}, demoOptions{Out: "demo-out", runOptions: demoDefaults}, ""},
 		{"demo flags", []string{"demo", "--out", "d", "--fail-on", "info", "--forks", "2", "-q", "--skip", "conntrack.*", "--probes", "p"},
 			demoOptions{Out: "d", runOptions: demoFull}, ""},
 		{"demo has no report flags", []string{"demo", "--json", "f"}, nil, "json"},
+		{"demo stray positional", []string{"demo", "demo-out", "--fail-on", "info"}, nil, `demo: unexpected argument "demo-out"`},
 		{"demo bad fail-on", []string{"demo", "--fail-on", "fatal"}, nil, "--fail-on"},
 
 		{"report", []string{"report", "r.json"}, reportOptions{Path: "r.json", Outputs: map[string]string{}}, ""},
@@ -104,24 +111,37 @@ func TestFlags(t *testing.T) {
 			reportOptions{Path: "r.json", Outputs: map[string]string{"junit": "j.xml"}, Output: outputOptions{Verbose: true}}, ""},
 		{"report a file named like a flag", []string{"report", "--", "-r.json"}, reportOptions{Path: "-r.json", Outputs: map[string]string{}}, ""},
 		{"report without a file", []string{"report"}, nil, "want one saved results file"},
-		{"report two files", []string{"report", "a.json", "b.json"}, nil, "got 2 arguments"},
+		{"report two files", []string{"report", "a.json", "b.json"}, nil, `report: unexpected argument "b.json"`},
+		{"report flags around the file", []string{"report", "--html", "h.html", "r.json", "--json=-"},
+			reportOptions{Path: "r.json", Outputs: map[string]string{"html": "h.html", "json": "-"}}, ""},
+		{"report a flag's value named like a flag", []string{"report", "r.json", "--markdown", "-h"},
+			reportOptions{Path: "r.json", Outputs: map[string]string{"markdown": "-h"}}, ""},
+		{"report stdin", []string{"report", "-", "-q"}, reportOptions{Path: "-", Outputs: map[string]string{}, Output: outputOptions{Quiet: true}}, ""},
+		{"report help after the file", []string{"report", "r.json", "--help"}, nil, ""},
+		{"report a value flag at the end", []string{"report", "r.json", "--json"}, nil, "flag needs an argument: -json"},
 
 		{"diff", []string{"diff", "a.json", "b.json"}, diffOptions{Before: "a.json", After: "b.json", Outputs: map[string]string{}, FailOn: result.SeverityCritical}, ""},
 		{"diff flags after the files", []string{"diff", "a.json", "b.json", "--markdown", "d.md", "--json", "d.json", "--fail-on", "warning",
 			"--allow-unreachable", "--include-volatile", "-q"},
 			diffOptions{Before: "a.json", After: "b.json", Outputs: map[string]string{"markdown": "d.md", "json": "d.json"},
 				FailOn: result.SeverityWarning, AllowUnreachable: true, IncludeVolatile: true, Quiet: true}, ""},
+		{"diff flags between the files", []string{"diff", "a.json", "--json", "d.json", "b.json", "-q"},
+			diffOptions{Before: "a.json", After: "b.json", Outputs: map[string]string{"json": "d.json"}, FailOn: result.SeverityCritical, Quiet: true}, ""},
 		{"diff one file", []string{"diff", "a.json"}, nil, "want two saved results files"},
+		{"diff one file and a flag", []string{"diff", "a.json", "--json", "d.json"}, nil, "want two saved results files"},
+		{"diff three files", []string{"diff", "a.json", "b.json", "c.json", "--json", "d.json"}, nil, `diff: unexpected argument "c.json"`},
 		{"diff bad fail-on", []string{"diff", "a.json", "b.json", "--fail-on", "sometimes"}, nil, "--fail-on"},
 		{"diff has no html", []string{"diff", "--html", "d.html", "a.json", "b.json"}, nil, "html"},
 
 		{"probes", []string{"probes"}, probesOptions{}, ""},
 		{"probes flags", []string{"probes", "--probes", "d", "--json"}, probesOptions{ProbesDir: "d", JSON: true}, ""},
+		{"probes stray positional", []string{"probes", "list", "--json"}, nil, `probes: unexpected argument "list"`},
 
 		{"inventory", []string{"inventory", "-i", "inv.yaml", "-F", "cfg"}, inventoryOptions{inventorySource{Path: "inv.yaml", SSHConfig: "cfg"}}, ""},
 		{"inventory without inventory", []string{"inventory"}, nil, "inventory"},
 		{"inventory role-map", []string{"inventory", "-i", "-", "--role-map", "g=etcd"}, inventoryOptions{inventorySource{Path: "-", RoleMap: map[string]string{"g": "etcd"}}}, ""},
 		{"inventory bad role-map", []string{"inventory", "-i", "x", "--role-map", "g=no role"}, nil, "--role-map"},
+		{"inventory stray positional", []string{"inventory", "-i", "inv.yaml", "node-1", "-F", "cfg"}, nil, `inventory: unexpected argument "node-1"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
