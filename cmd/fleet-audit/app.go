@@ -117,10 +117,12 @@ type actions struct {
 	diff      func(context.Context, diffOptions, streams) error
 	probes    func(context.Context, probesOptions, streams) error
 	inventory func(context.Context, inventoryOptions, streams) error
+	discover  func(context.Context, discoverOptions, streams) error
 }
 
 var commandActions = actions{
 	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
+	discover: runDiscover,
 }
 
 func newApp(stdout, stderr io.Writer, act actions) *cli.App {
@@ -139,6 +141,7 @@ EXAMPLES:
    fleet-audit demo --out demo-out
    fleet-audit inventory -i inventory.yaml
    fleet-audit run -i inventory.yaml --html report.html --json results.json
+   fleet-audit discover -o inventory.yaml
 
 ` + exitStatusHelp,
 		Writer:               stdout,
@@ -154,6 +157,7 @@ EXAMPLES:
 		Commands: []*cli.Command{
 			runCommand(act.run),
 			inventoryCommand(act.inventory),
+			discoverCommand(act.discover),
 			demoCommand(act.demo),
 			probesCommand(act.probes),
 			reportCommand(act.report),
