@@ -151,8 +151,10 @@ func kubectl(ctx context.Context, path string, o Options, contextName string, ar
 	err := cmd.Run()
 	what := "kubectl " + strings.Join(argv, " ")
 	switch {
-	case ctx.Err() != nil:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("%s: no answer within %s: %w", what, timeout, ctx.Err())
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%s: %w", what, ctx.Err())
 	case err != nil:
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			return nil, fmt.Errorf("%s: %w: %s", what, err, msg)

@@ -227,7 +227,11 @@ func TestGroupNamesCollide(t *testing.T) {
 }
 
 // TestRKE2Golden renders a cluster of 3 RKE2 servers and 2 agents as an
-// operator will see it.
+// operator will see it. The fixture's nodes carry what RKE2 puts on them:
+// the server role labels k3s sets (see roles), node.kubernetes.io/
+// instance-type rke2, the rke2.io/ annotations, an InternalIP and a
+// Hostname address (kubelet's, core/v1 NodeAddress), and one agent
+// labelled worker with an ExternalIP, as Rancher-provisioned ones are.
 func TestRKE2Golden(t *testing.T) {
 	data, err := os.ReadFile("testdata/rke2-nodes.json")
 	if err != nil {
@@ -347,5 +351,22 @@ func TestDiscoverDeadline(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %s", d)
+	}
+}
+
+// TestDiscoverInterrupted: Ctrl-C while kubectl runs stops it and is told
+// apart from the deadline, so the command exits as interrupted.
+func TestDiscoverInterrupted(t *testing.T) {
+	hang := filepath.Join(t.TempDir(), "kubectl")
+	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	ctx, stop := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, stop)
+	_, err := Discover(ctx, Options{Kubectl: hang, Context: "c"})
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "no answer within") {
+		t.Errorf("got %v, want context.Canceled", err)
 	}
 }

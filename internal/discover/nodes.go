@@ -157,9 +157,11 @@ func address(addrs []Address) (addr, typ string, notes []string) {
 // master (the older name) are control-plane, etcd is etcd, worker is
 // worker; any other role name is kept as a role of its own when the
 // inventory accepts it. An RKE2 server carries control-plane, etcd and
-// master; an RKE2 agent carries none (kubectl shows <none>) unless Rancher
-// or an operator added worker, so a node that is neither control-plane
-// nor etcd is a worker.
+// master (k3s, which RKE2 embeds, sets them on its servers' nodes:
+// ControlPlaneRoleLabelKey, MasterRoleLabelKey and ETCDRoleLabelKey in k3s
+// pkg/server/server.go, pkg/util in later releases); an RKE2 agent carries
+// none (kubectl shows <none>) unless Rancher or an operator added worker,
+// so a node that is neither control-plane nor etcd is a worker.
 func roles(labels map[string]string) ([]string, []string) {
 	var names, notes []string
 	for k, v := range labels {
