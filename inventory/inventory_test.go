@@ -983,3 +983,27 @@ func withNativeGroups(h inventory.Host) inventory.Host {
 	}
 	return h
 }
+
+// TestExportedChecks holds the exported checks to the rules Parse applies to
+// the same fields, so a writer that trusts them never writes a file Load
+// refuses.
+func TestExportedChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name, role, address string
+	}{
+		{"node-1", "worker", "10.0.0.1"},
+		{"bad name", "worker", "10.0.0.1"},
+		{"-flag", "worker", "10.0.0.1"},
+		{"node-1", "a:b", "10.0.0.1"},
+		{"node-1", "worker", "10.0.0.1:22"},
+		{"node-1", "worker", "10.0.0.256"},
+		{"fd00::1", "etcd", "fd00::1"},
+	} {
+		text := fmt.Sprintf("groups:\n  g:\n    roles: [%q]\n    hosts:\n      %q: {address: %q}\n", tc.role, tc.name, tc.address)
+		_, err := inventory.Parse("x.yaml", []byte(text), inventory.LoadOptions{UserSSHConfig: "none", Home: "/nonexistent", CurrentUser: "u"})
+		valid := inventory.CheckName("host name", tc.name) == nil && inventory.CheckRole(tc.role) == nil && inventory.CheckAddress(tc.address) == nil
+		if valid != (err == nil) {
+			t.Errorf("%+v: exported checks say valid=%v, Parse says %v", tc, valid, err)
+		}
+	}
+}

@@ -22,6 +22,19 @@ func isNameByte(c rune, extra string) bool {
 	return c < utf8.RuneSelf && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(extra, c))
 }
 
+// CheckName, CheckRole and CheckAddress hold a value to the rules Load holds
+// the same field to, for a program that writes an inventory (fleet-audit
+// discover) and must leave out what Load would refuse instead of writing a
+// file that cannot be read back. what is the noun of the message ("host
+// name", "group name").
+func CheckName(what, s string) error { return checkName(what, s) }
+
+// CheckRole: see CheckName.
+func CheckRole(s string) error { return checkRole(s) }
+
+// CheckAddress: see CheckName.
+func CheckAddress(s string) error { return checkAddress(s) }
+
 // checkName validates host, group and inventory names; what is the noun
 // used in the message ("host name"). ':' is allowed for IPv6 literals.
 func checkName(what, s string) error {

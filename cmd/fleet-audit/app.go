@@ -117,10 +117,12 @@ type actions struct {
 	diff      func(context.Context, diffOptions, streams) error
 	probes    func(context.Context, probesOptions, streams) error
 	inventory func(context.Context, inventoryOptions, streams) error
+	discover  func(context.Context, discoverOptions, streams) error
 }
 
 var commandActions = actions{
 	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
+	discover: runDiscover,
 }
 
 // urfave/cli v2 keeps the version flag and printer in package variables,
@@ -149,6 +151,7 @@ EXAMPLES:
    fleet-audit demo --out demo-out
    fleet-audit inventory -i inventory.yaml
    fleet-audit run -i inventory.yaml --html report.html --json results.json
+   fleet-audit discover -o inventory.yaml
 
 ` + exitStatusHelp,
 		Writer:    stdout,
@@ -169,6 +172,7 @@ EXAMPLES:
 		Commands: []*cli.Command{
 			runCommand(act.run),
 			inventoryCommand(act.inventory),
+			discoverCommand(act.discover),
 			demoCommand(act.demo),
 			probesCommand(act.probes),
 			reportCommand(act.report),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,13 +10,19 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // runOptions is what the run and demo commands' flags fill in.
 type runOptions struct {
-	Inventory        inventorySource
+	Inventory inventorySource
+	// FromCluster takes the hosts from Cluster's nodes (--from-cluster)
+	// instead of the file Inventory names; Inventory's ssh_config still
+	// applies to them.
+	FromCluster      bool
+	Cluster          clusterSource
 	Forks            int
 	ConnectTimeout   time.Duration
 	NodeTimeout      time.Duration
@@ -44,7 +51,7 @@ func runCommand(act func(context.Context, runOptions, streams) error) *cli.Comma
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "audit every node of an inventory and gate on the findings",
-		UsageText: "fleet-audit run -i FILE [options]",
+		UsageText: "fleet-audit run -i FILE [options]\nfleet-audit run --from-cluster [--kubeconfig FILE] [--context NAME] [options]",
 		Description: `Connects to every inventory host over SSH (or locally for connection: local),
 runs the embedded read-only probes in one session per node, compares the nodes
 and prints findings first, then drift. Host keys are checked against known_hosts;
@@ -56,11 +63,14 @@ EXAMPLES:
    fleet-audit run -i inventory.yaml --fail-on warning --allow-unreachable
    fleet-audit run -i inventory.yaml --waivers waivers.yaml --skip 'conntrack.*'
    fleet-audit run -i inventory.yaml --probes ./site-probes --target-version v1.32.5+rke2r1
+   fleet-audit run --from-cluster --context prod   # the nodes kubectl lists, as discover writes them
 
 Report formats: ` + formatNames() + `
 
 ` + exitStatusHelp,
-		Flags: flags(inventoryFlags(), []cli.Flag{
+		Flags: flags(runInventoryFlags(), []cli.Flag{
+			&cli.BoolFlag{Name: "from-cluster", Usage: "audit the nodes of the cluster kubectl reaches (see fleet-audit discover) instead of an inventory file"},
+		}, clusterFlags(), []cli.Flag{
 			&cli.BoolFlag{Name: "no-agent", Usage: "do not use the ssh-agent at SSH_AUTH_SOCK"},
 			&cli.StringFlag{Name: "host-key-policy", Value: "strict", Usage: "what to do with a host key known_hosts does not vouch for: `POLICY` strict (refuse), accept-new (record unknown keys, refuse changed ones) or insecure-ignore (accept anything; the report says so). Given, it beats the inventory's host_key_policy and ssh_config's StrictHostKeyChecking"},
 		}, auditFlags(), []cli.Flag{
@@ -72,9 +82,44 @@ Report formats: ` + formatNames() + `
 			if err != nil {
 				return err
 			}
+			if err := runSourceFrom(c, &o); err != nil {
+				return err
+			}
 			return internal(act(c.Context, o, streamsOf(c)))
 		},
 	}
+}
+
+// runInventoryFlags are inventoryFlags with -i optional, since run takes
+// --from-cluster instead; runSourceFrom asks for exactly one of them.
+func runInventoryFlags() []cli.Flag {
+	fs := inventoryFlags()
+	for _, f := range fs {
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "inventory" {
+			sf.Required = false
+		}
+	}
+	return fs
+}
+
+// runSourceFrom reads where run's hosts come from: an inventory file or
+// the cluster, exactly one, and the cluster's flags only with the cluster.
+func runSourceFrom(c *cli.Context, o *runOptions) error {
+	o.FromCluster = c.Bool("from-cluster")
+	if o.FromCluster {
+		o.Cluster = clusterSourceFrom(c)
+	}
+	switch {
+	case o.FromCluster && c.IsSet("inventory"):
+		return &usageError{errors.New("-i/--inventory and --from-cluster both say where the hosts come from; give one")}
+	case !o.FromCluster && !c.IsSet("inventory"):
+		return &usageError{errors.New("no hosts: give -i/--inventory FILE, or --from-cluster to audit the nodes kubectl lists")}
+	case !o.FromCluster && (c.IsSet("kubeconfig") || c.IsSet("context")):
+		return &usageError{errors.New("--kubeconfig and --context choose the cluster of --from-cluster, which is not given")}
+	case o.FromCluster && c.IsSet("role-map"):
+		return &usageError{errors.New("--role-map maps Ansible group names; with --from-cluster the roles come from the nodes' labels")}
+	}
+	return nil
 }
 
 // runOptionsFrom reads run's flags; demo reads the ones it shares with
@@ -118,10 +163,31 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 // runAudit is the run command: load the inventory, then the shared
 // pipeline.
 func runAudit(ctx context.Context, o runOptions, s streams) error {
-	// -i /dev/stdin or a FIFO can block for ever.
-	inv, err := untilDone(ctx, o.Inventory.load)
+	var inv *inventory.Inventory
+	var err error
+	if o.FromCluster {
+		inv, err = o.Cluster.inventory(ctx, o.Inventory.SSHConfig, s)
+	} else {
+		// -i /dev/stdin or a FIFO can block for ever.
+		inv, err = untilDone(ctx, o.Inventory.load)
+	}
 	if err != nil {
 		return err
 	}
 	return auditAndReport(ctx, inv, o, s.out, s.err)
+}
+
+// inventory is the cluster's nodes as run audits them: the very inventory
+// text discover writes, read with the user's ssh_config, so that a run
+// from the cluster and a run of discover's file contact the same hosts.
+func (cs clusterSource) inventory(ctx context.Context, sshConfig string, s streams) (*inventory.Inventory, error) {
+	d, err := cs.discover(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := d.Inventory(clusterFile, inventory.LoadOptions{UserSSHConfig: sshConfig})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return inv, nil
 }

@@ -147,7 +147,8 @@ func TestScripts(t *testing.T) {
 	// Registered after TempDir, so the servers stop before their roots go.
 	t.Cleanup(shared.close)
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:  "testdata/script",
+		Cmds: scriptCmds,
 		Setup: func(env *testscript.Env) error {
 			named, ok := env.T().(interface{ Name() string })
 			if !ok {

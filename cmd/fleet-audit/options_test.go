@@ -26,6 +26,7 @@ func parseArgs(argv ...string) (any, int, string) {
 		diff:      keep[diffOptions](&got),
 		probes:    keep[probesOptions](&got),
 		inventory: keep[inventoryOptions](&got),
+		discover:  keep[discoverOptions](&got),
 	}
 	var stderr strings.Builder
 	app := newApp(io.Discard, io.Discard, a)
@@ -46,6 +47,14 @@ func runDefaults(inv string) runOptions {
 		Inventory: inventorySource{Path: inv}, Forks: 10, ConnectTimeout: 10 * time.Second, NodeTimeout: 2 * time.Minute,
 		FailOn: result.SeverityCritical, Outputs: map[string]string{},
 	}
+}
+
+// fromCluster is what run's options are with only --from-cluster and the
+// cluster's flags given.
+func fromCluster(cs clusterSource) runOptions {
+	o := runDefaults("")
+	o.FromCluster, o.Cluster = true, cs
+	return o
 }
 
 // TestFlags parses each command's argv into its options struct, apart
@@ -142,6 +151,22 @@ func TestFlags(t *testing.T) {
 		{"inventory role-map", []string{"inventory", "-i", "-", "--role-map", "g=etcd"}, inventoryOptions{inventorySource{Path: "-", RoleMap: map[string]string{"g": "etcd"}}}, ""},
 		{"inventory bad role-map", []string{"inventory", "-i", "x", "--role-map", "g=no role"}, nil, "--role-map"},
 		{"inventory stray positional", []string{"inventory", "-i", "inv.yaml", "node-1", "-F", "cfg"}, nil, `inventory: unexpected argument "node-1"`},
+
+		{"discover defaults", []string{"discover"}, discoverOptions{Output: "-"}, ""},
+		{"discover flags", []string{"discover", "--kubeconfig", "k", "--context", "prod", "-o", "inv.yaml"},
+			discoverOptions{Cluster: clusterSource{Kubeconfig: "k", Context: "prod"}, Output: "inv.yaml"}, ""},
+		{"discover stray argument", []string{"discover", "prod"}, nil, "no arguments"},
+		{"discover has no -i", []string{"discover", "-i", "inv.yaml"}, nil, "-i"},
+
+		{"run from the cluster", []string{"run", "--from-cluster"}, fromCluster(clusterSource{}), ""},
+		{"run from a context", []string{"run", "--from-cluster", "--kubeconfig", "k", "--context", "prod"},
+			fromCluster(clusterSource{Kubeconfig: "k", Context: "prod"}), ""},
+		{"run from the cluster with ssh_config", []string{"run", "--from-cluster", "-F", "cfg"},
+			func() runOptions { o := fromCluster(clusterSource{}); o.Inventory.SSHConfig = "cfg"; return o }(), ""},
+		{"run with -i and --from-cluster", []string{"run", "-i", "inv.yaml", "--from-cluster"}, nil, "give one"},
+		{"run --context without --from-cluster", []string{"run", "-i", "inv.yaml", "--context", "prod"}, nil, "--from-cluster"},
+		{"run --kubeconfig alone", []string{"run", "--kubeconfig", "k"}, nil, "no hosts"},
+		{"run --from-cluster with --role-map", []string{"run", "--from-cluster", "--role-map", "g=etcd"}, nil, "--role-map"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,8 +95,9 @@ func TestLayering(t *testing.T) {
 		}
 	}
 	// The inventory file format is the command's business; the transport
-	// adapter alone maps its hosts to audit targets and SSH targets.
-	inventoryUsers := []string{"cmd/fleet-audit", "internal/transport"}
+	// adapter alone maps its hosts to audit targets and SSH targets, and
+	// discover alone writes the format, held to the rules that read it.
+	inventoryUsers := []string{"cmd/fleet-audit", "internal/transport", "internal/discover"}
 	for pkg, imps := range imports {
 		for _, imp := range imps {
 			if under(imp, "cmd") {

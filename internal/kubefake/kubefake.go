@@ -1,0 +1,126 @@
+// Package kubefake serves the one request fleet-audit discover makes of a
+// Kubernetes API server, GET /api/v1/nodes, so tests can drive a real
+// kubectl against a cluster that does not exist.
+//
+// It speaks TLS on 127.0.0.1 with httptest's certificate, which the
+// kubeconfig it writes trusts by its CA data, and wants a bearer token, so
+// a test sees kubectl use the kubeconfig's cluster, credentials and
+// context, not just reach a port. What it serves follows the API server:
+// the NodeList body is the caller's (k8s.io/api core/v1 types.go), an
+// error is a metav1.Status (k8s.io/apimachinery pkg/apis/meta/v1
+// types.go) with the HTTP code as its code, and /version is a version.Info
+// (k8s.io/apimachinery pkg/version/types.go), which some kubectl builds
+// ask for before anything else (the Google Cloud SDK's version-picking
+// kubectl dispatcher does).
+package kubefake
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+)
+
+// Token is the bearer token the server accepts.
+const Token = "kubefake-token"
+
+// The contexts of the kubeconfig WriteKubeconfig writes: Context (the
+// current one) has Token; WrongContext has another token, so the server
+// answers it 401 Unauthorized.
+const (
+	Context      = "kubefake"
+	WrongContext = "kubefake-wrong-token"
+)
+
+// Server is a running fake API server.
+type Server struct {
+	srv   *httptest.Server
+	nodes []byte
+
+	mu       sync.Mutex
+	requests []string
+}
+
+// Start serves nodes, a NodeList's JSON, until Close.
+func Start(nodes []byte) *Server {
+	s := &Server{nodes: nodes}
+	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// URL is the server's https://127.0.0.1:PORT.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// Requests are "METHOD PATH" of every request answered with Token, in order.
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+Token {
+		status(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized")
+		return
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+	s.mu.Unlock()
+	switch {
+	case r.Method != http.MethodGet:
+		status(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+	case r.URL.Path == "/version":
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"major": "1", "minor": "32", "gitVersion": "v1.32.5+rke2r1", "platform": "linux/amd64"})
+	case r.URL.Path == "/api/v1/nodes":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(s.nodes)
+	default:
+		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+	}
+}
+
+func status(w http.ResponseWriter, code int, reason, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{},
+		"status": "Failure", "message": message, "reason": reason, "code": code,
+	})
+}
+
+// WriteKubeconfig writes a kubeconfig (mode 0600, as kubectl writes its
+// own) for the server, with the contexts Context (current) and
+// WrongContext.
+func (s *Server) WriteKubeconfig(path string) error {
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
+	cfg := map[string]any{
+		"apiVersion": "v1", "kind": "Config", "current-context": Context,
+		"clusters": []any{map[string]any{"name": "kubefake", "cluster": map[string]any{
+			"server": s.srv.URL, "certificate-authority-data": ca,
+		}}},
+		"users": []any{
+			map[string]any{"name": "good", "user": map[string]any{"token": Token}},
+			map[string]any{"name": "bad", "user": map[string]any{"token": "not-" + Token}},
+		},
+		"contexts": []any{
+			map[string]any{"name": Context, "context": map[string]any{"cluster": "kubefake", "user": "good"}},
+			map[string]any{"name": WrongContext, "context": map[string]any{"cluster": "kubefake", "user": "bad"}},
+		},
+	}
+	// JSON is YAML, and []byte marshals as the base64 the -data keys hold.
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	return nil
+}
