@@ -211,11 +211,7 @@ func (v ansibleValue) describe() string {
 func (c *ansibleConverter) warnings() []string {
 	var out []string
 	if len(c.unsupported) > 0 {
-		var names []string
-		for _, n := range slices.Sorted(maps.Keys(c.unsupported)) {
-			names = append(names, n)
-		}
-		out = append(out, "inventory: ignored Ansible variables fleet-audit does not use: "+strings.Join(names, ", "))
+		out = append(out, "inventory: ignored Ansible variables fleet-audit does not use: "+strings.Join(slices.Sorted(maps.Keys(c.unsupported)), ", "))
 	}
 	if len(c.sshOptions) > 0 {
 		out = append(out, "inventory: ignored ssh options in ansible_ssh_common_args/ansible_ssh_extra_args: "+strings.Join(slices.Sorted(maps.Keys(c.sshOptions)), ", "))
