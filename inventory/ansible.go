@@ -267,7 +267,7 @@ func (p *parser) fromAnsible(a *ansibleInventory, roleMap map[string]string) *In
 	}
 	roles := maps.Clone(DefaultRoleMap)
 	maps.Copy(roles, roleMap)
-	conv := &ansibleConverter{p: p, unsupported: map[string]int{}}
+	conv := p.conv
 	vf := &varsFiles{p: p, conv: conv, dir: a.dir, levels: map[string]*level{}}
 
 	// Each group's two levels are built once, so a bad value is reported

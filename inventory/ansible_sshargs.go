@@ -292,3 +292,41 @@ func proxyCommandAsJump(cmd string) (hopSpec, bool) {
 	hop, err := parseHopSpec(spec)
 	return hop, err == nil
 }
+
+// commandLineLevel reads the command line's ssh options into the level
+// below the inventory's, with ssh's meaning (the first value of an option
+// wins) and its errors naming the option.
+func (p *parser) commandLineLevel(cl CommandLine, conv *ansibleConverter) *settings {
+	if len(cl.Options) == 0 && cl.User == "" && cl.Jump == "" {
+		return nil
+	}
+	s := &settings{}
+	seen := map[string]bool{}
+	apply := func(flag, key, value string) {
+		if seen[strings.ToLower(key)] {
+			return
+		}
+		seen[strings.ToLower(key)] = true
+		conv.sshOption(s, ansibleVar{name: flag, file: commandLineFile}, key, value)
+	}
+	// -u and -J are given explicitly; like ssh, they are taken before -o.
+	if cl.User != "" {
+		apply("-u", "User", cl.User)
+	}
+	if cl.Jump != "" {
+		apply("-J", "ProxyJump", cl.Jump)
+	}
+	for _, o := range cl.Options {
+		key, value, ok := strings.Cut(o, "=")
+		if !ok {
+			key, value, ok = strings.Cut(strings.TrimSpace(o), " ")
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if !ok || key == "" {
+			p.addIn(commandLineFile, 0, "-o "+o, kindf(ErrInvalidValue, "want -o KEY=VALUE"))
+			continue
+		}
+		apply("-o", key, value)
+	}
+	return s
+}

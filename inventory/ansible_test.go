@@ -468,7 +468,7 @@ func TestAnsibleSSHArgs(t *testing.T) {
 		{name: "-i", args: "-i /keys/id", key: "/keys/id"},
 		{name: "first value wins", args: "-J first -o ProxyJump=second", jump: "first"},
 		{name: "ProxyCommand through ssh -W", args: `-o ProxyCommand="ssh -W %h:%p -q ops@bastion -p 2200"`, jump: "ops@bastion:2200"},
-		{name: "options that change nothing", args: "-o ControlMaster=auto -o ControlPersist=60s -C", warning: "ignored ssh options in ansible_ssh_common_args/ansible_ssh_extra_args: -C, ControlMaster, ControlPersist"},
+		{name: "options that change nothing", args: "-o ControlMaster=auto -o ControlPersist=60s -C", warning: "ignored ssh options fleet-audit does not use: -C, ControlMaster, ControlPersist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -588,5 +588,54 @@ func TestAnsibleSecretsStayOut(t *testing.T) {
 	}
 	if strings.Contains(all, "hunter2") || strings.Contains(all, "6162") {
 		t.Errorf("a warning carries a secret: %q", all)
+	}
+}
+
+// TestCommandLineSSHOptions: -o, -u and -J apply to hosts whose inventory
+// sets nothing, beat ssh_config as ssh's command line does, and bad values
+// name the option.
+func TestCommandLineSSHOptions(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.write(t, "ssh_config", "Host h2\n  Port 2200\n  User cfguser\n")
+	path := e.write(t, "inventory.yaml", "hosts:\n  h1: {address: 10.0.0.1, user: own, port: 2201}\n  h2: {address: 10.0.0.2}\n")
+	opts := e.opts()
+	opts.UserSSHConfig = cfg
+	opts.CommandLine = inventory.CommandLine{User: "ops", Jump: "bastion:2022", Options: []string{"Port=2222", "StrictHostKeyChecking no", "ControlMaster=auto", "port=1"}}
+	inv, err := inventory.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		User, Policy, Jump, UserSrc, PortSrc string
+		Port                                 int
+	}
+	want := []view{
+		{User: "own", Policy: "accept-new", Jump: "bastion:2022", UserSrc: "host", PortSrc: "host", Port: 2201},
+		{User: "ops", Policy: "accept-new", Jump: "bastion:2022", UserSrc: "command line", PortSrc: "command line", Port: 2222},
+	}
+	for i, h := range inv.Hosts {
+		jump := ""
+		if len(h.Jumps) == 1 {
+			jump = h.Jumps[0].Name
+		}
+		got := view{h.User, h.HostKeyPolicy, jump, h.Source["user"], h.Source["port"], h.Port}
+		if got != want[i] {
+			t.Errorf("%s:\n got %+v\nwant %+v", h.Name, got, want[i])
+		}
+	}
+	if want := "inventory: ignored ssh options fleet-audit does not use: ControlMaster"; !slices.Contains(inv.Warnings, want) {
+		t.Errorf("warnings %q lack %q", inv.Warnings, want)
+	}
+
+	opts.CommandLine = inventory.CommandLine{Options: []string{"Port=abc", "novalue"}}
+	_, err = inventory.Load(path, opts)
+	var msgs []string
+	for _, ie := range flatten(t, err) {
+		msgs = append(msgs, ie.Error())
+	}
+	for _, want := range []string{`command line: -o: Port "abc": port must be from 1 to 65535`, `command line: -o novalue: want -o KEY=VALUE`} {
+		if !slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, want) }) {
+			t.Errorf("errors %q lack %q", msgs, want)
+		}
 	}
 }

@@ -214,7 +214,7 @@ func (c *ansibleConverter) warnings() []string {
 		out = append(out, "inventory: ignored Ansible variables fleet-audit does not use: "+strings.Join(slices.Sorted(maps.Keys(c.unsupported)), ", "))
 	}
 	if len(c.sshOptions) > 0 {
-		out = append(out, "inventory: ignored ssh options in ansible_ssh_common_args/ansible_ssh_extra_args: "+strings.Join(slices.Sorted(maps.Keys(c.sshOptions)), ", "))
+		out = append(out, "inventory: ignored ssh options fleet-audit does not use: "+strings.Join(slices.Sorted(maps.Keys(c.sshOptions)), ", "))
 	}
 	if len(c.vaulted) > 0 {
 		out = append(out, "inventory: skipped vars files encrypted with ansible-vault (fleet-audit cannot read them; connection variables in them are not applied): "+strings.Join(c.vaulted, ", "))

@@ -37,7 +37,21 @@ type LoadOptions struct {
 	// Stdin is read for the inventory path "-" (ansible-inventory --list
 	// piped in); nil means os.Stdin.
 	Stdin io.Reader
+	// CommandLine are ssh's own options given to the command: -o
+	// KEY=VALUE (Options), -u/--user (User) and -J/--jump (Jump). They
+	// apply to every host whose inventory sets the same thing nowhere,
+	// and win over ssh_config, as ssh's command line does.
+	CommandLine CommandLine
 }
+
+// CommandLine are ssh options from the command line; see LoadOptions.
+type CommandLine struct {
+	Options    []string // "KEY=VALUE" or "KEY VALUE", as after ssh -o
+	User, Jump string
+}
+
+// commandLineFile names the command line in errors about its options.
+const commandLineFile = "command line"
 
 // Inventory is a loaded, fully valid inventory.
 type Inventory struct {
@@ -268,6 +282,7 @@ func (p *parser) parseAny(data []byte, opts LoadOptions) *Inventory {
 		inv := p.parse(data)
 		if inv != nil {
 			inv.Format = "native"
+			inv.Warnings = p.conv.warnings()
 		}
 		return inv
 	}
@@ -299,6 +314,8 @@ func newParser(file string, opts LoadOptions) *parser {
 	if abs, err := filepath.Abs(p.baseDir); err == nil {
 		p.baseDir = abs
 	}
+	p.conv = &ansibleConverter{p: p, unsupported: map[string]int{}}
+	p.cmdline = p.commandLineLevel(opts.CommandLine, p.conv)
 	switch {
 	case opts.UserSSHConfig == "none":
 	case opts.UserSSHConfig != "":

@@ -91,6 +91,12 @@ type parser struct {
 	// as they are (its key files), which ssh reads relative to the
 	// directory it runs in.
 	workDir string
+	// cmdline is the level of the command line's ssh options, below
+	// every inventory level; nil when there are none.
+	cmdline *settings
+	// conv reads Ansible variables and ssh options, and keeps the
+	// warnings about the ones fleet-audit does not use.
+	conv *ansibleConverter
 	// curFile, when set, is the file that problems reported with add
 	// belong to: an Ansible vars file, or the file a host was declared in
 	// while it is resolved.

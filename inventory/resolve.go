@@ -42,6 +42,9 @@ func (p *parser) resolve(d *hostDecl, defaults *settings) Host {
 		}
 		levels = append(levels, level{"defaults", defaults})
 	}
+	if p.cmdline != nil {
+		levels = append(slices.Clip(levels), level{"command line", p.cmdline})
+	}
 	saved := p.curFile
 	p.curFile = d.file
 	defer func() { p.curFile = saved }()

@@ -131,7 +131,7 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	}
 	o := runOptions{
 		Inventory: src, NoAgent: c.Bool("no-agent"),
-		Forks: c.Int("forks"), ConnectTimeout: c.Duration("connect-timeout"), NodeTimeout: c.Duration("node-timeout"),
+		Forks: c.Int("forks"), ConnectTimeout: durationOf(c, "connect-timeout"), NodeTimeout: durationOf(c, "node-timeout"),
 		AllowUnreachable: c.Bool("allow-unreachable"), RetryFile: c.String("retry-file"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
 	}
 	sev, err := result.ParseSeverity(c.String("fail-on"))

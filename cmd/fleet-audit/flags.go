@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ func inventoryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE`: fleet-audit YAML, an Ansible inventory (INI or YAML, with its group_vars/ and host_vars/), ansible-inventory --list JSON, a file of one host per line, - for standard input, or host1,host2,"},
 		&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
 		&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: "only the hosts `PATTERN` selects, in Ansible's pattern language: names, groups, roles, globs, ~regex, a:b (or), a:&b (and), a:!b (not), @FILE (one per line, as --retry-file writes)"},
+		&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "log in as `USER` on hosts whose inventory and ssh_config name no user (as ssh -l, ansible -u)"},
+		&cli.StringFlag{Name: "jump", Aliases: []string{"J"}, Usage: "reach hosts whose inventory names no proxy_jump through these ProxyJump `HOSTS` ([user@]host[:port],...), as ssh -J"},
+		&cli.StringSliceFlag{Name: "ssh-option", Aliases: []string{"o"}, Usage: "an ssh_config `KEY=VALUE` for hosts whose inventory does not set it, as ssh -o (User, Port, IdentityFile, IdentitiesOnly, UserKnownHostsFile, StrictHostKeyChecking, ProxyJump, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax); repeatable"},
 		&cli.StringFlag{Name: "role-map", Usage: "roles of Ansible groups, `GROUP=ROLE,...`, on top of the built-in ones (" + defaultRoleMapText() + ")"},
 	}
 }
@@ -30,13 +34,16 @@ func inventoryFlags() []cli.Flag {
 // inventorySource is what inventoryFlags fill in.
 type inventorySource struct {
 	Path, SSHConfig string
-	RoleMap         map[string]string
+	// SSH are -u, -J and -o, applied where the inventory is silent.
+	SSH     inventory.CommandLine
+	RoleMap map[string]string
 	// Limit is --limit, "" for every host.
 	Limit string
 }
 
 func inventorySourceFrom(c *cli.Context) (inventorySource, error) {
-	src := inventorySource{Path: c.String("inventory"), SSHConfig: c.String("ssh-config"), Limit: c.String("limit")}
+	src := inventorySource{Path: c.String("inventory"), SSHConfig: c.String("ssh-config"), Limit: c.String("limit"),
+		SSH: inventory.CommandLine{User: c.String("user"), Jump: c.String("jump"), Options: c.StringSlice("ssh-option")}}
 	if c.IsSet("limit") && strings.TrimSpace(src.Limit) == "" {
 		return src, &usageError{fmt.Errorf("--limit: empty pattern")}
 	}
@@ -52,7 +59,7 @@ func inventorySourceFrom(c *cli.Context) (inventorySource, error) {
 
 // load reads the inventory as run and inventory both do.
 func (src inventorySource) load() (*inventory.Inventory, error) {
-	inv, err := inventory.Load(src.Path, inventory.LoadOptions{UserSSHConfig: src.SSHConfig, RoleMap: src.RoleMap})
+	inv, err := inventory.Load(src.Path, inventory.LoadOptions{UserSSHConfig: src.SSHConfig, RoleMap: src.RoleMap, CommandLine: src.SSH})
 	if err != nil {
 		return nil, &usageError{err}
 	}
@@ -86,9 +93,9 @@ func ruleFlags() []cli.Flag {
 // auditFlags tune how an audit runs; run and demo both take them.
 func auditFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "forks", Value: 10, Usage: "audit at most `N` nodes at once"},
-		&cli.DurationFlag{Name: "connect-timeout", Value: 10 * time.Second, Usage: "bound on TCP connect, SSH handshake and authentication per node"},
-		&cli.DurationFlag{Name: "node-timeout", Value: 2 * time.Minute, Usage: "bound on everything done for one node"},
+		&cli.IntFlag{Name: "forks", Aliases: []string{"f"}, Value: 10, Usage: "audit at most `N` nodes at once"},
+		&cli.GenericFlag{Name: "connect-timeout", Aliases: []string{"T"}, Value: &seconds{10 * time.Second}, Usage: "bound on TCP connect, SSH handshake and authentication per node: a `DURATION` (10s, 1m30s) or seconds (10)"},
+		&cli.GenericFlag{Name: "node-timeout", Value: &seconds{2 * time.Minute}, Usage: "bound on everything done for one node: a `DURATION` (2m) or seconds (120)"},
 		&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "fail the gate on findings at or above `SEVERITY` (critical, warning, info)"},
 	}
 }
@@ -166,4 +173,37 @@ func flags(lists ...[]cli.Flag) []cli.Flag {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// seconds is a duration flag that also takes a bare number of seconds, as
+// the inventory's timeouts, ssh's ConnectTimeout and ansible -T do.
+type seconds struct{ d time.Duration }
+
+func (s *seconds) Set(v string) error {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		s.d = time.Duration(n) * time.Second
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 10s or 1m30s, or a number of seconds, got %q", v)
+	}
+	s.d = d
+	return nil
+}
+
+func (s *seconds) String() string {
+	if s == nil {
+		return ""
+	}
+	return s.d.String()
+}
+
+// durationOf reads a seconds flag.
+func durationOf(c *cli.Context, name string) time.Duration {
+	if s, ok := c.Generic(name).(*seconds); ok {
+		return s.d
+	}
+	return 0
 }

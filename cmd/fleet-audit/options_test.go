@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -87,6 +88,14 @@ func TestFlags(t *testing.T) {
 			"--json", "r.json", "--markdown", "r.md", "--html", "-", "--junit", "j.xml", "--waivers", "w.yaml", "--probes", "site",
 			"--only", "a, b,", "--skip", "c", "--target-version", " v1.31.4+rke2r1 ", "--role-map", "k8s_masters=server, infra=infra", "-l", "etcd:!etcd-2", "--retry-file", "retry.txt"}, full, ""},
 		{"run empty limit", []string{"run", "-i", "i", "--limit", " "}, nil, "--limit"},
+		{"run ssh habits", []string{"run", "-i", "i", "-f", "3", "-T", "5", "--node-timeout", "90", "-u", "ops", "-J", "ops@bastion:2222", "-o", "Port=2200", "-o", "IdentitiesOnly yes"},
+			func() runOptions {
+				o := runDefaults("i")
+				o.Forks, o.ConnectTimeout, o.NodeTimeout = 3, 5*time.Second, 90*time.Second
+				o.Inventory.SSH = inventory.CommandLine{User: "ops", Jump: "ops@bastion:2222", Options: []string{"Port=2200", "IdentitiesOnly yes"}}
+				return o
+			}(), ""},
+		{"run bad timeout", []string{"run", "-i", "i", "--connect-timeout", "5x"}, nil, "number of seconds"},
 		{"run bad role-map", []string{"run", "-i", "i", "--role-map", "masters"}, nil, "--role-map"},
 		{"run host-key-policy strict given", []string{"run", "-i", "i", "--host-key-policy", "strict"},
 			func() runOptions { o := runDefaults("i"); o.HostKeyPolicy = remote.HostKeyStrict; return o }(), ""},
