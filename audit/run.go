@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -100,6 +101,9 @@ type RunOptions struct {
 	// Limit, when set, says the fleet is the part of an inventory that
 	// --limit selected (Report.Limit).
 	Limit *result.Limit
+	// Logger traces each node's session and probes (--debug); nil
+	// traces nothing.
+	Logger *slog.Logger
 	// Warnings go into the report as they are (Report.Warnings).
 	Warnings []string
 	// LateWarnings, when set, is called once every node and the cluster
@@ -243,14 +247,22 @@ func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
 	defer cancel()
 
+	log := o.logger().With("node", h.Name)
+	log.Debug("open session", "address", h.Address, "become", h.Become.Method)
 	sess, err := o.Transport.Open(ctx, h)
 	if err != nil {
 		setFailure(&n, err, ctx)
+		log.Debug("session failed", "status", n.Status.String(), "error", err)
 		return n
 	}
 	defer sess.Close()
 
+	log.Debug("run probes", "probes", len(o.Probes))
 	parsed, res, err := execBundle(ctx, sess, o.Probes, h.Become)
+	log.Debug("probes ended", "exit", res.ExitCode, "stdout_bytes", len(res.Stdout), "stderr_bytes", len(res.Stderr), "error", err)
+	for _, r := range parsed.Runs {
+		log.Debug("probe", "probe", r.ID, "status", string(r.Status), "exit", r.ExitCode, "bytes", parsed.Bytes[r.ID])
+	}
 	n.Facts = parsed.Facts
 	dropServerOnly(&n, o.Probes)
 	n.Probes = parsed.Runs
@@ -367,4 +379,11 @@ func redactNodeText(nodes []result.Node, c *result.Cluster) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return probe.ValidUTF8(s)
+}
+
+func (o RunOptions) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
 }

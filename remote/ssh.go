@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -49,6 +50,10 @@ type SSHOptions struct {
 	// AgentSocket is the ssh-agent socket tried before identity files; ""
 	// means no agent. DefaultSSHOptions fills it from SSH_AUTH_SOCK.
 	AgentSocket string
+	// Logger traces every dial step (--debug): TCP or tunnel, handshake,
+	// host key, the keys offered; nil traces nothing. It never carries key
+	// material or passphrases, only paths and fingerprints.
+	Logger *slog.Logger
 	// DefaultIdentityFiles are tried for targets and hops that name no
 	// identity file; nil means the package's DefaultIdentityFiles (ssh's),
 	// an empty non-nil list none.
@@ -330,10 +335,19 @@ func backoff(n int) time.Duration {
 // its host key, as sshd does to connections beyond MaxStartups. A refusal,
 // a timeout, a host key or an authentication failure is not.
 func (d *SSHDialer) attempt(b budget, ep endpoint, via *sshConn, hk *hostKeys, auth *authPlan) (*ssh.Client, bool, error) {
+	log := d.logger().With("target", ep.where)
+	viaName := ""
+	if via != nil {
+		viaName = via.where
+	}
+	log.Debug("dial", "address", ep.addr, "user", ep.user, "via", viaName, "known_hosts", strings.Join(ep.knownHosts, ","), "host_key_policy", ep.policy.String())
+	started := time.Now()
 	raw, err := d.transport(b, ep, via)
 	if err != nil {
+		log.Debug("dial failed", "error", err, "after", time.Since(started).Round(time.Millisecond))
 		return nil, false, err
 	}
+	log.Debug("connected", "local", raw.LocalAddr().String(), "after", time.Since(started).Round(time.Millisecond))
 
 	// ClientConfig.Timeout covers only the TCP dial, and a tunnelled
 	// connection has no deadlines at all: closing the connection when
@@ -358,7 +372,9 @@ func (d *SSHDialer) attempt(b budget, ep endpoint, via *sshConn, hk *hostKeys, a
 			err = fmt.Errorf("%w (closed at the deadline): %w", os.ErrDeadlineExceeded, err)
 		}
 		transient := b.ctx.Err() == nil && !hk.verified.Load() && hk.failed() == nil && droppedEarly(err)
-		return nil, transient, handshakeError(b.parent, err, hk, auth, ep.user, b.timeout)
+		err = handshakeError(b.parent, err, hk, auth, ep.user, b.timeout)
+		log.Debug("handshake failed", "host_key_verified", hk.verified.Load(), "auth", auth.summary(), "retry", transient, "error", err)
+		return nil, transient, err
 	}
 	if closed {
 		_ = sc.Close()
@@ -368,6 +384,7 @@ func (d *SSHDialer) attempt(b budget, ep endpoint, via *sshConn, hk *hostKeys, a
 		return nil, false, fmt.Errorf("%w: authentication did not finish within %s", ErrConnectTimeout, b.timeout)
 	}
 	_ = raw.SetDeadline(time.Time{})
+	log.Debug("authenticated", "server", string(sc.ServerVersion()), "host_key_verified", hk.verified.Load(), "auth", auth.summary(), "after", time.Since(started).Round(time.Millisecond))
 	return ssh.NewClient(sc, chans, reqs), false, nil
 }
 
@@ -747,4 +764,11 @@ func (d *SSHDialer) defaultIdentities() []string {
 		return d.opts.DefaultIdentityFiles
 	}
 	return DefaultIdentityFiles
+}
+
+func (d *SSHDialer) logger() *slog.Logger {
+	if d.opts.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.opts.Logger
 }

@@ -77,6 +77,8 @@ type Parsed struct {
 	// by Kubernetes node name.
 	NodeFacts map[string]map[string]string
 	Runs      []result.ProbeRun
+	// Bytes is how much each probe that began printed, for --debug.
+	Bytes map[string]int
 }
 
 // ParseOutput splits the bundle output into probe sections by the nonce
@@ -85,7 +87,7 @@ type Parsed struct {
 // byte budget are dropped. It never fails: a probe whose section is missing
 // or unterminated is recorded as such, with the facts it did print.
 func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
-	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}, NodeFacts: map[string]map[string]string{}}
+	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}, NodeFacts: map[string]map[string]string{}, Bytes: map[string]int{}}
 	declared := map[string]map[string]bool{"_meta": {MetaUID: true, MetaSudo: true, MetaTimeout: true}}
 	nodeDeclared := map[string]map[string]bool{}
 	budget := map[string]int{"_meta": maxProbeBytes}
@@ -124,6 +126,9 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 			continue
 		case strings.HasPrefix(line, end):
 			id, rcText, _ := strings.Cut(strings.TrimPrefix(line, end), ":")
+			if id == cur && cur != "" {
+				res.Bytes[id] = used
+			}
 			if r := runs[id]; r != nil && id == cur {
 				rc, err := strconv.Atoi(rcText)
 				if err != nil {
@@ -147,6 +152,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 			continue
 		}
 		used += len(line) + 1
+		res.Bytes[cur] = used
 		if used > budget[cur] {
 			continue
 		}

@@ -32,6 +32,8 @@ type runOptions struct {
 	// HostKeyPolicy is --host-key-policy; HostKeyDefault when not given,
 	// so each host's own (inventory, ssh_config) applies.
 	HostKeyPolicy remote.HostKeyPolicy
+	// Debug traces connections and probes on stderr.
+	Debug bool
 	// Quiet and Verbose choose how much of the terminal report is printed.
 	Quiet, Verbose bool
 	// Outputs maps a report format to the file it is written to.
@@ -132,7 +134,7 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	o := runOptions{
 		Inventory: src, NoAgent: c.Bool("no-agent"),
 		Forks: c.Int("forks"), ConnectTimeout: durationOf(c, "connect-timeout"), NodeTimeout: durationOf(c, "node-timeout"),
-		AllowUnreachable: c.Bool("allow-unreachable"), RetryFile: c.String("retry-file"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
+		AllowUnreachable: c.Bool("allow-unreachable"), RetryFile: c.String("retry-file"), Debug: c.Bool("debug"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
 	}
 	sev, err := result.ParseSeverity(c.String("fail-on"))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -99,24 +100,30 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if o.NoAgent {
 		agent = ""
 	}
+	var logger *slog.Logger
+	if o.Debug {
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	ask := ttyPassphrase(ctx, nil)
 	unlockKeys(ctx, inv, ask)
 	dialer := remote.NewSSHDialer(remote.SSHOptions{
 		ConnectTimeout: o.ConnectTimeout, AgentSocket: agent, Passphrase: ask,
 		// Jump hosts, shared by many nodes, follow the command line only.
 		HostKeyPolicy: o.HostKeyPolicy,
+		Logger:        logger,
 	})
 	defer dialer.Close()
 	tr := &transport.Transport{Inventory: inv, SSH: dialer, Local: remote.LocalDialer{}, HostKeyPolicy: o.HostKeyPolicy}
 	var progress *progressLine
-	if !o.Quiet && isTerminal(stderr) {
+	// The trace and a redrawn progress line would garble each other.
+	if !o.Quiet && !o.Debug && isTerminal(stderr) {
 		progress = &progressLine{w: stderr}
 		progress.update(0, len(inv.Hosts), 0)
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
-		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv),
+		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Logger: logger,
 		LateWarnings: func() []string {
 			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
 		},
