@@ -58,7 +58,11 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 	for _, w := range inv.Warnings {
 		fmt.Fprintf(s.err, "fleet-audit: warning: %s\n", w)
 	}
-	fmt.Fprintf(s.out, "%s: %s, %s\n", cmp.Or(inv.File, "host list"), formatName(inv.Format), result.Count(len(inv.Hosts), "host"))
+	limited := ""
+	if inv.Subset != nil {
+		limited = fmt.Sprintf(" (limited to %s: %d of %d)", inv.Subset.Pattern, len(inv.Hosts), inv.Subset.Of)
+	}
+	fmt.Fprintf(s.out, "%s: %s, %s%s\n", cmp.Or(inv.File, "host list"), formatName(inv.Format), result.Count(len(inv.Hosts), "host"), limited)
 	out := &errWriter{w: s.out}
 	t := tablewriter.NewTable(out)
 	t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
