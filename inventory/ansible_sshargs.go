@@ -3,7 +3,6 @@ package inventory
 import (
 	"strconv"
 	"strings"
-	"time"
 )
 
 // sshArgs reads the ssh command-line options users put in
@@ -27,15 +26,11 @@ func (c *ansibleConverter) sshArgs(s *settings, v ansibleVar) {
 		bad(kindf(ErrInvalidValue, "%s: %v", v.name, err))
 		return
 	}
-	// seen holds the options this variable already gave: the first wins.
-	seen := map[string]bool{}
+	first := firstWins{}
 	option := func(key, value string) {
-		lk := strings.ToLower(key)
-		if seen[lk] {
-			return
+		if first.take(key) {
+			c.sshOption(s, v, key, value)
 		}
-		seen[lk] = true
-		c.sshOption(s, v, key, value)
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -56,15 +51,12 @@ func (c *ansibleConverter) sshArgs(s *settings, v ansibleVar) {
 		}
 		switch flag {
 		case 'o':
-			key, val, ok := strings.Cut(value, "=")
-			if !ok {
-				key, val, ok = strings.Cut(strings.TrimSpace(value), " ")
-			}
+			key, val, ok := splitSSHOption(value)
 			if !ok {
 				bad(kindf(ErrInvalidValue, "%s: -o %q: want KEY=VALUE", v.name, value))
 				return
 			}
-			option(strings.TrimSpace(key), strings.TrimSpace(val))
+			option(key, val)
 		case 'J':
 			option("ProxyJump", value)
 		case 'i':
@@ -95,8 +87,6 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 	bad := func(err error) {
 		p.addIn(v.file, v.line, v.path, kindf(ErrInvalidValue, "%s: %s %q: %v", v.name, key, value, err))
 	}
-	loc := func() (string, int, string) { return v.file, v.line, v.path }
-	file, line, path := loc()
 	switch strings.ToLower(key) {
 	case "proxyjump":
 		if s.proxyJump.state != unset {
@@ -107,7 +97,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(err)
 			return
 		}
-		s.proxyJump = field[[]hopSpec]{v: hops, state: set, file: file, line: line, path: path}
+		s.proxyJump = fieldAt(v, hops, set)
 	case "proxycommand":
 		if s.proxyJump.state != unset {
 			return
@@ -117,7 +107,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(kindf(ErrInvalidValue, "only the ssh -W %%h:%%p form of ProxyCommand is supported; use ProxyJump (-J) for a bastion"))
 			return
 		}
-		s.proxyJump = field[[]hopSpec]{v: []hopSpec{hop}, state: set, file: file, line: line, path: path}
+		s.proxyJump = fieldAt(v, []hopSpec{hop}, set)
 	case "userknownhostsfile":
 		if s.knownHosts.state != unset {
 			return
@@ -137,7 +127,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			}
 			files = append(files, path)
 		}
-		s.knownHosts = field[[]string]{v: files, state: set, file: file, line: line, path: path}
+		s.knownHosts = fieldAt(v, files, set)
 	case "stricthostkeychecking":
 		if s.hostKeyPolicy.state != unset {
 			return
@@ -147,7 +137,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(err)
 			return
 		}
-		s.hostKeyPolicy = field[string]{v: policy, state: set, file: file, line: line, path: path}
+		s.hostKeyPolicy = fieldAt(v, policy, set)
 	case "identitiesonly":
 		if s.identitiesOnly.state != unset {
 			return
@@ -157,7 +147,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(err)
 			return
 		}
-		s.identitiesOnly = field[bool]{v: b, state: set, file: file, line: line, path: path}
+		s.identitiesOnly = fieldAt(v, b, set)
 	case "identityfile":
 		if s.identityFiles.state != unset {
 			return
@@ -167,7 +157,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(err)
 			return
 		}
-		s.identityFiles = field[[]string]{v: []string{path}, state: set, file: file, line: line, path: v.path}
+		s.identityFiles = fieldAt(v, []string{path}, set)
 	case "port":
 		if s.port.state != unset {
 			return
@@ -177,7 +167,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(kindf(ErrInvalidValue, "port must be from 1 to 65535"))
 			return
 		}
-		s.port = field[int]{v: n, state: set, file: file, line: line, path: path}
+		s.port = fieldAt(v, n, set)
 	case "user":
 		if s.user.state != unset {
 			return
@@ -186,13 +176,13 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(err)
 			return
 		}
-		s.user = field[string]{v: value, state: set, file: file, line: line, path: path}
+		s.user = fieldAt(v, value, set)
 	case "f":
 		if s.sshConfig.state != unset {
 			return
 		}
 		if value == "none" {
-			s.sshConfig = field[string]{state: set, file: file, line: line, path: path}
+			s.sshConfig = fieldAt(v, "", set)
 			return
 		}
 		cfg, err := expandPath(value, p.home, p.workDir)
@@ -200,14 +190,14 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(err)
 			return
 		}
-		s.sshConfig = field[string]{v: cfg, state: set, file: file, line: line, path: path}
+		s.sshConfig = fieldAt(v, cfg, set)
 	case "connecttimeout", "serveraliveinterval":
 		d, err := sshTime(value)
 		if err != nil {
 			bad(err)
 			return
 		}
-		f := field[time.Duration]{v: d, state: set, file: file, line: line, path: path}
+		f := fieldAt(v, d, set)
 		if strings.EqualFold(key, "ConnectTimeout") {
 			if s.connectTimeout.state == unset {
 				s.connectTimeout = f
@@ -224,7 +214,7 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 			bad(kindf(ErrInvalidValue, "want a count of 1 or more"))
 			return
 		}
-		s.serverAliveCountMax = field[int]{v: n, state: set, file: file, line: line, path: path}
+		s.serverAliveCountMax = fieldAt(v, n, set)
 	default:
 		c.ignoredOption(key)
 	}
@@ -301,13 +291,11 @@ func (p *parser) commandLineLevel(cl CommandLine, conv *ansibleConverter) *setti
 		return nil
 	}
 	s := &settings{}
-	seen := map[string]bool{}
+	first := firstWins{}
 	apply := func(flag, key, value string) {
-		if seen[strings.ToLower(key)] {
-			return
+		if first.take(key) {
+			conv.sshOption(s, ansibleVar{name: flag, file: commandLineFile}, key, value)
 		}
-		seen[strings.ToLower(key)] = true
-		conv.sshOption(s, ansibleVar{name: flag, file: commandLineFile}, key, value)
 	}
 	// -u and -J are given explicitly; like ssh, they are taken before -o.
 	if cl.User != "" {
@@ -317,16 +305,38 @@ func (p *parser) commandLineLevel(cl CommandLine, conv *ansibleConverter) *setti
 		apply("-J", "ProxyJump", cl.Jump)
 	}
 	for _, o := range cl.Options {
-		key, value, ok := strings.Cut(o, "=")
+		key, value, ok := splitSSHOption(o)
 		if !ok {
-			key, value, ok = strings.Cut(strings.TrimSpace(o), " ")
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		if !ok || key == "" {
 			p.addIn(commandLineFile, 0, "-o "+o, kindf(ErrInvalidValue, "want -o KEY=VALUE"))
 			continue
 		}
 		apply("-o", key, value)
 	}
 	return s
+}
+
+// splitSSHOption splits what follows ssh -o: KEY=VALUE, or KEY VALUE as
+// ssh_config writes it.
+func splitSSHOption(o string) (key, value string, ok bool) {
+	key, value, ok = strings.Cut(o, "=")
+	if !ok {
+		key, value, ok = strings.Cut(strings.TrimSpace(o), " ")
+	}
+	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+	return key, value, ok && key != ""
+}
+
+// firstWins keeps, per ssh option (case-insensitive, as ssh reads them),
+// the first value given: ssh_config(5) "the first obtained value will be
+// used", and ssh's command line alike.
+type firstWins map[string]bool
+
+// take says whether key is seen for the first time.
+func (f firstWins) take(key string) bool {
+	k := strings.ToLower(key)
+	if f[k] {
+		return false
+	}
+	f[k] = true
+	return true
 }

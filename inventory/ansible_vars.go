@@ -64,18 +64,15 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 		report(kindf(ErrWrongType, "%s must be a string, got %s", v.name, v.value.describe()))
 		return "", false
 	}
-	fld := func(val string) field[string] {
-		return field[string]{v: val, state: set, file: v.file, line: v.line, path: v.path}
-	}
 	switch v.name {
 	case "ansible_host", "ansible_ssh_host":
 		if val, ok := str(); ok {
 			if err := checkAddress(val); err != nil {
 				report(err)
-				s.address = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+				s.address = fieldAt(v, "", bad)
 				return
 			}
-			s.address = fld(val)
+			s.address = fieldAt(v, val, set)
 		}
 	case "ansible_port", "ansible_ssh_port":
 		val, ok := str()
@@ -85,18 +82,18 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 		n, err := strconv.Atoi(val)
 		if err != nil || n < 1 || n > 65535 {
 			report(kindf(ErrInvalidValue, "%s must be from 1 to 65535, got %q", v.name, val))
-			s.port = field[int]{state: bad, file: v.file, line: v.line, path: v.path}
+			s.port = fieldAt(v, 0, bad)
 			return
 		}
-		s.port = field[int]{v: n, state: set, file: v.file, line: v.line, path: v.path}
+		s.port = fieldAt(v, n, set)
 	case "ansible_user", "ansible_ssh_user":
 		if val, ok := str(); ok {
 			if err := checkUser(val); err != nil {
 				report(err)
-				s.user = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+				s.user = fieldAt(v, "", bad)
 				return
 			}
-			s.user = fld(val)
+			s.user = fieldAt(v, val, set)
 		}
 	case "ansible_ssh_private_key_file", "ansible_private_key_file":
 		if val, ok := str(); ok {
@@ -105,19 +102,19 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 			path, err := expandPath(val, p.home, p.workDir)
 			if err != nil {
 				report(err)
-				s.identityFiles = field[[]string]{state: bad, file: v.file, line: v.line, path: v.path}
+				s.identityFiles = fieldAt[[]string](v, nil, bad)
 				return
 			}
-			s.identityFiles = field[[]string]{v: []string{path}, state: set, file: v.file, line: v.line, path: v.path}
+			s.identityFiles = fieldAt(v, []string{path}, set)
 		}
 	case "ansible_become":
 		b, ok := ansibleBool(v.value)
 		if !ok {
 			report(kindf(ErrInvalidValue, "ansible_become must be a boolean (true/false, yes/no), got %s", v.value.describe()))
-			s.become = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+			s.become = fieldAt(v, "", bad)
 			return
 		}
-		s.become = fld(map[bool]string{true: "sudo", false: ""}[b])
+		s.become = fieldAt(v, map[bool]string{true: "sudo", false: ""}[b], set)
 	case "ansible_become_user":
 		if val, ok := str(); ok {
 			if err := checkBecomeUser(val); err != nil {
@@ -128,7 +125,7 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 			if val == "root" {
 				val = ""
 			}
-			s.becomeUser = fld(val)
+			s.becomeUser = fieldAt(v, val, set)
 		}
 	case "ansible_become_method":
 		if val, ok := str(); ok && val != "sudo" {
@@ -141,12 +138,12 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 		}
 		switch val {
 		case "local":
-			s.connection = fld("local")
+			s.connection = fieldAt(v, "local", set)
 		case "ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh":
-			s.connection = fld("ssh")
+			s.connection = fieldAt(v, "ssh", set)
 		default:
 			report(kindf(ErrInvalidValue, "ansible_connection %q is not supported: fleet-audit reaches nodes over ssh or runs locally (local)", val))
-			s.connection = field[string]{state: bad, file: v.file, line: v.line, path: v.path}
+			s.connection = fieldAt(v, "", bad)
 		}
 	case "ansible_ssh_common_args", "ansible_ssh_extra_args":
 		// settings reads these after every other variable.
@@ -171,7 +168,7 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 				return
 			}
 		}
-		s.roles = field[[]string]{v: roles, state: set, file: v.file, line: v.line, path: v.path}
+		s.roles = fieldAt(v, roles, set)
 	default:
 		if strings.HasPrefix(v.name, "ansible_") && !ansibleIgnoredVars[v.name] {
 			c.unsupported[v.name]++
@@ -220,4 +217,9 @@ func (c *ansibleConverter) warnings() []string {
 		out = append(out, "inventory: skipped vars files encrypted with ansible-vault (fleet-audit cannot read them; connection variables in them are not applied): "+strings.Join(c.vaulted, ", "))
 	}
 	return out
+}
+
+// fieldAt is a setting read from v, stamped with where v was written.
+func fieldAt[T any](v ansibleVar, val T, st state) field[T] {
+	return field[T]{v: val, state: st, file: v.file, line: v.line, path: v.path}
 }
