@@ -54,8 +54,12 @@ func (inv *Inventory) Limit(pattern string, readFile func(string) ([]byte, error
 		if err != nil {
 			return nil, err
 		}
+		also := make(map[string]bool, len(hosts))
+		for _, h := range hosts {
+			also[h] = true
+		}
 		for name := range selected {
-			if !slices.Contains(hosts, name) {
+			if !also[name] {
 				delete(selected, name)
 			}
 		}
@@ -189,19 +193,21 @@ func (inv *Inventory) matchTerm(term string) ([]string, error) {
 			out = append(out, h.Name)
 		}
 	} else {
-		groupMatched := false
+		// Membership by set: a pattern over a fleet of thousands must
+		// not rescan the list for every host.
+		inGroup := map[string]bool{}
 		for _, h := range inv.Hosts {
 			for _, g := range slices.Concat(h.Groups, h.Roles) {
 				if g != "all" && g != "ungrouped" && match(g) {
-					groupMatched = true
+					inGroup[h.Name] = true
 					out = append(out, h.Name)
 					break
 				}
 			}
 		}
-		if !groupMatched || expr[0] == '~' || strings.ContainsAny(expr, ".?*[") {
+		if len(inGroup) == 0 || expr[0] == '~' || strings.ContainsAny(expr, ".?*[") {
 			for _, h := range inv.Hosts {
-				if match(h.Name) && !slices.Contains(out, h.Name) {
+				if match(h.Name) && !inGroup[h.Name] {
 					out = append(out, h.Name)
 				}
 			}
