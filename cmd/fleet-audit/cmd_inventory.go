@@ -59,8 +59,8 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 		fmt.Fprintf(s.err, "fleet-audit: warning: %s\n", w)
 	}
 	limited := ""
-	if inv.Subset != nil {
-		limited = fmt.Sprintf(" (limited to %s: %d of %d)", inv.Subset.Pattern, len(inv.Hosts), inv.Subset.Of)
+	if l := limitOf(inv); l != nil {
+		limited = " (" + l.Describe() + ")"
 	}
 	fmt.Fprintf(s.out, "%s: %s, %s%s\n", cmp.Or(inv.File, "host list"), formatName(inv.Format), result.Count(len(inv.Hosts), "host"), limited)
 	out := &errWriter{w: s.out}
