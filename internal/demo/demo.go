@@ -6,6 +6,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -113,21 +114,29 @@ func inventoryYAML(members []nodesim.Member, servers *sshfleet.Fleet, key, known
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by fleet-audit demo: a simulated fleet on loopback.\nname: demo-cluster\ndefaults:\n")
 	fmt.Fprintf(&b, "  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n", key, known, sshConfig)
-	groups := map[string][]string{}
-	var order []string
-	for i, m := range members {
-		g := m.Roles[0]
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		n := servers.Nodes()[i]
-		groups[g] = append(groups[g], fmt.Sprintf("      %s: {address: %s, port: %d}\n", m.Name, n.Host, n.Port))
-	}
+	order, groups := byGroup(members, servers, func(role string) string { return role }, func(m nodesim.Member, n *sshfleet.Node) string {
+		return fmt.Sprintf("      %s: {address: %s, port: %d}\n", m.Name, n.Host, n.Port)
+	})
 	b.WriteString("groups:\n")
 	for _, g := range order {
 		fmt.Fprintf(&b, "  %s:\n    roles: [%s]\n    hosts:\n%s", g, g, strings.Join(groups[g], ""))
 	}
 	return b.String()
+}
+
+// byGroup puts each member's inventory line under the group its first role
+// names, the groups in the order they first appear.
+func byGroup(members []nodesim.Member, servers *sshfleet.Fleet, group func(role string) string, line func(nodesim.Member, *sshfleet.Node) string) ([]string, map[string][]string) {
+	lines := map[string][]string{}
+	var order []string
+	for i, m := range members {
+		g := group(m.Roles[0])
+		if _, ok := lines[g]; !ok {
+			order = append(order, g)
+		}
+		lines[g] = append(lines[g], line(m, servers.Nodes()[i]))
+	}
+	return order, lines
 }
 
 // inventoryINI is the fleet as an Ansible INI inventory: one group per
@@ -137,19 +146,9 @@ func inventoryINI(members []nodesim.Member, servers *sshfleet.Fleet, known, sshC
 	groupOf := map[string]string{"etcd": "etcd", "control-plane": "control_plane", "worker": "workers"}
 	var b strings.Builder
 	b.WriteString("# Written by fleet-audit demo: a simulated fleet on loopback, as an Ansible inventory.\n")
-	groups := map[string][]string{}
-	var order []string
-	for i, m := range members {
-		g := groupOf[m.Roles[0]]
-		if g == "" {
-			g = m.Roles[0]
-		}
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		n := servers.Nodes()[i]
-		groups[g] = append(groups[g], fmt.Sprintf("%s ansible_host=%s ansible_port=%d\n", m.Name, n.Host, n.Port))
-	}
+	order, groups := byGroup(members, servers, func(role string) string { return cmp.Or(groupOf[role], role) }, func(m nodesim.Member, n *sshfleet.Node) string {
+		return fmt.Sprintf("%s ansible_host=%s ansible_port=%d\n", m.Name, n.Host, n.Port)
+	})
 	for _, g := range order {
 		fmt.Fprintf(&b, "[%s]\n%s\n", g, strings.Join(groups[g], ""))
 	}
