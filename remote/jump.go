@@ -76,6 +76,7 @@ func (d *SSHDialer) hopEndpoint(h Hop) endpoint {
 		knownHosts:     d.knownHosts(h.KnownHostsFiles),
 		identitiesOnly: h.IdentitiesOnly,
 		policy:         d.opts.HostKeyPolicy,
+		proxyCommand:   h.ProxyCommand,
 	}
 }
 
@@ -85,7 +86,7 @@ func (d *SSHDialer) chainKey(jumps []Hop) string {
 	var b strings.Builder
 	for _, h := range jumps {
 		ep := d.hopEndpoint(h)
-		fmt.Fprintf(&b, "%q %q %q %q %q %t\x00", h.Name, ep.user, ep.addr, ep.identityFiles, ep.knownHosts, ep.identitiesOnly)
+		fmt.Fprintf(&b, "%q %q %q %q %q %t %q\x00", h.Name, ep.user, ep.addr, ep.identityFiles, ep.knownHosts, ep.identitiesOnly, ep.proxyCommand)
 	}
 	return b.String()
 }

@@ -28,6 +28,11 @@ type Target struct {
 	// Jumps are the ProxyJump hops, the first dialled first; the node is
 	// reached through the last one. Empty means a direct connection.
 	Jumps []Hop
+	// ProxyCommand, when set, is run on this machine by the shell and the
+	// SSH stream goes over its stdin and stdout instead of a TCP
+	// connection, as with ssh_config's ProxyCommand. It is already
+	// expanded (no %h left); a Target with Jumps has none.
+	ProxyCommand string
 	// IdentitiesOnly offers only IdentityFiles, never the agent's other
 	// keys, as ssh_config's IdentitiesOnly.
 	IdentitiesOnly bool
@@ -56,6 +61,9 @@ type Hop struct {
 	IdentityFiles   []string
 	KnownHostsFiles []string
 	IdentitiesOnly  bool
+	// ProxyCommand reaches the first hop of a chain as Target's does;
+	// later hops are reached through the hop before them.
+	ProxyCommand string
 }
 
 // HostKeyPolicy says what to do with a host key known_hosts does not vouch

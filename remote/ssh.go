@@ -154,6 +154,7 @@ type endpoint struct {
 	identitiesOnly bool
 	passphraseEnv  string
 	policy         HostKeyPolicy
+	proxyCommand   string // "" for TCP (or a tunnel through a hop)
 }
 
 func (d *SSHDialer) knownHosts(files []string) []string {
@@ -177,6 +178,9 @@ func (d *SSHDialer) nodeEndpoint(t Target) endpoint {
 	if t.Name != "" {
 		where = fmt.Sprintf("ssh %s (%s@%s)", t.Name, userName, addr)
 	}
+	if t.ProxyCommand != "" {
+		where += " via ProxyCommand"
+	}
 	if len(t.Jumps) > 0 {
 		names := make([]string, len(t.Jumps))
 		for i, h := range t.Jumps {
@@ -197,6 +201,7 @@ func (d *SSHDialer) nodeEndpoint(t Target) endpoint {
 		identitiesOnly: t.IdentitiesOnly,
 		passphraseEnv:  t.PassphraseEnv,
 		policy:         policy,
+		proxyCommand:   t.ProxyCommand,
 	}
 }
 
@@ -340,6 +345,10 @@ func (d *SSHDialer) attempt(b budget, ep endpoint, via *sshConn, hk *hostKeys, a
 	if via != nil {
 		viaName = via.where
 	}
+	if ep.proxyCommand != "" && via == nil {
+		// As ssh -v says "Executing proxy command".
+		viaName = "ProxyCommand " + ep.proxyCommand
+	}
 	log.Debug("dial", "address", ep.addr, "user", ep.user, "via", viaName, "known_hosts", strings.Join(ep.knownHosts, ","), "host_key_policy", ep.policy.String())
 	started := time.Now()
 	raw, err := d.transport(b, ep, via)
@@ -367,6 +376,13 @@ func (d *SSHDialer) attempt(b budget, ep endpoint, via *sshConn, hk *hostKeys, a
 	sc, chans, reqs, err := ssh.NewClientConn(raw, ep.addr, cfg)
 	closed := !stopClose()
 	if err != nil {
+		if proxy, ok := raw.(*proxyConn); ok {
+			if perr := proxyError(b, proxy, hk); perr != nil {
+				_ = raw.Close()
+				log.Debug("handshake failed", "error", perr)
+				return nil, false, perr
+			}
+		}
 		_ = raw.Close()
 		if b.ctx.Err() != nil && b.parent.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			err = fmt.Errorf("%w (closed at the deadline): %w", os.ErrDeadlineExceeded, err)
@@ -407,6 +423,9 @@ func droppedEarly(err error) bool {
 // transport opens the byte stream to ep: a TCP connection, or a channel
 // through the jump host via.
 func (d *SSHDialer) transport(b budget, ep endpoint, via *sshConn) (net.Conn, error) {
+	if via == nil && ep.proxyCommand != "" {
+		return startProxy(ep.proxyCommand)
+	}
 	if via == nil {
 		var nd net.Dialer
 		raw, err := nd.DialContext(b.ctx, "tcp", ep.addr)
