@@ -89,7 +89,9 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 	}
 	switch strings.ToLower(key) {
 	case "proxyjump":
-		if s.proxyJump.state != unset {
+		// A ProxyCommand given first makes ssh ignore ProxyJump
+		// (readconf.c parse_jump).
+		if s.proxyJump.state != unset || s.proxyCommand.state != unset {
 			return
 		}
 		hops, err := parseJumpList(value)
@@ -99,15 +101,21 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 		}
 		s.proxyJump = fieldAt(v, hops, set)
 	case "proxycommand":
-		if s.proxyJump.state != unset {
+		if s.proxyCommand.state != unset {
 			return
 		}
-		hop, ok := proxyCommandAsJump(value)
-		if !ok {
-			bad(kindf(ErrInvalidValue, "only the ssh -W %%h:%%p form of ProxyCommand is supported; use ProxyJump (-J) for a bastion"))
+		// A ProxyJump given first sets ssh's proxy command to none
+		// (readconf.c parse_jump); "ProxyJump none" does not.
+		if s.proxyJump.state == set && len(s.proxyJump.v) > 0 {
 			return
 		}
-		s.proxyJump = fieldAt(v, []hopSpec{hop}, set)
+		command, err := checkProxyCommand(value)
+		if err != nil {
+			// Not quoted back: the command may carry credentials.
+			p.addIn(v.file, v.line, v.path, kindf(ErrInvalidValue, "%s: ProxyCommand: %v", v.name, err))
+			return
+		}
+		s.proxyCommand = fieldAt(v, command, set)
 	case "userknownhostsfile":
 		if s.knownHosts.state != unset {
 			return

@@ -454,6 +454,7 @@ func TestAnsibleSSHArgs(t *testing.T) {
 	for _, tc := range []struct {
 		name, args string
 		jump       string
+		command    string
 		policy     string
 		known      string
 		only       bool
@@ -468,6 +469,12 @@ func TestAnsibleSSHArgs(t *testing.T) {
 		{name: "-i", args: "-i /keys/id", key: "/keys/id"},
 		{name: "first value wins", args: "-J first -o ProxyJump=second", jump: "first"},
 		{name: "ProxyCommand through ssh -W", args: `-o ProxyCommand="ssh -W %h:%p -q ops@bastion -p 2200"`, jump: "ops@bastion:2200"},
+		{name: "any other ProxyCommand is run", args: `-o ProxyCommand="ssh -o StrictHostKeyChecking=yes -W %h:%p %r@bastion"`, command: "ssh -o StrictHostKeyChecking=yes -W h1:22 tester@bastion"},
+		// readconf.c: ProxyJump sets the proxy command to none, and a
+		// ProxyCommand makes a later ProxyJump inactive; "none" does neither.
+		{name: "ProxyJump before ProxyCommand", args: `-J gw -o "ProxyCommand nc %h %p"`, jump: "gw"},
+		{name: "ProxyCommand before ProxyJump", args: `-o "ProxyCommand nc %h %p" -J gw`, command: "nc h1 22"},
+		{name: "ProxyJump none before ProxyCommand", args: `-o ProxyJump=none -o "ProxyCommand nc %h %p"`, command: "nc h1 22"},
 		{name: "options that change nothing", args: "-o ControlMaster=auto -o ControlPersist=60s -C", warning: "ignored ssh options fleet-audit does not use: -C, ControlMaster, ControlPersist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -482,10 +489,10 @@ func TestAnsibleSSHArgs(t *testing.T) {
 			if len(h.Jumps) > 0 {
 				jump = h.Jumps[0].Name
 			}
-			got := []any{jump, h.HostKeyPolicy, strings.Join(h.KnownHostsFiles, ","), h.IdentitiesOnly, strings.Join(h.IdentityFiles, ",")}
-			want := []any{tc.jump, tc.policy, tc.known, tc.only, tc.key}
+			got := []any{jump, h.ProxyCommand, h.HostKeyPolicy, strings.Join(h.KnownHostsFiles, ","), h.IdentitiesOnly, strings.Join(h.IdentityFiles, ",")}
+			want := []any{tc.jump, tc.command, tc.policy, tc.known, tc.only, tc.key}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("jump, policy, known_hosts, identities_only, key = %v; want %v", got, want)
+				t.Errorf("jump, proxy command, policy, known_hosts, identities_only, key = %v; want %v", got, want)
 			}
 			if tc.warning != "" && !slices.Contains(inv.Warnings, "inventory: "+tc.warning) {
 				t.Errorf("warnings %q lack %q", inv.Warnings, tc.warning)

@@ -13,13 +13,15 @@
 // name (and the files those include). It does not print: presenting hosts is
 // the command's job. Resolved values are data for argv and SSH library
 // fields, never for shell text; the name, user and address checks exist to
-// catch mistakes early, not to make splicing safe.
+// catch mistakes early, not to make splicing safe. The one shell text is a
+// ProxyCommand, which the user wrote as such; the values its %-tokens
+// splice in are checked to be inert there when it is expanded.
 //
 // ProxyJump chains are resolved here, hop by hop through the same
 // ssh_config (see Jump), so the transport dials what this package prints.
-// ssh_config options that would need a local command (ProxyCommand) are
-// errors, not ignored: connecting directly instead would take a different
-// network path than ssh does. passphrase_env is only a variable name; the
-// package never reads the variable, so no passphrase can reach an
-// Inventory, an error or a report.
+// A ProxyCommand is resolved here and run by the transport. Options that
+// cannot be honoured are errors, not ignored: connecting directly instead
+// would take a different network path than ssh does. passphrase_env is only
+// a variable name; the package never reads the variable, so no passphrase
+// can reach an Inventory, an error or a report.
 package inventory

@@ -112,7 +112,7 @@ type Host struct {
 	// Line is the line of the host's key in the inventory file.
 	Line int
 	// Source maps each setting key (address, port, user, identity_files,
-	// known_hosts, ssh_config, become, connection, roles, proxy_jump,
+	// known_hosts, ssh_config, become, connection, roles, proxy_jump, proxy_command,
 	// identities_only, passphrase_env, host_key_policy, connect_timeout,
 	// server_alive_interval, server_alive_count_max, become_user) to where
 	// its value came from: "host", "group:NAME", "defaults", "ssh_config"
@@ -123,6 +123,11 @@ type Host struct {
 
 	// Jumps are the ProxyJump hops, the first dialled first; empty for a direct connection.
 	Jumps []Jump
+	// ProxyCommand, when set, is the command, tokens expanded, whose
+	// stdin and stdout carry the SSH connection instead of TCP, as with
+	// ssh's ProxyCommand; it is never set together with Jumps. An
+	// "ssh -W %h:%p HOST" command is resolved into Jumps instead.
+	ProxyCommand string
 	// IdentitiesOnly: offer only IdentityFiles, never other agent keys.
 	IdentitiesOnly bool
 	// PassphraseEnv names the environment variable holding the passphrase of encrypted identity files.
@@ -161,6 +166,9 @@ type Jump struct {
 	IdentityFiles   []string
 	KnownHostsFiles []string
 	IdentitiesOnly  bool
+	// ProxyCommand, set only on the first hop, reaches it as
+	// Host.ProxyCommand does.
+	ProxyCommand string
 }
 
 // Roles returns the distinct roles of all hosts, sorted.

@@ -74,7 +74,7 @@ func flatten(t testing.TB, err error) []*inventory.Error {
 
 // newSettingKeys are the Source keys of the connection options (see
 // options_test.go); the cases here set none of them.
-var newSettingKeys = []string{"proxy_jump", "identities_only", "passphrase_env", "host_key_policy",
+var newSettingKeys = []string{"proxy_jump", "proxy_command", "identities_only", "passphrase_env", "host_key_policy",
 	"connect_timeout", "server_alive_interval", "server_alive_count_max", "become_user"}
 
 // withBuiltinSources returns src with every key of newSettingKeys it lacks

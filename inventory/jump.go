@@ -54,6 +54,16 @@ func (sc *sshConfigLookup) bad(hop, key, value string, err error) {
 	sc.p.add(sc.line, sc.field, fmt.Errorf("ssh_config %s gives %s %q for jump host %q: %w", sc.path, key, value, hop, err))
 }
 
+// badCommand reports an unusable ProxyCommand without quoting it back: it
+// may carry credentials.
+func (sc *sshConfigLookup) badCommand(hop string, err error) {
+	if hop == "" {
+		sc.p.add(sc.line, sc.field, fmt.Errorf("ssh_config %s gives a ProxyCommand fleet-audit cannot run: %w", sc.path, err))
+		return
+	}
+	sc.p.add(sc.line, sc.field, fmt.Errorf("ssh_config %s gives jump host %q a ProxyCommand fleet-audit cannot run: %w", sc.path, hop, err))
+}
+
 // cfgPath expands one path from ssh_config. OpenSSH leaves relative paths
 // relative to the working directory, so only ~ is expanded, not made
 // relative to the inventory.
@@ -140,29 +150,85 @@ func (sc *sshConfigLookup) identitiesOnly(hop, alias string) (bool, bool) {
 	return v, true
 }
 
-// proxyJump returns alias's ProxyJump hops, calling found when the file sets
-// ProxyJump at all (none included). A ProxyCommand without a ProxyJump is an
-// error: fleet-audit runs no local commands, and silently connecting
-// directly would reach a different network path than ssh does.
-func (sc *sshConfigLookup) proxyJump(hop, alias string, found func()) []hopSpec {
-	if raw := sc.get(alias, "ProxyJump"); raw != "" {
-		hops, err := parseJumpList(raw)
+// route returns alias's ProxyJump hops or ProxyCommand, calling found
+// with the key that decided (none included). As in ssh, the first of the
+// two in the file wins: a ProxyJump sets the proxy command to none
+// (readconf.c parse_jump), a ProxyCommand makes a later ProxyJump
+// inactive, and "ProxyJump none" leaves the ProxyCommand free.
+func (sc *sshConfigLookup) route(hop, alias string, found func(key string)) route {
+	rawJump := sc.get(alias, "ProxyJump")
+	rawCommand := sc.get(alias, "ProxyCommand")
+	useCommand := rawCommand != "" && (rawJump == "" || strings.EqualFold(rawJump, "none"))
+	if rawCommand != "" && rawJump != "" && !strings.EqualFold(rawJump, "none") {
+		first, ok := sc.firstKey(alias, "ProxyJump", "ProxyCommand")
+		if !ok {
+			whom := fmt.Sprintf("%q", alias)
+			if hop != "" {
+				whom = fmt.Sprintf("jump host %q", hop)
+			}
+			sc.p.add(sc.line, sc.field, kindf(ErrInvalidValue, "ssh_config %s: an included file gives %s both ProxyJump and ProxyCommand, and ssh uses whichever comes first, which fleet-audit cannot tell there; keep one",
+				sc.path, whom))
+			return route{}
+		}
+		useCommand = strings.EqualFold(first, "ProxyCommand")
+	}
+	switch {
+	case useCommand && strings.EqualFold(rawCommand, "none"):
+		found("ProxyCommand")
+	case useCommand:
+		command, err := checkProxyCommand(rawCommand)
 		if err != nil {
-			sc.bad(hop, "ProxyJump", raw, err)
-			return nil
+			sc.badCommand(hop, err)
+			return route{}
 		}
-		found()
-		return hops
-	}
-	if pc := sc.get(alias, "ProxyCommand"); pc != "" && !strings.EqualFold(pc, "none") {
-		// The command itself is not quoted back: it may carry credentials.
-		whom := fmt.Sprintf("%q", alias)
-		if hop != "" {
-			whom = fmt.Sprintf("jump host %q", hop)
+		found("ProxyCommand")
+		return routeOf(command)
+	case rawJump != "":
+		hops, err := parseJumpList(rawJump)
+		if err != nil {
+			sc.bad(hop, "ProxyJump", rawJump, err)
+			return route{}
 		}
-		sc.p.add(sc.line, sc.field, fmt.Errorf("%w %s: ProxyCommand for %s is not supported, fleet-audit runs no local commands; use ProxyJump (or proxy_jump in the inventory)", ErrSSHConfig, sc.path, whom))
+		found("ProxyJump")
+		return route{hops: hops}
 	}
-	return nil
+	return route{}
+}
+
+// firstKey says which of keys comes first in the blocks that apply to
+// alias. ok is false when the first is inside an Include that sets more
+// than one of them: the library keeps an included file's order to itself.
+func (sc *sshConfigLookup) firstKey(alias string, keys ...string) (string, bool) {
+	for _, host := range sc.cfg.Hosts {
+		if !host.Matches(alias) {
+			continue
+		}
+		for _, node := range host.Nodes {
+			switch n := node.(type) {
+			case *ssh_config.KV:
+				for _, k := range keys {
+					if strings.EqualFold(n.Key, k) {
+						return k, true
+					}
+				}
+			case *ssh_config.Include:
+				var set []string
+				for _, k := range keys {
+					if n.Get(alias, k) != "" {
+						set = append(set, k)
+					}
+				}
+				switch len(set) {
+				case 1:
+					return set[0], true
+				case 0:
+				default:
+					return "", false
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // jumpResolver turns an inventory host's hop specs into Jumps the way
@@ -315,7 +381,16 @@ func (r *jumpResolver) hop(s hopSpec, first bool) (Jump, []hopSpec, bool) {
 
 	var own []hopSpec
 	if first {
-		own = sc.proxyJump(alias, alias, func() {})
+		r := sc.route(alias, alias, func(string) {})
+		own = r.hops
+		if r.command != "" {
+			cmd, err := expandProxyCommand(r.command, proxyCommandTokens(alias, j.Address, j.User, j.Port))
+			if err != nil {
+				sc.badCommand(alias, err)
+				ok = false
+			}
+			j.ProxyCommand = cmd
+		}
 	}
 	return j, own, ok
 }

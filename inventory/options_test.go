@@ -17,6 +17,7 @@ import (
 // slices made nil so expectations need not care which of the two they get.
 type options struct {
 	Jumps               []inventory.Jump
+	ProxyCommand        string
 	KnownHostsFiles     []string
 	IdentitiesOnly      bool
 	PassphraseEnv       string
@@ -35,6 +36,7 @@ func optionsOf(h inventory.Host) options {
 		return s
 	}
 	o := options{
+		ProxyCommand:    h.ProxyCommand,
 		KnownHostsFiles: nilIfEmpty(h.KnownHostsFiles), IdentitiesOnly: h.IdentitiesOnly, PassphraseEnv: h.PassphraseEnv,
 		HostKeyPolicy: h.HostKeyPolicy, ConnectTimeout: h.ConnectTimeout, ServerAliveInterval: h.ServerAliveInterval,
 		ServerAliveCountMax: h.ServerAliveCountMax, BecomeUser: h.BecomeUser,
@@ -260,6 +262,26 @@ Host node3
   ProxyJump none
   ProxyCommand ssh -W %h:%p legacy
 
+Host node8
+  HostName 10.0.0.8
+  User core
+  ProxyJump gw
+  ProxyCommand nc %h %p
+Host node9
+  HostName 10.0.0.9
+  User core
+  Port 2222
+  ProxyCommand aws ssm start-session --target i-%n --document-name AWS-StartSSHSession --parameters portNumber=%p --reason %r@%h/%k/%%
+  ProxyJump gw
+Host node10
+  ProxyCommand none
+  ProxyJump gw
+Host ssm-bastion
+  HostName 10.1.0.1
+  ProxyCommand tsh proxy ssh --cluster=prod %r@%h:%p
+Host node11
+  ProxyJump ssm-bastion
+
 Host node4
   ProxyCommand none
   StrictHostKeyChecking yes
@@ -345,8 +367,50 @@ hosts:
 			source: map[string]string{"proxy_jump": "ssh_config"},
 		},
 		{
-			name: "ProxyJump none beats ProxyCommand",
-			yaml: "hosts:\n  node3:\n", host: "node3", want: options{}, source: map[string]string{"proxy_jump": "ssh_config"},
+			// readconf.c parse_jump: "none" leaves the proxy command unset,
+			// so the ProxyCommand after it applies (as ssh -G shows), and
+			// its ssh -W form is dialled as the jump it stands for.
+			name: "ProxyJump none leaves ProxyCommand in force",
+			yaml: "hosts:\n  node3:\n", host: "node3",
+			want:   options{Jumps: []inventory.Jump{{Name: "legacy", Address: "legacy", Port: 22, User: "tester", IdentityFiles: []string{common}}}},
+			source: map[string]string{"proxy_jump": "builtin", "proxy_command": "ssh_config"},
+		},
+		{
+			name: "the first of ProxyJump and ProxyCommand wins: ProxyJump",
+			yaml: "hosts:\n  node8:\n", host: "node8",
+			want:   options{Jumps: []inventory.Jump{{Name: "gw", Address: "gw", Port: 22, User: "tester", IdentityFiles: []string{common}}}},
+			source: map[string]string{"proxy_jump": "ssh_config", "proxy_command": "builtin"},
+		},
+		{
+			name: "the first of ProxyJump and ProxyCommand wins: ProxyCommand, with every token expanded",
+			yaml: "hosts:\n  node9:\n", host: "node9",
+			want: options{ProxyCommand: "aws ssm start-session --target i-node9 --document-name AWS-StartSSHSession --parameters portNumber=2222 --reason core@10.0.0.9/node9/%",
+				ServerAliveCountMax: 5},
+			source: map[string]string{"proxy_jump": "builtin", "proxy_command": "ssh_config"},
+		},
+		{
+			name: "ProxyCommand none first: a direct connection",
+			yaml: "hosts:\n  node10:\n", host: "node10", want: options{},
+			source: map[string]string{"proxy_jump": "builtin", "proxy_command": "ssh_config"},
+		},
+		{
+			name: "the first hop's own ProxyCommand, with the hop's tokens",
+			yaml: "hosts:\n  node11:\n", host: "node11",
+			want: options{Jumps: []inventory.Jump{{Name: "ssm-bastion", Address: "10.1.0.1", Port: 22, User: "tester", IdentityFiles: []string{common},
+				ProxyCommand: "tsh proxy ssh --cluster=prod tester@10.1.0.1:22"}}},
+			source: map[string]string{"proxy_jump": "ssh_config", "proxy_command": "builtin"},
+		},
+		{
+			name: "the inventory's proxy_command wins over ssh_config's ProxyJump",
+			yaml: "hosts:\n  node8: {proxy_command: \"nc -X connect -x proxy:3128 %h %p\"}\n", host: "node8",
+			want:   options{ProxyCommand: "nc -X connect -x proxy:3128 10.0.0.8 22"},
+			source: map[string]string{"proxy_jump": "builtin", "proxy_command": "host"},
+		},
+		{
+			name: "the inventory's proxy_command none wins over ssh_config's ProxyCommand",
+			yaml: "defaults: {proxy_command: none}\nhosts:\n  node9:\n", host: "node9",
+			want:   options{ServerAliveCountMax: 5},
+			source: map[string]string{"proxy_jump": "builtin", "proxy_command": "defaults"},
 		},
 		{
 			name: "zero means not set; ProxyCommand none; UserKnownHostsFile none",
@@ -468,10 +532,17 @@ func TestOptionsInvalid(t *testing.T) {
 			[]wantErr{{2, "hosts.a", inventory.ErrInvalidValue, `passes "x" twice`}}},
 
 		// Values taken from ssh_config, reported at the host's line.
-		{"ProxyCommand without ProxyJump", "hosts:\n  a:\n", "Host a\n  ProxyCommand ssh -W %h:%p secret-gw\n",
-			[]wantErr{{2, "hosts.a", inventory.ErrSSHConfig, `ProxyCommand for "a" is not supported, fleet-audit runs no local commands; use ProxyJump`}}},
-		{"ProxyCommand of the first hop", "hosts:\n  a: {proxy_jump: gw}\n", "Host gw\n  ProxyCommand nc %h %p\n",
-			[]wantErr{{2, "hosts.a", inventory.ErrSSHConfig, `ProxyCommand for jump host "gw" is not supported`}}},
+		// ssh_config(5): ProxyCommand "accepts the tokens %%, %h, %k, %n, %p, and %r".
+		{"ProxyCommand with a token ssh does not expand there", "hosts:\n  a:\n", "Host a\n  ProxyCommand connect --token s3cret %C\n",
+			[]wantErr{{2, "hosts.a", inventory.ErrInvalidValue, `gives a ProxyCommand fleet-audit cannot run: ProxyCommand uses the token %C`}}},
+		{"ProxyCommand of the first hop with a lone %", "hosts:\n  a: {proxy_jump: gw}\n", "Host gw\n  ProxyCommand nc %h %p %\n",
+			[]wantErr{{2, "hosts.a", inventory.ErrInvalidValue, `gives jump host "gw" a ProxyCommand fleet-audit cannot run: ProxyCommand ends with a lone %`}}},
+		{"ProxyCommand -", "hosts:\n  a:\n", "Host a\n  ProxyCommand -\n",
+			[]wantErr{{2, "hosts.a", inventory.ErrInvalidValue, `ProxyCommand - (use the connection on ssh's own stdin and stdout) is not supported`}}},
+		{"proxy_command and proxy_jump on one level", "hosts:\n  a: {proxy_jump: gw, proxy_command: nc %h %p}\n", "",
+			[]wantErr{{2, "hosts.a.proxy_command", inventory.ErrInvalidValue, `proxy_jump and proxy_command are both set here`}}},
+		{"proxy_command empty", "hosts:\n  a: {proxy_command: \"\"}\n", "",
+			[]wantErr{{2, "hosts.a.proxy_command", inventory.ErrInvalidValue, `ProxyCommand is empty; write none`}}},
 		{"ProxyCommand overridden by the inventory is no error, but a bad value is", "hosts:\n  a: {proxy_jump: none, host_key_policy: nope}\n", "Host a\n  ProxyCommand nc %h %p\n",
 			[]wantErr{{2, "hosts.a.host_key_policy", inventory.ErrInvalidValue, ""}}},
 		{"IdentitiesOnly bogus", "hosts:\n  a:\n", "Host a\n  IdentitiesOnly maybe\n",

@@ -21,7 +21,7 @@ import (
 var (
 	topKeys     = []string{"name", "defaults", "groups", "hosts"}
 	settingKeys = []string{"user", "port", "identity_files", "known_hosts", "ssh_config", "become", "connection", "roles",
-		"proxy_jump", "identities_only", "passphrase_env", "host_key_policy", "connect_timeout", "server_alive_interval",
+		"proxy_jump", "proxy_command", "identities_only", "passphrase_env", "host_key_policy", "connect_timeout", "server_alive_interval",
 		"server_alive_count_max", "become_user"}
 	groupKeys = append(slices.Clone(settingKeys), "hosts")
 	hostKeys  = append(slices.Clone(settingKeys), "address")
@@ -54,7 +54,10 @@ type settings struct {
 	port, serverAliveCountMax                    field[int]
 	identityFiles, knownHosts, roles             field[[]string]
 	// proxyJump set with no hops is an explicit "none".
-	proxyJump                           field[[]hopSpec]
+	proxyJump field[[]hopSpec]
+	// proxyCommand is the command as written, tokens unexpanded; set to
+	// "" is an explicit "none".
+	proxyCommand                        field[string]
 	identitiesOnly                      field[bool]
 	connectTimeout, serverAliveInterval field[time.Duration]
 }
@@ -376,6 +379,10 @@ func (p *parser) setting(s *settings, e entry) bool {
 	case "proxy_jump":
 		s.proxyJump = field[[]hopSpec]{line: e.v.Line, path: e.path}
 		s.proxyJump.v, s.proxyJump.state = p.proxyJump(e.v, e.path)
+		p.bothRoutes(s, e)
+	case "proxy_command":
+		s.proxyCommand = strField(checkProxyCommand)
+		p.bothRoutes(s, e)
 	case "identities_only":
 		s.identitiesOnly = field[bool]{line: e.v.Line, path: e.path}
 		s.identitiesOnly.v, s.identitiesOnly.state = p.boolean(e.v, e.path)
@@ -405,6 +412,15 @@ func (p *parser) setting(s *settings, e entry) bool {
 		return false
 	}
 	return true
+}
+
+// bothRoutes refuses proxy_jump and proxy_command together on one level,
+// neither none, as ssh refuses ProxyJump with ProxyCommand.
+func (p *parser) bothRoutes(s *settings, e entry) {
+	if s.proxyJump.state == set && len(s.proxyJump.v) > 0 && s.proxyCommand.state == set && s.proxyCommand.v != "" {
+		p.add(e.v.Line, e.path, kindf(ErrInvalidValue, "proxy_jump and proxy_command are both set here; a host is reached through one of them, keep one"))
+		s.proxyJump.state, s.proxyCommand.state = bad, bad
+	}
 }
 
 // unknownKey reports e with the most useful hint for where it appears: keys

@@ -244,24 +244,61 @@ func (p *parser) resolve(d *hostDecl, defaults *settings) Host {
 		p.becomeUserWithoutSudo(bu, d.name, become, h.Source["become"])
 	}
 
-	pj, src := pick(levels, func(s *settings) *field[[]hopSpec] { return &s.proxyJump })
-	h.Source["proxy_jump"] = src
-	var hops []hopSpec
+	// ProxyJump and ProxyCommand are one choice, made by the most
+	// specific level that sets either: in ssh the first of them obtained
+	// wins and the other is ignored (readconf.c parse_jump is inactive
+	// once proxy_command is set).
+	h.Source["proxy_jump"], h.Source["proxy_command"] = "builtin", "builtin"
+	var rt route
+	var cmdField *field[string]
+	lvl, found := routeLevel(levels)
 	switch {
 	case h.Connection != "ssh":
 		// This machine is not reached over SSH, so there is nothing to jump through.
-		h.Source["proxy_jump"] = "builtin"
-	case pj.state == set:
-		hops = pj.v
-	case pj.state == unset:
-		hops = sc.proxyJump("", d.name, func() { h.Source["proxy_jump"] = "ssh_config" })
+	case !found:
+		rt = sc.route("", d.name, func(key string) {
+			h.Source[map[string]string{"ProxyJump": "proxy_jump", "ProxyCommand": "proxy_command"}[key]] = "ssh_config"
+		})
+	case lvl.s.proxyCommand.state == set:
+		cmdField = &lvl.s.proxyCommand
+		rt, h.Source["proxy_command"] = routeOf(cmdField.v), lvl.label
+		if cmdField.v == "" {
+			rt = route{}
+		}
+	case lvl.s.proxyJump.state == set:
+		rt, h.Source["proxy_jump"] = route{hops: lvl.s.proxyJump.v}, lvl.label
 	}
-	if len(hops) > 0 && !explained {
+	if explained {
+		return h
+	}
+	if rt.command != "" {
+		cmd, err := expandProxyCommand(rt.command, proxyCommandTokens(d.name, h.Address, h.User, h.Port))
+		switch {
+		case err == nil:
+			h.ProxyCommand = cmd
+		case cmdField != nil:
+			p.addIn(cmdField.file, cmdField.line, cmdField.path, err)
+		default:
+			sc.badCommand("", err)
+		}
+	}
+	if len(rt.hops) > 0 {
 		r := &jumpResolver{p: p, sc: sc, node: &h}
-		h.Jumps = r.resolve(d.name, hops)
+		h.Jumps = r.resolve(d.name, rt.hops)
 	}
-
 	return h
+}
+
+// routeLevel is the most specific level that sets ProxyJump or
+// ProxyCommand (either may be none); found is false when none does, and
+// the ssh_config decides.
+func routeLevel(levels []level) (level, bool) {
+	for _, l := range levels {
+		if l.s.proxyJump.state != unset || l.s.proxyCommand.state != unset {
+			return l, true
+		}
+	}
+	return level{}, false
 }
 
 // percentExpand expands the ssh_config(5) TOKENS fleet-audit knows. An

@@ -68,6 +68,9 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 	t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
 	for _, h := range inv.Hosts {
 		via := "-"
+		if h.ProxyCommand != "" {
+			via = "ProxyCommand"
+		}
 		if len(h.Jumps) > 0 {
 			var hops []string
 			for _, j := range h.Jumps {
@@ -166,9 +169,15 @@ func printHostDetails(w io.Writer, inv *inventory.Inventory) error {
 		if len(opts) > 0 {
 			fmt.Fprintf(&b, "%s: %s\n", h.Name, strings.Join(opts, " "))
 		}
+		if h.ProxyCommand != "" {
+			fmt.Fprintf(&b, "%s via ProxyCommand: %s\n", h.Name, h.ProxyCommand)
+		}
 		for _, j := range h.Jumps {
 			fmt.Fprintf(&b, "%s via %s = %s@%s keys=[%s] known_hosts=[%s]\n", h.Name, j.Name,
 				j.User, net.JoinHostPort(j.Address, strconv.Itoa(j.Port)), strings.Join(j.IdentityFiles, " "), strings.Join(j.KnownHostsFiles, " "))
+			if j.ProxyCommand != "" {
+				fmt.Fprintf(&b, "%s via %s via ProxyCommand: %s\n", h.Name, j.Name, j.ProxyCommand)
+			}
 		}
 		if h.HostKeyPolicy == "insecure-ignore" {
 			fmt.Fprintf(&b, "warning: %s: host keys will NOT be verified (host_key_policy insecure-ignore, from %s)\n", h.Name, h.Source["host_key_policy"])

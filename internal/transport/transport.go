@@ -83,11 +83,13 @@ func targetOf(h inventory.Host, policy remote.HostKeyPolicy) remote.Target {
 		IdentitiesOnly: h.IdentitiesOnly, PassphraseEnv: h.PassphraseEnv,
 		HostKeyPolicy:  PolicyFor(h, policy),
 		ConnectTimeout: h.ConnectTimeout, KeepAliveInterval: h.ServerAliveInterval, KeepAliveCountMax: h.ServerAliveCountMax,
+		ProxyCommand: h.ProxyCommand,
 	}
 	for _, j := range h.Jumps {
 		t.Jumps = append(t.Jumps, remote.Hop{
 			Name: j.Name, Address: j.Address, Port: j.Port, User: j.User,
 			IdentityFiles: j.IdentityFiles, KnownHostsFiles: j.KnownHostsFiles, IdentitiesOnly: j.IdentitiesOnly,
+			ProxyCommand: j.ProxyCommand,
 		})
 	}
 	return t
