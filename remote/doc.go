@@ -7,9 +7,11 @@
 // known_hosts under a host-key policy (strict, accept-new,
 // insecure-ignore), authenticating with ssh-agent, identity files (also
 // encrypted ones and certificates), retrying handshakes the server dropped,
-// sending keepalives, feeding a script to
-// `/bin/sh -s` over stdin, and bounding every run by a timeout and an output
-// cap. Failures are reported through the sentinel errors in remote.go so the
+// sending keepalives, feeding a script to `/bin/sh -s` over stdin, and
+// bounding every run by a timeout and an output cap. A ProxyCommand
+// (proxycommand.go) is run locally, as ssh runs it, with the connection on
+// its stdio, and is the one local command remote starts for an SSH node.
+// Failures are reported through the sentinel errors in remote.go so the
 // caller can map them to node statuses with errors.Is. Local and SSH runs
 // share one supervisor (supervise.go), so the same event yields the same
 // error on either transport.

@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
+	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/remote"
 )
 
@@ -192,5 +196,37 @@ func TestProxyCommandToFirstHop(t *testing.T) {
 	}
 	if !gone(t, pidFile) {
 		t.Error("the bastion's proxy is still there after the dialer closed")
+	}
+}
+
+// TestProxyCommandThroughOpenSSH is the ProxyCommand bastions most often
+// are: OpenSSH's own client forwarding stdio with -W through a real sshd,
+// with options of its own (so it is run, not turned into a ProxyJump).
+func TestProxyCommandThroughOpenSSH(t *testing.T) {
+	t.Parallel()
+	sshBin := testtools.Find(t, "ssh")
+	f := startFleet(t, sshfleet.NodeConfig{Name: "node"})
+	srv := sshdtest.Start(t, sshdtest.Options{AuthorizedKeys: []ssh.PublicKey{f.key.PublicKey()}})
+	bastionKnown := writeFile(t, t.TempDir(), "bastion_known_hosts", []byte(srv.KnownHostsLine()+"\n"))
+	n := f.Nodes()[0]
+	tgt := f.target(0)
+	tgt.ProxyCommand = strings.Join([]string{sshBin, "-F", "none", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+		"-o", "UserKnownHostsFile=" + bastionKnown, "-i", f.keyFile, "-p", strconv.Itoa(srv.Port),
+		"-W", net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), srv.User + "@" + srv.Host}, " ")
+	d := testDialer(remote.SSHOptions{})
+	closeDialer(t, d)
+	c, err := dialWithin(t, d, tgt, 15*time.Second)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	runEcho(t, c, "through-openssh")
+
+	// The bastion refusing to forward (the node's port is closed) is the
+	// node's error, with ssh's own words.
+	closed := f.target(0)
+	closed.ProxyCommand = strings.Replace(tgt.ProxyCommand, "-W "+net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), "-W 127.0.0.1:1", 1)
+	_, err = dialWithin(t, d, closed, 15*time.Second)
+	if !errors.Is(err, remote.ErrUnreachable) || !strings.Contains(err.Error(), "ProxyCommand exited with status 255") || !strings.Contains(err.Error(), "open failed") {
+		t.Errorf("err = %v, want ErrUnreachable with ssh's exit status and its stdio forwarding error", err)
 	}
 }
