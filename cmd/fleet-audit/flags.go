@@ -93,7 +93,7 @@ func ruleFlags() []cli.Flag {
 // auditFlags tune how an audit runs; run and demo both take them.
 func auditFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "debug", Usage: "trace on stderr, per node, every step of the SSH connection (dial, handshake, host key, keys offered) and every probe (status, exit, bytes), as log/slog text lines"},
+		&cli.BoolFlag{Name: "debug", Aliases: []string{"vvv"}, Usage: "trace on stderr, as ssh -vvv does: per node, every step of the SSH connection (dial, handshake, host key, keys offered) and every probe (status, exit, bytes), as log/slog text lines"},
 		&cli.IntFlag{Name: "forks", Aliases: []string{"f"}, Value: 10, Usage: "audit at most `N` nodes at once"},
 		&cli.GenericFlag{Name: "connect-timeout", Aliases: []string{"T"}, Value: &seconds{10 * time.Second}, Usage: "bound on TCP connect, SSH handshake and authentication per node: a `DURATION` (10s, 1m30s) or seconds (10)"},
 		&cli.GenericFlag{Name: "node-timeout", Value: &seconds{2 * time.Minute}, Usage: "bound on everything done for one node: a `DURATION` (2m) or seconds (120)"},
