@@ -27,7 +27,7 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 		switch {
 		case f.Waived != nil:
 			waived++
-		case f.Severity >= p.FailOn:
+		case g.Fails(f):
 			counts[f.Severity]++
 		}
 	}

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"reflect"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -55,30 +54,6 @@ func BenchmarkFormat(b *testing.B) {
 					}
 				}
 			})
-		}
-	}
-}
-
-// TestJUnitNodeEvidence: the indexed evidence keeps, in their order, the
-// lines about the fleet and about this node, and drops those about other
-// inventory nodes; a prefix that names no inventory node is fleet text.
-func TestJUnitNodeEvidence(t *testing.T) {
-	r := newReport("inv")
-	r.Nodes = []result.Node{{Name: "n1"}, {Name: "n2"}}
-	r.Findings = []result.Finding{{Check: "c", Nodes: []string{"n1", "n2"}, Evidence: []string{
-		"fleet: first", "n1: a", "n2: b", "healthy on 3 nodes", "n1: c", "cluster-x: not in the inventory", "n2: d",
-	}}}
-	ix := newJUnitIndex(r)
-	for _, tc := range []struct {
-		node string
-		want []string
-	}{
-		{"n1", []string{"fleet: first", "n1: a", "healthy on 3 nodes", "n1: c", "cluster-x: not in the inventory"}},
-		{"n2", []string{"fleet: first", "n2: b", "healthy on 3 nodes", "cluster-x: not in the inventory", "n2: d"}},
-		{result.ClusterNode, []string{"fleet: first", "healthy on 3 nodes", "cluster-x: not in the inventory"}},
-	} {
-		if got := ix.nodeEvidence(0, tc.node); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: evidence = %q, want %q", tc.node, got, tc.want)
 		}
 	}
 }

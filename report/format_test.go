@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -439,55 +440,77 @@ func TestJUnitParses(t *testing.T) {
 	}
 }
 
-func TestJUnitMapping(t *testing.T) {
-	var doc junitSuites
-	if err := xml.Unmarshal(render(t, "junit", Options{}, incidentReport()), &doc); err != nil {
-		t.Fatal(err)
+// TestJUnitAgreesWithGate: the failures are exactly the findings the gate
+// counts (not one per node × check), whatever --fail-on is; a finding below
+// it passes with its text as output, a waived one is skipped; an unaudited
+// node is an error.
+func TestJUnitAgreesWithGate(t *testing.T) {
+	for _, tc := range []struct {
+		failOn   result.Severity
+		failures []string // the failing cases, in order
+	}{
+		{result.SeverityCritical, []string{"correlation.kubeproxy.healthz-failing", "firewall.ufw-active", "kubeproxy.healthz-failing"}},
+		{result.SeverityWarning, []string{"correlation.kubeproxy.healthz-failing", "firewall.ufw-active", "kubeproxy.healthz-failing", "cluster.nodes-not-in-inventory"}},
+		{result.SeverityInfo, []string{"correlation.kubeproxy.healthz-failing", "firewall.ufw-active", "kubeproxy.healthz-failing", "cluster.nodes-not-in-inventory", "skew.upgrade-order"}},
+	} {
+		t.Run(tc.failOn.String(), func(t *testing.T) {
+			r := incidentReport()
+			r.Gate.FailOn = tc.failOn
+			gateCount := 0
+			for _, f := range r.Findings {
+				if r.Gate.Fails(f) {
+					gateCount++
+				}
+			}
+			doc := junitDoc(t, r)
+			if doc.Failures != gateCount || doc.Failures != len(tc.failures) {
+				t.Errorf("failures = %d, gate counts %d, want %d", doc.Failures, gateCount, len(tc.failures))
+			}
+			findings := suiteNamed(doc, "findings")
+			var failing []string
+			for _, c := range findings.Cases {
+				switch {
+				case c.Failure != nil:
+					failing = append(failing, c.Name)
+					if sev, err := result.ParseSeverity(c.Failure.Type); err != nil || sev < tc.failOn {
+						t.Errorf("%s: failure type %q under --fail-on %s", c.Name, c.Failure.Type, tc.failOn)
+					}
+				case c.Skipped != nil:
+					if c.Name != "conntrack.pressure" || !strings.HasPrefix(c.Skipped.Message, "waived: ") {
+						t.Errorf("skipped case %s: %+v, want only the waived finding", c.Name, c.Skipped)
+					}
+				default:
+					if c.SystemOut == nil || !strings.Contains(c.SystemOut.Text, "below --fail-on "+tc.failOn.String()) {
+						t.Errorf("passed finding %s does not say why it passed: %+v", c.Name, c.SystemOut)
+					}
+				}
+				if c.Classname != "findings" {
+					t.Errorf("%s: classname %q", c.Name, c.Classname)
+				}
+			}
+			if !slices.Equal(failing, tc.failures) {
+				t.Errorf("failing cases %q, want %q", failing, tc.failures)
+			}
+		})
 	}
-	if len(doc.Suites) != 10 || doc.Suites[0].Name != "cluster-a-etcd-1" || doc.Suites[9].Name != "cluster" {
-		t.Fatalf("want one suite per node and a cluster suite, got %d", len(doc.Suites))
-	}
-	if doc.Failures != 8 {
-		t.Errorf("failures = %d, want 8 (two checks on four nodes)", doc.Failures)
-	}
-	cases := map[string]junitCase{}
-	for _, c := range doc.Suites[0].Cases {
-		cases[c.Name] = c
-	}
-	hz := cases["kubeproxy.healthz-failing"]
-	if hz.Failure == nil || hz.Failure.Type != "critical" || hz.Classname != "cluster-a-etcd-1" {
-		t.Fatalf("healthz case = %+v", hz)
-	}
-	for _, want := range []string{"probable cause of kubeproxy.healthz-failing: ufw.active=active", "remediation:", "cluster-a-etcd-1: kubeproxy.health=unhealthy"} {
+
+	hz := caseNamed(suiteNamed(junitDoc(t, incidentReport()), "findings"), "kubeproxy.healthz-failing")
+	for _, want := range []string{"probable cause of kubeproxy.healthz-failing: ufw.active=active", "remediation:", "cluster-a-etcd-1: kubeproxy.health=unhealthy", "cluster-a-worker-4: kubeproxy.health=unhealthy"} {
 		if !strings.Contains(hz.Failure.Text, want) {
 			t.Errorf("failure text lacks %q:\n%s", want, hz.Failure.Text)
 		}
 	}
-	if strings.Contains(hz.Failure.Text, "cluster-a-etcd-2:") {
-		t.Error("failure text carries evidence about another node")
-	}
-	if cases["firewall.ufw-active"].Failure == nil || cases["sysctl.ip-forward"].Failure != nil {
-		t.Error("pass/fail mapped wrongly")
+	if want := "kube-proxy reports its dataplane unhealthy (/healthz and /livez 503) (4 nodes: cluster-a-etcd-[1-2],cluster-a-worker-[2,4])"; hz.Failure.Message != want {
+		t.Errorf("failure message %q, want %q", hz.Failure.Message, want)
 	}
 
-	// info → skipped, warning → failure, unreachable → connect error.
-	r := unreachableReport()
-	r.Checks[0].Outcome, r.Checks[0].Severity = result.OutcomeFail, result.SeverityInfo
-	r.Checks[1].Outcome, r.Checks[1].Severity = result.OutcomeFail, result.SeverityWarning
-	doc = junitSuites{}
-	if err := xml.Unmarshal(render(t, "junit", Options{}, r), &doc); err != nil {
-		t.Fatal(err)
-	}
-	c0, c1 := doc.Suites[0].Cases[0], doc.Suites[0].Cases[1]
-	if c0.Skipped == nil || !strings.HasPrefix(c0.Skipped.Message, "info: ") || c0.Failure != nil {
-		t.Errorf("info failure = %+v, want skipped", c0)
-	}
-	if c1.Failure == nil || c1.Failure.Type != "warning" {
-		t.Errorf("warning failure = %+v, want failure", c1)
-	}
-	down := doc.Suites[2]
-	if down.Cases[0].Name != "connect" || down.Cases[0].Error == nil || !strings.HasPrefix(down.Cases[0].Error.Message, "unreachable: cannot reach") || down.Errors != 1 {
-		t.Errorf("unreachable node suite = %+v", down)
+	// An unaudited node is an error, one per node the gate calls not
+	// fully audited.
+	doc := junitDoc(t, unreachableReport())
+	nodes := suiteNamed(doc, "nodes")
+	down := caseNamed(nodes, "edge-worker-2")
+	if down == nil || down.Error == nil || !strings.HasPrefix(down.Error.Message, "unreachable: cannot reach") || nodes.Errors != 1 || doc.Errors != 1 {
+		t.Errorf("unreachable node case = %+v (errors %d)", down, doc.Errors)
 	}
 }
 
@@ -519,29 +542,31 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestJUnitFQDNClassname: a node named by its FQDN keeps its name as the
-// suite, but its cases' classname has no dot for Jenkins to split at.
-func TestJUnitFQDNClassname(t *testing.T) {
-	r := cleanReport()
-	fqdn := "worker-1.prod.example.com"
-	old := r.Nodes[0].Name
+// TestJUnitNodeCases: each node is a case named exactly as in the
+// inventory (an FQDN too: classnames are the fixed suite names, so Jenkins
+// has no dot to split), with its findings and facts as its output.
+func TestJUnitNodeCases(t *testing.T) {
+	r := incidentReport()
+	fqdn := "cluster-a-etcd-1.prod.example.com"
 	r.Nodes[0].Name = fqdn
-	for i := range r.Checks {
-		if r.Checks[i].Node == old {
-			r.Checks[i].Node = fqdn
+	for i := range r.Findings {
+		for j, n := range r.Findings[i].Nodes {
+			if n == "cluster-a-etcd-1" {
+				r.Findings[i].Nodes[j] = fqdn
+			}
 		}
 	}
-	var doc junitSuites
-	if err := xml.Unmarshal(render(t, "junit", Options{}, r), &doc); err != nil {
-		t.Fatal(err)
+	nodes := suiteNamed(junitDoc(t, r), "nodes")
+	c := caseNamed(nodes, fqdn)
+	if c == nil || c.Classname != "nodes" || c.Error != nil || c.Failure != nil {
+		t.Fatalf("node case = %+v", c)
 	}
-	s := doc.Suites[0]
-	if s.Name != fqdn || len(s.Cases) == 0 {
-		t.Fatalf("suite %q with %d cases, want %q with its checks", s.Name, len(s.Cases), fqdn)
-	}
-	for _, c := range s.Cases {
-		if c.Classname != "worker-1_prod_example_com" {
-			t.Errorf("case %s: classname %q", c.Name, c.Classname)
+	for _, want := range []string{"status: ok\n", "  firewall.ufw-active (critical): UFW is active on a Kubernetes node\n", "  ufw.active=active\n"} {
+		if !strings.Contains(c.SystemOut.Text, want) {
+			t.Errorf("node output lacks %q:\n%s", want, c.SystemOut.Text)
 		}
+	}
+	if w3 := caseNamed(nodes, "cluster-a-worker-3"); w3 == nil || !strings.Contains(w3.SystemOut.Text, "conntrack.pressure (warning, waived)") {
+		t.Errorf("worker-3 does not list its waived finding: %+v", w3)
 	}
 }

@@ -53,7 +53,7 @@ var formats = []struct {
 	{"json", "the machine-readable results", "results.json", func(o Options) Formatter { return &JSON{} }},
 	{"markdown", "a Markdown report", "report.md", func(o Options) Formatter { return &Markdown{} }},
 	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{} }},
-	{"junit", "JUnit XML (a testcase per node × check)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
+	{"junit", "JUnit XML (a failing testcase per finding the gate fails on)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
 	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},
 }
 

@@ -288,6 +288,13 @@ type Gate struct {
 	Reasons []string `json:"reasons"`
 }
 
+// Fails says whether f is one of the findings that fail this gate: not
+// waived, and at or above FailOn. The gate and every report that counts
+// failures (JUnit) ask this one question, so they cannot disagree.
+func (g Gate) Fails(f Finding) bool {
+	return f.Waived == nil && f.Severity >= g.FailOn
+}
+
 // Node is one inventory host and what was learned from it.
 type Node struct {
 	Name    string     `json:"name"`

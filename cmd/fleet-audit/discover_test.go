@@ -23,7 +23,8 @@ import (
 
 // scriptCmds are the testscript commands beyond testscript's own.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"kubeapi": kubeapiCmd,
+	"kubeapi":      kubeapiCmd,
+	"junit-agrees": junitAgreesCmd,
 }
 
 // kubeapiCmd is "kubeapi NODES.json KUBECONFIG": serve the NodeList in
