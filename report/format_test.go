@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/xml"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -129,28 +130,35 @@ func TestWrapUnits(t *testing.T) {
 
 var mdTagRe = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)`)
 
+// markdownFormats are the formats written as Markdown, held to the same
+// escaping.
+var markdownFormats = []string{"markdown", "markdown-summary"}
+
 func TestMarkdownHostile(t *testing.T) {
-	out := string(render(t, "markdown", Options{}, hostileReport()))
-	lower := strings.ToLower(out)
-	for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "\x1b", "\x00", "\r", "\b"} {
-		if strings.Contains(lower, bad) {
-			t.Errorf("markdown contains raw %q", bad)
+	for _, format := range markdownFormats {
+		out := string(render(t, format, Options{FullReport: "<script>alert(1)</script>`x`.html"}, hostileReport()))
+		lower := strings.ToLower(out)
+		for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "\x1b", "\x00", "\r", "\b"} {
+			if strings.Contains(lower, bad) {
+				t.Errorf("%s contains raw %q", format, bad)
+			}
 		}
-	}
-	// The only raw HTML is our own.
-	allowed := map[string]bool{"details": true, "summary": true, "br": true, "code": true}
-	for _, m := range mdTagRe.FindAllStringSubmatch(out, -1) {
-		if !allowed[strings.ToLower(m[2])] {
-			t.Errorf("markdown contains raw tag %q", m[0])
+		// The only raw HTML is our own.
+		allowed := map[string]bool{"details": true, "summary": true, "br": true, "code": true}
+		for _, m := range mdTagRe.FindAllStringSubmatch(out, -1) {
+			if !allowed[strings.ToLower(m[2])] {
+				t.Errorf("%s contains raw tag %q", format, m[0])
+			}
 		}
+		checkMarkdownTables(t, out)
 	}
-	checkMarkdownTables(t, out)
 }
 
 func TestMarkdownTablesGolden(t *testing.T) {
-	for name, r := range allReports() {
-		checkMarkdownTables(t, string(render(t, "markdown", Options{}, r)))
-		_ = name
+	for _, r := range allReports() {
+		for _, format := range markdownFormats {
+			checkMarkdownTables(t, string(render(t, format, Options{}, r)))
+		}
 	}
 }
 
@@ -568,5 +576,51 @@ func TestJUnitNodeCases(t *testing.T) {
 	}
 	if w3 := caseNamed(nodes, "cluster-a-worker-3"); w3 == nil || !strings.Contains(w3.SystemOut.Text, "conntrack.pressure (warning, waived)") {
 		t.Errorf("worker-3 does not list its waived finding: %+v", w3)
+	}
+}
+
+// --- markdown summary ---
+
+// TestMarkdownSummaryBudget: whatever the fleet's size the summary fits a
+// comment, keeps what a reviewer needs first (verdict, cause, findings,
+// drift), says how much it left out and where the full report is.
+func TestMarkdownSummaryBudget(t *testing.T) {
+	for _, n := range []int{9, 200, 2000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			r := largeReport(n)
+			out := string(render(t, "markdown-summary", Options{FullReport: "report.html"}, r))
+			if got := utf8.RuneCountInString(out); got > SummaryBudget {
+				t.Errorf("%d nodes: summary is %d characters, over %d", n, got, SummaryBudget)
+			}
+			for _, want := range []string{"**Gate: FAILED (exit 1)**", "## Findings\n\n| Severity | Check | Nodes | Title |", "## Drift\n", "**Full report** (every node, fact and fix): `report.html`"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%d nodes: summary lacks %q", n, want)
+				}
+			}
+			full := string(render(t, "markdown", Options{}, r))
+			t.Logf("%d nodes: summary %d characters, full Markdown %d", n, utf8.RuneCountInString(out), utf8.RuneCountInString(full))
+		})
+	}
+
+	// Past the budget rows are dropped, counted, never cut in half.
+	r := largeReport(200)
+	for i := range 3000 {
+		r.Drift = append(r.Drift, result.Drift{Fact: fmt.Sprintf("x.fact%04d", i), Scope: result.ScopeFleet, Majority: "a",
+			Groups: []result.DriftGroup{{Value: "a", Nodes: []string{"node-00001", "node-00002"}}, {Value: strings.Repeat("b", 500), Nodes: []string{"node-00003"}}}})
+	}
+	out := string(render(t, "markdown-summary", Options{}, r))
+	if got := utf8.RuneCountInString(out); got > SummaryBudget {
+		t.Errorf("summary is %d characters, over %d", got, SummaryBudget)
+	}
+	if !regexp.MustCompile(`\n… and [0-9]+ more drifting facts, in the full report\.\n`).MatchString(out) {
+		t.Errorf("summary does not say how many drift rows it left out:\n%s", out[len(out)-600:])
+	}
+	if !strings.Contains(out, "write it with `--html FILE` in the same run") {
+		t.Error("summary without an HTML report does not say how to get one")
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasSuffix(line, " |") {
+			t.Errorf("a table row was cut: %q", line)
+		}
 	}
 }

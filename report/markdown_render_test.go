@@ -622,6 +622,16 @@ func TestMarkdownRendersOnGitHub(t *testing.T) {
 // text, and none as markup, even with raw HTML allowed.
 func TestMarkdownHostileRendersInert(t *testing.T) {
 	r := hostileReport()
+	// The summary is held to the same: no markup from node data.
+	summary := cmark(t, string(render(t, "markdown-summary", Options{FullReport: "<img src=x>.html"}, r)), true)
+	sdoc, problems := parseRendered(summary)
+	reportProblems(t, "hostile summary", problems)
+	reportProblems(t, "hostile summary", checkOwnMarkup(sdoc))
+	for _, bad := range []string{"<script", "<img", "<svg", "<iframe", "<textarea", "<b>", "<a ", `href="javascript:`} {
+		if strings.Contains(strings.ToLower(summary), bad) {
+			t.Errorf("cmark output of the summary contains %q", bad)
+		}
+	}
 	out := cmark(t, string(render(t, "markdown", Options{}, r)), true)
 	doc, problems := parseRendered(out)
 	reportProblems(t, "hostile", problems)

@@ -35,6 +35,9 @@ type Options struct {
 	// evidence and fix under its line, and every drift scope as its own
 	// row. The other formats always carry all of it.
 	Verbose bool
+	// FullReport names the full report written by the same run, for the
+	// Markdown summary's pointer to it; "" when there is none.
+	FullReport string
 }
 
 // formats is the registry. It is an explicit list rather than init-time
@@ -52,6 +55,8 @@ var formats = []struct {
 }{
 	{"json", "the machine-readable results", "results.json", func(o Options) Formatter { return &JSON{} }},
 	{"markdown", "a Markdown report", "report.md", func(o Options) Formatter { return &Markdown{} }},
+	{"markdown-summary", "a Markdown summary for a merge-request comment (under 60,000 characters, pointing to the --html report)", "summary.md",
+		func(o Options) Formatter { return &MarkdownSummary{FullReport: o.FullReport} }},
 	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{} }},
 	{"junit", "JUnit XML (a failing testcase per finding the gate fails on)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
 	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},

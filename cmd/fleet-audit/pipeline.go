@@ -292,7 +292,7 @@ func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, s
 		noun:    "report",
 		formats: report.Names(),
 		render: func(w io.Writer, format string) error {
-			f, err := report.New(format, report.Options{})
+			f, err := report.New(format, report.Options{FullReport: fullReport(outputs)})
 			if err != nil {
 				return err
 			}
@@ -310,6 +310,15 @@ func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, s
 		},
 		exit: r.Gate.ExitCode,
 	}, outputs, stdout, stderr)
+}
+
+// fullReport is the HTML report written beside the others, which the
+// Markdown summary points to; "" when there is none or it went to stdout.
+func fullReport(outputs map[string]string) string {
+	if p, ok := outputs["html"]; ok && !isStdoutPath(p) {
+		return p
+	}
+	return ""
 }
 
 // useColor decides colour for the terminal report: only on a terminal,
