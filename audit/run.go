@@ -141,7 +141,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 	// never reaches is still named in the report.
 	for i, h := range o.Fleet.Targets {
 		nodes[i] = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Status: result.StatusInterrupted,
-			Message: "the run was interrupted before this node was audited", Facts: map[string]string{}}
+			Message: "the run was interrupted before this node was audited", Facts: map[string]string{}, Probes: []result.ProbeRun{}}
 	}
 	for i, h := range o.Fleet.Targets {
 		if gctx.Err() != nil {
@@ -233,7 +233,7 @@ func Analyze(r *result.Report, rules Rules) {
 }
 
 func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
-	n = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}}
+	n = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}, Probes: []result.ProbeRun{}}
 	if n.Roles == nil {
 		n.Roles = []string{}
 	}
@@ -265,7 +265,9 @@ func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 	}
 	n.Facts = parsed.Facts
 	dropServerOnly(&n, o.Probes)
-	n.Probes = parsed.Runs
+	if parsed.Runs != nil {
+		n.Probes = parsed.Runs
+	}
 	if err != nil {
 		setFailure(&n, err, ctx)
 		return n

@@ -25,6 +25,7 @@ import (
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
 	"kubeapi":      kubeapiCmd,
 	"junit-agrees": junitAgreesCmd,
+	"schema-valid": schemaValidCmd,
 }
 
 // kubeapiCmd is "kubeapi NODES.json KUBECONFIG": serve the NodeList in

@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -53,4 +58,29 @@ func junitAgreesCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Logf("junit: %d failures, %d errors, as the gate: %q", doc.Failures, doc.Errors, r.Gate.Reasons)
+}
+
+// schemaValidCmd is "schema-valid RESULTS.json": the JSON report is valid
+// against docs/results.schema.json (python3-jsonschema). Without the
+// validator it only logs, or fails under FLEET_AUDIT_REQUIRE_TOOLS=1, as
+// testtools.Find does.
+func schemaValidCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: schema-valid RESULTS.json")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil || !testtools.HasJSONSchema(python) {
+		if os.Getenv(testtools.RequireEnv) == "1" {
+			ts.Fatalf("python3 with the jsonschema module is required (%s=1; .ci/run installs python3-jsonschema)", testtools.RequireEnv)
+		}
+		ts.Logf("schema-valid: no python3 jsonschema, not validated")
+		return
+	}
+	schema, err := filepath.Abs(filepath.Join("..", "..", "docs", "results.schema.json"))
+	ts.Check(err)
+	errs, err := testtools.ValidateJSON(python, schema, ts.MkAbs(args[0]))
+	ts.Check(err)
+	if len(errs) > 0 {
+		ts.Fatalf("%s breaks docs/results.schema.json:\n%s", args[0], strings.Join(errs, "\n"))
+	}
 }

@@ -1,0 +1,53 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
+)
+
+// resultsSchema is the JSON Schema of the JSON report.
+const resultsSchema = "../docs/results.schema.json"
+
+// TestJSONMatchesSchema validates the JSON of every report fixture a run
+// can produce (the hostile one is crafted, not written by a run) against
+// docs/results.schema.json with a real validator, and proves with broken
+// documents that the validator applies the schema.
+func TestJSONMatchesSchema(t *testing.T) {
+	dir := t.TempDir()
+	for name, r := range allReports() {
+		if name == "hostile" {
+			continue
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, render(t, "json", Options{}, r), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if errs := testtools.SchemaErrors(t, resultsSchema, path); len(errs) > 0 {
+			t.Errorf("%s: the JSON report breaks the schema:\n%s", name, strings.Join(errs, "\n"))
+		}
+	}
+
+	valid := string(render(t, "json", Options{}, incidentReport()))
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"a field the schema does not describe", `"schema_version": 1,`, `"schema_version": 1, "surprise": true,`, "Additional properties are not allowed"},
+		{"a node status the tool never writes", `"status": "ok"`, `"status": "fine"`, "is not one of"},
+		{"a required field left out", `"exit_code": 1,`, ``, "'exit_code' is a required property"},
+	} {
+		broken := strings.Replace(valid, tc.from, tc.to, 1)
+		if broken == valid {
+			t.Fatalf("%s: %q not in the document", tc.name, tc.from)
+		}
+		path := filepath.Join(dir, "broken.json")
+		if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errs := testtools.SchemaErrors(t, resultsSchema, path)
+		if !strings.Contains(strings.Join(errs, "\n"), tc.want) {
+			t.Errorf("%s: validator said %q, want %q", tc.name, errs, tc.want)
+		}
+	}
+}
