@@ -54,6 +54,7 @@ var formats = []struct {
 	{"markdown", "a Markdown report", "report.md", func(o Options) Formatter { return &Markdown{} }},
 	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{} }},
 	{"junit", "JUnit XML (a testcase per node × check)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
+	{"prom", "a Prometheus textfile for node_exporter's textfile collector (name it *.prom)", "fleet-audit.prom", func(o Options) Formatter { return &Prom{} }},
 	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},
 }
 
