@@ -59,6 +59,7 @@ var formats = []struct {
 		func(o Options) Formatter { return &MarkdownSummary{FullReport: o.FullReport} }},
 	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{} }},
 	{"junit", "JUnit XML (a failing testcase per finding the gate fails on)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
+	{"prom", "a Prometheus textfile for node_exporter's textfile collector (name it *.prom)", "fleet-audit.prom", func(o Options) Formatter { return &Prom{} }},
 	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},
 }
 

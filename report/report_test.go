@@ -27,7 +27,7 @@ var scenarios = []struct {
 }
 
 // goldenExt is the file extension of each format's golden file.
-var goldenExt = map[string]string{"html": "html", "json": "json", "junit": "xml", "markdown": "md", "markdown-summary": "summary.md", "terminal": "txt"}
+var goldenExt = map[string]string{"html": "html", "json": "json", "junit": "xml", "markdown": "md", "markdown-summary": "summary.md", "prom": "prom", "terminal": "txt"}
 
 func render(t *testing.T, format string, o Options, r *result.Report) []byte {
 	t.Helper()
@@ -89,7 +89,7 @@ func TestFormatDoesNotMutate(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"html", "json", "junit", "markdown", "markdown-summary", "terminal"}
+	want := []string{"html", "json", "junit", "markdown", "markdown-summary", "prom", "terminal"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
@@ -99,7 +99,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	_, err := New("pdf", Options{})
-	if err == nil || !strings.Contains(err.Error(), `"pdf"`) || !strings.Contains(err.Error(), "html, json, junit, markdown, markdown-summary, terminal") {
+	if err == nil || !strings.Contains(err.Error(), `"pdf"`) || !strings.Contains(err.Error(), "html, json, junit, markdown, markdown-summary, prom, terminal") {
 		t.Errorf("New(pdf) error = %v, want it to name the format and list the valid ones", err)
 	}
 }

@@ -31,8 +31,8 @@ func demoCommand(act func(context.Context, demoOptions, streams) error) *cli.Com
 running the real probe scripts with /bin/sh against a simulated node (stub
 commands and files), with UFW active on etcd-1, etcd-2, worker-2 and worker-4.
 It audits them through the same code path as run, writes report.html,
-report.md, results.json and junit.xml to DIR, and exits 0 even though the
-gate fails, since the failure is the point of the demo.
+report.md, results.json, junit.xml and fleet-audit.prom to DIR, and exits 0
+even though the gate fails, since the failure is the point of the demo.
 
 EXAMPLES:
    fleet-audit demo

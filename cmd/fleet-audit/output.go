@@ -143,7 +143,11 @@ func writeOutput(path string, stdout io.Writer, render func(io.Writer) error) er
 
 // writeFileAtomic writes through a temporary file in the same directory and
 // renames it into place, so a reader (a CI artifact upload, a browser) never
-// sees half a report, and a failed render leaves the old file alone.
+// sees half a report, and a failed render leaves the old file alone. The
+// temporary name starts with a dot and has no extension, so that
+// node_exporter's textfile collector, which reads only *.prom files of its
+// directory (node_exporter README, "Textfile Collector"), never reads a
+// --prom file half written.
 func writeFileAtomic(path string, render func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".fleet-audit-*")
 	if err != nil {

@@ -1,0 +1,451 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fleet-audit/fleet-audit/internal/demo"
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+// examplesCI holds the CI jobs and the systemd units users copy.
+var examplesCI = filepath.Join("..", "..", "examples", "ci")
+
+// exampleRun is what an example's fleet-audit command line did against
+// the demo fleet: its exit status and the report files it wrote, by format.
+type exampleRun struct {
+	code    int
+	outputs map[string]string
+}
+
+// TestCIExamples reads each example of examples/ci as its tool would
+// (YAML for the CI files, sections and keys for the systemd units), runs
+// every fleet-audit command line in it, as written, against the demo's
+// simulated fleet, and holds the rest of the file to what that command
+// wrote: the artifact paths, the JUnit report, the Markdown comment, the
+// textfile directory. Edit a command or a path in one place only and it
+// fails.
+func TestCIExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: audits the demo's simulated fleet once per example")
+	}
+	// Absolute: each example runs in a directory of its own (t.Chdir).
+	ci, err := filepath.Abs(examplesCI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	fleetDir := t.TempDir()
+	fl, err := demo.Start(ctx, fleetDir, nodesim.Incident(), demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("NO_COLOR", "1")
+
+	// runAll runs the fleet-audit lines among lines in a directory of its
+	// own, with the file's variables and the demo's inventory in place of
+	// the production one.
+	runAll := func(t *testing.T, lines []string, env map[string]string) []exampleRun {
+		t.Helper()
+		env["FLEET_AUDIT_INVENTORY"] = fl.InventoryPath
+		t.Chdir(t.TempDir())
+		var runs []exampleRun
+		for _, line := range lines {
+			if fields := strings.Fields(line); len(fields) == 0 || filepath.Base(fields[0]) != "fleet-audit" {
+				continue
+			}
+			argv, err := shellFields(line, env)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			argv[0] = "fleet-audit"
+			var stdout, stderr bytes.Buffer
+			code := run(ctx, argv, &stdout, &stderr)
+			// The demo fleet's gate fails (UFW on four nodes): exit 1.
+			if code != int(exitGateFailed) {
+				t.Errorf("%q exited %d, want %d\nstdout:\n%s\nstderr:\n%s", line, code, exitGateFailed, stdout.String(), stderr.String())
+			}
+			outputs := reportPaths(argv)
+			for format, p := range outputs {
+				if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+					t.Errorf("%q did not write its %s report %s: %v", line, format, p, err)
+				}
+			}
+			runs = append(runs, exampleRun{code: code, outputs: outputs})
+		}
+		if len(runs) == 0 {
+			t.Fatalf("no fleet-audit command line among %q", lines)
+		}
+		return runs
+	}
+
+	t.Run("gitlab-ci.yml", func(t *testing.T) {
+		var doc map[string]struct {
+			Variables    map[string]string `yaml:"variables"`
+			BeforeScript []string          `yaml:"before_script"`
+			Script       []string          `yaml:"script"`
+			Artifacts    struct {
+				When    string   `yaml:"when"`
+				Paths   []string `yaml:"paths"`
+				Reports struct {
+					JUnit string `yaml:"junit"`
+				} `yaml:"reports"`
+			} `yaml:"artifacts"`
+		}
+		readYAML(t, filepath.Join(ci, "gitlab-ci.yml"), &doc)
+		job, ok := doc["fleet-audit"]
+		if !ok || len(job.Script) == 0 {
+			t.Fatalf("no fleet-audit job with a script in %v", doc)
+		}
+		lines := scriptLines(append(slices.Clone(job.BeforeScript), job.Script...))
+		r := runAll(t, lines, job.Variables)[0]
+		// GitLab reads artifacts:reports:junit into the merge request's
+		// test widget (docs.gitlab.com/ee/ci/testing/unit_test_reports).
+		if job.Artifacts.Reports.JUnit != r.outputs["junit"] {
+			t.Errorf("reports:junit is %q, the job writes JUnit to %q", job.Artifacts.Reports.JUnit, r.outputs["junit"])
+		}
+		if !slices.Contains(job.Artifacts.Paths, r.outputs["html"]) || job.Artifacts.When != "always" {
+			t.Errorf("artifacts %v (when %q) do not keep the HTML report %q whatever the gate", job.Artifacts.Paths, job.Artifacts.When, r.outputs["html"])
+		}
+		if !slices.ContainsFunc(lines, func(l string) bool {
+			return strings.Contains(l, "/notes") && strings.Contains(l, `"body@`+r.outputs["markdown-summary"]+`"`)
+		}) {
+			t.Errorf("no line posts the Markdown summary %q as a merge request note:\n%s", r.outputs["markdown-summary"], strings.Join(lines, "\n"))
+		}
+	})
+
+	t.Run("github-workflow.yml", func(t *testing.T) {
+		type step struct {
+			Name string            `yaml:"name"`
+			Uses string            `yaml:"uses"`
+			Run  string            `yaml:"run"`
+			With map[string]string `yaml:"with"`
+			Env  map[string]string `yaml:"env"`
+		}
+		var doc struct {
+			On   map[string]any `yaml:"on"`
+			Jobs map[string]struct {
+				Env   map[string]string `yaml:"env"`
+				Steps []step            `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		readYAML(t, filepath.Join(ci, "github-workflow.yml"), &doc)
+		job, ok := doc.Jobs["audit"]
+		if !ok || len(job.Steps) == 0 || len(doc.On) == 0 {
+			t.Fatalf("no audit job with steps, or no trigger: %+v", doc)
+		}
+		var runs []string
+		for _, s := range job.Steps {
+			runs = append(runs, s.Run)
+		}
+		r := runAll(t, scriptLines(runs), job.Env)[0]
+		// A tag or a branch can be moved under the workflow; a release
+		// number at least says which one was meant.
+		pinned := regexp.MustCompile(`^[\w.-]+/[\w.-]+@(v\d+\.\d+\.\d+|[0-9a-f]{40})$`)
+		var junit, artifact, summary bool
+		for _, s := range job.Steps {
+			if s.Uses != "" && !pinned.MatchString(s.Uses) {
+				t.Errorf("%s is not pinned to a release or a commit", s.Uses)
+			}
+			switch {
+			case strings.HasPrefix(s.Uses, "dorny/test-reporter@"):
+				junit = s.With["path"] == r.outputs["junit"] && s.With["reporter"] == "java-junit"
+			case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
+				artifact = slices.Contains(strings.Fields(s.With["path"]), r.outputs["html"])
+			case strings.Contains(s.Run, `>> "$GITHUB_STEP_SUMMARY"`):
+				summary = strings.Contains(s.Run, r.outputs["markdown-summary"])
+			}
+		}
+		if !junit || !artifact || !summary {
+			t.Errorf("test reporter reads %s: %v; artifact keeps %s: %v; job summary is %s: %v",
+				r.outputs["junit"], junit, r.outputs["html"], artifact, r.outputs["markdown-summary"], summary)
+		}
+	})
+
+	t.Run("systemd", func(t *testing.T) {
+		service := readUnit(t, filepath.Join(ci, "fleet-audit.service"))
+		timer := readUnit(t, filepath.Join(ci, "fleet-audit.timer"))
+		env := map[string]string{}
+		for _, kv := range service["Service"]["Environment"] {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		textfiles := env["TEXTFILE_DIR"]
+		// Debian's prometheus-node-exporter reads this directory
+		// (/etc/default/prometheus-node-exporter).
+		if textfiles != "/var/lib/prometheus/node-exporter" {
+			t.Errorf("TEXTFILE_DIR=%q, want Debian's node_exporter textfile directory", textfiles)
+		}
+		env["TEXTFILE_DIR"] = t.TempDir()
+		execStart := service["Service"]["ExecStart"]
+		if len(execStart) != 1 || first(service["Service"]["Type"]) != "oneshot" {
+			t.Fatalf("want one ExecStart in a Type=oneshot service: %v", service["Service"])
+		}
+		r := runAll(t, execStart, env)[0]
+		prom := r.outputs["prom"]
+		// The textfile collector reads only *.prom files of its directory
+		// (node_exporter README, "Textfile Collector").
+		if filepath.Dir(prom) != env["TEXTFILE_DIR"] || filepath.Ext(prom) != ".prom" {
+			t.Errorf("the textfile %s is not a .prom file of TEXTFILE_DIR", prom)
+		}
+		// A failed gate is a result the textfile carries, not a failed
+		// unit: SuccessExitStatus= (systemd.service(5)).
+		ok := strings.Fields(strings.Join(service["Service"]["SuccessExitStatus"], " "))
+		if !slices.Contains(ok, fmt.Sprint(r.code)) || !slices.Contains(ok, fmt.Sprint(int(exitUnaudited))) {
+			t.Errorf("SuccessExitStatus=%v, want the gate's %d and %d", ok, r.code, exitUnaudited)
+		}
+		rw := strings.Fields(strings.Join(service["Service"]["ReadWritePaths"], " "))
+		if !slices.Contains(rw, textfiles) || !slices.Contains(rw, first(service["Service"]["WorkingDirectory"])) {
+			t.Errorf("ReadWritePaths=%v does not let it write %s and its working directory", rw, textfiles)
+		}
+		if first(timer["Timer"]["OnCalendar"]) == "" || first(timer["Install"]["WantedBy"]) != "timers.target" {
+			t.Errorf("the timer has no OnCalendar or is not wanted by timers.target: %v", timer)
+		}
+		verifyUnits(t, ci)
+	})
+}
+
+// verifyUnits has systemd itself load the example units: `systemd-analyze
+// verify` reports unknown keys and bad values (systemd-analyze(1)), on
+// stderr and, for some, with exit status 0, so any output fails. It checks
+// that ExecStart's program exists, so the copies run this test binary.
+func verifyUnits(t *testing.T, ci string) {
+	analyze := testtools.Find(t, "systemd-analyze")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var units []string
+	for _, name := range []string{"fleet-audit.service", "fleet-audit.timer"} {
+		b, err := os.ReadFile(filepath.Join(ci, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte("ExecStart=/usr/local/bin/fleet-audit "), []byte("ExecStart="+self+" "))
+		units = append(units, filepath.Join(dir, name))
+		if err := os.WriteFile(units[len(units)-1], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(analyze, append([]string{"verify"}, units...)...).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+func first(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	return values[0]
+}
+
+func readYAML(t *testing.T, path string, into any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// readUnit reads a systemd unit file into section → key → values, as
+// systemd.syntax(7) lays it out: [Section] headers, KEY=VALUE lines, # and
+// ; comments, a trailing backslash continuing a line. A line that is none
+// of these fails the test.
+func readUnit(t *testing.T, path string) map[string]map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string][]string{}
+	section := ""
+	sc := bufio.NewScanner(bytes.NewReader(bytes.ReplaceAll(b, []byte("\\\n"), []byte(" "))))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = line[1 : len(line)-1]
+			out[section] = map[string][]string{}
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || section == "" {
+				t.Fatalf("%s:%d: not a [Section] or KEY=VALUE line: %q", path, n, line)
+			}
+			out[section][strings.TrimSpace(k)] = append(out[section][strings.TrimSpace(k)], strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// scriptLines splits CI script entries into shell command lines, joining
+// backslash-continued lines.
+func scriptLines(entries []string) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, strings.Split(strings.ReplaceAll(e, "\\\n", " "), "\n")...)
+	}
+	return out
+}
+
+// reportPaths maps each report format flag of argv to its path.
+func reportPaths(argv []string) map[string]string {
+	out := map[string]string{}
+	for i := 1; i+1 < len(argv); i++ {
+		for _, f := range report.FileFormats() {
+			if argv[i] == "--"+f.Name {
+				out[f.Name] = argv[i+1]
+			}
+		}
+	}
+	return out
+}
+
+// shellFields splits the first simple command of a POSIX shell line into
+// words: blanks separate words, '...' is literal, "..." and bare words
+// expand $VAR and ${VAR} from env, a backslash quotes the next character,
+// and the command ends at an unquoted | & ; < > or a # starting a word
+// (POSIX "Shell Command Language", 2.2-2.3, 2.6.2). systemd's ExecStart=
+// quoting and ${VAR} expansion (systemd.service(5), "Command lines") read
+// the lines of the examples the same way. What this reader does not do
+// (command substitution, a variable env lacks) is an error, so an example
+// cannot quietly run something else than it says.
+func shellFields(line string, env map[string]string) ([]string, error) {
+	var words []string
+	var word strings.Builder
+	inWord := false
+	end := func() {
+		if inWord {
+			words = append(words, word.String())
+		}
+		word.Reset()
+		inWord = false
+	}
+	expand := func(s string, i int) (int, error) {
+		name, next := "", i+1
+		if strings.HasPrefix(s[next:], "{") {
+			closing := strings.IndexByte(s[next:], '}')
+			if closing < 0 {
+				return 0, fmt.Errorf("unterminated ${")
+			}
+			name, next = s[next+1:next+closing], next+closing+1
+		} else {
+			m := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`).FindString(s[next:])
+			name, next = m, next+len(m)
+		}
+		v, ok := env[name]
+		if name == "" || !ok {
+			return 0, fmt.Errorf("$%s: not a variable this test knows", name)
+		}
+		word.WriteString(v)
+		return next, nil
+	}
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t':
+			end()
+			i++
+		case strings.IndexByte("|&;<>", c) >= 0 || (c == '#' && !inWord):
+			end()
+			return words, nil
+		case c == '`':
+			return nil, fmt.Errorf("command substitution")
+		case c == '\\' && i+1 < len(line):
+			word.WriteByte(line[i+1])
+			inWord, i = true, i+2
+		case c == '\'':
+			closing := strings.IndexByte(line[i+1:], '\'')
+			if closing < 0 {
+				return nil, fmt.Errorf("unterminated '")
+			}
+			word.WriteString(line[i+1 : i+1+closing])
+			inWord, i = true, i+closing+2
+		case c == '"':
+			inWord, i = true, i+1
+			for ; i < len(line) && line[i] != '"'; i++ {
+				switch {
+				case line[i] == '\\' && i+1 < len(line) && strings.IndexByte("$`\"\\", line[i+1]) >= 0:
+					i++
+					word.WriteByte(line[i])
+				case line[i] == '$':
+					next, err := expand(line, i)
+					if err != nil {
+						return nil, err
+					}
+					i = next - 1
+				case line[i] == '`':
+					return nil, fmt.Errorf("command substitution")
+				default:
+					word.WriteByte(line[i])
+				}
+			}
+			if i >= len(line) {
+				return nil, fmt.Errorf(`unterminated "`)
+			}
+			i++
+		case c == '$':
+			if strings.HasPrefix(line[i:], "$(") {
+				return nil, fmt.Errorf("command substitution")
+			}
+			next, err := expand(line, i)
+			if err != nil {
+				return nil, err
+			}
+			inWord, i = true, next
+		default:
+			word.WriteByte(c)
+			inWord, i = true, i+1
+		}
+	}
+	end()
+	return words, nil
+}
+
+func TestShellFields(t *testing.T) {
+	env := map[string]string{"INV": "/tmp/inv.yaml", "DIR": "/var/lib/x"}
+	for _, tc := range []struct {
+		line    string
+		want    []string
+		wantErr bool
+	}{
+		{`fleet-audit run -i "$INV" --html report.html || gate=$?`, []string{"fleet-audit", "run", "-i", "/tmp/inv.yaml", "--html", "report.html"}, false},
+		{`/usr/bin/fleet-audit run -i ${INV} --prom ${DIR}/fleet-audit.prom`, []string{"/usr/bin/fleet-audit", "run", "-i", "/tmp/inv.yaml", "--prom", "/var/lib/x/fleet-audit.prom"}, false},
+		{`echo 'a $INV' "b \"c\" \$d" e\ f; rm -rf /`, []string{"echo", "a $INV", `b "c" $d`, "e f"}, false},
+		{`fleet-audit run -i x # a comment`, []string{"fleet-audit", "run", "-i", "x"}, false},
+		{`fleet-audit run -i x>out`, []string{"fleet-audit", "run", "-i", "x"}, false},
+		{`exit "${gate:-0}"`, nil, true},
+		{`fleet-audit run -i $UNSET`, nil, true},
+		{`fleet-audit run -i $(pwd)/inv`, nil, true},
+		{"fleet-audit run -i `pwd`", nil, true},
+		{`fleet-audit run -i "unterminated`, nil, true},
+	} {
+		got, err := shellFields(tc.line, env)
+		if (err != nil) != tc.wantErr || (!tc.wantErr && !slices.Equal(got, tc.want)) {
+			t.Errorf("shellFields(%q) = %q, %v; want %q, error %v", tc.line, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// TestDemoPromTextfile runs the real demo and holds the Prometheus file it
+// writes to promtool (`promtool check metrics` reads stdin;
+// prometheus/cmd/promtool/main.go): every node of the simulated fleet is up
+// and the failed gate reads 0.
+func TestDemoPromTextfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the demo's simulated fleet")
+	}
+	promtool := testtools.Find(t, "promtool")
+	out := t.TempDir()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("HOME", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"fleet-audit", "demo", "-q", "--out", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("demo exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	path := filepath.Join(out, "fleet-audit.prom")
+	prom, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := exec.Command(promtool, "check", "metrics")
+	check.Stdin = bytes.NewReader(prom)
+	if msg, err := check.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics %s: %v\n%s", path, err, msg)
+	}
+	lines := strings.Split(string(prom), "\n")
+	want := []string{`fleet_audit_gate_passed{inventory="demo-cluster",fail_on="critical"} 0`, `fleet_audit_gate_exit_code{inventory="demo-cluster"} 1`}
+	for _, n := range demoNodes {
+		want = append(want, `fleet_audit_node_status{inventory="demo-cluster",node="`+n+`",status="ok"} 1`)
+	}
+	for _, w := range want {
+		if !containsLine(lines, w) {
+			t.Errorf("the demo's %s has no line %s:\n%s", path, w, prom)
+		}
+	}
+}
+
+func containsLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPromWrittenAtomically: node_exporter's textfile collector may read
+// the file at any moment, so it must be replaced whole, by a rename, never
+// rewritten in place (node_exporter README, "Textfile Collector": "write
+// the file atomically"). A hard link to the old file keeps the old
+// content only if the path was renamed over; the temporary file is gone,
+// and the new file is readable by node_exporter's own user.
+func TestPromWrittenAtomically(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "results.json")
+	r := result.Report{
+		SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "fleet-audit", Version: "test"}, Inventory: "lab",
+		Gate:  result.Gate{FailOn: result.SeverityCritical, Passed: true, Reasons: []string{}},
+		Nodes: []result.Node{{Name: "lab-1", Status: result.StatusOK, Facts: map[string]string{}}},
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	textfiles := filepath.Join(dir, "textfile")
+	if err := os.Mkdir(textfiles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prom := filepath.Join(textfiles, "fleet-audit.prom")
+	held := filepath.Join(dir, "held.prom")
+	for p, data := range map[string][]byte{saved: b, prom: []byte("# the previous audit\n")} {
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(prom, held); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "report", "-q", saved, "--prom", prom)
+	if code != 0 {
+		t.Fatalf("report exited %d\n%s%s", code, stdout, stderr)
+	}
+	if old, _ := os.ReadFile(held); string(old) != "# the previous audit\n" {
+		t.Errorf("the old file was written in place, not replaced: it now holds\n%s", old)
+	}
+	now, err := os.ReadFile(prom)
+	if err != nil || !strings.Contains(string(now), "\nfleet_audit_node_up{inventory=\"lab\",node=\"lab-1\",roles=\"\"} 1\n") {
+		t.Errorf("%s: %v\n%s", prom, err, now)
+	}
+	if st, err := os.Stat(prom); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("%s: mode %v (%v), want 0644 for node_exporter's user to read", prom, st.Mode(), err)
+	}
+	entries, err := os.ReadDir(textfiles)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the textfile directory holds %v (%v), want fleet-audit.prom alone", entries, err)
+	}
+}
