@@ -77,11 +77,14 @@ func fleetsUsed(script []byte) (map[string]bool, error) {
 // sharedFleets starts each read-only fleet once per test binary, the first
 // time a script asks for it, so a script pays only for the fleets it uses.
 type sharedFleets struct {
-	dir   string
-	mu    sync.Mutex
-	once  map[string]*sync.Once
-	fleet map[string]*demo.Fleet
-	err   map[string]error
+	dir string
+	// replay memoises the bundles the shared fleets' nodes run: scripts
+	// that share a fleet only read it, and most audit it the same way.
+	replay sshfleet.Replay
+	mu     sync.Mutex
+	once   map[string]*sync.Once
+	fleet  map[string]*demo.Fleet
+	err    map[string]error
 }
 
 func (s *sharedFleets) get(name string) (string, error) {
@@ -94,7 +97,7 @@ func (s *sharedFleets) get(name string) (string, error) {
 	s.mu.Unlock()
 	dir := filepath.Join(s.dir, name)
 	once.Do(func() {
-		fl, err := startScriptFleet(dir, name)
+		fl, err := startScriptFleet(dir, name, &s.replay)
 		s.mu.Lock()
 		s.fleet[name], s.err[name] = fl, err
 		s.mu.Unlock()
@@ -114,11 +117,12 @@ func (s *sharedFleets) close() {
 	}
 }
 
-func startScriptFleet(dir, name string) (*demo.Fleet, error) {
+func startScriptFleet(dir, name string, replay *sshfleet.Replay) (*demo.Fleet, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	members, o := scriptFleets[name]()
+	o.Replay = replay
 	fl, err := demo.Start(context.Background(), dir, members, o)
 	if err != nil {
 		return nil, fmt.Errorf("fleet %s: %w", name, err)
@@ -146,6 +150,9 @@ func TestScripts(t *testing.T) {
 	shared := &sharedFleets{dir: t.TempDir(), once: map[string]*sync.Once{}, fleet: map[string]*demo.Fleet{}, err: map[string]error{}}
 	// Registered after TempDir, so the servers stop before their roots go.
 	t.Cleanup(shared.close)
+	t.Cleanup(func() {
+		t.Logf("shared fleets: %d bundles replayed, %d run", shared.replay.Hits.Load(), shared.replay.Misses.Load())
+	})
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/script",
 		Cmds: scriptCmds,
@@ -169,7 +176,7 @@ func TestScripts(t *testing.T) {
 			for name, own := range used {
 				dir := filepath.Join(env.WorkDir, "fleets", name)
 				if own {
-					fl, err := startScriptFleet(dir, name)
+					fl, err := startScriptFleet(dir, name, nil)
 					if err != nil {
 						return err
 					}

@@ -36,6 +36,9 @@ type Options struct {
 	// WrongHostKey lists nodes whose known_hosts entry is of another key, as
 	// after a reinstall.
 	WrongHostKey map[string]bool
+	// Replay, when set, memoises each node's probe bundles (sshfleet.Replay),
+	// for a fleet whose node files are never changed.
+	Replay *sshfleet.Replay
 }
 
 // Start builds the node roots under dir, starts the servers and writes
@@ -61,6 +64,7 @@ func Start(ctx context.Context, dir string, members []nodesim.Member, o Options)
 			Env:            []string{"FLEET_AUDIT_ROOT=" + root},
 			Dir:            root,
 			Fault:          o.Faults[m.Name],
+			Replay:         o.Replay,
 		})
 	}
 	servers, err := sshfleet.Start(ctx, cfgs)

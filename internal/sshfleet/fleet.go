@@ -108,6 +108,9 @@ type NodeConfig struct {
 	// destination. Forwarding ignores Fault once the handshake is done,
 	// so a FaultHang bastion forwards but answers no keepalive.
 	Bastion bool
+	// Replay, when set, memoises the probe bundles the node runs (see
+	// Replay); for nodes whose files never change.
+	Replay *Replay
 }
 
 // Node is one started node.

@@ -165,14 +165,63 @@ func (s *session) start(command string) {
 	}
 }
 
+// maxReplayStdin bounds what a replaying node reads before deciding: a
+// probe bundle is a few hundred KiB.
+const maxReplayStdin = 16 << 20
+
 func (s *session) exec(command string) {
+	r := s.node.Config.Replay
+	if r == nil {
+		s.run(command, nil, nil)
+		return
+	}
+	// The whole script first: a bundle's key is its text.
+	in, err := io.ReadAll(io.LimitReader(s.ch, maxReplayStdin))
+	if err != nil {
+		fmt.Fprintf(s.ch.Stderr(), "sshfleet: read stdin: %v\n", err)
+		s.exit(127, "")
+		return
+	}
+	k, nonce, ok := r.key(s.node, command, in)
+	if !ok {
+		s.run(command, in, nil)
+		return
+	}
+	if rec := r.lookup(k); rec != nil {
+		r.Hits.Add(1)
+		stdout, stderr := rec.replay(nonce)
+		_, _ = s.ch.Stderr().Write(stderr)
+		_, _ = s.ch.Write(stdout)
+		s.exit(rec.status, "")
+		return
+	}
+	r.Misses.Add(1)
+	s.run(command, in, func(stdout, stderr []byte, status int) { r.record(k, nonce, stdout, stderr, status) })
+}
+
+// run runs command in its own process group. With stdin nil the client's
+// stream is copied in as it comes; otherwise stdin is the script, already
+// read. done, when set, gets the output and exit status of a command that
+// exited (not one killed by a signal).
+func (s *session) run(command string, stdin []byte, done func(stdout, stderr []byte, status int)) {
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Env = commandEnv(s.node.Config.Env)
 	cmd.Dir = s.node.Config.Dir
 	cmd.Stdout = s.ch
 	cmd.Stderr = s.ch.Stderr()
+	var stdout, stderr bytes.Buffer
+	if done != nil {
+		cmd.Stdout = io.MultiWriter(s.ch, &stdout)
+		cmd.Stderr = io.MultiWriter(s.ch.Stderr(), &stderr)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	var pipe io.WriteCloser
+	var err error
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	} else {
+		pipe, err = cmd.StdinPipe()
+	}
 	if err == nil {
 		err = cmd.Start()
 	}
@@ -189,13 +238,16 @@ func (s *session) exec(command string) {
 		s.killGroup(syscall.SIGKILL)
 	}
 
-	s.fleet.wg.Add(2)
-	go func() {
-		defer s.fleet.wg.Done()
-		// Ends at the client's EOF, or when the channel closes.
-		_, _ = io.Copy(stdin, s.ch)
-		_ = stdin.Close()
-	}()
+	if pipe != nil {
+		s.fleet.wg.Add(1)
+		go func() {
+			defer s.fleet.wg.Done()
+			// Ends at the client's EOF, or when the channel closes.
+			_, _ = io.Copy(pipe, s.ch)
+			_ = pipe.Close()
+		}()
+	}
+	s.fleet.wg.Add(1)
 	go func() {
 		defer s.fleet.wg.Done()
 		_ = cmd.Wait()
@@ -215,6 +267,9 @@ func (s *session) exec(command string) {
 		if ws.Signaled() {
 			s.exit(0, signalName(ws.Signal()))
 			return
+		}
+		if done != nil {
+			done(stdout.Bytes(), stderr.Bytes(), ws.ExitStatus())
 		}
 		s.exit(ws.ExitStatus(), "")
 	}()
