@@ -1,6 +1,8 @@
 # fleet-audit: `make demo` and `make test` work from a fresh clone with Go and /bin/sh.
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# Outside a git checkout VERSION is empty and the binary describes itself
+# from its Go build info instead (cmd/fleet-audit/version.go).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: build test test-short demo lint fuzz bench clean

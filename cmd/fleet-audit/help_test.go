@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,7 @@ func TestUsageTraps(t *testing.T) {
 		{name: "unknown command", argv: []string{"nosuch"}, code: 2, stderr: []string{`unknown command "nosuch"`}},
 		{name: "help alone is the app's", argv: []string{"help"}, code: 0, stdout: []string{"COMMANDS:", "   diff "}},
 		{name: "help of no command", argv: []string{"help", "nosuch"}, code: 2, stderr: []string{`help: no command "nosuch"`}},
-		{name: "--version", argv: []string{"--version"}, code: 0, stdout: []string{"fleet-audit dev"}},
+		{name: "--version", argv: []string{"--version"}, code: 0, stdout: []string{"fleet-audit dev (" + runtime.Version() + ")\n"}},
 		{name: "-v is not --version", argv: []string{"-v"}, code: 2, stderr: []string{"-v"}, notStdout: []string{"fleet-audit dev"}},
 		{name: "--version lists no -v", argv: []string{"--help"}, code: 0, stdout: []string{"--version "}, notStdout: []string{"--version, -v"}},
 		{name: "run -v is --verbose", argv: []string{"run", "--help"}, code: 0, stdout: []string{"--verbose, -v"}},
