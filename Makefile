@@ -5,7 +5,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test test-short demo lint fuzz bench clean dist
+.PHONY: build test test-short demo lint fuzz bench clean dist man
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/fleet-audit ./cmd/fleet-audit
@@ -68,8 +68,19 @@ PKG_VERSION := $(shell echo '$(DIST_VERSION)' | sed -e 's/^v//' -e '/^[0-9]/!s/^
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 export SOURCE_DATE_EPOCH
 
-dist:
-	rm -rf dist && mkdir -p dist
+# The man page, generated from the same command and flag definitions as
+# --help (urfave/cli's ToMan, through go-md2man, which the binary links
+# already): man -l bin/fleet-audit.1 shows it.
+man: build
+	./bin/fleet-audit man > bin/fleet-audit.1
+
+# The packages' man page and shell completions come from the host's own
+# build of this commit (bin/fleet-audit), since the cross-built binaries
+# may not run here; gzip -9n as Debian Policy 12.1 asks of man pages.
+dist: man
+	rm -rf dist && mkdir -p dist/share
+	gzip -9n < bin/fleet-audit.1 > dist/share/fleet-audit.1.gz
+	for shell in bash zsh fish; do ./bin/fleet-audit completion $$shell > dist/share/fleet-audit.$$shell; done
 	set -e; for target in $(DIST_TARGETS); do \
 	  os=$${target%/*}; arch=$${target#*/}; name=fleet-audit_$(DIST_VERSION)_$${os}_$${arch}; \
 	  mkdir -p dist/$$name; \

@@ -178,7 +178,9 @@ EXAMPLES:
 			probesCommand(act.probes),
 			reportCommand(act.report),
 			diffCommand(act.diff),
+			completionCommand(),
 			helpCommand(),
+			manCommand(),
 		},
 	}
 	// Every command, one added later too, refuses the positional arguments

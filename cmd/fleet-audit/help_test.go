@@ -21,7 +21,9 @@ func runOut(argv ...string) (int, string, string) {
 // with the app's help, which is fair for help itself.)
 func TestHelpCommand(t *testing.T) {
 	for _, cmd := range newApp(io.Discard, io.Discard, commandActions).Commands {
-		if cmd.Name == "help" {
+		// help refuses a hidden command (man) as it refuses any other
+		// word that names no command a user sees.
+		if cmd.Name == "help" || cmd.Hidden {
 			continue
 		}
 		t.Run(cmd.Name, func(t *testing.T) {
@@ -56,6 +58,9 @@ func TestUsageTraps(t *testing.T) {
 			stdout: []string{"EXIT STATUS:", "the saved run's gate passed", "not what its own findings give"}, notStdout: []string{"at or above --fail-on (default critical)"}},
 		{name: "diff's exit status", argv: []string{"diff", "--help"}, code: 0,
 			stdout: []string{"EXIT STATUS:", "nothing got worse", "a node audited before could not be audited after"}, notStdout: []string{"the gate passed"}},
+		{name: "completion of an unknown shell", argv: []string{"completion", "tcsh"}, code: 2, stderr: []string{`no completion for shell "tcsh": want one of bash, zsh, fish`}},
+		{name: "completion without a shell", argv: []string{"completion"}, code: 2, stderr: []string{"no shell given"}},
+		{name: "help hides man", argv: []string{"--help"}, code: 0, stdout: []string{"   completion "}, notStdout: []string{"   man "}},
 		{name: "run's exit status", argv: []string{"run", "--help"}, code: 0, stdout: []string{"EXIT STATUS:", "the gate passed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
