@@ -60,8 +60,9 @@ DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST_VERSION := $(or $(VERSION),dev)
 # Debian and RPM versions must start with a digit and keep "-" for the
 # release: v1.2.3 is 1.2.3, v1.2.3-4-gabcdef0 is 1.2.3+4.gabcdef0 (sorting
-# after 1.2.3, as it was built after it), an untagged abcdef0 is 0.0.0+abcdef0.
-PKG_VERSION := $(shell echo '$(DIST_VERSION)' | sed -e 's/^v//' -e '/^[0-9]/!s/^/0.0.0+/' -e 's/-/+/' -e 's/-/./g')
+# after 1.2.3, as it was built after it), an untagged commit (abcdef0, and
+# 0123abc, which starts with a digit too) 0.0.0+abcdef0.
+PKG_VERSION := $(shell echo '$(DIST_VERSION)' | sed -E -e 's/^v([0-9])/\1/' -e '/^[0-9]+\.[0-9]/!s/^/0.0.0+/' -e 's/-/+/' -e 's/-/./g')
 # File times in the tarballs and packages are the commit's, not the build's,
 # so that they do not differ between two builds of one commit (nfpm reads
 # SOURCE_DATE_EPOCH: reproducible-builds.org/specs/source-date-epoch).
