@@ -63,9 +63,10 @@ DIST_VERSION := $(or $(VERSION),dev)
 # after 1.2.3, as it was built after it), an untagged commit (abcdef0, and
 # 0123abc, which starts with a digit too) 0.0.0+abcdef0.
 PKG_VERSION := $(shell echo '$(DIST_VERSION)' | sed -E -e 's/^v([0-9])/\1/' -e '/^[0-9]+\.[0-9]/!s/^/0.0.0+/' -e 's/-/+/' -e 's/-/./g')
-# File times in the tarballs and packages are the commit's, not the build's,
-# so that they do not differ between two builds of one commit (nfpm reads
-# SOURCE_DATE_EPOCH: reproducible-builds.org/specs/source-date-epoch).
+# Two builds of one commit give the same bytes, so SHA256SUMS can be checked
+# by rebuilding: file times in the tarballs and packages are the commit's
+# (nfpm reads SOURCE_DATE_EPOCH: reproducible-builds.org/specs/source-date-epoch),
+# and the SBOMs carry no random serial number and no build time.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 export SOURCE_DATE_EPOCH
 
@@ -88,7 +89,7 @@ dist: man
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$$name/fleet-audit ./cmd/fleet-audit; \
 	  cp README.md LICENSE dist/$$name/; \
 	  tar -C dist --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) -czf dist/$$name.tar.gz $$name; \
-	  $(CYCLONEDX) bin -json -version $(DIST_VERSION) -output dist/$$name.cdx.json dist/$$name/fleet-audit; \
+	  $(CYCLONEDX) bin -json -noserial -notimestamp -version $(DIST_VERSION) -output dist/$$name.cdx.json dist/$$name/fleet-audit; \
 	  if [ $$os = linux ]; then for packager in deb rpm; do \
 	    PKG_ARCH=$$arch PKG_VERSION='$(PKG_VERSION)' BINARY=dist/$$name/fleet-audit \
 	      $(NFPM) package --config nfpm.yaml --packager $$packager --target dist/; \
