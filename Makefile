@@ -78,7 +78,8 @@ man: build
 
 # The packages' man page and shell completions come from the host's own
 # build of this commit (bin/fleet-audit), since the cross-built binaries
-# may not run here; gzip -9n as Debian Policy 12.1 asks of man pages.
+# may not run here. Man pages are gzip -9 (Debian Policy 12.1), -n so
+# that the archive keeps no file name or time.
 dist: man
 	rm -rf dist && mkdir -p dist/share
 	gzip -9n < bin/fleet-audit.1 > dist/share/fleet-audit.1.gz
