@@ -1,9 +1,11 @@
 # fleet-audit: `make demo` and `make test` work from a fresh clone with Go and /bin/sh.
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# Outside a git checkout VERSION is empty and the binary describes itself
+# from its Go build info instead (cmd/fleet-audit/version.go).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test test-short demo lint fuzz bench clean
+.PHONY: build test test-short demo lint fuzz bench clean dist man
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/fleet-audit ./cmd/fleet-audit
@@ -43,5 +45,58 @@ fuzz:
 bench:
 	sh bench/run.sh
 
+# Release artifacts under dist/, from a clone with Go alone: nfpm and
+# cyclonedx-gomod are Go modules run at pinned versions, so no packaging
+# tool has to be installed. nfpm builds the .deb and .rpm without dpkg-deb
+# or rpmbuild. The SBOM is CycloneDX, one per binary: cyclonedx-gomod's bin
+# mode reads the modules the go command recorded in that binary (go version
+# -m), so it lists what was linked for that target and needs no git
+# history, which its app mode does (it fails in a git worktree). The SPDX
+# module on offer (github/go-spdx) parses licence expressions and writes no
+# SBOM.
+NFPM      ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.48.0
+CYCLONEDX ?= $(GO) run github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
+DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST_VERSION := $(or $(VERSION),dev)
+# Debian and RPM versions must start with a digit and keep "-" for the
+# release: v1.2.3 is 1.2.3, v1.2.3-4-gabcdef0 is 1.2.3+4.gabcdef0 (sorting
+# after 1.2.3, as it was built after it), an untagged commit (abcdef0, and
+# 0123abc, which starts with a digit too) 0.0.0+abcdef0.
+PKG_VERSION := $(shell echo '$(DIST_VERSION)' | sed -E -e 's/^v([0-9])/\1/' -e '/^[0-9]+\.[0-9]/!s/^/0.0.0+/' -e 's/-/+/' -e 's/-/./g')
+# Two builds of one commit give the same bytes, so SHA256SUMS can be checked
+# by rebuilding: file times in the tarballs and packages are the commit's
+# (nfpm reads SOURCE_DATE_EPOCH: reproducible-builds.org/specs/source-date-epoch),
+# and the SBOMs carry no random serial number and no build time.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+export SOURCE_DATE_EPOCH
+
+# The man page, generated from the same command and flag definitions as
+# --help (urfave/cli's ToMan, through go-md2man, which the binary links
+# already): man -l bin/fleet-audit.1 shows it.
+man: build
+	./bin/fleet-audit man > bin/fleet-audit.1
+
+# The packages' man page and shell completions come from the host's own
+# build of this commit (bin/fleet-audit), since the cross-built binaries
+# may not run here. Man pages are gzip -9 (Debian Policy 12.1), -n so
+# that the archive keeps no file name or time.
+dist: man
+	rm -rf dist && mkdir -p dist/share
+	gzip -9n < bin/fleet-audit.1 > dist/share/fleet-audit.1.gz
+	for shell in bash zsh fish; do ./bin/fleet-audit completion $$shell > dist/share/fleet-audit.$$shell; done
+	set -e; for target in $(DIST_TARGETS); do \
+	  os=$${target%/*}; arch=$${target#*/}; name=fleet-audit_$(DIST_VERSION)_$${os}_$${arch}; \
+	  mkdir -p dist/$$name; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$$name/fleet-audit ./cmd/fleet-audit; \
+	  cp README.md LICENSE dist/$$name/; \
+	  tar -C dist --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) -czf dist/$$name.tar.gz $$name; \
+	  $(CYCLONEDX) bin -json -noserial -notimestamp -version $(DIST_VERSION) -output dist/$$name.cdx.json dist/$$name/fleet-audit; \
+	  if [ $$os = linux ]; then for packager in deb rpm; do \
+	    PKG_ARCH=$$arch PKG_VERSION='$(PKG_VERSION)' BINARY=dist/$$name/fleet-audit \
+	      $(NFPM) package --config nfpm.yaml --packager $$packager --target dist/; \
+	  done; fi; \
+	done
+	cd dist && sha256sum *.tar.gz *.deb *.rpm *.cdx.json > SHA256SUMS
+
 clean:
-	rm -rf bin demo-out
+	rm -rf bin demo-out dist

@@ -1,6 +1,6 @@
 module github.com/fleet-audit/fleet-audit
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/kevinburke/ssh_config v1.6.0

@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/result"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 type exitCode int
 
@@ -129,7 +127,10 @@ var commandActions = actions{
 // so they are set once here rather than by each newApp, which tests call
 // many times.
 func init() {
-	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "fleet-audit %s\n", c.App.Version) }
+	cli.VersionPrinter = func(c *cli.Context) {
+		info, _ := debug.ReadBuildInfo()
+		fmt.Fprintln(c.App.Writer, versionLine(c.App.Version, info))
+	}
 	// urfave's --version has the short form -v, which run, demo and report
 	// already give --verbose (as ssh -v is verbose): "fleet-audit -v run"
 	// and "fleet-audit run -v" must not mean two things.
@@ -140,7 +141,7 @@ func newApp(stdout, stderr io.Writer, act actions) *cli.App {
 	app := &cli.App{
 		Name:    "fleet-audit",
 		Usage:   "compare every node of an RKE2/Kubernetes fleet over SSH before an upgrade",
-		Version: version,
+		Version: buildVersion,
 		Description: `fleet-audit opens one SSH connection to each node of an inventory, runs
 read-only probe scripts embedded in the binary, compares the facts across
 nodes, and reports the drift that breaks upgrades: host firewalls fighting
@@ -177,7 +178,9 @@ EXAMPLES:
 			probesCommand(act.probes),
 			reportCommand(act.report),
 			diffCommand(act.diff),
+			completionCommand(),
 			helpCommand(),
+			manCommand(),
 		},
 	}
 	// Every command, one added later too, refuses the positional arguments

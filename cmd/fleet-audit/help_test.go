@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -20,7 +21,9 @@ func runOut(argv ...string) (int, string, string) {
 // with the app's help, which is fair for help itself.)
 func TestHelpCommand(t *testing.T) {
 	for _, cmd := range newApp(io.Discard, io.Discard, commandActions).Commands {
-		if cmd.Name == "help" {
+		// help refuses a hidden command (man) as it refuses any other
+		// word that names no command a user sees.
+		if cmd.Name == "help" || cmd.Hidden {
 			continue
 		}
 		t.Run(cmd.Name, func(t *testing.T) {
@@ -47,7 +50,7 @@ func TestUsageTraps(t *testing.T) {
 		{name: "unknown command", argv: []string{"nosuch"}, code: 2, stderr: []string{`unknown command "nosuch"`}},
 		{name: "help alone is the app's", argv: []string{"help"}, code: 0, stdout: []string{"COMMANDS:", "   diff "}},
 		{name: "help of no command", argv: []string{"help", "nosuch"}, code: 2, stderr: []string{`help: no command "nosuch"`}},
-		{name: "--version", argv: []string{"--version"}, code: 0, stdout: []string{"fleet-audit dev"}},
+		{name: "--version", argv: []string{"--version"}, code: 0, stdout: []string{"fleet-audit dev (" + runtime.Version() + ")\n"}},
 		{name: "-v is not --version", argv: []string{"-v"}, code: 2, stderr: []string{"-v"}, notStdout: []string{"fleet-audit dev"}},
 		{name: "--version lists no -v", argv: []string{"--help"}, code: 0, stdout: []string{"--version "}, notStdout: []string{"--version, -v"}},
 		{name: "run -v is --verbose", argv: []string{"run", "--help"}, code: 0, stdout: []string{"--verbose, -v"}},
@@ -55,6 +58,9 @@ func TestUsageTraps(t *testing.T) {
 			stdout: []string{"EXIT STATUS:", "the saved run's gate passed", "not what its own findings give"}, notStdout: []string{"at or above --fail-on (default critical)"}},
 		{name: "diff's exit status", argv: []string{"diff", "--help"}, code: 0,
 			stdout: []string{"EXIT STATUS:", "nothing got worse", "a node audited before could not be audited after"}, notStdout: []string{"the gate passed"}},
+		{name: "completion of an unknown shell", argv: []string{"completion", "tcsh"}, code: 2, stderr: []string{`no completion for shell "tcsh": want one of bash, zsh, fish`}},
+		{name: "completion without a shell", argv: []string{"completion"}, code: 2, stderr: []string{"no shell given"}},
+		{name: "help hides man", argv: []string{"--help"}, code: 0, stdout: []string{"   completion "}, notStdout: []string{"   man "}},
 		{name: "run's exit status", argv: []string{"run", "--help"}, code: 0, stdout: []string{"EXIT STATUS:", "the gate passed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -123,7 +123,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
-		ToolVersion: version, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Logger: logger,
+		ToolVersion: buildVersion, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Logger: logger,
 		LateWarnings: func() []string {
 			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
 		},

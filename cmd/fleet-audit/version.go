@@ -1,0 +1,73 @@
+package main
+
+import (
+	"runtime"
+	"runtime/debug"
+)
+
+// version is what the Makefile's `git describe` stamps with -ldflags
+// "-X main.version=..."; it is empty in a binary built by go install or a
+// plain go build, which describes itself from its build info instead.
+var version string
+
+// buildVersion is this binary's version, in the app's --version, the
+// reports and the JSON results.
+var buildVersion = func() string {
+	info, _ := debug.ReadBuildInfo()
+	return versionOf(version, info)
+}()
+
+// shortRevisionLen is as long as the commit in a Go pseudo-version
+// (golang.org/ref/mod#pseudo-versions), so that the two spellings of one
+// build can be compared by eye.
+const shortRevisionLen = 12
+
+// versionOf is a binary's version from what its build knew, best first:
+// the version the Makefile stamped; the module version the go command
+// recorded (the tag of a `go install ...@v1.2.3`, or a pseudo-version,
+// "+dirty" when the tree was modified); the VCS revision when the go
+// command recorded a commit but no version; "dev" when it recorded
+// neither (a test binary, or -buildvcs=false outside a module download).
+func versionOf(stamped string, info *debug.BuildInfo) string {
+	if stamped != "" {
+		return stamped
+	}
+	if info == nil {
+		return "dev"
+	}
+	// "(devel)" is what the go command writes for a main module it has no
+	// version for (runtime/debug.Module).
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var revision string
+	var modified bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if revision == "" {
+		return "dev"
+	}
+	if len(revision) > shortRevisionLen {
+		revision = revision[:shortRevisionLen]
+	}
+	if modified {
+		revision += "-dirty"
+	}
+	return revision
+}
+
+// versionLine is what --version prints: the version and the Go release
+// that built it, since a bug report needs both.
+func versionLine(v string, info *debug.BuildInfo) string {
+	goVersion := runtime.Version()
+	if info != nil && info.GoVersion != "" {
+		goVersion = info.GoVersion
+	}
+	return "fleet-audit " + v + " (" + goVersion + ")"
+}
