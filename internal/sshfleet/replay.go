@@ -35,7 +35,7 @@ type recorded struct {
 
 // nonceLine finds the bundle's nonce (audit/probe BuildBundle writes it on
 // the first line, after remote's pid prelude).
-var nonceLine = regexp.MustCompile(`(?:^|; )fa_n=([0-9a-f]{32})\n`)
+var nonceLine = regexp.MustCompile(`(?:^|; )fa_n=([0-9a-f]{16,64})\n`)
 
 // probeTimedOut matches a probe end marker with timeout(1)'s status or a
 // KILL's: a run that hit a timeout says more about the machine's load than

@@ -16,7 +16,8 @@ func TestReplay(t *testing.T) {
 	var r Replay
 	f, signer := startFleet(t, NodeConfig{Name: "a", Replay: &r}, NodeConfig{Name: "b", Replay: &r})
 	a, b := mustDial(t, f.Nodes()[0], signer), mustDial(t, f.Nodes()[1], signer)
-	const nonce1, nonce2 = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	// 16 hex digits, as audit/probe.NewNonce makes them.
+	const nonce1, nonce2 = "0123456789abcdef", "fedcba9876543210"
 	// Like remote's pid prelude and audit/probe's bundle: the nonce on the
 	// first line, in the output markers, a pid line on stderr.
 	bundle := func(nonce string) string {
