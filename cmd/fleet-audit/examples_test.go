@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 )
@@ -51,7 +52,9 @@ func TestCIExamples(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	fleetDir := t.TempDir()
-	fl, err := demo.Start(ctx, fleetDir, nodesim.Incident(), demo.Options{})
+	// Every example audits the same untouched fleet: the runs after the
+	// first replay its bundles.
+	fl, err := demo.Start(ctx, fleetDir, nodesim.Incident(), demo.Options{Replay: &sshfleet.Replay{}})
 	if err != nil {
 		t.Fatal(err)
 	}
