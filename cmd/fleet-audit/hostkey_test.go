@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -27,7 +28,8 @@ func TestHostKeyPolicies(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	fl, err := demo.Start(ctx, dir, nodesim.Clean(3), demo.Options{WrongHostKey: map[string]bool{"node-3": true}})
+	// Each policy audits the same untouched nodes: later runs replay.
+	fl, err := demo.Start(ctx, dir, nodesim.Clean(3), demo.Options{WrongHostKey: map[string]bool{"node-3": true}, Replay: &sshfleet.Replay{}})
 	if err != nil {
 		t.Fatal(err)
 	}
