@@ -99,20 +99,26 @@ func mdCauses(p func(string, ...any), fs []result.Finding, failing map[string]bo
 	}
 }
 
+// mdCauseHeadline is a cause's bold line, "**Probable cause of `check`:
+// `fact=value`**", the pair cut to max runes when max is positive.
+func mdCauseHeadline(c *result.Cause, max int) string {
+	verdict := "Probable"
+	if !c.Exact {
+		verdict = "Likely"
+	}
+	var symptoms []string
+	for _, s := range c.SymptomChecks() {
+		symptoms = append(symptoms, mdCode(s, false))
+	}
+	return fmt.Sprintf("**%s cause of %s: %s**", verdict, strings.Join(symptoms, " and "), mdCode(truncate(c.Fact+"="+c.Value, max), false))
+}
+
 // mdCause is one correlation finding's blockquote.
 func mdCause(p func(string, ...any), f result.Finding, failing map[string]bool) {
 	const q = "> "
 	p("\n")
 	if f.Cause != nil {
-		verdict := "Probable"
-		if !f.Cause.Exact {
-			verdict = "Likely"
-		}
-		var symptoms []string
-		for _, s := range f.Cause.SymptomChecks() {
-			symptoms = append(symptoms, mdCode(s, false))
-		}
-		p("> **%s cause of %s: %s**  \n", verdict, strings.Join(symptoms, " and "), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
+		p("> %s  \n", mdCauseHeadline(f.Cause, 0))
 		p("> %s\n", mdLine(causeStats(f.Cause)))
 		if cands := candidateRows(f.Cause); len(cands) > 0 {
 			rows := make([][]string, len(cands))

@@ -75,16 +75,10 @@ func (m *MarkdownSummary) Format(w io.Writer, r *result.Report) error {
 		s.items(mdTableHead("Severity", "Check", "Nodes", "Title"), rows, "finding")
 	}
 
-	var down []string
-	for _, n := range r.Nodes {
-		if n.Status != result.StatusOK {
-			down = append(down, n.Name)
-		}
-	}
-	if len(down) > 0 {
+	if groups := nodesByStatus(r.Nodes); len(groups) > 0 {
 		s.put("\n## Nodes not audited\n\n")
 		var rows []string
-		for _, g := range nodesByStatus(r.Nodes) {
+		for _, g := range groups {
 			rows = append(rows, mdRow(mdCode(g.status, true), mdCode(truncate(compressNodes(g.nodes), summaryNodesMax), true), fmt.Sprint(len(g.nodes))))
 		}
 		s.items(mdTableHead("Status", "Nodes", "Count"), rows, "status")
@@ -169,16 +163,7 @@ func summaryCause(f result.Finding, failing map[string]bool) string {
 	var b strings.Builder
 	b.WriteString("\n")
 	if f.Cause != nil {
-		verdict := "Probable"
-		if !f.Cause.Exact {
-			verdict = "Likely"
-		}
-		var symptoms []string
-		for _, s := range f.Cause.SymptomChecks() {
-			symptoms = append(symptoms, mdCode(s, false))
-		}
-		fmt.Fprintf(&b, "> **%s cause of %s: %s**  \n", verdict, strings.Join(symptoms, " and "),
-			mdCode(truncate(f.Cause.Fact+"="+f.Cause.Value, summaryLineMax), false))
+		fmt.Fprintf(&b, "> %s  \n", mdCauseHeadline(f.Cause, summaryLineMax))
 		fmt.Fprintf(&b, "> %s\n", mdLine(causeStats(f.Cause)))
 	} else {
 		fmt.Fprintf(&b, "> **%s**\n", mdText(truncate(f.Title, summaryLineMax)))
