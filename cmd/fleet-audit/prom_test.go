@@ -10,15 +10,6 @@ import (
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-func containsLine(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
-			return true
-		}
-	}
-	return false
-}
-
 // TestPromWrittenAtomically: node_exporter's textfile collector may read
 // the file at any moment, so it must be replaced whole, by a rename, never
 // rewritten in place (node_exporter README, "Textfile Collector": "write
