@@ -3,8 +3,11 @@ package audit
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,4 +94,95 @@ func BenchmarkBundleOnHealthyNode(b *testing.B) {
 			b.Fatal("no facts")
 		}
 	}
+}
+
+// BenchmarkProbeCost measures what each probe costs a healthy simulated
+// node, as issue 17 asks: the processes forked (the kernel's count of
+// forks since boot, "processes" in /proc/stat, read around the run; so
+// other work on the machine adds to it: run it on an idle machine) and the
+// CPU of the shell and everything it started (RUSAGE_CHILDREN). "prelude"
+// is a bundle of no probes, the fixed cost; each "probe=ID" is a bundle of
+// that probe alone, so its framework share (the per-probe timeout, shell
+// and reader) is counted with it; "all" is the real bundle. bench/forks.sh
+// prints the table.
+func BenchmarkProbeCost(b *testing.B) {
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodeProbes, _ := probe.SplitScope(probes)
+	root := filepath.Join(b.TempDir(), "node")
+	if err := nodesim.Build(root, nodesim.Healthy("bench-1", true)); err != nil {
+		b.Fatal(err)
+	}
+	sess := &shSession{root: root}
+	cases := []struct {
+		name   string
+		probes []probe.Probe
+	}{{"prelude", nil}}
+	for _, p := range nodeProbes {
+		cases = append(cases, struct {
+			name   string
+			probes []probe.Probe
+		}{"probe=" + p.ID, []probe.Probe{p}})
+	}
+	cases = append(cases, struct {
+		name   string
+		probes []probe.Probe
+	}{"all", nodeProbes})
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			var forks int64
+			var cpu time.Duration
+			for b.Loop() {
+				nonce := probe.NewNonce()
+				bundle := bundleFor(b, tc.probes, probe.Become{}, nonce)
+				before, beforeCPU := forkCount(b), childCPU()
+				res, err := sess.Exec(context.Background(), bundle, 5*time.Minute)
+				forks += forkCount(b) - before
+				cpu += childCPU() - beforeCPU
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range probe.ParseOutput(res.Stdout, nonce, tc.probes).Runs {
+					if r.Status != result.ProbeOK {
+						b.Fatalf("probe %s: %s (exit %d) %s", r.ID, r.Status, r.ExitCode, r.Stderr)
+					}
+				}
+			}
+			b.ReportMetric(float64(forks)/float64(b.N), "forks/op")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// forkCount is the number of forks since boot ("processes" in /proc/stat,
+// proc(5)).
+func forkCount(b *testing.B) int64 {
+	b.Helper()
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Skipf("no /proc/stat: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "processes "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("/proc/stat has no processes line")
+	return 0
+}
+
+// childCPU is the user and system CPU of this process's waited-for
+// children and their descendants.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
