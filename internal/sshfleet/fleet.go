@@ -124,6 +124,11 @@ type Node struct {
 
 	fleet    *Fleet
 	listener net.Listener // nil for FaultRefuse
+	// refuseFD holds a FaultRefuse node's port: bound, never listening,
+	// so connecting is refused and no other listener can be handed the
+	// port while the fleet lives (a port closed right away could be, and
+	// a test of "refused" would then reach another test's server).
+	refuseFD int
 	server   *ssh.ServerConfig
 
 	accepted atomic.Int64
@@ -211,6 +216,14 @@ func (f *Fleet) startNode(cfg NodeConfig) (*Node, error) {
 			return nil, err
 		}
 	}
+	if cfg.Fault == FaultRefuse {
+		fd, port, err := boundPort()
+		if err != nil {
+			return nil, fmt.Errorf("refusing port: %w", err)
+		}
+		return &Node{fleet: f, Config: cfg, Addr: fmt.Sprintf("127.0.0.1:%d", port), Host: "127.0.0.1", Port: port,
+			HostKey: hostKey.PublicKey(), refuseFD: fd}, nil
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -223,14 +236,6 @@ func (f *Fleet) startNode(cfg NodeConfig) (*Node, error) {
 		Host:    tcp.IP.String(),
 		Port:    tcp.Port,
 		HostKey: hostKey.PublicKey(),
-	}
-	if cfg.Fault == FaultRefuse {
-		// Closing right away leaves a port that nothing listens on and
-		// that the kernel is unlikely to hand out again soon.
-		if err := ln.Close(); err != nil {
-			return nil, fmt.Errorf("close refusing listener: %w", err)
-		}
-		return n, nil
 	}
 	n.listener = ln
 	n.server = n.serverConfig(hostKey)
@@ -304,6 +309,12 @@ func (f *Fleet) Close() error {
 
 		var errs []error
 		for _, n := range f.nodes {
+			if n.refuseFD > 0 {
+				if err := syscall.Close(n.refuseFD); err != nil {
+					errs = append(errs, fmt.Errorf("close refusing port %s: %w", n.Addr, err))
+				}
+				n.refuseFD = 0
+			}
 			if n.listener != nil {
 				if err := n.listener.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 					errs = append(errs, fmt.Errorf("close listener %s: %w", n.Addr, err))
@@ -373,4 +384,30 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// boundPort binds a TCP socket to a free loopback port and does not listen
+// on it: the kernel answers a connection there with a reset (connection
+// refused), and, as the socket does not set SO_REUSEADDR, refuses to bind
+// the port for anyone else (ip(7), SO_REUSEADDR) until fd is closed.
+func boundPort() (fd, port int, err error) {
+	fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("socket: %w", err)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		_ = syscall.Close(fd)
+		return 0, 0, fmt.Errorf("bind: %w", err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		_ = syscall.Close(fd)
+		return 0, 0, fmt.Errorf("getsockname: %w", err)
+	}
+	in4, ok := sa.(*syscall.SockaddrInet4)
+	if !ok {
+		_ = syscall.Close(fd)
+		return 0, 0, fmt.Errorf("getsockname: %T", sa)
+	}
+	return fd, in4.Port, nil
 }

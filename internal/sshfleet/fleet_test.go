@@ -478,3 +478,30 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestRefusedPortStaysRefused: a FaultRefuse node's port refuses
+// connections, and no listener can be handed it while the fleet lives, so
+// a test of "refused" can never reach another test's server on a reused
+// port; closing the fleet gives the port back.
+func TestRefusedPortStaysRefused(t *testing.T) {
+	f, _ := startFleet(t, NodeConfig{Name: "refuse", Fault: FaultRefuse})
+	addr := f.Nodes()[0].Addr
+	if c, err := net.DialTimeout("tcp", addr, 2*time.Second); err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			_ = c.Close()
+		}
+		t.Fatalf("dial %s: %v, want connection refused", addr, err)
+	}
+	if ln, err := net.Listen("tcp", addr); err == nil {
+		_ = ln.Close()
+		t.Fatalf("another listener was given the refusing node's port %s", addr)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the port %s was not given back on Close: %v", addr, err)
+	}
+	_ = ln.Close()
+}
