@@ -391,7 +391,14 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 // refused), and, as the socket does not set SO_REUSEADDR, refuses to bind
 // the port for anyone else (ip(7), SO_REUSEADDR) until fd is closed.
 func boundPort() (fd, port int, err error) {
-	fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// SOCK_CLOEXEC is Linux's; the demo, and with it this package, is
+	// built for macOS too.
+	syscall.ForkLock.RLock()
+	fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return 0, 0, fmt.Errorf("socket: %w", err)
 	}
