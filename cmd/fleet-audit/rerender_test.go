@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/report"
 )
 
 // TestInvalidUTF8RerendersIdentically: a node that prints bytes which are
@@ -45,14 +46,20 @@ func TestInvalidUTF8RerendersIdentically(t *testing.T) {
 	t.Setenv("HOME", dir)
 	t.Setenv("NO_COLOR", "1")
 
-	files := []string{"results.json", "report.html", "report.md", "junit.xml"}
+	var files []string
+	for _, f := range report.FileFormats() {
+		files = append(files, f.DemoFile)
+	}
+	// Every format, written in a directory of its own by name alone, so
+	// that what one report says of another (the summary names the HTML
+	// file) is the same text for the run and the re-render.
 	outputs := func(sub string) []string {
 		d := filepath.Join(dir, sub)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		return []string{"--json", filepath.Join(d, files[0]), "--html", filepath.Join(d, files[1]),
-			"--markdown", filepath.Join(d, files[2]), "--junit", filepath.Join(d, files[3])}
+		t.Chdir(d)
+		return everyReport(".")
 	}
 	var runOut, runErr bytes.Buffer
 	runCode := run(ctx, append([]string{"fleet-audit", "run", "-i", fl.InventoryPath}, outputs("run")...), &runOut, &runErr)

@@ -33,6 +33,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -309,9 +310,7 @@ users:
 	outputs := map[string][]byte{}
 	runDir, reportDir := t.TempDir(), t.TempDir()
 	results := filepath.Join(runDir, "results.json")
-	code, stdout, stderr := runCLI(t, "run", "-i", inv, "-v", "--connect-timeout", "5s",
-		"--html", filepath.Join(runDir, "report.html"), "--markdown", filepath.Join(runDir, "report.md"),
-		"--json", results, "--junit", filepath.Join(runDir, "junit.xml"))
+	code, stdout, stderr := runCLI(t, append([]string{"run", "-i", inv, "-v", "--connect-timeout", "5s"}, everyReport(runDir)...)...)
 	outputs["run stdout"], outputs["run stderr"] = []byte(stdout), []byte(stderr)
 	if code != int(exitUnaudited) {
 		t.Fatalf("run: exit %d, want %d (node-4 rejects the key)\nstdout:\n%s\nstderr:\n%s", code, exitUnaudited, stdout, stderr)
@@ -346,8 +345,7 @@ users:
 		name string
 		args []string
 	}{
-		{"report -v", []string{"report", results, "-v", "--html", filepath.Join(reportDir, "report.html"), "--markdown", filepath.Join(reportDir, "report.md"),
-			"--junit", filepath.Join(reportDir, "junit.xml"), "--json", filepath.Join(reportDir, "results.json")}},
+		{"report -v", append([]string{"report", results, "-v"}, everyReport(reportDir)...)},
 		{"report", []string{"report", results}},
 		{"report -q", []string{"report", results, "-q"}},
 	} {
@@ -357,15 +355,24 @@ users:
 		}
 		outputs[rr.name+" stdout"], outputs[rr.name+" stderr"] = []byte(stdout), []byte(stderr)
 	}
+	// Every file format is scanned for leaks. Those that carry no node
+	// facts (the summary keeps only drift, the textfile only metrics) are
+	// named here; any other must show the canary fact, so a new format
+	// either proves the search reaches it or is added here on purpose.
+	noFacts := map[string]bool{"summary.md": true, "fleet-audit.prom": true}
 	mustShowFacts := []string{"run stdout", "report -v stdout", "report stdout"}
+	files := 0
 	for _, d := range []string{runDir, reportDir} {
 		for p, b := range readTree(t, d) {
 			outputs[p] = b
-			mustShowFacts = append(mustShowFacts, p)
+			files++
+			if !noFacts[filepath.Base(p)] {
+				mustShowFacts = append(mustShowFacts, p)
+			}
 		}
 	}
-	if len(mustShowFacts) != 3+8 {
-		t.Errorf("scanned %d report files, want 8 (4 formats, twice)", len(mustShowFacts)-3)
+	if want := 2 * len(report.FileFormats()); files != want {
+		t.Errorf("scanned %d report files, want %d (every format, twice)", files, want)
 	}
 	canaryIn := map[string]bool{}
 	for _, l := range findLeaks(outputs, map[string][]string{"canary": {canary}}) {

@@ -16,6 +16,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -171,4 +172,15 @@ func clientKeyFile(t *testing.T, dir string) (ssh.Signer, string) {
 		t.Fatal(err)
 	}
 	return signer, key
+}
+
+// everyReport is the flags that write every file format of the report
+// registry into dir, under the names the demo uses ("--json DIR/results.json",
+// …), so a test that must see every report never misses a new format.
+func everyReport(dir string) []string {
+	var args []string
+	for _, f := range report.FileFormats() {
+		args = append(args, "--"+f.Name, filepath.Join(dir, f.DemoFile))
+	}
+	return args
 }
