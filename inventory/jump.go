@@ -381,10 +381,10 @@ func (r *jumpResolver) hop(s hopSpec, first bool) (Jump, []hopSpec, bool) {
 
 	var own []hopSpec
 	if first {
-		r := sc.route(alias, alias, func(string) {})
-		own = r.hops
-		if r.command != "" {
-			cmd, err := expandProxyCommand(r.command, proxyCommandTokens(alias, j.Address, j.User, j.Port))
+		rt := sc.route(alias, alias, func(string) {})
+		own = rt.hops
+		if rt.command != "" {
+			cmd, err := expandProxyCommand(rt.command, proxyCommandTokens(alias, j.Address, j.User, j.Port))
 			if err != nil {
 				sc.badCommand(alias, err)
 				ok = false
