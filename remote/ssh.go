@@ -420,8 +420,8 @@ func droppedEarly(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// transport opens the byte stream to ep: a TCP connection, or a channel
-// through the jump host via.
+// transport opens the byte stream to ep: a TCP connection, the stdio of
+// ep's ProxyCommand, or a channel through the jump host via.
 func (d *SSHDialer) transport(b budget, ep endpoint, via *sshConn) (net.Conn, error) {
 	if via == nil && ep.proxyCommand != "" {
 		return startProxy(ep.proxyCommand)
