@@ -415,7 +415,8 @@ func (p *parser) setting(s *settings, e entry) bool {
 }
 
 // bothRoutes refuses proxy_jump and proxy_command together on one level,
-// neither none, as ssh refuses ProxyJump with ProxyCommand.
+// neither none: ssh takes whichever comes first in its file, and a YAML
+// mapping has no order to decide by.
 func (p *parser) bothRoutes(s *settings, e entry) {
 	if s.proxyJump.state == set && len(s.proxyJump.v) > 0 && s.proxyCommand.state == set && s.proxyCommand.v != "" {
 		p.add(e.v.Line, e.path, kindf(ErrInvalidValue, "proxy_jump and proxy_command are both set here; a host is reached through one of them, keep one"))
