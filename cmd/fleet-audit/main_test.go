@@ -57,11 +57,17 @@ var scriptFleets = map[string]func() ([]nodesim.Member, demo.Options){
 
 var fleetRef = regexp.MustCompile(`\$\{?WORK\}?/fleets/([A-Za-z0-9_-]+)(/[^\s'"]*)?`)
 
+// clientFiles are the files demo.Start writes for the client beside a
+// fleet: its inventories and the Ansible group_vars holding the key. A
+// script reads them (audits through them, copies them to edit a copy) and
+// never writes them.
+var clientFiles = map[string]bool{"/inventory.yaml": true, "/inventory.ini": true, "/group_vars/all.yml": true}
+
 // fleetsUsed reads a script for the fleets it names. A fleet the script
-// reaches only through its inventory is read-only to it (the audit never
-// writes to a node) and can be shared with other scripts; any other path
-// into the fleet (a node's files, the directory itself) may change it, so
-// that script gets a fleet of its own (true).
+// reaches only through its client files is read-only to it (the audit
+// never writes to a node) and can be shared with other scripts; any other
+// path into the fleet (a node's files, the directory itself) may change
+// it, so that script gets a fleet of its own (true).
 func fleetsUsed(script []byte) (map[string]bool, error) {
 	used := map[string]bool{}
 	for _, m := range fleetRef.FindAllSubmatch(script, -1) {
@@ -69,7 +75,7 @@ func fleetsUsed(script []byte) (map[string]bool, error) {
 		if _, ok := scriptFleets[name]; !ok {
 			return nil, fmt.Errorf("no simulated fleet %q (have incident, clean, down, hostkey)", name)
 		}
-		used[name] = used[name] || (string(m[2]) != "/inventory.yaml" && string(m[2]) != "/inventory.ini")
+		used[name] = used[name] || !clientFiles[string(m[2])]
 	}
 	return used, nil
 }
@@ -213,6 +219,8 @@ func TestFleetsUsed(t *testing.T) {
 	}{
 		{"none", "exec fleet-audit probes list\n", map[string]bool{}, false},
 		{"inventory only is shared", "exec fleet-audit run -i $WORK/fleets/clean/inventory.yaml\n", map[string]bool{"clean": false}, false},
+		{"group_vars read to copy the key is shared", "cp $WORK/fleets/clean/group_vars/all.yml px/group_vars/all.yml\n", map[string]bool{"clean": false}, false},
+		{"another group_vars file gets its own", "cp x $WORK/fleets/clean/group_vars/workers.yml\n", map[string]bool{"clean": true}, false},
 		{"braced WORK", "exec fleet-audit run -i ${WORK}/fleets/incident/inventory.yaml\n", map[string]bool{"incident": false}, false},
 		{"node file written gets its own", "exec fleet-audit run -i $WORK/fleets/clean/inventory.yaml\ncp zero $WORK/fleets/clean/nodes/node-2/proc/x\n", map[string]bool{"clean": true}, false},
 		{"cd into the fleet gets its own", "cd $WORK/fleets/down\n", map[string]bool{"down": true}, false},
