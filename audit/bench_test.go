@@ -73,16 +73,7 @@ func BenchmarkParseOutput(b *testing.B) {
 // against one simulated healthy node with /bin/sh: the cost every audited
 // node pays, dominated by the processes the probes fork.
 func BenchmarkBundleOnHealthyNode(b *testing.B) {
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		b.Fatal(err)
-	}
-	nodeProbes, _ := probe.SplitScope(probes)
-	root := filepath.Join(b.TempDir(), "node")
-	if err := nodesim.Build(root, nodesim.Healthy("bench-1", true)); err != nil {
-		b.Fatal(err)
-	}
-	sess := &shSession{root: root}
+	nodeProbes, sess := healthyNode(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nonce := probe.NewNonce()
@@ -106,30 +97,16 @@ func BenchmarkBundleOnHealthyNode(b *testing.B) {
 // and reader) is counted with it; "all" is the real bundle. bench/forks.sh
 // prints the table.
 func BenchmarkProbeCost(b *testing.B) {
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		b.Fatal(err)
-	}
-	nodeProbes, _ := probe.SplitScope(probes)
-	root := filepath.Join(b.TempDir(), "node")
-	if err := nodesim.Build(root, nodesim.Healthy("bench-1", true)); err != nil {
-		b.Fatal(err)
-	}
-	sess := &shSession{root: root}
-	cases := []struct {
+	nodeProbes, sess := healthyNode(b)
+	type bundleCase struct {
 		name   string
 		probes []probe.Probe
-	}{{"prelude", nil}}
+	}
+	cases := []bundleCase{{"prelude", nil}}
 	for _, p := range nodeProbes {
-		cases = append(cases, struct {
-			name   string
-			probes []probe.Probe
-		}{"probe=" + p.ID, []probe.Probe{p}})
+		cases = append(cases, bundleCase{"probe=" + p.ID, []probe.Probe{p}})
 	}
-	cases = append(cases, struct {
-		name   string
-		probes []probe.Probe
-	}{"all", nodeProbes})
+	cases = append(cases, bundleCase{"all", nodeProbes})
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			var forks int64
@@ -154,6 +131,22 @@ func BenchmarkProbeCost(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
+}
+
+// healthyNode is the built-in node probes and a shell session on one
+// simulated healthy node, which the bundle benchmarks run against.
+func healthyNode(b *testing.B) ([]probe.Probe, *shSession) {
+	b.Helper()
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodeProbes, _ := probe.SplitScope(probes)
+	root := filepath.Join(b.TempDir(), "node")
+	if err := nodesim.Build(root, nodesim.Healthy("bench-1", true)); err != nil {
+		b.Fatal(err)
+	}
+	return nodeProbes, &shSession{root: root}
 }
 
 // forkCount is the number of forks since boot ("processes" in /proc/stat,
