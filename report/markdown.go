@@ -253,7 +253,7 @@ func mdDrift(p func(string, ...any), drift []result.Drift) {
 	folded := foldDrift(drift)
 	rows := make([][]string, 0, len(folded))
 	for _, dr := range folded {
-		rows = append(rows, mdDriftRow(dr.d))
+		rows = append(rows, mdDriftRow(dr.d, false))
 	}
 	mdBlock(p, "", mdTable([]string{"Fact", "Majority value", "Outliers"}, rows)...)
 	if note := foldedNote(folded); note != "" {
@@ -263,8 +263,14 @@ func mdDrift(p func(string, ...any), drift []result.Drift) {
 
 // mdDriftRow is the columns of the issue: fact, majority value, outliers.
 // The fleet is the default scope; a narrower one (a role) is named with the
-// fact, since the same fact can drift in both.
-func mdDriftRow(d result.Drift) []string {
+// fact, since the same fact can drift in both. In brief (the summary's
+// rows) values and node lists are cut to the summary's bounds and each
+// outlier value says how many nodes hold it.
+func mdDriftRow(d result.Drift, brief bool) []string {
+	valueMax, nodesMax := 0, 0
+	if brief {
+		valueMax, nodesMax = summaryValueMax, summaryNodesMax
+	}
 	fact := mdCode(d.Fact, true)
 	if d.Scope != "" && d.Scope != result.ScopeFleet {
 		fact += " (" + mdText(string(d.Scope)) + ")"
@@ -272,10 +278,14 @@ func mdDriftRow(d result.Drift) []string {
 	var out []string
 	for _, g := range d.Groups {
 		if g.Value != d.Majority {
-			out = append(out, mdCode(g.Value, true)+": "+mdCode(compressNodes(g.Nodes), true))
+			o := mdCode(truncate(g.Value, valueMax), true) + ": " + mdCode(truncate(compressNodes(g.Nodes), nodesMax), true)
+			if brief {
+				o += fmt.Sprintf(" (%d)", len(g.Nodes))
+			}
+			out = append(out, o)
 		}
 	}
-	majority := fmt.Sprintf("%s (%s)", mdCode(d.Majority, true), result.Count(majorityCount(d), "node"))
+	majority := fmt.Sprintf("%s (%s)", mdCode(truncate(d.Majority, valueMax), true), result.Count(majorityCount(d), "node"))
 	return []string{fact, majority, strings.Join(out, "<br>")}
 }
 

@@ -91,7 +91,7 @@ func (m *MarkdownSummary) Format(w io.Writer, r *result.Report) error {
 		folded := foldDrift(r.Drift)
 		rows := make([]string, len(folded))
 		for i, dr := range folded {
-			rows[i] = summaryDriftRow(dr.d)
+			rows[i] = mdRow(mdDriftRow(dr.d, true)...)
 		}
 		s.items(mdTableHead("Fact", "Majority value", "Outliers"), rows, "drifting fact")
 	}
@@ -207,24 +207,6 @@ func summaryFindingRow(f result.Finding) string {
 		sev = "*waived* (" + f.Severity.String() + ")"
 	}
 	return mdRow(sev, mdCode(f.Check, true), nodes, mdText(truncate(cmp.Or(f.Title, f.Summary), summaryLineMax)))
-}
-
-// summaryDriftRow is a drifting fact folded by value: the majority and
-// each other value with its nodes folded.
-func summaryDriftRow(d result.Drift) string {
-	fact := mdCode(d.Fact, true)
-	if d.Scope != "" && d.Scope != result.ScopeFleet {
-		fact += " (" + mdText(string(d.Scope)) + ")"
-	}
-	var out []string
-	for _, g := range d.Groups {
-		if g.Value != d.Majority {
-			out = append(out, mdCode(truncate(g.Value, summaryValueMax), true)+": "+
-				mdCode(truncate(compressNodes(g.Nodes), summaryNodesMax), true)+fmt.Sprintf(" (%d)", len(g.Nodes)))
-		}
-	}
-	majority := fmt.Sprintf("%s (%s)", mdCode(truncate(d.Majority, summaryValueMax), true), result.Count(majorityCount(d), "node"))
-	return mdRow(fact, majority, strings.Join(out, "<br>"))
 }
 
 // statusGroup is the nodes of one status other than ok.
