@@ -345,6 +345,18 @@ func findingLines(b *strings.Builder, fs []result.Finding, idx []int) {
 	}
 }
 
+// factLines lists facts under a "facts:" line, in the order of keys; it
+// writes nothing when there are none.
+func factLines(b *strings.Builder, keys []string, facts map[string]string) {
+	if len(keys) == 0 {
+		return
+	}
+	b.WriteString("facts:\n")
+	for _, k := range keys {
+		b.WriteString("  " + k + "=" + facts[k] + "\n")
+	}
+}
+
 // nodeCase is a node's test case: an error when the node was not fully
 // audited, else passed; its findings, facts and unfinished probes are its
 // output either way.
@@ -353,12 +365,7 @@ func nodeCase(n result.Node, fs []result.Finding, idx []int) junitCase {
 	var b strings.Builder
 	fmt.Fprintf(&b, "address: %s\nroles: %s\nstatus: %s\n", n.Address, strings.Join(n.Roles, ","), n.Status)
 	findingLines(&b, fs, idx)
-	if len(n.Facts) > 0 {
-		b.WriteString("facts:\n")
-		for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
-			b.WriteString("  " + k + "=" + n.Facts[k] + "\n")
-		}
-	}
+	factLines(&b, slices.Sorted(maps.Keys(n.Facts)), n.Facts)
 	// Every probe that did not finish ok, also without stderr: a failed
 	// probe's checks skip, and CI shows only this text.
 	for _, p := range n.Probes {
@@ -391,12 +398,7 @@ func clusterCase(r *result.Report, fs []result.Finding, idx []int) junitCase {
 		fmt.Fprintf(&b, "asked through: %s\n", c.Node)
 	}
 	findingLines(&b, fs, idx)
-	if keys := clusterFacts(c); len(keys) > 0 {
-		b.WriteString("facts:\n")
-		for _, k := range keys {
-			b.WriteString("  " + k + "=" + c.Facts[k] + "\n")
-		}
-	}
+	factLines(&b, clusterFacts(c), c.Facts)
 	for _, k := range c.UnjoinedK8sNodes() {
 		b.WriteString("# kubernetes node " + result.UnjoinedLabel(r.Limit != nil) + ": " + k + "\n")
 	}
