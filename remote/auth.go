@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/internal/shquote"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 )
@@ -469,7 +470,7 @@ func unlock(deadline time.Time, path string, pemBytes []byte, passphraseEnv stri
 			why = "$" + passphraseEnv + " is empty"
 		}
 		return nil, fmt.Sprintf("%s: passphrase-protected and %s; set passphrase_env to a variable holding its passphrase, or load it into ssh-agent with: ssh-add %s",
-			path, why, shellQuote(path))
+			path, why, shquote.Readable(path))
 	}
 
 	unlocked.mu.Lock()
@@ -517,7 +518,7 @@ func decrypt(path string, pemBytes []byte, get func() ([]byte, error), from stri
 	pass, err := get()
 	if err != nil {
 		return nil, fmt.Sprintf("%s: passphrase-protected and no passphrase is available (%v); set passphrase_env or load it into ssh-agent with: ssh-add %s",
-			path, err, shellQuote(path))
+			path, err, shquote.Readable(path))
 	}
 	defer clear(pass)
 	signer, err := ssh.ParsePrivateKeyWithPassphrase(pemBytes, pass)

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/fleet-audit/fleet-audit/internal/shquote"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -356,7 +357,7 @@ func removeCommand(hostname string, want []knownhosts.KnownKey) string {
 	for _, k := range want {
 		if !slices.Contains(files, k.Filename) {
 			files = append(files, k.Filename)
-			cmds = append(cmds, "ssh-keygen -R "+shellQuote(knownhosts.Normalize(hostname))+" -f "+shellQuote(k.Filename))
+			cmds = append(cmds, "ssh-keygen -R "+shquote.Readable(knownhosts.Normalize(hostname))+" -f "+shquote.Readable(k.Filename))
 		}
 	}
 	return strings.Join(cmds, " && ")
@@ -583,24 +584,15 @@ func (h *hostKeys) keyscanCommand() string {
 	}
 	file := "~/.ssh/known_hosts"
 	if len(h.files) > 0 {
-		file = shellQuote(h.files[0])
+		file = shquote.Readable(h.files[0])
 		if data, err := os.ReadFile(h.files[0]); err == nil && usesHashedHosts(data) {
-			host = "-H " + shellQuote(host)
+			host = "-H " + shquote.Readable(host)
 		} else {
-			host = shellQuote(host)
+			host = shquote.Readable(host)
 		}
 	}
 	if port == "22" {
 		return fmt.Sprintf("ssh-keyscan %s >> %s", host, file)
 	}
 	return fmt.Sprintf("ssh-keyscan -p %s %s >> %s", port, host, file)
-}
-
-// shellQuote quotes s for a command the user is told to paste, leaving
-// plain words alone so the usual case reads naturally.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
