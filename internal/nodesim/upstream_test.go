@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // runStub runs a command of a built node as a probe does: the node's bin/
@@ -64,7 +68,7 @@ func TestStubsAnswerAsUpstream(t *testing.T) {
 		"failed": {Active: "failed", Enabled: "enabled"}, "reloading": {Active: "reloading", Enabled: "static"},
 		"masked": {Active: "inactive", Enabled: "masked"}, "indirect": {Active: "inactive", Enabled: "indirect"},
 	}
-	base.HTTP = map[string]HTTP{"10249/metrics": {Code: 503, Body: "sync failed\n"}, "10249/slow": {Hang: true}}
+	base.HTTP = map[string]HTTP{"10249/metrics": {Code: 503, Body: "sync failed\n"}, "10249/slow": {Hang: true}, "10256/healthz": {Code: 200, Body: "ok"}}
 	legacy := WithIPTablesLegacy(base)
 	ufwOn := WithUFWActive(base)
 	const fmtCode = "\n%{http_code}"
@@ -79,6 +83,11 @@ func TestStubsAnswerAsUpstream(t *testing.T) {
 	}{
 		// curl: without -f an HTTP error is a transfer like any other.
 		{"curl 503 prints the body, exit 0", base, "", []string{"curl", "-s", "-m", "3", "-w", fmtCode, "http://127.0.0.1:10249/metrics"}, "sync failed\n\n503", "", 0, false},
+		{"curl prints a body byte for byte, no newline added", base, "", []string{"curl", "-s", "-m", "3", "-w", fmtCode, "http://127.0.0.1:10256/healthz"}, "ok\n200", "", 0, false},
+		// curl: several URLs are done in turn, -w after each, and the
+		// last one's result is the exit code.
+		{"curl with two URLs: the last one failed, exit 7", base, "", []string{"curl", "-s", "-m", "3", "-w", fmtCode, "http://127.0.0.1:10249/metrics", "http://127.0.0.1:10250/healthz"}, "sync failed\n\n503\n000", "", 7, false},
+		{"curl with two URLs: the last one answered, exit 0", base, "", []string{"curl", "-s", "-m", "3", "-w", fmtCode, "http://127.0.0.1:10250/healthz", "http://127.0.0.1:10249/metrics"}, "\n000sync failed\n\n503", "", 0, false},
 		{"curl with nothing listening: 000, exit 7", base, "", []string{"curl", "-s", "-m", "3", "-w", fmtCode, "http://127.0.0.1:10250/healthz"}, "\n000", "", 7, false},
 		{"curl runs into --max-time: 000, exit 28", base, "", []string{"curl", "-s", "-m", "0.2", "-w", fmtCode, "http://127.0.0.1:10249/slow"}, "\n000", "", 28, false},
 		// systemctl is-active: 0 for active/reloading, 3 otherwise.
@@ -87,6 +96,9 @@ func TestStubsAnswerAsUpstream(t *testing.T) {
 		{"is-active inactive exits 3", base, "", []string{"systemctl", "is-active", "inactive"}, "inactive\n", "", 3, false},
 		{"is-active failed exits 3", base, "", []string{"systemctl", "is-active", "failed"}, "failed\n", "", 3, false},
 		{"is-active unknown unit: inactive, exit 3", base, "", []string{"systemctl", "is-active", "nosuch"}, "inactive\n", "", 3, false},
+		// check_unit_generic: a line per unit, in order; 0 when any is active.
+		{"is-active of two units, one active: exit 0", base, "", []string{"systemctl", "is-active", "inactive", "active.service"}, "inactive\nactive\n", "", 0, false},
+		{"is-active of two units, none active: exit 3", base, "", []string{"systemctl", "is-active", "nosuch", "failed"}, "inactive\nfailed\n", "", 3, false},
 		// systemctl is-enabled: 0 for the states that count as enabled.
 		{"is-enabled enabled", base, "", []string{"systemctl", "is-enabled", "active"}, "enabled\n", "", 0, false},
 		{"is-enabled disabled exits 1", base, "", []string{"systemctl", "is-enabled", "inactive"}, "disabled\n", "", 1, false},
@@ -417,5 +429,57 @@ func TestUFWConfAsUFWShipsIt(t *testing.T) {
 		if string(b) != c.want {
 			t.Errorf("%s: ufw.conf = %q, want %q", c.name, b, c.want)
 		}
+	}
+}
+
+// TestCurlStubAgreesWithRealCurl runs the real curl(1) and the stub on the
+// same answers (a body without a last newline, an HTTP error with its body,
+// a port nothing listens on, in every order) and wants the same bytes and
+// exit code: the stub is held to the tool, not to what the probe expects.
+// Port 1 of loopback refuses: no test listens there.
+func TestCurlStubAgreesWithRealCurl(t *testing.T) {
+	curl := testtools.Find(t, "curl")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz":
+			fmt.Fprint(w, `{"lastUpdated": "x","currentTime": "y", "nodeEligible": true}`)
+		case "/metrics":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, "sync failed\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	port := strings.TrimPrefix(srv.URL, "http://127.0.0.1:")
+	s := Healthy("node-1", false)
+	s.HTTP = map[string]HTTP{
+		port + "/healthz": {Code: 200, Body: `{"lastUpdated": "x","currentTime": "y", "nodeEligible": true}`},
+		port + "/metrics": {Code: 503, Body: "sync failed\n"},
+		port + "/none":    {Code: 404, Body: "404 page not found\n"},
+	}
+	root := buildNode(t, s)
+	urls := map[string]string{"healthz": srv.URL + "/healthz", "metrics": srv.URL + "/metrics", "none": srv.URL + "/none", "refused": "http://127.0.0.1:1/healthz"}
+	for _, order := range [][]string{{"healthz"}, {"refused"}, {"healthz", "metrics", "none"}, {"metrics", "refused"}, {"refused", "healthz"}, {"healthz", "refused", "metrics"}} {
+		t.Run(strings.Join(order, ","), func(t *testing.T) {
+			args := []string{"-s", "-m", "3", "-w", "\n@@%{http_code}\n"}
+			for _, o := range order {
+				args = append(args, urls[o])
+			}
+			cmd := exec.Command(curl, args...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			want, err := cmd.Output()
+			wantRC := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				wantRC = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			got, _, rc := runStub(t, root, "", "curl", args...)
+			if got != string(want) || rc != wantRC {
+				t.Errorf("stub: %q exit %d\ncurl: %q exit %d", got, rc, want, wantRC)
+			}
+		})
 	}
 }
