@@ -25,8 +25,8 @@ import (
 
 // A facts fixture is what the real bundle reports on a simulated fleet
 // (nodes, statuses, probe runs, the cluster view with its facts joined to
-// the nodes), kept in testdata/facts. A full bundle is about 180 fork/execs
-// per node, so the tests that only judge (checks, correlation, drift,
+// the nodes), kept in testdata/facts. A full bundle is about 60 processes and a
+// few hundred ms of CPU per node, so the tests that only judge (checks, correlation, drift,
 // waivers, skew, the cluster join, rollout) read these files and call
 // Analyze instead of running shells; TestFactsFixtures is the one test that
 // runs each fleet for real and fails until the fixtures are regenerated

@@ -150,9 +150,9 @@ func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (pr
 // /bin/sh alone.
 func withProbeShell(t *testing.T, bundle []byte, shell ...string) []byte {
 	t.Helper()
-	const line = `set -- /bin/sh -c "$fa_load"`
+	const line = "set -- /bin/sh -c\n"
 	if !bytes.Contains(bundle, []byte(line)) {
 		t.Fatalf("the bundle no longer holds %q: update withProbeShell", line)
 	}
-	return bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(shell, " ")+` -c "$fa_load"`), 1)
+	return bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(shell, " ")+" -c\n"), 1)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
+	"github.com/fleet-audit/fleet-audit/internal/shquote"
 )
 
 // NewNonce returns the random marker that frames probe output for one run.
@@ -87,7 +88,7 @@ exit "$fa_rc"
 // fa_run, which frames one probe's output with begin/end markers and bounds
 // it: with timeout(1) where the node has it for the login user's probes, with
 // rootSupervisor for root probes run through sudo.
-const bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
+var bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
 # A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
 # whose bin/ holds .only has exactly those commands, so a test never sees
 # the tools of the machine it runs on. Root probes get a fixed system PATH,
@@ -118,14 +119,17 @@ if IFS= read -r fa_s 2>/dev/null </proc/$$/stat; then
 	set --
 fi
 unset fa_s
-fa_sup=$(cat <<'FA_SUP_EOF'
-` + rootSupervisor + `FA_SUP_EOF
-)
+fa_sup=` + shquote.Quote(rootSupervisor) + `
 fa_timeout=
 if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi
+# The login user's uid, asked once: is_root (_lib.sh) reads it from the
+# environment instead of forking id(1) in every probe. Root probes run
+# through sudo are another user, so sudo's env clears it for them.
+fa_uid=$(id -u)
+export fa_uid
 fa_sudo=not_requested
 if [ "$fa_become" = sudo ]; then
-	if [ "$(id -u)" = 0 ]; then fa_sudo=root
+	if [ "$fa_uid" = 0 ]; then fa_sudo=root
 	elif ! command -v sudo >/dev/null 2>&1; then fa_sudo=absent
 	elif fa_e=$(sudo -n $fa_sudo_as true 2>&1 </dev/null >/dev/null); then fa_sudo=ok
 	else
@@ -139,29 +143,33 @@ if [ "$fa_become" = sudo ]; then
 	unset fa_e
 fi
 echo "@@FA:$fa_n:begin:_meta"
-echo "meta.uid=$(id -u)"
+echo "meta.uid=$fa_uid"
 echo "meta.sudo=$fa_sudo"
 echo "meta.timeout=${fa_timeout:-absent}"
 echo "@@FA:$fa_n:end:_meta:0"
-# fa_load is the command line of every probe's shell. The probe's text comes
-# on that shell's stdin, not in its argv: Linux refuses an exec whose one
+# A probe's text is the argument of its shell's -c (fa_via=argv): no
+# process is spent handing it over. Linux refuses an exec whose one
 # argument exceeds MAX_ARG_STRLEN (32 pages, 128 KiB; linux
-# include/uapi/linux/binfmts.h) with E2BIG, exit 126, and a bigger probe
-# would fail on every node. The text is read into memory (no file is
-# written on the node), stdin becomes /dev/null again as the probes expect,
-# and the text runs in that shell. printf is a builtin of dash, bash and
-# busybox sh, so the text is never an exec argument on the way in either.
+# include/uapi/linux/binfmts.h) with E2BIG, exit 126, so a bigger probe
+# (a user's, up to MaxProbeScriptBytes) comes on its shell's stdin instead
+# (fa_via=stdin): fa_load reads it into memory (no file is written on the
+# node), stdin becomes /dev/null again as the probes expect, and the text
+# runs in that shell. printf is a builtin of dash, bash and busybox sh, so
+# the text is never an exec argument on the way in either. Either way the
+# probe's stdin is never the bundle's, which is the session's script.
 fa_load='fa_text=$(cat) && exec </dev/null && eval "$fa_text"'
 fa_run() {
-	fa_id=$1 fa_t=$2 fa_root=$3
+	fa_id=$1 fa_t=$2 fa_root=$3 fa_via=$4
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" \
+		printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" fa_uid= \
 			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_load"
 	else
-		set -- /bin/sh -c "$fa_load"
-		if [ -n "$fa_timeout" ]; then
-			printf '%s\n' "$fa_p" | "$fa_timeout" -k 2 "$fa_t" "$@"
+		set -- /bin/sh -c
+		if [ "$fa_via" = argv ]; then set -- "$@" "$fa_p"; else set -- "$@" "$fa_load"; fi
+		if [ -n "$fa_timeout" ]; then set -- "$fa_timeout" -k 2 "$fa_t" "$@"; fi
+		if [ "$fa_via" = argv ]; then
+			"$@" </dev/null
 		else
 			printf '%s\n' "$fa_p" | "$@"
 		fi
@@ -171,6 +179,11 @@ fa_run() {
 	echo "@@FA:$fa_n:end:$fa_id:$fa_rc"
 }
 `
+
+// maxArgBytes is Linux's MAX_ARG_STRLEN, the longest single argument an
+// exec accepts, its terminating NUL included (32 pages of 4 KiB; linux
+// include/uapi/linux/binfmts.h).
+const maxArgBytes = 32 * 4096
 
 // Become is how probes that need root get it on a node.
 type Become struct {
@@ -208,14 +221,19 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	b.WriteString(bundlePrelude)
 	lib := Library()
 	for _, p := range probes {
-		// A quoted here-document keeps the probe text literal: no expansion
-		// happens until the probe's own shell runs it.
-		fmt.Fprintf(&b, "fa_p=$(cat <<'FA_EOF_%s'\n%s\n%s\nFA_EOF_%s\n)\n", nonce, lib, p.Script, nonce)
+		// Single quotes keep the probe text literal: no expansion happens
+		// until the probe's own shell runs it, and assigning it forks
+		// nothing (a here-document in $(cat) would).
+		text := lib + "\n" + p.Script + "\n"
+		via := "argv"
+		if len(text) >= maxArgBytes {
+			via = "stdin"
+		}
 		root := 0
 		if p.NeedsRoot {
 			root = 1
 		}
-		fmt.Fprintf(&b, "fa_run %s %d %d\n", p.ID, int(p.Timeout.Seconds()+0.999), root)
+		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", shquote.Quote(text), p.ID, int(p.Timeout.Seconds()+0.999), root, via)
 	}
 	return []byte(b.String()), nil
 }

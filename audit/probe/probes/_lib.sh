@@ -1,21 +1,32 @@
 # Shared helpers, prepended to every probe. Files are read under
 # ${FLEET_AUDIT_ROOT:-} so a simulated node can point them elsewhere; on a real
 # node the variable is unset and the real /proc, /sys and /etc are read.
+#
+# Every process counts: a probe runs on every node of a fleet on every
+# audit, so the helpers answer in variables (no $(...) around a function)
+# and read files with one awk per group of files.
 R=${FLEET_AUDIT_ROOT:-}
 # fact KEY VALUE prints one fact on one line; newlines and CRs in the value are
 # folded so a value can never forge another fact line.
-# Only a value that holds a CR or LF pays for the fork of tr: most do not,
-# and a probe prints dozens of facts.
-fa_cr=$(printf '\r')
+# Only a value that holds a control character pays for the fork of tr: most
+# do not, and a probe prints dozens of facts.
 fact() {
 	case $2 in
-	*"$fa_cr"* | *'
-'*) set -- "$1" "$(printf '%s' "$2" | tr '\r\n' '  ')" ;;
+	*[[:cntrl:]]*) set -- "$1" "$(printf '%s' "$2" | tr '\r\n' '  ')" ;;
 	esac
 	printf '%s=%s\n' "$1" "$2"
 }
+# fa_awk_fact defines fact(KEY, VALUE) for an awk program, printing a fact
+# as fact does here, so a probe's awk writes its facts itself instead of
+# handing them to a shell loop, which would cost a process.
+fa_awk_fact='function fact(k, v) { gsub(/[\r\n]/, " ", v); print k "=" v }
+'
+# fa_nl is a newline, to cut a command's output without a process.
+fa_nl='
+'
 have() { command -v "$1" >/dev/null 2>&1; }
-# readf FILE prints the first line of FILE, or "absent".
+# readf FILE prints the first line of FILE, or "absent" (for user probes;
+# README: the helpers R, fact, readf, have and is_root are theirs too).
 readf() {
 	if [ -r "$R$1" ]; then
 		head -n 1 "$R$1"
@@ -23,23 +34,29 @@ readf() {
 		echo absent
 	fi
 }
-is_root() { [ "$(id -u)" = 0 ]; }
-# unit_state VERB UNIT prints systemctl's answer to is-active or is-enabled,
-# or "absent" where there is no systemd or no such unit file: systemd 253 and
-# later say "not-found" for that (systemctl-is-enabled.c, exit 4), older
-# ones print nothing on stdout for is-enabled.
-unit_state() {
-	fa_s=
-	have systemctl && fa_s=$(systemctl "$1" "$2" 2>/dev/null | head -n 1)
-	case $fa_s in
-	"" | not-found) fa_s=absent ;;
-	esac
-	printf '%s' "$fa_s"
+# is_root: the bundle exports the login user's uid as fa_uid; a probe run
+# through sudo, whose uid that is not, gets it empty and asks id(1), once.
+is_root() {
+	[ -n "${fa_uid:-}" ] || fa_uid=$(id -u)
+	[ "$fa_uid" = 0 ]
 }
-# modules_state MOD... prints "MOD loaded|builtin|absent" for each module,
-# from every piece of evidence a kernel leaves, because a built-in module is
-# not in /proc/modules and a kernel built without module support
-# (CONFIG_MODULES=n) has no /proc/modules at all:
+# unit_state VERB UNIT sets fa_us to systemctl's answer to is-active or
+# is-enabled, or "absent" where there is no systemd or no such unit file:
+# systemd 253 and later say "not-found" for that (systemctl-is-enabled.c,
+# exit 4), older ones print nothing on stdout for is-enabled. A variable,
+# not output, so the caller spends no process capturing it.
+unit_state() {
+	fa_us=
+	have systemctl && fa_us=$(systemctl "$1" "$2" 2>/dev/null)
+	fa_us=${fa_us%%"$fa_nl"*}
+	case $fa_us in
+	"" | not-found) fa_us=absent ;;
+	esac
+}
+# modules_state MOD... sets fa_ms to a line "MOD loaded|builtin|absent" for
+# each module, from every piece of evidence a kernel leaves, because a
+# built-in module is not in /proc/modules and a kernel built without module
+# support (CONFIG_MODULES=n) has no /proc/modules at all:
 #   loaded   listed in /proc/modules;
 #   builtin  otherwise listed in modules.builtin, =y in the kernel's config
 #            (/boot/config-RELEASE, else /proc/config.gz), or its own files
@@ -49,9 +66,11 @@ unit_state() {
 #            nf_conntrack_standalone.c: nf_conntrack_max; x_tables.c
 #            xt_proto_init: /proc/net/ip_tables_names; ip_vs_app.c:
 #            /proc/net/ip_vs).
-# Nothing is loaded to find out: no modprobe, no netlink.
+# Nothing is loaded to find out: no modprobe, no netlink. One awk reads
+# every file; gzip only runs where /boot has no config of the running
+# release, and gets the path from the environment, never spliced into its
+# command line.
 modules_state() {
-	fa_kver=$(head -n 1 "$R/proc/sys/kernel/osrelease" 2>/dev/null)
 	fa_present=
 	for fa_m; do
 		case $fa_m in
@@ -65,14 +84,14 @@ modules_state() {
 			fa_present="$fa_present $fa_m"
 		fi
 	done
-	# The kernel config goes to awk on stdin; gzip only runs where
-	# /boot has no config of the running release.
-	if [ -n "$fa_kver" ] && [ -r "$R/boot/config-$fa_kver" ]; then
-		cat "$R/boot/config-$fa_kver"
-	elif [ -r "$R/proc/config.gz" ] && have gzip; then
-		gzip -dc <"$R/proc/config.gz" 2>/dev/null
-	fi | awk -v root="$R" -v kver="$fa_kver" -v present="$fa_present" -v want="$*" '
+	fa_ms=$(fa_gz="$R/proc/config.gz" awk -v root="$R" -v present="$fa_present" -v want="$*" '
+	function config(l) {
+		if (l ~ /^CONFIG_[A-Z0-9_]+=y$/) { sub(/^CONFIG_/, "", l); sub(/=y$/, "", l); cfg[l] = 1 }
+	}
 	BEGIN {
+		f = root "/proc/sys/kernel/osrelease"
+		if ((getline kver < f) <= 0) kver = ""
+		close(f)
 		f = root "/proc/modules"
 		while ((getline l < f) > 0) { split(l, a, " "); loaded[a[1]] = 1 }
 		close(f)
@@ -85,14 +104,21 @@ modules_state() {
 			}
 			close(f)
 		}
+		f = root "/boot/config-" kver
+		if (kver != "" && (getline l < f) > 0) {
+			do config(l); while ((getline l < f) > 0)
+			close(f)
+		} else if ((getline l < ENVIRON["fa_gz"]) >= 0) {
+			close(ENVIRON["fa_gz"])
+			cmd = "exec 2>/dev/null; command -v gzip >/dev/null && gzip -dc <\"$fa_gz\""
+			while ((cmd | getline l) > 0) config(l)
+			close(cmd)
+		}
 		n = split(present, p, " ")
 		for (i = 1; i <= n; i++) builtin[p[i]] = 1
 		sym["br_netfilter"] = "BRIDGE_NETFILTER"; sym["nf_conntrack"] = "NF_CONNTRACK"
 		sym["ip_tables"] = "IP_NF_IPTABLES"; sym["iptable_nat"] = "IP_NF_NAT"
 		sym["x_tables"] = "NETFILTER_XTABLES"; sym["nf_tables"] = "NF_TABLES"; sym["ip_vs"] = "IP_VS"
-	}
-	/^CONFIG_[A-Z0-9_]+=y$/ { sub(/^CONFIG_/, ""); sub(/=y$/, ""); cfg[$0] = 1 }
-	END {
 		n = split(want, w, " ")
 		for (i = 1; i <= n; i++) {
 			m = w[i]; s = sym[m]
@@ -101,5 +127,5 @@ modules_state() {
 			st = (m in loaded) ? "loaded" : (m in builtin || (s != "" && s in cfg)) ? "builtin" : "absent"
 			print m, st
 		}
-	}'
+	}' </dev/null)
 }

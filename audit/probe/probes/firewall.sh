@@ -10,8 +10,10 @@ ufw_policies() {
 }
 if have ufw || [ -e "$R/etc/ufw/ufw.conf" ]; then
 	fact ufw.installed yes
-	fact ufw.active "$(unit_state is-active ufw)"
-	fact ufw.enabled "$(unit_state is-enabled ufw)"
+	unit_state is-active ufw
+	fact ufw.active "$fa_us"
+	unit_state is-enabled ufw
+	fact ufw.enabled "$fa_us"
 	# ENABLED= in ufw.conf is what ufw-init obeys at boot, whatever the
 	# unit says: Ubuntu's ufw.service is enabled and "active (exited)" even
 	# when ufw filters nothing. Readable without root; read with no fork.
@@ -35,21 +37,48 @@ if have ufw || [ -e "$R/etc/ufw/ufw.conf" ]; then
 		ufw_policies absent
 	elif is_root; then
 		# "Status: active", then "Default: deny (incoming), allow
-		# (outgoing), deny (routed)"; an inactive ufw prints only its status.
+		# (outgoing), deny (routed)"; an inactive ufw prints only its
+		# status. Parsed by the shell: no awk.
+		out=$(ufw status verbose 2>/dev/null)
+		st= pin= pout= prouted=
 		set -f
-		# shellcheck disable=SC2046
-		set -- $(ufw status verbose 2>/dev/null | awk '
-/^Status: / { s = $2 }
-/^Default: / {
-	for (i = 2; i < NF; i += 2) { p = $(i + 1); gsub(/[(),]/, "", p); d[p] = $i }
-}
-END {
-	if (s == "") s = "unknown"
-	dflt = (s == "active") ? "unknown" : s
-	for (i = 1; i <= 3; i++) { p = (i == 1) ? "incoming" : (i == 2) ? "outgoing" : "routed"; if (!(p in d)) d[p] = dflt }
-	print s, d["incoming"], d["outgoing"], d["routed"]
-}')
+		while IFS= read -r l; do
+			case $l in
+			"Status: "*)
+				# shellcheck disable=SC2086
+				set -- $l
+				st=$2
+				;;
+			"Default: "*)
+				# shellcheck disable=SC2086
+				set -- $l
+				shift
+				# Pairs of a policy and its "(direction)," word, whose
+				# parentheses and commas are dropped.
+				while [ $# -ge 2 ]; do
+					w=$2 p=
+					while [ -n "$w" ]; do
+						c=${w%"${w#?}"}
+						w=${w#?}
+						case $c in "(" | ")" | ",") ;; *) p=$p$c ;; esac
+					done
+					case $p in
+					incoming) pin=$1 ;;
+					outgoing) pout=$1 ;;
+					routed) prouted=$1 ;;
+					esac
+					shift 2
+				done
+				;;
+			esac
+		done <<EOF
+$out
+EOF
 		set +f
+		st=${st:-unknown}
+		dflt=$st
+		[ "$st" = active ] && dflt=unknown
+		set -- "$st" "${pin:-$dflt}" "${pout:-$dflt}" "${prouted:-$dflt}"
 		fact ufw.status "$1"
 		fact ufw.default_incoming "$2"
 		fact ufw.default_outgoing "$3"
@@ -68,8 +97,10 @@ else
 fi
 if have firewalld || have firewall-cmd || [ -d "$R/etc/firewalld" ]; then
 	fact firewalld.installed yes
-	fact firewalld.active "$(unit_state is-active firewalld)"
-	fact firewalld.enabled "$(unit_state is-enabled firewalld)"
+	unit_state is-active firewalld
+	fact firewalld.active "$fa_us"
+	unit_state is-enabled firewalld
+	fact firewalld.enabled "$fa_us"
 else
 	fact firewalld.installed no
 	fact firewalld.active absent

@@ -9,77 +9,47 @@
 # Servers and agents are often sized differently; within a role another
 # core count is a different instance type, which is worth seeing as drift.
 #
-# b CMD... bounds one external command: a hung chronyd socket, D-Bus or NFS
-# mount must not eat the whole probe's budget.
-b() {
-	if have timeout; then timeout 5 "$@"; else "$@"; fi
-}
-emit() {
-	while read -r k v; do fact "$k" "$v"; done
-}
-
-# Swap, cores and load in one awk. Only readable files are passed (mawk
-# stops at the first missing one), and cpuinfo only when the online list is
-# missing: it is large on big machines.
-set --
-for f in /proc/swaps /proc/loadavg /sys/devices/system/cpu/online; do
-	[ -r "$R$f" ] && set -- "$@" "$R$f"
-done
-[ -r "$R/sys/devices/system/cpu/online" ] || { [ -r "$R/proc/cpuinfo" ] && set -- "$@" "$R/proc/cpuinfo"; }
-[ $# -gt 0 ] || set -- /dev/null
-awk '
-	FILENAME ~ /\/proc\/swaps$/ { seen_swaps = 1; if (FNR > 1 && NF >= 3) { swaps++; kb += $3 }; next }
-	FILENAME ~ /\/proc\/loadavg$/ { l1 = $1; l15 = $3; next }
-	FILENAME ~ /\/cpu\/online$/ {
-		n = split($0, r, ",")
-		for (i = 1; i <= n; i++) {
-			if (split(r[i], ab, "-") == 2) cpus += ab[2] - ab[1] + 1
-			else if (r[i] ~ /^[0-9]+$/) cpus++
-		}
-		next
-	}
-	FILENAME ~ /\/proc\/cpuinfo$/ && /^processor[ \t]*:/ { cpus++ }
-	END {
-		# /proc/swaps lists active swap devices and files under a header line.
-		if (seen_swaps) { print "host.swap", (swaps ? "on" : "off"); print "host.swap_kb", kb + 0 }
-		else { print "host.swap unknown"; print "host.swap_kb unknown" }
-		print "host.cpus", (cpus ? cpus : "unknown")
-		print "host.load1", (l1 != "" ? l1 : "unknown")
-		print "host.load15", (l15 != "" ? l15 : "unknown")
-		# The 15-minute average: a sustained load, not a burst.
-		if (cpus && l15 != "") printf "host.load_per_cpu %.2f\n", l15 / cpus
-		else print "host.load_per_cpu unknown"
-	}' "$@" | emit
+# External commands are bounded by timeout(1): a hung chronyd socket, D-Bus
+# or NFS mount must not eat the whole probe's budget. One awk at the end
+# reads the files, parses chronyc's answer, runs both df and prints every
+# fact: the time decisions that need more commands are made before it.
+to=
+have timeout && to="timeout 5"
 
 # Time synchronisation. chronyc answers only when chronyd runs, so a reply
 # names the service without asking systemd. timedatectl reports the kernel's
 # synchronised flag whichever daemon sets it; "show" needs systemd >= 239,
 # older ones only have "status" ("NTP synchronized: yes").
-svc=none synced=unknown leap=absent off=absent
+svc=none synced=unknown tracking=
 if have chronyc; then
-	tr_out=$(b chronyc -n tracking 2>/dev/null)
-	case $tr_out in
+	tracking=$($to chronyc -n tracking 2>/dev/null)
+	case $tracking in
 	*"Leap status"*)
 		svc=chrony
-		set -- $(printf '%s\n' "$tr_out" | awk -F' *: *' '
-			# "System time     : 0.000012345 seconds slow of NTP time"
-			$1 == "System time" { split($2, w, " "); o = w[1] * 1000; if (o < 0) o = -o; off = sprintf("%.3f", o) }
-			$1 == "Leap status" { l = tolower($2); gsub(/ /, "-", l) }
-			END { print (l != "" ? l : "unknown"), (off != "" ? off : "unknown") }')
-		leap=$1 off=$2
-		case $leap in
-		normal | insert-second | delete-second) synced=yes ;;
-		not-synchronised) synced=no ;;
+		# The words chrony prints (client.c): awk below turns them into
+		# the facts. Any other leaves the kernel's flag to timedatectl.
+		l=${tracking#*"Leap status"*": "}
+		case ${l%%"$fa_nl"*} in
+		Normal | "Insert second" | "Delete second" | "Not synchronised") synced=chrony ;;
 		esac
 		;;
+	*) tracking= ;;
 	esac
 fi
 # chrony's own view wins when it answered: it is the daemon doing the work.
 if [ "$synced" = unknown ] && have timedatectl; then
-	td=$(b timedatectl show -p NTPSynchronized --value 2>/dev/null)
+	td=$($to timedatectl show -p NTPSynchronized --value 2>/dev/null)
 	case $td in
 	yes | no) ;;
-	*) td=$(b timedatectl status 2>/dev/null | awk -F': *' '/(System clock|NTP) synchronized/ { print $2; exit }') ;;
+	*)
+		td=$($to timedatectl status 2>/dev/null)
+		case $td in
+		*"System clock synchronized: "* | *"NTP synchronized: "*)
+			td=${td#*" synchronized: "}
+			td=${td%%"$fa_nl"*}
+			;;
+		esac
+		;;
 	esac
 	case $td in yes | no) synced=$td ;; esac
 fi
@@ -91,56 +61,120 @@ if [ "$svc" = none ] && have systemctl; then
 		fi
 	done
 fi
-fact time.service "$svc"
-fact time.synced "$synced"
-fact time.leap "$leap"
-fact time.offset_ms "$off"
 
 # Disk and inode use of the filesystems holding RKE2's data (images,
 # containerd, etcd) and kubelet's (pods, volumes, logs); /var when a
 # directory does not exist yet. One df for blocks and one for inodes, both
-# paths at once; -P keeps each filesystem on one line.
+# paths at once; -P keeps each filesystem on one line. awk runs them with
+# the paths from its environment, never spliced into their command line.
 rp=/var/lib/rancher
 [ -d "$R$rp" ] || rp=/var
 kp=/var/lib/kubelet
 [ -d "$R$kp" ] || kp=/var
-fact disk.rancher.path "$rp"
-fact disk.kubelet.path "$kp"
-if have df; then
-	{
-		b df -P "$R$rp" "$R$kp" 2>/dev/null
-		echo @inodes
-		b df -Pi "$R$rp" "$R$kp" 2>/dev/null
-	} | awk '
-		$0 == "@inodes" { inodes = 1; n = 0; next }
-		$1 == "Filesystem" { next }
-		NF >= 6 {
-			n++
-			who = n == 1 ? "rancher" : n == 2 ? "kubelet" : ""
-			if (who == "") next
-			p = $5; sub(/%$/, "", p)
-			# btrfs and some overlay filesystems print "-": no inode limit.
-			if (p !~ /^[0-9]+$/) p = "n/a"
-			if (inodes) ino[who] = p
-			else {
-				used[who] = p
-				m = $6; for (i = 7; i <= NF; i++) m = m " " $i
-				mnt[who] = m
-			}
+df=no
+have df && df=yes
+
+# Swap, cores and load: only readable files are read, and cpuinfo only
+# when the online list is missing: it is large on big machines.
+cpuinfo=
+[ -r "$R/sys/devices/system/cpu/online" ] || cpuinfo=$R/proc/cpuinfo
+fa_to=$to fa_rp=$R$rp fa_kp=$R$kp tracking=$tracking awk -v root="$R" -v cpuinfo="$cpuinfo" \
+	-v svc="$svc" -v synced="$synced" -v rp="$rp" -v kp="$kp" -v df="$df" "$fa_awk_fact"'
+# lines reads file f into a[1..n] and returns n, -1 when it cannot be read.
+function lines(f, a,   n, l, r) {
+	if (f == "") return -1
+	n = 0
+	while ((r = (getline l < f)) > 0) a[++n] = l
+	close(f)
+	return (r < 0 && n == 0) ? -1 : n
+}
+function words(s, w) { return split(s, w, " ") }
+function cores(   n, a, r, ab, i, m, cpus) {
+	cpus = 0
+	if (lines(root "/sys/devices/system/cpu/online", a) > 0) {
+		m = split(a[1], r, ",")
+		for (i = 1; i <= m; i++) {
+			if (split(r[i], ab, "-") == 2) cpus += ab[2] - ab[1] + 1
+			else if (r[i] ~ /^[0-9]+$/) cpus++
 		}
-		END {
-			split("rancher kubelet", w, " ")
-			for (i = 1; i <= 2; i++) {
-				x = w[i]
-				print "disk." x ".mount", (x in mnt ? mnt[x] : "unknown")
-				print "disk." x ".used_pct", (x in used ? used[x] : "unknown")
-				print "disk." x ".inodes_used_pct", (x in ino ? ino[x] : "unknown")
-			}
-		}' | emit
-else
-	for x in rancher kubelet; do
-		fact "disk.$x.mount" absent
-		fact "disk.$x.used_pct" absent
-		fact "disk.$x.inodes_used_pct" absent
-	done
-fi
+	} else if ((n = lines(cpuinfo, a)) > 0) {
+		for (i = 1; i <= n; i++) if (a[i] ~ /^processor[ \t]*:/) cpus++
+	}
+	return cpus
+}
+# df -P prints a header, then one line per path: "Filesystem 1024-blocks
+# Used Available Capacity Mounted on"; -Pi the same with inodes.
+function df_use(flag, used, mnt,   cmd, l, w, n, nf, who, p, m, i) {
+	# exec: the shell awk starts becomes the command, one process fewer.
+	cmd = "exec " ENVIRON["fa_to"] " df " flag " \"$fa_rp\" \"$fa_kp\" 2>/dev/null"
+	n = 0
+	while ((cmd | getline l) > 0) {
+		nf = words(l, w)
+		if (w[1] == "Filesystem" || nf < 6) continue
+		n++
+		who = n == 1 ? "rancher" : n == 2 ? "kubelet" : ""
+		if (who == "") continue
+		p = w[5]; sub(/%$/, "", p)
+		# btrfs and some overlay filesystems print "-": no inode limit.
+		if (p !~ /^[0-9]+$/) p = "n/a"
+		used[who] = p
+		m = w[6]; for (i = 7; i <= nf; i++) m = m " " w[i]
+		mnt[who] = m
+	}
+	close(cmd)
+}
+BEGIN {
+	# /proc/swaps lists active swap devices and files under a header line.
+	if ((n = lines(root "/proc/swaps", a)) > 0) {
+		swaps = 0; kb = 0
+		for (i = 2; i <= n; i++) if (words(a[i], w) >= 3) { swaps++; kb += w[3] }
+		fact("host.swap", swaps ? "on" : "off"); fact("host.swap_kb", kb + 0)
+	} else { fact("host.swap", "unknown"); fact("host.swap_kb", "unknown") }
+	l1 = l15 = ""
+	if (lines(root "/proc/loadavg", a) > 0) { words(a[1], w); l1 = w[1]; l15 = w[3] }
+	cpus = cores()
+	fact("host.cpus", cpus ? cpus : "unknown")
+	fact("host.load1", l1 != "" ? l1 : "unknown")
+	fact("host.load15", l15 != "" ? l15 : "unknown")
+	# The 15-minute average: a sustained load, not a burst.
+	fact("host.load_per_cpu", (cpus && l15 != "") ? sprintf("%.2f", l15 / cpus) : "unknown")
+
+	# chronyc tracking: "Leap status     : Normal", "System time     :
+	# 0.000012345 seconds slow of NTP time".
+	leap = "absent"; off = "absent"
+	if (ENVIRON["tracking"] != "") {
+		leap = off = ""
+		n = split(ENVIRON["tracking"], a, "\n")
+		for (i = 1; i <= n; i++) {
+			split(a[i], f, / *: */)
+			if (f[1] == "System time") { split(f[2], w, " "); o = w[1] * 1000; if (o < 0) o = -o; off = sprintf("%.3f", o) }
+			if (f[1] == "Leap status") { leap = tolower(f[2]); gsub(/ /, "-", leap) }
+		}
+		if (leap == "") leap = "unknown"
+		if (off == "") off = "unknown"
+		if (synced == "chrony") synced = (leap == "normal" || leap == "insert-second" || leap == "delete-second") ? "yes" : "no"
+	}
+	fact("time.service", svc)
+	fact("time.synced", synced)
+	fact("time.leap", leap)
+	fact("time.offset_ms", off)
+
+	fact("disk.rancher.path", rp)
+	fact("disk.kubelet.path", kp)
+	split("rancher kubelet", who, " ")
+	if (df != "yes") {
+		for (i = 1; i <= 2; i++) {
+			x = who[i]
+			fact("disk." x ".mount", "absent"); fact("disk." x ".used_pct", "absent"); fact("disk." x ".inodes_used_pct", "absent")
+		}
+		exit
+	}
+	df_use("-P", used, mnt)
+	df_use("-Pi", ino, imnt)
+	for (i = 1; i <= 2; i++) {
+		x = who[i]
+		fact("disk." x ".mount", (x in mnt) ? mnt[x] : "unknown")
+		fact("disk." x ".used_pct", (x in used) ? used[x] : "unknown")
+		fact("disk." x ".inodes_used_pct", (x in ino) ? ino[x] : "unknown")
+	}
+}' </dev/null

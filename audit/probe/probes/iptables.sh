@@ -30,9 +30,22 @@ fact iptables.backend "$backend"
 # The alternatives system says which variant /usr/sbin/iptables is, which
 # can differ from the iptables first on PATH; update-alternatives also
 # works where /etc/alternatives lives elsewhere, the symlink needs no tool.
+# Its "Value: /usr/sbin/iptables-nft" line is cut out with parameter
+# expansion: no awk.
 alt=
 if have update-alternatives; then
-	alt=$(update-alternatives --query iptables 2>/dev/null | awk '$1 == "Value:" { v = $2; sub(/.*\//, "", v); print v; exit }')
+	q=$fa_nl$(update-alternatives --query iptables 2>/dev/null)
+	case $q in
+	*"${fa_nl}Value:"*)
+		alt=${q#*"${fa_nl}Value:"}
+		alt=${alt%%"$fa_nl"*}
+		set -f
+		# shellcheck disable=SC2086
+		set -- $alt
+		set +f
+		alt=${1##*/}
+		;;
+	esac
 fi
 if [ -z "$alt" ] && [ -L "$R/etc/alternatives/iptables" ]; then
 	alt=$(readlink "$R/etc/alternatives/iptables")
@@ -40,35 +53,41 @@ if [ -z "$alt" ] && [ -L "$R/etc/alternatives/iptables" ]; then
 fi
 fact iptables.alternative "${alt:-absent}"
 
-# save_stats CMD runs one *-save command and prints, in one awk pass:
-# lines, KUBE- chains, rules in or jumping to KUBE- chains, duplicated -A
-# lines (the iptables 1.8.0-1.8.4 bug) and the filter FORWARD policy, or
-# "error" when the command failed. The exit status rides in on a last
-# "rc=" line so no temporary file or second run is needed.
-save_stats() {
-	{
-		"$1" 2>/dev/null
-		echo "rc=$?"
-	} | awk '
-/^rc=[0-9]+$/ { rc = substr($0, 4); next }
-{ n++ }
-/^\*/ { t = substr($0, 2); next }
-/^:/ {
-	if (t == "filter" && $1 == ":FORWARD") fp = $2
-	if (substr($1, 1, 6) == ":KUBE-") kc++
-	next
+# save_stats is an awk program that runs each *-save command of cmds and
+# prints, in one pass, a line per command: lines, KUBE- chains, rules in or jumping to KUBE- chains,
+# duplicated -A lines (the iptables 1.8.0-1.8.4 bug) and the filter FORWARD
+# policy, or "error" when the command failed. awk runs the commands itself
+# and close() tells whether one failed (non-zero: its exit status in mawk and
+# gawk, the wait status in busybox awk): no temporary file, no second run,
+# no shell between them (exec). The names are this probe's own constants,
+# never input.
+save_stats='
+function stats(cmd,   l, n, kc, kr, dup, fp, t, k, w, seen) {
+	n = kc = kr = dup = 0; fp = ""; t = ""
+	cmd = "exec " cmd " 2>/dev/null"
+	while ((cmd | getline l) > 0) {
+		n++
+		if (l ~ /^\*/) { t = substr(l, 2); continue }
+		split(l, w, " ")
+		if (l ~ /^:/) {
+			if (t == "filter" && w[1] == ":FORWARD") fp = w[2]
+			if (substr(w[1], 1, 6) == ":KUBE-") kc++
+			continue
+		}
+		if (l ~ /^-A /) {
+			if (substr(w[2], 1, 5) == "KUBE-" || index(l, " -j KUBE-") || index(l, " -g KUBE-")) kr++
+			k = t " " l
+			if (k in seen) dup++
+			seen[k] = 1
+		}
+	}
+	if (close(cmd) != 0) return "error"
+	return sprintf("%d %d %d %d %s", n, kc, kr, dup, (fp == "" ? "none" : fp))
 }
-/^-A / {
-	if (substr($2, 1, 5) == "KUBE-" || index($0, " -j KUBE-") || index($0, " -g KUBE-")) kr++
-	k = t " " $0
-	if (k in seen) dup++
-	seen[k] = 1
-}
-END {
-	if (rc != 0) { print "error"; exit }
-	printf "%d %d %d %d %s\n", n, kc, kr, dup, (fp == "" ? "none" : fp)
+BEGIN {
+	m = split(cmds, c, " ")
+	for (i = 1; i <= m; i++) print stats(c[i])
 }'
-}
 
 root_facts() {
 	for k in save.lines kube_chains kube_rules duplicate_rules forward_policy other_backend.kube_rules dual_backend; do
@@ -82,9 +101,31 @@ elif ! is_root; then
 	# iptables-save needs CAP_NET_ADMIN; the checks that read these skip.
 	root_facts not-root
 else
+	# kube-proxy's rules in the backend this node does not select are a
+	# split dataplane: one half of the rules is never evaluated. Both
+	# backends are read by one awk.
+	case $backend in
+	nf_tables) other=iptables-legacy-save ;;
+	legacy) other=iptables-nft-save ;;
+	*) other= ;;
+	esac
+	if [ "$other" = iptables-nft-save ] && have "$other" &&
+		modules_state nf_tables && [ "$fa_ms" = "nf_tables absent" ]; then
+		# iptables-nft-save's netlink request would autoload nf_tables,
+		# as nft's would (nftables.sh): a probe must not change the
+		# kernel. Without the module that backend holds no rule at all.
+		other_state=unloaded
+		stats=$(awk -v cmds=iptables-save "$save_stats" </dev/null)
+	elif [ -z "$other" ] || ! have "$other"; then
+		other_state=absent
+		stats=$(awk -v cmds=iptables-save "$save_stats" </dev/null)
+	else
+		other_state=asked
+		stats=$(awk -v cmds="iptables-save $other" "$save_stats" </dev/null)
+	fi
 	set -f
-	# shellcheck disable=SC2046
-	set -- $(save_stats iptables-save)
+	# shellcheck disable=SC2086
+	set -- ${stats%%"$fa_nl"*}
 	set +f
 	if [ $# != 5 ]; then
 		root_facts error
@@ -95,28 +136,19 @@ else
 		fact iptables.duplicate_rules "$4"
 		fact iptables.forward_policy "$5"
 		kube=$3
-		# kube-proxy's rules in the backend this node does not select are
-		# a split dataplane: one half of the rules is never evaluated.
-		case $backend in
-		nf_tables) other=iptables-legacy-save ;;
-		legacy) other=iptables-nft-save ;;
-		*) other= ;;
-		esac
-		if [ "$other" = iptables-nft-save ] && have "$other" &&
-			[ "$(modules_state nf_tables)" = "nf_tables absent" ]; then
-			# iptables-nft-save's netlink request would autoload
-			# nf_tables, as nft's would (nftables.sh): a probe must not
-			# change the kernel. Without the module that backend holds
-			# no rule at all.
+		case $other_state in
+		unloaded)
 			fact iptables.other_backend.kube_rules 0
 			fact iptables.dual_backend no
-		elif [ -z "$other" ] || ! have "$other"; then
+			;;
+		absent)
 			fact iptables.other_backend.kube_rules absent
 			fact iptables.dual_backend absent
-		else
+			;;
+		*)
 			set -f
-			# shellcheck disable=SC2046
-			set -- $(save_stats "$other")
+			# shellcheck disable=SC2086
+			set -- ${stats#*"$fa_nl"}
 			set +f
 			if [ $# != 5 ]; then
 				fact iptables.other_backend.kube_rules error
@@ -129,6 +161,7 @@ else
 					fact iptables.dual_backend no
 				fi
 			fi
-		fi
+			;;
+		esac
 	fi
 fi

@@ -12,51 +12,31 @@
 # symptom's own probe as its cause, and a missing ip_vs module must be able to
 # explain a failing /healthz.
 #
-# 10256 is 0x2810; state 0A is LISTEN. /proc/net/tcp needs no root, unlike ss -p.
-set -- /dev/null
-for f in /proc/net/tcp /proc/net/tcp6; do
-	[ -r "$R$f" ] && set -- "$@" "$R$f"
-done
-if awk 'FNR != 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == "2810") found = 1 } END { exit !found }' "$@"; then
-	fact kubeproxy.port10256.listening yes
-else
-	fact kubeproxy.port10256.listening no
-fi
-# get PORT PATH SECONDS prints the body, a newline and the HTTP code (000 when
-# nothing answered). Only loopback is ever asked.
-get() {
-	if have curl; then
-		curl -s -m "$3" -w '\n%{http_code}' "http://127.0.0.1:$1$2" 2>/dev/null
-	elif have wget; then
-		# wget has no -w; GNU wget exits 8 on an HTTP error status, which is
-		# an answer (a 503 /healthz), not a dead port.
-		b=$(wget -q -T "$3" -O - "http://127.0.0.1:$1$2" 2>/dev/null)
+# One curl asks all three endpoints (it runs every URL of its command line
+# in turn, and -w writes after each transfer, a failed one too: curl(1),
+# write-out.md), each answer closed by a "@@FA_HTTP <code>" line; one awk
+# reads them with /proc/net/tcp and prints every fact. Only loopback is ever
+# asked. wget, where curl is missing, is run once per endpoint.
+if have curl; then
+	curl -s -m 5 -w '\n@@FA_HTTP %{http_code}\n' \
+		http://127.0.0.1:10256/healthz http://127.0.0.1:10256/livez http://127.0.0.1:10249/metrics 2>/dev/null
+elif have wget; then
+	for u in http://127.0.0.1:10256/healthz http://127.0.0.1:10256/livez http://127.0.0.1:10249/metrics; do
+		# wget has no -w; GNU wget exits 8 on an HTTP error status, which
+		# is an answer (a 503 /healthz), not a dead port.
+		b=$(wget -q -T 5 -O - "$u" 2>/dev/null)
 		case $? in
-		0) printf '%s\n200' "$b" ;;
-		8) printf '%s\nhttp-error' "$b" ;;
-		*) printf '\n000' ;;
+		0) printf '%s\n@@FA_HTTP 200\n' "$b" ;;
+		8) printf '%s\n@@FA_HTTP http-error\n' "$b" ;;
+		*) printf '\n@@FA_HTTP 000\n' ;;
 		esac
-	else
-		printf '\nabsent'
-	fi
-}
-hz=$(get 10256 /healthz 5)
-lz=$(get 10256 /livez 5)
-# One awk reads the metrics from stdin and both health answers from the
-# environment, and prints "key value" lines. The sync age needs the node's
-# clock (date +%s); the staleness of /healthz comes from the two times in its
-# own body, so it does not depend on any clock. Label values may hold spaces,
-# so a sample's value is taken after the closing brace. Series of both IP
-# families (ip_family labels, newer kube-proxy) are summed per bucket, and the
-# family that synced longest ago counts for the age.
-get 10249 /metrics 3 | hz=$hz lz=$lz awk -v now="$(date +%s)" '
-function answer(s, w,   n, a, i, b) {
-	n = split(s, a, "\n")
-	code[w] = a[n]
-	b = ""
-	for (i = 1; i < n; i++) b = b (i == 1 ? "" : " ") a[i]
-	body[w] = b
-}
+	done
+else
+	printf '\n@@FA_HTTP absent\n\n@@FA_HTTP absent\n\n@@FA_HTTP absent\n'
+fi | awk -v root="$R" "$fa_awk_fact"'
+# put prints a fact with the blanks around its value trimmed.
+function put(k, v) { sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v); fact(k, v) }
+function answer(w, b, c) { code[w] = c; body[w] = b }
 # secs turns Go time.Time.String() ("2026-12-02 10:00:00.5 +0000 UTC
 # m=+12.3") into seconds since an arbitrary epoch; only differences are used.
 function secs(t,   a, d, c, y, m, s, sign) {
@@ -128,25 +108,36 @@ function metric(l,   p, e, name, lab, rest, f, v, fam) {
 }
 # val prints a metric fact: absent when the endpoint did not answer 200 or
 # kube-proxy does not export that series (older versions, another mode).
-function val(k, present, fmtv, v) { print "kubeproxy.metrics." k, (ok && present) ? sprintf(fmtv, v) : "absent" }
-BEGIN {
-	answer(ENVIRON["hz"], "healthz"); answer(ENVIRON["lz"], "livez")
+function val(k, present, fmtv, v) { put("kubeproxy.metrics." k, (ok && present) ? sprintf(fmtv, v) : "absent") }
+# 10256 is 0x2810; state 0A is LISTEN. /proc/net/tcp needs no root, unlike
+# ss -p.
+function listening(   i, f, l, w, a, found) {
+	for (i = 1; i <= 2; i++) {
+		f = root (i == 1 ? "/proc/net/tcp" : "/proc/net/tcp6")
+		if ((getline l < f) > 0)
+			while ((getline l < f) > 0)
+				if (split(l, w, " ") >= 4 && w[4] == "0A" && split(w[2], a, ":") >= 2 && a[2] == "2810") found = 1
+		close(f)
+	}
+	return found ? "yes" : "no"
+}
+function health(   w, c, b, t, el, lu, ct, st, d, hc, lc, h) {
 	for (w in code) {
 		c = code[w]
 		if (c == "000" || c == "") c = "connect-failed"
-		print "kubeproxy." w ".code", c
-		print "kubeproxy." w ".body", (body[w] == "" ? "absent" : substr(body[w], 1, 2048))
+		put("kubeproxy." w ".code", c)
+		put("kubeproxy." w ".body", (body[w] == "" ? "absent" : substr(body[w], 1, 2048)))
 	}
 	# KEP-3836: since 1.28 /healthz also fails on a node being drained or
 	# deleted; the body says so with "nodeEligible": false.
 	b = body["healthz"]; t = b; gsub(/[ \t]/, "", t)
 	el = index(t, "\"nodeEligible\":false") ? "false" : index(t, "\"nodeEligible\":true") ? "true" : "absent"
-	print "kubeproxy.healthz.node_eligible", el
+	put("kubeproxy.healthz.node_eligible", el)
 	lu = jtime(b, "lastUpdated"); ct = jtime(b, "currentTime")
 	if (lu == "" || ct == "") st = "absent"
 	else if (lu == "zero") st = "never"
 	else { d = ct - lu; st = sprintf("%.1f", d < 0 ? 0 : d) }
-	print "kubeproxy.healthz.stale_seconds", st
+	put("kubeproxy.healthz.stale_seconds", st)
 	# What the two answers mean, by the rules of kube-proxy itself
 	# (pkg/proxy/healthcheck/proxy_health.go, 1.28+): both endpoints run
 	# the same sync-health test and /healthz also requires nodeEligible. So
@@ -161,23 +152,33 @@ BEGIN {
 	else if (lc == "200") h = el == "false" ? "ineligible" : "unknown"
 	else if (lc == "404") h = el == "false" ? "ineligible" : "unhealthy"
 	else h = "unknown"
-	print "kubeproxy.health", h
+	put("kubeproxy.health", h)
 }
-# The answer ends with the HTTP code on its own line: each line is held back
-# until the next one shows it was not the last.
-NR != 1 { metric(prev) }
-{ prev = $0 }
+# The lines of each answer, up to its "@@FA_HTTP" line: the health bodies
+# are joined by blanks, the metrics read line by line.
+/^@@FA_HTTP / {
+	n++
+	if (n == 1) answer("healthz", hb, $2)
+	else if (n == 2) answer("livez", hb, $2)
+	else mcode = $2
+	hb = ""; hl = 0
+	next
+}
+n < 2 { hb = hb (hl++ ? " " : "") $0; next }
+n == 2 { metric($0) }
 END {
-	status = prev == "200" ? "ok" : prev == "absent" ? "absent" : (prev == "000" || prev == "") ? "connect-failed" : "http-" prev
-	print "kubeproxy.metrics.status", status
+	put("kubeproxy.port10256.listening", listening())
+	health()
+	status = mcode == "200" ? "ok" : mcode == "absent" ? "absent" : (mcode == "000" || mcode == "") ? "connect-failed" : "http-" mcode
+	put("kubeproxy.metrics.status", status)
 	ok = status == "ok"
 	val("sync_count", "count" in seen, "%.0f", scount)
 	val("sync_sum_seconds", "sum" in seen, "%.3f", ssum)
-	print "kubeproxy.metrics.sync_mean_seconds", !(ok && ("count" in seen) && ("sum" in seen)) ? "absent" : scount == 0 ? "none" : sprintf("%.3f", ssum / scount)
-	print "kubeproxy.metrics.sync_p50_seconds", (ok && nle["sync"]) ? quantile("sync", 0.5) : "absent"
-	print "kubeproxy.metrics.sync_p95_seconds", (ok && nle["sync"]) ? quantile("sync", 0.95) : "absent"
-	print "kubeproxy.metrics.sync_p99_seconds", (ok && nle["sync"]) ? quantile("sync", 0.99) : "absent"
-	print "kubeproxy.metrics.netprog_p99_seconds", (ok && nle["netprog"]) ? quantile("netprog", 0.99) : "absent"
+	put("kubeproxy.metrics.sync_mean_seconds", !(ok && ("count" in seen) && ("sum" in seen)) ? "absent" : scount == 0 ? "none" : sprintf("%.3f", ssum / scount))
+	put("kubeproxy.metrics.sync_p50_seconds", (ok && nle["sync"]) ? quantile("sync", 0.5) : "absent")
+	put("kubeproxy.metrics.sync_p95_seconds", (ok && nle["sync"]) ? quantile("sync", 0.95) : "absent")
+	put("kubeproxy.metrics.sync_p99_seconds", (ok && nle["sync"]) ? quantile("sync", 0.99) : "absent")
+	put("kubeproxy.metrics.netprog_p99_seconds", (ok && nle["netprog"]) ? quantile("netprog", 0.99) : "absent")
 	val("iptables_rules_filter", "rules" in seen, "%.0f", rules["filter"])
 	val("iptables_rules_nat", "rules" in seen, "%.0f", rules["nat"])
 	# queued after last means a sync is still waiting; a healthy loop runs
@@ -187,12 +188,13 @@ END {
 		if (oldest == "" || last[f] < oldest) oldest = last[f]
 		if ((f in queued) && worst < queued[f] - last[f]) worst = queued[f] - last[f]
 	}
+	# The clock of the node, without date(1): srand() seeds from the time of day
+	# and the next call returns that seed (POSIX awk, srand).
+	srand(); now = srand()
 	age = now - oldest
-	val("sync_age_seconds", ("last" in seen) && now != "", "%.0f", age < 0 ? 0 : age)
+	val("sync_age_seconds", "last" in seen, "%.0f", age < 0 ? 0 : age)
 	val("queue_lag_seconds", "last" in seen, "%.0f", worst)
 	val("restore_failures", "fails" in seen, "%.0f", fails)
 	val("endpoint_changes_pending", "epend" in seen, "%.0f", epend)
 	val("service_changes_pending", "spend" in seen, "%.0f", spend)
-}' | while read -r k v; do
-	fact "$k" "$v"
-done
+}'

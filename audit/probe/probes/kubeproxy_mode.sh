@@ -62,7 +62,9 @@ END {
 configured=$1 vs=$2 rs=$3 sched=$4
 shift 4
 # Module states in one call; the needed schedulers' modules come last.
-set -- $(modules_state ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack nf_tables "$@")
+modules_state ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack nf_tables "$@"
+# shellcheck disable=SC2086
+set -- $fa_ms
 m_ip_vs=$2 m_rr=$4 m_wrr=$6 m_sh=$8 m_ct=${10} m_nft=${12}
 shift 12
 s_mod=loaded s_miss=
@@ -150,14 +152,12 @@ elif have wget; then
 else
 	pm=
 fi
-nl='
-'
 mode= source=
 case $pm in
-*"${nl}200")
+*"${fa_nl}200")
 	source=proxyMode
-	case ${pm%"$nl"*} in
-	iptables | ipvs | nftables | kernelspace) mode=${pm%"$nl"*} ;;
+	case ${pm%"$fa_nl"*} in
+	iptables | ipvs | nftables | kernelspace) mode=${pm%"$fa_nl"*} ;;
 	*) mode=unknown ;;
 	esac
 	;;

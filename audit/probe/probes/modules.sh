@@ -6,6 +6,9 @@
 
 # modules_state (in _lib.sh) tells loaded from built-in from absent, also on
 # kernels without /proc/modules.
-modules_state br_netfilter nf_conntrack ip_tables iptable_nat x_tables ip_vs | while read -r m st; do
+modules_state br_netfilter nf_conntrack ip_tables iptable_nat x_tables ip_vs
+while read -r m st; do
 	fact "module.$m" "$st"
-done
+done <<EOF
+$fa_ms
+EOF

@@ -47,7 +47,8 @@ export LC_ALL
 # gets its routes and addresses rewritten under the CNI.
 if have NetworkManager || [ -d "$R/etc/NetworkManager" ]; then
 	fact nm.installed yes
-	fact nm.active "$(unit_state is-active NetworkManager)"
+	unit_state is-active NetworkManager
+	fact nm.active "$fa_us"
 	# The files in the order NetworkManager merges them (NetworkManager.conf(5);
 	# src/core/nm-config.c read_entire_config()): the *.conf of
 	# /usr/lib/NetworkManager/conf.d, then those of /run/NetworkManager/conf.d,
@@ -240,9 +241,18 @@ if have NetworkManager || [ -d "$R/etc/NetworkManager" ]; then
 	if have nmcli; then
 		if have timeout; then set -- timeout 5; else set --; fi
 		if out=$("$@" nmcli -t -f DEVICE,STATE device 2>/dev/null); then
-			fact nm.cni_devices "$(printf '%s\n' "$out" | awk -F: '
-				$1 ~ /^(cali|flannel)/ { seen = 1; if (substr($0, length($1) + 2) != "unmanaged") managed = 1 }
-				END { print managed ? "managed" : seen ? "unmanaged" : "none" }')"
+			devs=none
+			while IFS= read -r l; do
+				case $l in
+				cali* | flannel*)
+					if [ "${l#*:}" != unmanaged ]; then devs=managed; break; fi
+					devs=unmanaged
+					;;
+				esac
+			done <<EOF
+$out
+EOF
+			fact nm.cni_devices "$devs"
 		else
 			fact nm.cni_devices unknown
 		fi
@@ -259,7 +269,8 @@ fi
 # CNI's routes; RKE2 requires the service and its timer disabled.
 cs=absent
 for u in nm-cloud-setup.service nm-cloud-setup.timer; do
-	case $(unit_state is-enabled "$u") in
+	unit_state is-enabled "$u"
+	case $fa_us in
 	enabled | enabled-runtime) cs=enabled ;;
 	masked) [ "$cs" = enabled ] || cs=masked ;;
 	disabled) [ "$cs" = absent ] && cs=disabled ;;
@@ -325,14 +336,31 @@ if [ ! -e "$cfg" ]; then
 elif [ ! -r "$cfg" ]; then
 	conf=unreadable
 else
-	if line=$(grep -E '^cni:' "$cfg"); then
-		nl='
-'
-		line=${line%%"$nl"*}
+	# The first "cni:" line, read by the shell (the file is no procfs
+	# file); every other line is passed over unexamined.
+	line= found=
+	while IFS= read -r l || [ -n "$l" ]; do
+		case $l in
+		cni:*)
+			line=$l found=yes
+			break
+			;;
+		esac
+	done <"$cfg"
+	if [ -n "$found" ]; then
 		# A trailing "# comment" could hold anything: cut it before the
 		# character filter, which would otherwise keep its letters.
 		line=${line%%#*}
-		conf=$(printf '%s' "${line#cni:}" | tr -cd 'a-z0-9,-' | cut -c 1-64)
+		line=${line#cni:}
+		# Only CNI-name characters are kept, at most 64 of them.
+		conf=
+		while [ -n "$line" ] && [ ${#conf} -lt 64 ]; do
+			c=${line%"${line#?}"}
+			line=${line#?}
+			case $c in
+			[a-z0-9,-]) conf=$conf$c ;;
+			esac
+		done
 		# "cni:" with a YAML list on the next lines is not followed: no
 		# other line of the file is ever looked at.
 		conf=${conf:-list}

@@ -5,21 +5,48 @@
 # facts: rke2.version rke2.service rke2.server.active rke2.agent.active rke2.containerd.version rke2.kubelet.version rke2.manifest.etcd rke2.manifest.kube-apiserver rke2.manifest.kube-proxy
 # role_scoped: rke2.service rke2.server.active rke2.agent.active rke2.manifest.etcd rke2.manifest.kube-apiserver
 
-b() {
-	if have timeout; then timeout 5 "$@"; else "$@"; fi
-}
-# verof prints the first word that looks like a version ("v1.7.23-k3s2"
-# from "containerd github.com/k3s-io/containerd v1.7.23-k3s2 <commit>",
-# "v1.31.4+rke2r1" from "Kubernetes v1.31.4+rke2r1").
-verof() {
-	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^v?[0-9]+\.[0-9]+/) { print $i; exit } }'
+# Every version comes from the tool itself, bounded by timeout(1), and is
+# cut out of its output by the shell: one process per tool and no awk,
+# sed or head.
+to=
+have timeout && to="timeout 5"
+# first_version TEXT sets fa_v to the first word that looks like a version
+# (v?DIGITS.DIGITS...): "v1.7.23-k3s2" from "containerd
+# github.com/k3s-io/containerd v1.7.23-k3s2 <commit>", "v1.31.4+rke2r1" from
+# "Kubernetes v1.31.4+rke2r1".
+first_version() {
+	fa_v=
+	set -f
+	# shellcheck disable=SC2086
+	set -- $1
+	set +f
+	for w; do
+		x=${w#v}
+		d=${x%%.*}
+		case $d in "" | *[!0-9]*) continue ;; esac
+		[ "$d" = "$x" ] && continue
+		case ${x#*.} in [0-9]*) fa_v=$w && return ;; esac
+	done
 }
 bin=
 for x in rke2 /usr/local/bin/rke2 /opt/rke2/bin/rke2 /usr/bin/rke2; do
 	if have "$x"; then bin=$x; break; fi
 done
 if [ -n "$bin" ]; then
-	v=$(b "$bin" --version 2>/dev/null | sed -n 's/^rke2 version \([^ ]*\).*/\1/p' | head -n 1)
+	# "rke2 version v1.31.4+rke2r1 (abcdef0)": the first such line.
+	out=$($to "$bin" --version 2>/dev/null)
+	v=
+	while IFS= read -r l; do
+		case $l in
+		"rke2 version "?*)
+			v=${l#rke2 version }
+			v=${v%% *}
+			break
+			;;
+		esac
+	done <<EOF
+$out
+EOF
 	fact rke2.version "${v:-unknown}"
 else
 	fact rke2.version absent
@@ -30,21 +57,30 @@ fi
 rb=$R/var/lib/rancher/rke2/bin
 for c in containerd kubelet; do
 	if [ -x "$rb/$c" ]; then
-		v=$(b "$rb/$c" --version 2>/dev/null | verof)
+		first_version "$($to "$rb/$c" --version 2>/dev/null)"
+		v=$fa_v
 	elif have "$c"; then
-		v=$(b "$c" --version 2>/dev/null | verof)
+		first_version "$($to "$c" --version 2>/dev/null)"
+		v=$fa_v
 	else
 		v=absent
 	fi
 	fact "rke2.$c.version" "${v:-unknown}"
 done
+# One systemctl for both units: is-active prints a line per unit, in
+# order, "inactive" for one it does not know (systemctl-is-active.c).
 svc=none
+set --
+if have systemctl; then
+	s=$(systemctl is-active rke2-server rke2-agent 2>/dev/null)
+	set -f
+	# shellcheck disable=SC2086
+	set -- $s
+	set +f
+fi
 for u in server agent; do
-	if have systemctl; then
-		s=$(systemctl is-active "rke2-$u" 2>/dev/null | head -n 1)
-	else
-		s=
-	fi
+	s=${1:-}
+	[ $# -gt 0 ] && shift
 	fact "rke2.$u.active" "${s:-absent}"
 	[ "$s" = active ] && svc="rke2-$u"
 done

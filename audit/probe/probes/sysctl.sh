@@ -29,7 +29,7 @@ elif [ -d "$kpm" ] && [ -x "$kpm" ] && [ ! -e "$kpm/kube-proxy.yaml" ]; then
 else
 	kps=unknown
 fi
-awk -v root="$R" -v kps="$kps" -v kpm="$kpm/kube-proxy.yaml" '
+awk -v root="$R" -v kps="$kps" -v kpm="$kpm/kube-proxy.yaml" "$fa_awk_fact"'
 function rd(path,   v, st) {
 	v = ""
 	st = (getline v < (root path))
@@ -45,9 +45,9 @@ function flag(l, name,   v) {
 }
 BEGIN {
 	n = split("net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables", ks, " ")
-	for (i = 1; i <= n; i++) print "sysctl." ks[i], rd(key(ks[i]))
-	print "conntrack.count", rd("/proc/sys/net/netfilter/nf_conntrack_count")
-	print "conntrack.max", rd("/proc/sys/net/netfilter/nf_conntrack_max")
+	for (i = 1; i <= n; i++) fact("sysctl." ks[i], rd(key(ks[i])))
+	fact("conntrack.count", rd("/proc/sys/net/netfilter/nf_conntrack_count"))
+	fact("conntrack.max", rd("/proc/sys/net/netfilter/nf_conntrack_max"))
 	# Cores are counted like Go runtime.NumCPU on an unrestricted process:
 	# the online list ("0-3,8-11"), else /proc/cpuinfo.
 	cpus = 0
@@ -85,7 +85,5 @@ BEGIN {
 			else t = "unknown"
 		}
 	}
-	print "conntrack.kube_proxy_max", t
-}' </dev/null | while read -r k v; do
-	fact "$k" "$v"
-done
+	fact("conntrack.kube_proxy_max", t)
+}' </dev/null
