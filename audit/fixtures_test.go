@@ -261,7 +261,7 @@ func TestFactsFixtures(t *testing.T) {
 }
 
 // clockFacts are measured against the node's clock during the run (the
-// age of kube-proxy's last sync: date +%s on the node minus a timestamp
+// age of kube-proxy's last sync: the node's clock minus a timestamp
 // nodesim's curl serves relative to the real clock), so on nodesim they
 // move by a second or so from run to run. A fixture keeps the value it was
 // written with; what the probe makes of the metrics is tested by
