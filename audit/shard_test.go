@@ -154,7 +154,7 @@ func newMergeFixture() mergeFixture {
 	}, &result.Cluster{Node: "etcd-2", Status: result.ClusterOK,
 		Attempts: []result.ClusterAttempt{{Node: "etcd-2", Outcome: result.ClusterOK}},
 		Facts:    map[string]string{"cluster.api": "ok", "cluster.view": "etcd-2"}, Probes: []result.ProbeRun{{ID: "cluster", Status: result.ProbeOK}},
-		Joined:   map[string]string{"etcd-2": "etcd-2", "worker-2": "worker-2", "worker-1": "", "etcd-1": "", "etcd-3": ""},
+		Joined: map[string]string{"etcd-2": "etcd-2", "worker-2": "worker-2", "worker-1": "", "etcd-1": "", "etcd-3": ""},
 		NodeFacts: map[string]map[string]string{
 			"etcd-1": {}, "etcd-2": {}, "etcd-3": {},
 			"worker-1": {clusterReasonFact: "Running"}, "worker-2": {clusterReasonFact: "Running"},
@@ -167,7 +167,7 @@ func newMergeFixture() mergeFixture {
 	}, &result.Cluster{Node: "etcd-3", Status: result.ClusterOK, Message: "cluster view from etcd-3; etcd-1: API unreachable (connection refused)",
 		Attempts: []result.ClusterAttempt{{Node: "etcd-1", Outcome: result.ClusterFailed, Reason: "API unreachable (connection refused)"}, {Node: "etcd-3", Outcome: result.ClusterOK}},
 		Facts:    map[string]string{"cluster.api": "ok", "cluster.view": "etcd-3"}, Probes: []result.ProbeRun{{ID: "cluster", Status: result.ProbeOK}},
-		Joined:   map[string]string{"etcd-1": "etcd-1", "etcd-3": "etcd-3", "worker-1": "worker-1", "etcd-2": "", "worker-2": ""},
+		Joined: map[string]string{"etcd-1": "etcd-1", "etcd-3": "etcd-3", "worker-1": "worker-1", "etcd-2": "", "worker-2": ""},
 		NodeFacts: map[string]map[string]string{
 			"etcd-1": {}, "etcd-2": {}, "etcd-3": {},
 			"worker-1": {clusterReasonFact: "CrashLoopBackOff", "k8s.kubeproxy.pod.restarts": "9"}, "worker-2": {clusterReasonFact: "Running"},
@@ -284,7 +284,9 @@ func TestMergeRefuses(t *testing.T) {
 			"s1.json and s2.json are shards of different inventories"},
 		{"other hosts", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard.Hosts = f.hosts[1:] },
 			"s1.json and s2.json are shards of different inventories"},
-		{"another limit", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Limit = &result.Limit{Pattern: "etcd", Selected: 5, Inventory: 9} },
+		{"another limit", func(f *mergeFixture, o *MergeOptions) {
+			f.shards[1].Report.Limit = &result.Limit{Pattern: "etcd", Selected: 5, Inventory: 9}
+		},
 			"s1.json and s2.json are shards of different inventories"},
 		{"other rules", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard.RulesDigest = "sha256:other" },
 			"s1.json and s2.json were judged by different probes, checks, --only/--skip or --waivers"},
