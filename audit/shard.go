@@ -200,8 +200,12 @@ func Merge(shards []ShardFile, o MergeOptions) (*result.Report, error) {
 	}
 	for k := 1; k <= n; k++ {
 		if hosts := missing[k]; len(hosts) > 0 && !given[k] {
-			merged.Warnings = append(merged.Warnings, fmt.Sprintf("shard %d/%d was not given to fleet-audit merge: its %s not audited (%s)",
-				k, n, result.Count(len(hosts), "host")+map[bool]string{true: " is", false: " are"}[len(hosts) == 1], strings.Join(hosts, ", ")))
+			verb := "are"
+			if len(hosts) == 1 {
+				verb = "is"
+			}
+			merged.Warnings = append(merged.Warnings, fmt.Sprintf("shard %d/%d was not given to fleet-audit merge: its %s %s not audited (%s)",
+				k, n, result.Count(len(hosts), "host"), verb, strings.Join(hosts, ", ")))
 		}
 	}
 	merged.Cluster = mergeCluster(shards, owner, nodes)
