@@ -52,8 +52,8 @@ answered), waivers and the gate. N shards merged give the report a single run
 of the whole inventory gives, byte for byte but for its times.
 
 Give merge the rule flags the shards ran with (--fail-on, --allow-unreachable,
---waivers, --only, --skip, --probes, --target-version): each shard records them,
-and merge refuses others. It also refuses shards of different inventories or
+--waivers, --only, --skip, --probes, --target-version): each shard records what
+judged it, and merge refuses other rules. It also refuses shards of different inventories or
 fleet-audit releases, the same shard twice and overlapping nodes. The hosts of
 a shard not given are nodes with status shard_missing: not audited, so the gate
 exits 3 unless --allow-unreachable.
