@@ -262,8 +262,13 @@ func mergeCluster(shards []ShardFile, owner map[string]*result.Report, nodes []r
 // checkShards refuses what must not be merged, naming the files.
 func checkShards(shards []ShardFile, o MergeOptions) error {
 	for _, s := range shards {
-		if s.Report.Shard == nil {
+		sh := s.Report.Shard
+		switch {
+		case sh == nil:
 			return mergeErrorf("%s: not a shard (written by run without --shard)", s.Path)
+		// ShardOf divides by the count: a hand-edited file must not panic.
+		case sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count:
+			return mergeErrorf("%s: shard %d/%d is no shard run --shard writes", s.Path, sh.Index, sh.Count)
 		}
 	}
 	ref, rs := shards[0], shards[0].Report

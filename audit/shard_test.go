@@ -275,6 +275,8 @@ func TestMergeRefuses(t *testing.T) {
 		want   string
 	}{
 		{"not a shard", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard = nil }, "s2.json: not a shard (written by run without --shard)"},
+		{"a count of 0", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard.Count = 0 }, "s2.json: shard 2/0 is no shard run --shard writes"},
+		{"an index past the count", func(f *mergeFixture, o *MergeOptions) { f.shards[0].Report.Shard.Index = 3 }, "s1.json: shard 3/2 is no shard run --shard writes"},
 		{"another release", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Tool.Version = "v2" },
 			"s1.json was written by fleet-audit v1, s2.json by v2"},
 		{"another count", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard.Count = 3 }, "s1.json is a shard of 2, s2.json of 3"},
