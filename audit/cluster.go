@@ -18,78 +18,119 @@ const maxClusterAttempts = 3
 
 // serverCandidates lists the audited nodes that run rke2-server, in
 // inventory order; nodes whose role only says so come after them.
-func serverCandidates(nodes []result.Node) []int {
-	var byFact, byRole []int
-	for i, n := range nodes {
+func serverCandidates(nodes []result.Node) []string {
+	var byFact, byRole []string
+	for _, n := range nodes {
 		if !n.Status.HasFacts() {
 			continue
 		}
 		switch {
 		case n.Facts["rke2.server.active"] == "active":
-			byFact = append(byFact, i)
+			byFact = append(byFact, n.Name)
 		case n.Facts["rke2.server.active"] == "" && hasServerRole(n.Roles):
-			byRole = append(byRole, i)
+			byRole = append(byRole, n.Name)
 		}
 	}
 	return append(byFact, byRole...)
 }
 
-// runCluster asks the server nodes in turn, at most maxClusterAttempts
-// and never past the run's context, for the cluster view, and joins the
-// per-node facts of the first one whose node-local API server answers to
-// the inventory nodes. A server that gives facts but no view (kubeconfig
-// missing, API unreachable) is a failed attempt like one that cannot be
-// reached: each server has its own API server, so the next may answer. It
-// never fails the run: the Cluster says which server answered, which did
-// not and why.
+// runCluster asks the server nodes in turn, never past the run's context,
+// for the cluster view (askServers), and joins the per-node facts of the
+// server that answered to the inventory nodes. A shard keeps those facts
+// as they came (Cluster.NodeFacts): its own nodes are not all the nodes
+// they describe, and merge joins them again to every shard's.
 func runCluster(ctx context.Context, o RunOptions, probes []probe.Probe, nodes []result.Node) *result.Cluster {
+	targets := map[string]Target{}
+	for _, t := range o.Fleet.Targets {
+		targets[t.Name] = t
+	}
+	c, perNode := askServers(serverCandidates(nodes), func(name string) (clusterTry, bool) {
+		if ctx.Err() != nil {
+			return clusterTry{}, false
+		}
+		parsed, why := clusterOn(ctx, o, targets[name], probes)
+		// Before it is joined into the Message.
+		return clusterTry{why: probe.RedactText(why), facts: parsed.Facts, runs: parsed.Runs, nodeFacts: parsed.NodeFacts}, true
+	})
+	if c.Status == result.ClusterOK {
+		joinNodeFacts(c, perNode, nodes)
+		if o.Shard != nil && len(perNode) > 0 {
+			c.NodeFacts = perNode
+		}
+	}
+	return c
+}
+
+// clusterTry is what asking one server for the cluster view gave.
+type clusterTry struct {
+	// why is "" when the server's node-local API answered, else why not.
+	why       string
+	facts     map[string]string
+	runs      []result.ProbeRun
+	nodeFacts map[string]map[string]string
+}
+
+// askServers asks the candidate servers (serverCandidates, in its order)
+// in turn, at most maxClusterAttempts, for the cluster view, and returns
+// it with the per-node facts of the server that answered. ask false means
+// the run ended before that server was asked. A server that gives facts
+// but no view (kubeconfig missing, API unreachable) is a failed attempt
+// like one that cannot be reached: each server has its own API server, so
+// the next may answer. It never fails the run: the Cluster says which
+// server answered, which did not and why.
+//
+// A run asks the servers over SSH; merge asks the shards' records of the
+// same servers, so that the view it keeps is the one a single run over
+// all the shards' nodes would have had: the same candidates in the same
+// order, stopped at the same server.
+func askServers(cands []string, ask func(name string) (clusterTry, bool)) (*result.Cluster, map[string]map[string]string) {
 	c := &result.Cluster{Status: result.ClusterNoServer, Facts: map[string]string{}, Probes: []result.ProbeRun{}, Joined: map[string]string{}}
-	cands := serverCandidates(nodes)
 	if len(cands) == 0 {
 		c.Message = "no reachable RKE2 server node: the cluster-scoped probes (pods, readyz, RBAC) did not run"
-		return c
+		return c, nil
 	}
 	var failed []string
-	kept := false
-	for _, i := range cands {
-		if len(c.Attempts) == maxClusterAttempts || ctx.Err() != nil {
+	kept, ended := false, false
+	for _, name := range cands {
+		if len(c.Attempts) == maxClusterAttempts {
 			break
 		}
-		h := o.Fleet.Targets[i]
-		parsed, why := clusterOn(ctx, o, h, probes)
-		why = probe.RedactText(why) // before it is joined into the Message
-		if why == "" {
-			c.Attempts = append(c.Attempts, result.ClusterAttempt{Node: h.Name, Outcome: result.ClusterOK})
-			c.Node, c.Status, c.Probes, c.Facts, c.Message = h.Name, result.ClusterOK, parsed.Runs, parsed.Facts, ""
-			if len(failed) > 0 {
-				c.Message = fmt.Sprintf("cluster view from %s; %s", h.Name, strings.Join(failed, "; "))
-			}
-			joinNodeFacts(c, parsed.NodeFacts, nodes)
-			return c
+		try, asked := ask(name)
+		if !asked {
+			ended = true
+			break
 		}
-		c.Attempts = append(c.Attempts, result.ClusterAttempt{Node: h.Name, Outcome: result.ClusterFailed, Reason: why})
-		failed = append(failed, h.Name+": "+why)
+		if try.why == "" {
+			c.Attempts = append(c.Attempts, result.ClusterAttempt{Node: name, Outcome: result.ClusterOK})
+			c.Node, c.Status, c.Probes, c.Facts, c.Message = name, result.ClusterOK, try.runs, try.facts, ""
+			if len(failed) > 0 {
+				c.Message = fmt.Sprintf("cluster view from %s; %s", name, strings.Join(failed, "; "))
+			}
+			return c, try.nodeFacts
+		}
+		c.Attempts = append(c.Attempts, result.ClusterAttempt{Node: name, Outcome: result.ClusterFailed, Reason: try.why})
+		failed = append(failed, name+": "+try.why)
 		// When no server answers, the first one's facts (cluster.api=unreachable...)
 		// are still what the cluster checks judge.
-		if !kept && len(parsed.Facts) > 0 {
+		if !kept && len(try.facts) > 0 {
 			kept = true
-			c.Node, c.Probes, c.Facts = h.Name, parsed.Runs, parsed.Facts
+			c.Node, c.Probes, c.Facts = name, try.runs, try.facts
 		}
 	}
 	c.Status = result.ClusterFailed
 	if len(c.Attempts) == 0 {
 		c.Message = "the run ended before any server was asked for the cluster view"
-		return c
+		return c, nil
 	}
 	c.Message = "no server answered: " + strings.Join(failed, "; ")
 	if rest := len(cands) - len(c.Attempts); rest > 0 {
-		if ctx.Err() != nil {
+		if ended {
 			c.Message += fmt.Sprintf(" (the run ended before the other %d asked)", rest)
 		} else {
 			c.Message += fmt.Sprintf(" (%d more not asked: at most %d servers are)", rest, maxClusterAttempts)
 		}
 	}
-	return c
+	return c, nil
 }
 
 // clusterOn runs the cluster probes on one server. why is "" when that

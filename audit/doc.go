@@ -5,7 +5,10 @@
 // fleet), correlation (correlate.go, a symptom confined to the nodes such a
 // split picks out), version skew and the upgrade path (skew.go), the
 // cluster view through one server (cluster.go), rollout order (rollout.go),
-// waivers and the gate. Diff (diff.go) compares two saved runs.
+// waivers and the gate. Diff (diff.go) compares two saved runs. Sharding
+// (shard.go) splits a Fleet into the shards of run --shard K/N, and Merge
+// joins their reports into the report of one run, through the same
+// Analyze.
 //
 // It knows neither SSH nor the inventory: the caller builds the Fleet and
 // wires the Transport interface to package remote. It fills in the model of

@@ -101,6 +101,9 @@ type RunOptions struct {
 	// Limit, when set, says the fleet is the part of an inventory that
 	// --limit selected (Report.Limit).
 	Limit *result.Limit
+	// Shard, when set, says the fleet is shard K of N (SelectShard): the
+	// report carries it, and keeps what merge needs (Cluster.NodeFacts).
+	Shard *result.Shard
 	// Logger traces each node's session and probes (--debug); nil
 	// traces nothing.
 	Logger *slog.Logger
@@ -186,6 +189,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		Cluster:       cluster,
 		TargetVersion: o.TargetVersion,
 		Limit:         o.Limit,
+		Shard:         o.Shard,
 		Warnings:      warnings,
 	}
 	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers, Selection: o.Selection})
@@ -214,7 +218,7 @@ func Analyze(r *result.Report, rules Rules) {
 	}
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
-	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster, r.Limit != nil)...) {
+	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster, r.Partial())...) {
 		if rules.Selection.Selects(f.Check) {
 			r.Findings = append(r.Findings, f)
 		}

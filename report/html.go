@@ -199,7 +199,7 @@ func buildHTMLView(r *result.Report) htmlView {
 	v.FindingTitle = findingsTitle(fs)
 	v.SeverityGroups, v.Causes = htmlFindings(fs, failingNodes(r))
 	if r.Cluster != nil {
-		v.Cluster = newHTMLCluster(r.Cluster, r.Limit != nil)
+		v.Cluster = newHTMLCluster(r.Cluster, r.Partial())
 	}
 	v.Drift, v.DriftNote = htmlDriftRows(r.Drift)
 	odd := outliers(r.Drift)
@@ -225,7 +225,7 @@ func htmlVerdict(r *result.Report) htmlView {
 		Inventory:        text(r.Inventory),
 		Tool:             text(strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)),
 		TargetVersion:    text(r.TargetVersion),
-		Limit:            limitText(r.Limit),
+		Limit:            text(strings.Join(r.Parts(), "; ")),
 		Passed:           r.Gate.Passed,
 		ExitCode:         r.Gate.ExitCode,
 		Reasons:          texts(r.Gate.Reasons),
@@ -466,12 +466,3 @@ var (
 )
 
 var htmlTmpl = template.Must(template.Must(template.New("report").Parse(htmlTemplate)).Parse(probeRunsTemplate))
-
-// limitText is Limit.Describe for the page, "" for a run of the whole
-// inventory.
-func limitText(l *result.Limit) string {
-	if l == nil {
-		return ""
-	}
-	return text(l.Describe())
-}

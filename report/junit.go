@@ -128,8 +128,8 @@ func (j *JUnit) Format(w io.Writer, r *result.Report) error {
 	if r.TargetVersion != "" {
 		props = append(props, junitProperty{Name: "target_version", Value: xmlText(r.TargetVersion, false)})
 	}
-	if r.Limit != nil {
-		props = append(props, junitProperty{Name: "limit", Value: xmlText(r.Limit.Describe(), false)})
+	for _, part := range r.Parts() {
+		props = append(props, junitProperty{Name: "limit", Value: xmlText(part, false)})
 	}
 	// The run's warnings (host keys not verified...) likewise: a CI page
 	// showing a green suite must still carry them.
@@ -400,7 +400,7 @@ func clusterCase(r *result.Report, fs []result.Finding, idx []int) junitCase {
 	findingLines(&b, fs, idx)
 	factLines(&b, clusterFacts(c), c.Facts)
 	for _, k := range c.UnjoinedK8sNodes() {
-		b.WriteString("# kubernetes node " + result.UnjoinedLabel(r.Limit != nil) + ": " + k + "\n")
+		b.WriteString("# kubernetes node " + result.UnjoinedLabel(r.Partial()) + ": " + k + "\n")
 	}
 	for _, p := range c.Probes {
 		if p.Stderr != "" {

@@ -32,7 +32,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	mdFindings(p, fs, failing)
 	mdNodesNotOK(p, r.Nodes)
 	if r.Cluster != nil {
-		mdCluster(p, r.Cluster, r.Limit != nil)
+		mdCluster(p, r.Cluster, r.Partial())
 	}
 	mdDrift(p, r.Drift)
 	mdNodes(p, r)
@@ -63,8 +63,8 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
 	}
-	if r.Limit != nil {
-		line = append(line, mdText(r.Limit.Describe()))
+	for _, part := range r.Parts() {
+		line = append(line, mdText(part))
 	}
 	if at := ranAt(r); at != "" {
 		ran := "ran " + at

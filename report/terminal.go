@@ -97,8 +97,8 @@ func (p *termPrinter) header(r *result.Report) {
 	if r.TargetVersion != "" {
 		first = append(first, "target "+oneLine(r.TargetVersion))
 	}
-	if r.Limit != nil {
-		first = append(first, oneLine(r.Limit.Describe()))
+	for _, part := range r.Parts() {
+		first = append(first, oneLine(part))
 	}
 	if at := ranAt(r); at != "" {
 		if d := runTime(r); d != "" {
@@ -236,7 +236,7 @@ func (p *termPrinter) cluster(r *result.Report) {
 		}
 	}
 	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 {
-		s += fmt.Sprintf(" · %s %s: %s", result.Count(len(extra), "Kubernetes node"), result.UnjoinedLabel(r.Limit != nil), oneLine(compressNodes(extra)))
+		s += fmt.Sprintf(" · %s %s: %s", result.Count(len(extra), "Kubernetes node"), result.UnjoinedLabel(r.Partial()), oneLine(compressNodes(extra)))
 	}
 	p.line("")
 	p.line(s)

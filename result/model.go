@@ -107,6 +107,9 @@ const (
 	// StatusProbeFailed: a probe exited non-zero (126/127: the node could
 	// not run it); the facts of the other probes are kept and judged.
 	StatusProbeFailed
+	// StatusShardMissing: the node belongs to a shard whose results were
+	// not given to fleet-audit merge, so nothing is known of it.
+	StatusShardMissing
 )
 
 var statusNames = map[NodeStatus]string{
@@ -125,6 +128,7 @@ var statusNames = map[NodeStatus]string{
 	StatusInterrupted:          "interrupted",
 	StatusError:                "error",
 	StatusProbeFailed:          "probe_failed",
+	StatusShardMissing:         "shard_missing",
 }
 
 // statusMeanings are the human lines a report shows for a status whose
@@ -142,6 +146,7 @@ var statusMeanings = map[NodeStatus]string{
 	StatusProbeTimeout:    "probes did not finish within their timeout; partial facts kept",
 	StatusOutputTruncated: "the node printed more than the output cap; the session was closed and partial facts kept",
 	StatusConnectionLost:  "the connection dropped during the probes; partial facts kept",
+	StatusShardMissing:    "the results of this node's shard were not given to fleet-audit merge",
 }
 
 // Meaning is the one-line explanation of a status for an operator, with
@@ -216,6 +221,10 @@ type Report struct {
 	// hosts left out are not nodes of this report, neither audited nor
 	// unreachable.
 	Limit *Limit `json:"limit,omitempty"`
+	// Shard is set on the report of a run --shard K/N, which audited only
+	// its share of the hosts; fleet-audit merge joins the N shard reports
+	// into the report of one run, which has no Shard.
+	Shard *Shard `json:"shard,omitempty"`
 	// Warnings are about the run itself, not the fleet: what makes its
 	// results less trustworthy, e.g. host keys that were not verified.
 	// Every report shows them above the findings.
@@ -256,6 +265,11 @@ type Cluster struct {
 	// Ambiguous maps a Kubernetes node name to the inventory nodes that
 	// matched it at the same priority; its facts were joined to none.
 	Ambiguous map[string][]string `json:"ambiguous,omitempty"`
+	// NodeFacts are the per-node facts the cluster probes reported, by
+	// Kubernetes node name, as they were before the join. Only a shard
+	// keeps them: its join saw its own nodes alone, and merge joins them
+	// again to the nodes of every shard.
+	NodeFacts map[string]map[string]string `json:"node_facts,omitempty"`
 }
 
 // ClusterAttempt is one server asked for the cluster view.
@@ -533,12 +547,31 @@ type CheckResult struct {
 }
 
 // UnjoinedLabel says what the Kubernetes nodes UnjoinedK8sNodes lists are:
-// in a run limited by --limit they may be inventory hosts left out of it.
-func UnjoinedLabel(limited bool) string {
-	if limited {
-		return "not audited (outside the --limit or not in the inventory)"
+// in a run of part of the inventory (Partial) they may be inventory hosts
+// left out of it.
+func UnjoinedLabel(partial bool) string {
+	if partial {
+		return "not audited (outside the --limit or --shard, or not in the inventory)"
 	}
 	return "not in the inventory"
+}
+
+// Partial says the report audited part of the inventory on purpose
+// (--limit, --shard): the hosts left out are not nodes of it, and a
+// Kubernetes node no node matches may be one of them.
+func (r *Report) Partial() bool { return r.Limit != nil || r.Shard != nil }
+
+// Parts are the lines every report shows about which part of the
+// inventory it audited: the --limit, then the shard; none for all of it.
+func (r *Report) Parts() []string {
+	var out []string
+	if r.Limit != nil {
+		out = append(out, r.Limit.Describe())
+	}
+	if r.Shard != nil {
+		out = append(out, r.Shard.Describe(len(r.Nodes)))
+	}
+	return out
 }
 
 // UnjoinedK8sNodes lists the Kubernetes nodes the inventory does not name.
@@ -633,4 +666,29 @@ type Limit struct {
 // Describe is how every report says the run was limited.
 func (l *Limit) Describe() string {
 	return fmt.Sprintf("limited to %s: %d of %d inventory hosts", l.Pattern, l.Selected, l.Inventory)
+}
+
+// Shard is a run --shard K/N: which share of the hosts it audited and what
+// fleet-audit merge needs to tell its shards apart from another run's.
+type Shard struct {
+	// Index is K, from 1; Count is N.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Hosts are every host the N shards share out (the inventory after
+	// --limit), in inventory order: merge orders the merged nodes as one
+	// run would, and names the hosts of a shard it was not given.
+	Hosts []string `json:"hosts"`
+	// InventoryDigest is a digest of how each of those hosts resolved
+	// (name, address, roles, become), so that shards of two inventories
+	// whose host names agree are still never merged.
+	InventoryDigest string `json:"inventory_digest"`
+	// RulesDigest is a digest of the probes, checks, --only/--skip and
+	// waivers that judged the shard: merge judges the union again and
+	// must do so by the same rules.
+	RulesDigest string `json:"rules_digest"`
+}
+
+// Describe is how every report says it is a shard.
+func (s *Shard) Describe(audited int) string {
+	return fmt.Sprintf("shard %d of %d: %d of %d hosts (fleet-audit merge joins the shards)", s.Index, s.Count, audited, len(s.Hosts))
 }

@@ -116,11 +116,12 @@ type actions struct {
 	probes    func(context.Context, probesOptions, streams) error
 	inventory func(context.Context, inventoryOptions, streams) error
 	discover  func(context.Context, discoverOptions, streams) error
+	merge     func(context.Context, mergeOptions, streams) error
 }
 
 var commandActions = actions{
 	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
-	discover: runDiscover,
+	discover: runDiscover, merge: runMerge,
 }
 
 // urfave/cli v2 keeps the version flag and printer in package variables,
@@ -152,6 +153,7 @@ EXAMPLES:
    fleet-audit demo --out demo-out
    fleet-audit inventory -i inventory.yaml
    fleet-audit run -i inventory.yaml --html report.html --json results.json
+   fleet-audit merge shard-*.json --html report.html   # the reports of run --shard K/N
    fleet-audit discover -o inventory.yaml
 
 ` + exitStatusHelp,
@@ -177,6 +179,7 @@ EXAMPLES:
 			demoCommand(act.demo),
 			probesCommand(act.probes),
 			reportCommand(act.report),
+			mergeCommand(act.merge),
 			diffCommand(act.diff),
 			completionCommand(),
 			helpCommand(),

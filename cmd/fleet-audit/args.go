@@ -142,12 +142,13 @@ func asksHelp(takes map[string]bool, flagArgs []string) bool {
 // take, naming it: a word left in a command line is a mistake (a value
 // without its flag, a flag's value given twice), never something to
 // ignore. A command takes the arguments its ArgsUsage names, one per word
-// ("RESULTS.json", "BEFORE.json AFTER.json", "[COMMAND]"); a command
-// without one takes none. Fewer than named is the command's own check,
-// since only it can say what is missing.
+// ("RESULTS.json", "BEFORE.json AFTER.json", "[COMMAND]"), any number for
+// a last word ending in "..." ("SHARD.json..."); a command without one
+// takes none. Fewer than named is the command's own check, since only it
+// can say what is missing.
 func refuseStrayArgs(c *cli.Context) error {
 	takes := strings.Fields(c.Command.ArgsUsage)
-	if c.NArg() <= len(takes) {
+	if c.NArg() <= len(takes) || (len(takes) > 0 && strings.HasSuffix(takes[len(takes)-1], "...")) {
 		return nil
 	}
 	what := "takes no arguments, only flags"

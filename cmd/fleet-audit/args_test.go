@@ -96,6 +96,14 @@ func TestEveryCommandRefusesStrayArgs(t *testing.T) {
 			if _, code, stderr := parseArgs(argv...); code != 0 {
 				t.Fatalf("%q: exit %d, %s; want 0 before adding a stray argument", argv, code, stderr)
 			}
+			// A last argument "FILE..." takes any number: none is stray.
+			if strings.HasSuffix(cmd.ArgsUsage, "...") {
+				argv = append(argv, "more")
+				if got, code, stderr := parseArgs(argv...); code != 0 || got == nil {
+					t.Errorf("%q: exit %d, %s; want %s to take any number of arguments", argv, code, stderr, cmd.ArgsUsage)
+				}
+				return
+			}
 			// The argument refused is the first one past those the
 			// command takes, in the order they were typed.
 			for _, tc := range []struct {

@@ -47,6 +47,8 @@ type runOptions struct {
 	ProbesDir     string
 	Only, Skip    []string
 	TargetVersion string
+	// ShardK and ShardN are --shard K/N; ShardN is 0 for every host.
+	ShardK, ShardN int
 }
 
 func runCommand(act func(context.Context, runOptions, streams) error) *cli.Command {
@@ -66,6 +68,7 @@ EXAMPLES:
    fleet-audit run -i inventory.yaml --waivers waivers.yaml --skip 'conntrack.*'
    fleet-audit run -i inventory.yaml --probes ./site-probes --target-version v1.32.5+rke2r1
    fleet-audit run --from-cluster --context prod   # the nodes kubectl lists, as discover writes them
+   fleet-audit run -i inventory.yaml --shard 2/3 --json shard-2.json   # then fleet-audit merge shard-*.json
 
 Report formats: ` + formatNames() + `
 
@@ -76,8 +79,9 @@ Report formats: ` + formatNames() + `
 			&cli.BoolFlag{Name: "no-agent", Usage: "do not use the ssh-agent at SSH_AUTH_SOCK"},
 			&cli.StringFlag{Name: "host-key-policy", Value: "strict", Usage: "what to do with a host key known_hosts does not vouch for: `POLICY` strict (refuse), accept-new (record unknown keys, refuse changed ones) or insecure-ignore (accept anything; the report says so). Given, it beats the inventory's host_key_policy and ssh_config's StrictHostKeyChecking"},
 		}, auditFlags(), []cli.Flag{
-			&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not fail the gate (exit 3) because some node could not be audited"},
+			allowUnreachableFlag(),
 			&cli.StringFlag{Name: "retry-file", Usage: "write the nodes that could not be fully audited to `FILE`, one per line (empty when all were), for a later --limit @FILE"},
+			&cli.StringFlag{Name: "shard", Usage: "audit only shard `K/N` of the hosts (after --limit): those whose name's FNV-1a hash modulo N is K-1; fleet-audit merge joins the N --json reports into the report of one run"},
 		}, formatFlags(), outputFlags(), ruleFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
@@ -134,24 +138,21 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	o := runOptions{
 		Inventory: src, NoAgent: c.Bool("no-agent"),
 		Forks: c.Int("forks"), ConnectTimeout: durationOf(c, "connect-timeout"), NodeTimeout: durationOf(c, "node-timeout"),
-		AllowUnreachable: c.Bool("allow-unreachable"), RetryFile: c.String("retry-file"), Debug: c.Bool("debug"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
+		RetryFile: c.String("retry-file"), Debug: c.Bool("debug"), Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose"), Outputs: outputsFrom(c),
 	}
-	sev, err := result.ParseSeverity(c.String("fail-on"))
-	if err != nil {
-		return o, &usageError{fmt.Errorf("--fail-on: %w", err)}
-	}
-	o.FailOn = sev
 	if o.Forks < 1 {
 		return o, &usageError{fmt.Errorf("--forks: want at least 1, got %d", o.Forks)}
 	}
 	if o.ConnectTimeout <= 0 || o.NodeTimeout <= 0 {
 		return o, &usageError{fmt.Errorf("--connect-timeout and --node-timeout must be positive")}
 	}
-	o.WaiversPath, o.ProbesDir = c.String("waivers"), c.String("probes")
-	o.Only, o.Skip = patterns(c.StringSlice("only")), patterns(c.StringSlice("skip"))
-	o.TargetVersion = strings.TrimSpace(c.String("target-version"))
-	if o.TargetVersion != "" && !audit.TargetVersionRe.MatchString(o.TargetVersion) {
-		return o, &usageError{fmt.Errorf("--target-version %q: want an RKE2 release such as v1.31.4+rke2r1 (v1.MINOR.PATCH+rke2rN)", o.TargetVersion)}
+	if err := judgeOptionsFrom(c, &o); err != nil {
+		return o, err
+	}
+	if c.IsSet("shard") {
+		if o.ShardK, o.ShardN, err = audit.ParseShard(c.String("shard")); err != nil {
+			return o, &usageError{fmt.Errorf("--shard: %w", err)}
+		}
 	}
 	// Only given: the default leaves each host's own policy in force.
 	if c.IsSet("host-key-policy") {
@@ -160,6 +161,23 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// judgeOptionsFrom reads the flags that say how a run is judged, which
+// run, demo and merge share: the gate policy and the rules (ruleFlags).
+func judgeOptionsFrom(c *cli.Context, o *runOptions) error {
+	sev, err := result.ParseSeverity(c.String("fail-on"))
+	if err != nil {
+		return &usageError{fmt.Errorf("--fail-on: %w", err)}
+	}
+	o.FailOn, o.AllowUnreachable = sev, c.Bool("allow-unreachable")
+	o.WaiversPath, o.ProbesDir = c.String("waivers"), c.String("probes")
+	o.Only, o.Skip = patterns(c.StringSlice("only")), patterns(c.StringSlice("skip"))
+	o.TargetVersion = strings.TrimSpace(c.String("target-version"))
+	if o.TargetVersion != "" && !audit.TargetVersionRe.MatchString(o.TargetVersion) {
+		return &usageError{fmt.Errorf("--target-version %q: want an RKE2 release such as v1.31.4+rke2r1 (v1.MINOR.PATCH+rke2rN)", o.TargetVersion)}
+	}
+	return nil
 }
 
 // runAudit is the run command: load the inventory, then the shared

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,7 @@ var examplesCI = filepath.Join("..", "..", "examples", "ci")
 type exampleRun struct {
 	code    int
 	outputs map[string]string
+	argv    []string
 }
 
 // TestCIExamples reads each example of examples/ci as its tool would
@@ -63,13 +65,16 @@ func TestCIExamples(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("NO_COLOR", "1")
 
-	// runAll runs the fleet-audit lines among lines in a directory of its
-	// own, with the file's variables and the demo's inventory in place of
-	// the production one.
-	runAll := func(t *testing.T, lines []string, env map[string]string) []exampleRun {
+	// runLines runs the fleet-audit lines among lines in the current
+	// directory, with the file's variables and the demo's inventory in
+	// place of the production one; each must exit as want says.
+	runLines := func(t *testing.T, lines []string, env map[string]string, want func(code int) bool) []exampleRun {
 		t.Helper()
+		env = maps.Clone(env)
+		if env == nil {
+			env = map[string]string{}
+		}
 		env["FLEET_AUDIT_INVENTORY"] = fl.InventoryPath
-		t.Chdir(t.TempDir())
 		var runs []exampleRun
 		for _, line := range lines {
 			if fields := strings.Fields(line); len(fields) == 0 || filepath.Base(fields[0]) != "fleet-audit" {
@@ -82,9 +87,8 @@ func TestCIExamples(t *testing.T) {
 			argv[0] = "fleet-audit"
 			var stdout, stderr bytes.Buffer
 			code := run(ctx, argv, &stdout, &stderr)
-			// The demo fleet's gate fails (UFW on four nodes): exit 1.
-			if code != int(exitGateFailed) {
-				t.Errorf("%q exited %d, want %d\nstdout:\n%s\nstderr:\n%s", line, code, exitGateFailed, stdout.String(), stderr.String())
+			if !want(code) {
+				t.Errorf("%q exited %d\nstdout:\n%s\nstderr:\n%s", line, code, stdout.String(), stderr.String())
 			}
 			outputs := reportPaths(argv)
 			for format, p := range outputs {
@@ -92,12 +96,25 @@ func TestCIExamples(t *testing.T) {
 					t.Errorf("%q did not write its %s report %s: %v", line, format, p, err)
 				}
 			}
-			runs = append(runs, exampleRun{code: code, outputs: outputs})
+			runs = append(runs, exampleRun{code: code, outputs: outputs, argv: argv})
 		}
 		if len(runs) == 0 {
 			t.Fatalf("no fleet-audit command line among %q", lines)
 		}
 		return runs
+	}
+	// The demo fleet's gate fails (UFW on four nodes): exit 1.
+	gateFails := func(code int) bool { return code == int(exitGateFailed) }
+	// runAll runs the lines in a directory of their own.
+	runAll := func(t *testing.T, lines []string, env map[string]string) []exampleRun {
+		t.Helper()
+		t.Chdir(t.TempDir())
+		return runLines(t, lines, env, gateFails)
+	}
+	// A shard's own gate sees part of the fleet: whatever it is, the shard
+	// wrote its results.
+	shardGate := func(code int) bool {
+		return code == int(exitOK) || code == int(exitGateFailed) || code == int(exitUnaudited)
 	}
 
 	t.Run("gitlab-ci.yml", func(t *testing.T) {
@@ -136,18 +153,11 @@ func TestCIExamples(t *testing.T) {
 	})
 
 	t.Run("github-workflow.yml", func(t *testing.T) {
-		type step struct {
-			Name string            `yaml:"name"`
-			Uses string            `yaml:"uses"`
-			Run  string            `yaml:"run"`
-			With map[string]string `yaml:"with"`
-			Env  map[string]string `yaml:"env"`
-		}
 		var doc struct {
 			On   map[string]any `yaml:"on"`
 			Jobs map[string]struct {
 				Env   map[string]string `yaml:"env"`
-				Steps []step            `yaml:"steps"`
+				Steps []githubStep      `yaml:"steps"`
 			} `yaml:"jobs"`
 		}
 		readYAML(t, filepath.Join(ci, "github-workflow.yml"), &doc)
@@ -160,27 +170,151 @@ func TestCIExamples(t *testing.T) {
 			runs = append(runs, s.Run)
 		}
 		r := runAll(t, scriptLines(runs), job.Env)[0]
-		// A tag or a branch can be moved under the workflow; a release
-		// number at least says which one was meant.
-		pinned := regexp.MustCompile(`^[\w.-]+/[\w.-]+@(v\d+\.\d+\.\d+|[0-9a-f]{40})$`)
-		var junit, artifact, summary bool
-		for _, s := range job.Steps {
-			if s.Uses != "" && !pinned.MatchString(s.Uses) {
-				t.Errorf("%s is not pinned to a release or a commit", s.Uses)
+		checkGitHubPublishes(t, job.Steps, r)
+	})
+
+	t.Run("gitlab-ci-sharded.yml", func(t *testing.T) {
+		var doc map[string]struct {
+			Parallel     int               `yaml:"parallel"`
+			Variables    map[string]string `yaml:"variables"`
+			BeforeScript []string          `yaml:"before_script"`
+			Script       []string          `yaml:"script"`
+			Needs        []struct {
+				Job       string `yaml:"job"`
+				Artifacts bool   `yaml:"artifacts"`
+			} `yaml:"needs"`
+			Artifacts struct {
+				When    string   `yaml:"when"`
+				Paths   []string `yaml:"paths"`
+				Reports struct {
+					JUnit string `yaml:"junit"`
+				} `yaml:"reports"`
+			} `yaml:"artifacts"`
+			Rules []struct {
+				If   string `yaml:"if"`
+				When string `yaml:"when"`
+			} `yaml:"rules"`
+		}
+		readYAML(t, filepath.Join(ci, "gitlab-ci-sharded.yml"), &doc)
+		shard, merge := doc["fleet-audit-shard"], doc["fleet-audit-merge"]
+		if shard.Parallel < 2 || len(shard.Script) == 0 || len(merge.Script) == 0 {
+			t.Fatalf("want a fleet-audit-shard job with parallel: N and a fleet-audit-merge job: %+v", doc)
+		}
+		// One directory stands for the artifacts the jobs pass on.
+		t.Chdir(t.TempDir())
+		var shards []string
+		for k := 1; k <= shard.Parallel; k++ {
+			// GitLab numbers the parallel jobs CI_NODE_INDEX 1..CI_NODE_TOTAL
+			// (docs.gitlab.com/ee/ci/yaml/#parallel).
+			env := maps.Clone(shard.Variables)
+			env["CI_NODE_INDEX"], env["CI_NODE_TOTAL"] = fmt.Sprint(k), fmt.Sprint(shard.Parallel)
+			r := runLines(t, scriptLines(append(slices.Clone(shard.BeforeScript), shard.Script...)), env, shardGate)[0]
+			kept := slices.ContainsFunc(shard.Artifacts.Paths, func(p string) bool { return os.Expand(p, func(v string) string { return env[v] }) == r.outputs["json"] })
+			if r.outputs["json"] == "" || !kept || shard.Artifacts.When != "always" {
+				t.Errorf("shard %d writes %q, its artifacts %v (when %q) do not keep it whatever its gate", k, r.outputs["json"], shard.Artifacts.Paths, shard.Artifacts.When)
 			}
-			switch {
-			case strings.HasPrefix(s.Uses, "dorny/test-reporter@"):
-				junit = s.With["path"] == r.outputs["junit"] && s.With["reporter"] == "java-junit"
-			case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
-				artifact = slices.Contains(strings.Fields(s.With["path"]), r.outputs["html"])
-			case strings.Contains(s.Run, `>> "$GITHUB_STEP_SUMMARY"`):
-				summary = strings.Contains(s.Run, r.outputs["markdown-summary"])
+			shards = append(shards, r.outputs["json"])
+		}
+		if !slices.ContainsFunc(merge.Needs, func(n struct {
+			Job       string `yaml:"job"`
+			Artifacts bool   `yaml:"artifacts"`
+		}) bool {
+			return n.Job == "fleet-audit-shard" && n.Artifacts
+		}) {
+			t.Errorf("the merge job does not need the shard jobs' artifacts: %+v", merge.Needs)
+		}
+		for _, rule := range merge.Rules {
+			if rule.When != "always" {
+				t.Errorf("merge rule %q is not when: always: a failed shard would leave no report", rule.If)
 			}
 		}
-		if !junit || !artifact || !summary {
-			t.Errorf("test reporter reads %s: %v; artifact keeps %s: %v; job summary is %s: %v",
-				r.outputs["junit"], junit, r.outputs["html"], artifact, r.outputs["markdown-summary"], summary)
+		r := runLines(t, scriptLines(append(slices.Clone(merge.BeforeScript), merge.Script...)), maps.Clone(merge.Variables), gateFails)[0]
+		if got := positionals(r.argv); !slices.Equal(got, shards) {
+			t.Errorf("merge reads %q, the shards wrote %q", got, shards)
 		}
+		if merge.Artifacts.Reports.JUnit != r.outputs["junit"] {
+			t.Errorf("reports:junit is %q, merge writes JUnit to %q", merge.Artifacts.Reports.JUnit, r.outputs["junit"])
+		}
+		if !slices.Contains(merge.Artifacts.Paths, r.outputs["html"]) || merge.Artifacts.When != "always" {
+			t.Errorf("artifacts %v (when %q) do not keep the HTML report %q whatever the gate", merge.Artifacts.Paths, merge.Artifacts.When, r.outputs["html"])
+		}
+	})
+
+	t.Run("github-workflow-sharded.yml", func(t *testing.T) {
+		var doc struct {
+			Jobs map[string]struct {
+				Needs    string            `yaml:"needs"`
+				If       string            `yaml:"if"`
+				Env      map[string]string `yaml:"env"`
+				Strategy struct {
+					FailFast *bool `yaml:"fail-fast"`
+					Matrix   struct {
+						Shard []int `yaml:"shard"`
+					} `yaml:"matrix"`
+				} `yaml:"strategy"`
+				Steps []githubStep `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		readYAML(t, filepath.Join(ci, "github-workflow-sharded.yml"), &doc)
+		shard, merge := doc.Jobs["shard"], doc.Jobs["merge"]
+		n := len(shard.Strategy.Matrix.Shard)
+		if n < 2 || !slices.Equal(shard.Strategy.Matrix.Shard, func() []int {
+			var want []int
+			for k := 1; k <= n; k++ {
+				want = append(want, k)
+			}
+			return want
+		}()) || shard.Strategy.FailFast == nil || *shard.Strategy.FailFast {
+			t.Fatalf("want a shard job whose matrix is shard: [1..N] without fail-fast: %+v", shard.Strategy)
+		}
+		if merge.Needs != "shard" || !strings.Contains(merge.If, "!cancelled()") {
+			t.Errorf("the merge job needs %q if %q: want it after every shard, also a failed one", merge.Needs, merge.If)
+		}
+		// The expressions of the matrix job, for shard k (docs.github.com
+		// /actions/reference/contexts-reference: matrix, strategy).
+		expr := func(s string, k int) string {
+			return strings.NewReplacer("${{ matrix.shard }}", fmt.Sprint(k), "${{ strategy.job-total }}", fmt.Sprint(n)).Replace(s)
+		}
+		t.Chdir(t.TempDir())
+		var shards, uploads []string
+		for k := 1; k <= n; k++ {
+			env := maps.Clone(shard.Env)
+			var runs []string
+			for _, s := range shard.Steps {
+				for key, v := range s.Env {
+					env[key] = expr(v, k)
+				}
+				runs = append(runs, s.Run)
+			}
+			r := runLines(t, scriptLines(runs), env, shardGate)[0]
+			uploaded := false
+			for _, s := range shard.Steps {
+				if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && expr(s.With["path"], k) == r.outputs["json"] {
+					uploaded = true
+					uploads = append(uploads, expr(s.With["name"], k))
+				}
+			}
+			if !uploaded {
+				t.Errorf("shard %d writes %q, which no upload-artifact step keeps", k, r.outputs["json"])
+			}
+			shards = append(shards, r.outputs["json"])
+		}
+		var runs []string
+		for _, s := range merge.Steps {
+			runs = append(runs, s.Run)
+			if strings.HasPrefix(s.Uses, "actions/download-artifact@") {
+				for _, u := range uploads {
+					if ok, _ := filepath.Match(s.With["pattern"], u); !ok || s.With["merge-multiple"] != "true" {
+						t.Errorf("download-artifact (pattern %q, merge-multiple %q) does not bring %s into one directory", s.With["pattern"], s.With["merge-multiple"], u)
+					}
+				}
+			}
+		}
+		r := runLines(t, scriptLines(runs), maps.Clone(merge.Env), gateFails)[0]
+		if got := positionals(r.argv); !slices.Equal(got, shards) {
+			t.Errorf("merge reads %q, the shards wrote %q", got, shards)
+		}
+		checkGitHubPublishes(t, merge.Steps, r)
 	})
 
 	t.Run("systemd", func(t *testing.T) {
@@ -224,6 +358,54 @@ func TestCIExamples(t *testing.T) {
 		}
 		verifyUnits(t, ci)
 	})
+}
+
+// githubStep is one step of a GitHub Actions job.
+type githubStep struct {
+	Name string            `yaml:"name"`
+	Uses string            `yaml:"uses"`
+	Run  string            `yaml:"run"`
+	With map[string]string `yaml:"with"`
+	Env  map[string]string `yaml:"env"`
+}
+
+// checkGitHubPublishes holds a GitHub job's steps to what its fleet-audit
+// line r wrote: the test reporter reads its JUnit, an artifact keeps its
+// HTML, the job summary is its Markdown summary; and every action is
+// pinned.
+func checkGitHubPublishes(t *testing.T, steps []githubStep, r exampleRun) {
+	t.Helper()
+	// A tag or a branch can be moved under the workflow; a release
+	// number at least says which one was meant.
+	pinned := regexp.MustCompile(`^[\w.-]+/[\w.-]+@(v\d+\.\d+\.\d+|[0-9a-f]{40})$`)
+	var junit, artifact, summary bool
+	for _, s := range steps {
+		if s.Uses != "" && !pinned.MatchString(s.Uses) {
+			t.Errorf("%s is not pinned to a release or a commit", s.Uses)
+		}
+		switch {
+		case strings.HasPrefix(s.Uses, "dorny/test-reporter@"):
+			junit = s.With["path"] == r.outputs["junit"] && s.With["reporter"] == "java-junit"
+		case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
+			artifact = artifact || slices.Contains(strings.Fields(s.With["path"]), r.outputs["html"])
+		case strings.Contains(s.Run, `>> "$GITHUB_STEP_SUMMARY"`):
+			summary = strings.Contains(s.Run, r.outputs["markdown-summary"])
+		}
+	}
+	if !junit || !artifact || !summary {
+		t.Errorf("test reporter reads %s: %v; artifact keeps %s: %v; job summary is %s: %v",
+			r.outputs["junit"], junit, r.outputs["html"], artifact, r.outputs["markdown-summary"], summary)
+	}
+}
+
+// positionals are the words after a command line's command up to its
+// first flag: merge's shard files, as the examples give them first.
+func positionals(argv []string) []string {
+	end := slices.IndexFunc(argv[2:], func(a string) bool { return strings.HasPrefix(a, "-") })
+	if end < 0 {
+		return argv[2:]
+	}
+	return argv[2 : 2+end]
 }
 
 // verifyUnits has systemd itself load the example units: `systemd-analyze
@@ -331,7 +513,9 @@ func reportPaths(argv []string) map[string]string {
 // words: blanks separate words, '...' is literal, "..." and bare words
 // expand $VAR and ${VAR} from env, a backslash quotes the next character,
 // and the command ends at an unquoted | & ; < > or a # starting a word
-// (POSIX "Shell Command Language", 2.2-2.3, 2.6.2). systemd's ExecStart=
+// (POSIX "Shell Command Language", 2.2-2.3, 2.6.2). A word with an unquoted
+// * or ? is a pattern, replaced by the files it matches in the current
+// directory, sorted, or kept as it is when none does (2.6.6, 2.13). systemd's ExecStart=
 // quoting and ${VAR} expansion (systemd.service(5), "Command lines") read
 // the lines of the examples the same way. What this reader does not do
 // (command substitution, a variable env lacks) is an error, so an example
@@ -339,13 +523,17 @@ func reportPaths(argv []string) map[string]string {
 func shellFields(line string, env map[string]string) ([]string, error) {
 	var words []string
 	var word strings.Builder
-	inWord := false
+	inWord, pattern := false, false
 	end := func() {
-		if inWord {
+		matches, _ := filepath.Glob(word.String())
+		switch {
+		case pattern && len(matches) > 0:
+			words = append(words, matches...)
+		case inWord:
 			words = append(words, word.String())
 		}
 		word.Reset()
-		inWord = false
+		inWord, pattern = false, false
 	}
 	expand := func(s string, i int) (int, error) {
 		name, next := "", i+1
@@ -422,6 +610,7 @@ func shellFields(line string, env map[string]string) ([]string, error) {
 		default:
 			word.WriteByte(c)
 			inWord, i = true, i+1
+			pattern = pattern || c == '*' || c == '?'
 		}
 	}
 	end()
@@ -430,6 +619,13 @@ func shellFields(line string, env map[string]string) ([]string, error) {
 
 func TestShellFields(t *testing.T) {
 	env := map[string]string{"INV": "/tmp/inv.yaml", "DIR": "/var/lib/x"}
+	// A pattern matches the files of the current directory.
+	t.Chdir(t.TempDir())
+	for _, f := range []string{"shard-2.json", "shard-1.json", "qq"} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		line    string
 		want    []string
@@ -445,6 +641,8 @@ func TestShellFields(t *testing.T) {
 		{`fleet-audit run -i $(pwd)/inv`, nil, true},
 		{"fleet-audit run -i `pwd`", nil, true},
 		{`fleet-audit run -i "unterminated`, nil, true},
+		{`fleet-audit merge shard-*.json 'q*' --json all.json`, []string{"fleet-audit", "merge", "shard-1.json", "shard-2.json", "q*", "--json", "all.json"}, false},
+		{`fleet-audit merge none-*.json`, []string{"fleet-audit", "merge", "none-*.json"}, false},
 	} {
 		got, err := shellFields(tc.line, env)
 		if (err != nil) != tc.wantErr || (!tc.wantErr && !slices.Equal(got, tc.want)) {

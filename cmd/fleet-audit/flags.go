@@ -97,8 +97,18 @@ func auditFlags() []cli.Flag {
 		&cli.IntFlag{Name: "forks", Aliases: []string{"f"}, Value: 10, Usage: "audit at most `N` nodes at once"},
 		&cli.GenericFlag{Name: "connect-timeout", Aliases: []string{"T"}, Value: &seconds{10 * time.Second}, Usage: "bound on TCP connect, SSH handshake and authentication per node: a `DURATION` (10s, 1m30s) or seconds (10)"},
 		&cli.GenericFlag{Name: "node-timeout", Value: &seconds{2 * time.Minute}, Usage: "bound on everything done for one node: a `DURATION` (2m) or seconds (120)"},
-		&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "fail the gate on findings at or above `SEVERITY` (critical, warning, info)"},
+		failOnFlag(),
 	}
+}
+
+// failOnFlag and allowUnreachableFlag are the gate's policy; run and merge
+// take both, demo --fail-on.
+func failOnFlag() cli.Flag {
+	return &cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "fail the gate on findings at or above `SEVERITY` (critical, warning, info)"}
+}
+
+func allowUnreachableFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "allow-unreachable", Usage: "do not fail the gate (exit 3) because some node could not be audited"}
 }
 
 // formatFlags are one --NAME FILE flag per format of report's registry, so

@@ -28,6 +28,7 @@ func parseArgs(argv ...string) (any, int, string) {
 		probes:    keep[probesOptions](&got),
 		inventory: keep[inventoryOptions](&got),
 		discover:  keep[discoverOptions](&got),
+		merge:     keep[mergeOptions](&got),
 	}
 	var stderr strings.Builder
 	app := newApp(io.Discard, io.Discard, a)
@@ -167,6 +168,27 @@ func TestFlags(t *testing.T) {
 		{"discover stray argument", []string{"discover", "prod"}, nil, "no arguments"},
 		{"discover has no -i", []string{"discover", "-i", "inv.yaml"}, nil, "-i"},
 
+		{"run shard", []string{"run", "-i", "i", "--shard", " 2/3 "}, func() runOptions { o := runDefaults("i"); o.ShardK, o.ShardN = 2, 3; return o }(), ""},
+		{"run shard 1/1", []string{"run", "-i", "i", "--shard", "1/1"}, func() runOptions { o := runDefaults("i"); o.ShardK, o.ShardN = 1, 1; return o }(), ""},
+		{"run shard past N", []string{"run", "-i", "i", "--shard", "4/3"}, nil, `--shard: "4/3": the shard K must be from 1 to 3`},
+		{"run shard 0", []string{"run", "-i", "i", "--shard", "0/3"}, nil, "the shard K must be from 1 to 3"},
+		{"run shard of 0", []string{"run", "-i", "i", "--shard", "1/0"}, nil, "N must be at least 1"},
+		{"run shard not K/N", []string{"run", "-i", "i", "--shard", "2"}, nil, `want K/N, such as 2/5 (shard 2 of 5), got "2"`},
+		{"run shard negative", []string{"run", "-i", "i", "--shard", "-1/3"}, nil, "the shard K must be from 1 to 3"},
+		{"demo has no shard", []string{"demo", "--shard", "1/2"}, nil, "shard"},
+
+		{"merge", []string{"merge", "a.json", "b.json"},
+			mergeOptions{Paths: []string{"a.json", "b.json"}, Judge: runOptions{FailOn: result.SeverityCritical}, Outputs: map[string]string{}}, ""},
+		{"merge every flag", []string{"merge", "a.json", "--fail-on", "warning", "--allow-unreachable", "--waivers", "w.yaml", "--only", "a,b",
+			"--skip", "c", "--probes", "site", "--target-version", "v1.31.4+rke2r1", "--json", "all.json", "--html", "r.html", "b.json", "-q"},
+			mergeOptions{Paths: []string{"a.json", "b.json"}, Judge: runOptions{FailOn: result.SeverityWarning, AllowUnreachable: true, WaiversPath: "w.yaml",
+				Only: []string{"a", "b"}, Skip: []string{"c"}, ProbesDir: "site", TargetVersion: "v1.31.4+rke2r1"},
+				Outputs: map[string]string{"json": "all.json", "html": "r.html"}, Output: outputOptions{Quiet: true}}, ""},
+		{"merge without files", []string{"merge", "--json", "all.json"}, nil, "merge: want the shard reports"},
+		{"merge bad fail-on", []string{"merge", "a.json", "--fail-on", "fatal"}, nil, "--fail-on"},
+		{"merge bad target-version", []string{"merge", "a.json", "--target-version", "1.32"}, nil, "--target-version"},
+		{"merge has no inventory", []string{"merge", "-i", "inv.yaml", "a.json"}, nil, "-i"},
+
 		{"run from the cluster", []string{"run", "--from-cluster"}, fromCluster(clusterSource{}), ""},
 		{"run from a context", []string{"run", "--from-cluster", "--kubeconfig", "k", "--context", "prod"},
 			fromCluster(clusterSource{Kubeconfig: "k", Context: "prod"}), ""},
@@ -206,6 +228,10 @@ func TestFormatFlagsFromRegistry(t *testing.T) {
 		got, _, stderr = parseArgs("report", "r.json", "--"+f.Name, "out")
 		if o, ok := got.(reportOptions); !ok || o.Outputs[f.Name] != "out" {
 			t.Errorf("report --%s: %+v %s", f.Name, got, stderr)
+		}
+		got, _, stderr = parseArgs("merge", "a.json", "--"+f.Name, "out")
+		if o, ok := got.(mergeOptions); !ok || o.Outputs[f.Name] != "out" {
+			t.Errorf("merge --%s: %+v %s", f.Name, got, stderr)
 		}
 		if f.DemoFile == "" {
 			t.Errorf("format %s has no demo file name", f.Name)

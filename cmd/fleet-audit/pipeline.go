@@ -71,6 +71,12 @@ func loadRules(o runOptions) (rules, error) {
 	return r, nil
 }
 
+// judge is what Analyze judges with, under the gate policy of o.
+func (rl rules) judge(o runOptions) audit.Rules {
+	return audit.Rules{Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, Selection: rl.Selection,
+		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable}}
+}
+
 // auditAndReport is the one path from a loaded inventory to written reports
 // and an exit code, shared by run and demo.
 func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions, stdout, stderr io.Writer) error {
@@ -104,8 +110,13 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if o.Debug {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	fleet := transport.Fleet(inv)
+	var shard *result.Shard
+	if o.ShardN > 0 {
+		fleet, shard = audit.SelectShard(fleet, o.ShardK, o.ShardN, rl.judge(o).Digest())
+	}
 	ask := ttyPassphrase(ctx, nil)
-	unlockKeys(ctx, inv, ask)
+	unlockKeys(ctx, inv, fleet, ask)
 	dialer := remote.NewSSHDialer(remote.SSHOptions{
 		ConnectTimeout: o.ConnectTimeout, AgentSocket: agent, Passphrase: ask,
 		// Jump hosts, shared by many nodes, follow the command line only.
@@ -118,16 +129,16 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	// The trace and a redrawn progress line would garble each other.
 	if !o.Quiet && !o.Debug && isTerminal(stderr) {
 		progress = &progressLine{w: stderr}
-		progress.update(0, len(inv.Hosts), 0)
+		progress.update(0, len(fleet.Targets), 0)
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
-		Fleet: transport.Fleet(inv), Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
+		Fleet: fleet, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
 		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
-		ToolVersion: buildVersion, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Logger: logger,
+		ToolVersion: buildVersion, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Shard: shard, Logger: logger,
 		LateWarnings: func() []string {
 			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
 		},
-		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable},
+		Gate: rl.judge(o).Gate,
 	})
 	progress.finish()
 	if err != nil {
@@ -154,13 +165,18 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 // any node is dialled, one key at a time, so that typing one is bounded by
 // a generous deadline rather than by every node's connect timeout. What it
 // cannot unlock is left to the dials, which say why in the node's status.
-func unlockKeys(ctx context.Context, inv *inventory.Inventory, ask remote.PassphraseFunc) {
+// Only the keys of the fleet's hosts are asked for: a shard's.
+func unlockKeys(ctx context.Context, inv *inventory.Inventory, fleet *audit.Fleet, ask remote.PassphraseFunc) {
 	ctx, cancel := context.WithTimeout(ctx, unlockTimeout)
 	defer cancel()
 	type key struct{ path, env string }
 	seen := map[key]bool{}
+	audited := map[string]bool{}
+	for _, t := range fleet.Targets {
+		audited[t.Name] = true
+	}
 	for _, h := range inv.Hosts {
-		if h.Connection != "ssh" {
+		if h.Connection != "ssh" || !audited[h.Name] {
 			continue
 		}
 		files := append([]string{}, h.IdentityFiles...)
@@ -181,7 +197,9 @@ func unlockKeys(ctx context.Context, inv *inventory.Inventory, ask remote.Passph
 const unlockTimeout = 5 * time.Minute
 
 // runWarnings are what the report must say about how far its results can
-// be trusted before anyone reads them.
+// be trusted before anyone reads them. They are of the whole inventory,
+// also in a shard: they say how it is configured, so every shard of it
+// says the same, and merge keeps them once, as one run would have them.
 func runWarnings(inv *inventory.Inventory, o runOptions) []string {
 	var ignored []string
 	for _, h := range inv.Hosts {
