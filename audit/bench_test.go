@@ -103,18 +103,22 @@ func BenchmarkBundleOnHealthyNode(b *testing.B) {
 // so a stub costs the one process the tool would. "prelude" is a bundle of
 // no probes, the fixed cost; each "probe=ID" is a bundle of that probe
 // alone, so its framework share (its timeout(1) and shell) is counted with
-// it; "all" is the real bundle. bench/forks.sh prints the table.
+// it; "all" is the real bundle; "local" is the real bundle on this machine
+// itself, with its real tools and files (ground truth, as
+// TestGroundTruthLocal reads it), where no RKE2 or kube-proxy runs.
+// bench/forks.sh prints the table.
 func BenchmarkProbeCost(b *testing.B) {
 	nodeProbes, sess := healthyNode(b)
 	type bundleCase struct {
 		name   string
 		probes []probe.Probe
+		on     *shSession
 	}
-	cases := []bundleCase{{"prelude", nil}}
+	cases := []bundleCase{{"prelude", nil, sess}}
 	for _, p := range nodeProbes {
-		cases = append(cases, bundleCase{"probe=" + p.ID, []probe.Probe{p}})
+		cases = append(cases, bundleCase{"probe=" + p.ID, []probe.Probe{p}, sess})
 	}
-	cases = append(cases, bundleCase{"all", nodeProbes})
+	cases = append(cases, bundleCase{"all", nodeProbes, sess}, bundleCase{"local", nodeProbes, &shSession{}})
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			var forks int64
@@ -123,7 +127,7 @@ func BenchmarkProbeCost(b *testing.B) {
 				nonce := probe.NewNonce()
 				bundle := bundleFor(b, tc.probes, probe.Become{}, nonce)
 				beforeCPU := childCPU()
-				out, n := countedRun(b, sess, bundle)
+				out, n := countedRun(b, tc.on, bundle)
 				forks += n
 				cpu += childCPU() - beforeCPU
 				for _, r := range probe.ParseOutput(out, nonce, tc.probes).Runs {
