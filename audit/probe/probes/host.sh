@@ -53,12 +53,21 @@ if [ "$synced" = unknown ] && have timedatectl; then
 	esac
 	case $td in yes | no) synced=$td ;; esac
 fi
+# One systemctl asks for every candidate: is-active prints a line per unit,
+# in order (systemctl-is-active.c check_unit_generic); the first active one
+# names the service.
 if [ "$svc" = none ] && have systemctl; then
-	for u in systemd-timesyncd:timesyncd ntpd:ntpd ntp:ntpd chronyd:chrony chrony:chrony; do
-		if [ "$(systemctl is-active "${u%%:*}" 2>/dev/null)" = active ]; then
-			svc=${u#*:}
+	states=$(systemctl is-active systemd-timesyncd ntpd ntp chronyd chrony 2>/dev/null)
+	set -f
+	# shellcheck disable=SC2086
+	set -- $states
+	set +f
+	for u in timesyncd ntpd ntpd chrony chrony; do
+		if [ "${1:-}" = active ]; then
+			svc=$u
 			break
 		fi
+		[ $# -gt 0 ] && shift
 	done
 fi
 
