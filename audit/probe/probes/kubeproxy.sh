@@ -17,6 +17,12 @@
 # write-out.md), each answer closed by a "@@FA_HTTP <code>" line; one awk
 # reads them with /proc/net/tcp and prints every fact. Only loopback is ever
 # asked. wget, where curl is missing, is run once per endpoint.
+#
+# The staleness of /healthz comes from the two times in its own body, so it
+# depends on no clock; the sync age needs the node's. Label values may hold
+# spaces, so a sample's value is taken after the closing brace. Series of
+# both IP families (ip_family labels, newer kube-proxy) are summed per
+# bucket, and the family that synced longest ago counts for the age.
 if have curl; then
 	curl -s -m 5 -w '\n@@FA_HTTP %{http_code}\n' \
 		http://127.0.0.1:10256/healthz http://127.0.0.1:10256/livez http://127.0.0.1:10249/metrics 2>/dev/null
