@@ -123,8 +123,9 @@ fa_sup=` + shquote.Quote(rootSupervisor) + `
 fa_timeout=
 if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi
 # The login user's uid, asked once: is_root (_lib.sh) reads it from the
-# environment instead of forking id(1) in every probe. Root probes run
-# through sudo are another user, so sudo's env clears it for them.
+# environment instead of forking id(1) in every probe. A root probe run
+# through sudo is another user, so fa_run hands it fa_uid empty: it asks
+# id(1) itself, once.
 fa_uid=$(id -u)
 export fa_uid
 fa_sudo=not_requested
