@@ -10,7 +10,7 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -123,9 +123,11 @@ type htmlGroup struct {
 }
 
 type htmlMatrix struct {
-	Roles []htmlRole
-	Cols  []htmlCol
-	Rows  []htmlRow
+	// Folded: nodes share columns (see buildMatrix).
+	Folded bool
+	Roles  []htmlRole
+	Cols   []htmlCol
+	Rows   []htmlRow
 }
 
 type htmlRole struct {
@@ -133,10 +135,14 @@ type htmlRole struct {
 	Span int
 }
 
+// htmlCol is a matrix column: one node (Index, its place in the report,
+// links to its details), or a folded set of Count nodes (Index 0) named
+// by their node set, cut to fit, with the whole set as Title when cut.
 type htmlCol struct {
-	Index        int
-	Name, Status string
-	OK, HasFacts bool
+	Index               int
+	Name, Title, Status string
+	Count               int
+	OK, HasFacts        bool
 }
 
 type htmlRow struct {
@@ -148,7 +154,8 @@ type htmlRow struct {
 type htmlCell struct {
 	Value string
 	// State is "" (the value), "drift" (not the majority of a scope),
-	// "absent" (fact not reported) or "na" (node not audited).
+	// "absent" (fact not reported), "na" (node not audited) or "varies"
+	// (the nodes of a folded column do not share a value).
 	State string
 	Why   string
 }
@@ -391,10 +398,19 @@ func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
 // grouped by role set so that a worker that differs from the other workers
 // stands next to them. Facts are rows because there are a few dozen of them
 // and they have long names, while a column per node keeps a role together.
+//
+// A fleet of more than matrixFoldAbove nodes would be thousands of columns
+// of the same values, so there nodes of one role set and status that have
+// the same value for every fact that drifts share a column, headed by
+// their node set (worker-[001-950]): the matrix is about the differences.
+// A fact that still differs inside such a column (a volatile one, which is
+// never compared, like the load) shows how many values it has there; each
+// node's own value is in its details.
 func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatrix {
 	var m htmlMatrix
 	var order []string
 	byRole := map[string][]int{}
+	facts := map[string]bool{}
 	for i, n := range r.Nodes {
 		role := strings.Join(n.Roles, "+")
 		if role == "" {
@@ -404,44 +420,126 @@ func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatri
 			order = append(order, role)
 		}
 		byRole[role] = append(byRole[role], i)
-	}
-	var idx []int
-	for _, role := range order {
-		m.Roles = append(m.Roles, htmlRole{Name: text(role), Span: len(byRole[role])})
-		idx = append(idx, byRole[role]...)
-	}
-	facts := map[string]bool{}
-	for _, i := range idx {
-		n := r.Nodes[i]
-		m.Cols = append(m.Cols, htmlCol{Index: i + 1, Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0})
 		for k := range n.Facts {
 			facts[k] = true
 		}
 	}
-	keys := make([]string, 0, len(facts))
-	for k := range facts {
-		keys = append(keys, k)
+	keys := slices.Sorted(maps.Keys(facts))
+	fold := len(r.Nodes) > matrixFoldAbove
+	m.Folded = fold
+	var drifted []string
+	for _, k := range keys {
+		if len(odd[k]) > 0 {
+			drifted = append(drifted, k)
+		}
 	}
-	sort.Strings(keys)
+	var cols [][]int // each column's nodes, as indexes into r.Nodes
+	for _, role := range order {
+		first := len(cols)
+		at := map[string]int{}
+		for _, i := range byRole[role] {
+			key := strconv.Itoa(i)
+			if fold {
+				key = matrixClass(r.Nodes[i], drifted)
+			}
+			c, ok := at[key]
+			if !ok {
+				c = len(cols)
+				at[key] = c
+				cols = append(cols, nil)
+			}
+			cols[c] = append(cols[c], i)
+		}
+		m.Roles = append(m.Roles, htmlRole{Name: text(role), Span: len(cols) - first})
+	}
+	for _, members := range cols {
+		n := r.Nodes[members[0]]
+		col := htmlCol{Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0, Count: len(members)}
+		if len(members) == 1 {
+			col.Index = members[0] + 1
+		} else {
+			names := make([]string, len(members))
+			for j, i := range members {
+				names[j] = r.Nodes[i].Name
+			}
+			set := compressNodes(names)
+			col.Name = text(truncate(set, matrixNodeSetMax))
+			if col.Name != text(set) {
+				col.Title = text(set)
+			}
+		}
+		m.Cols = append(m.Cols, col)
+	}
 	for _, k := range keys {
 		row := htmlRow{Fact: text(k), Drifted: len(odd[k]) > 0}
-		for _, i := range idx {
-			n := r.Nodes[i]
-			val, ok := n.Facts[k]
-			switch {
-			case len(n.Facts) == 0:
-				row.Cells = append(row.Cells, htmlCell{State: "na", Value: "n/a", Why: "node not audited: " + n.Status.String()})
-			case !ok:
-				row.Cells = append(row.Cells, htmlCell{State: "absent", Value: "—", Why: "not reported by this node"})
-			case len(odd[k][n.Name]) > 0:
-				row.Cells = append(row.Cells, htmlCell{State: "drift", Value: text(val), Why: text(strings.Join(odd[k][n.Name], "; "))})
-			default:
-				row.Cells = append(row.Cells, htmlCell{Value: text(val)})
-			}
+		for _, members := range cols {
+			row.Cells = append(row.Cells, matrixCell(r.Nodes, members, k, odd[k]))
 		}
 		m.Rows = append(m.Rows, row)
 	}
 	return m
+}
+
+// matrixFoldAbove is the largest fleet whose matrix has a column per node:
+// as many as fit a wide screen or a landscape sheet.
+const matrixFoldAbove = 30
+
+// matrixNodeSetMax bounds a folded column's heading; the whole node set is
+// its title.
+const matrixNodeSetMax = 48
+
+// matrixClass is what nodes must share to share a folded column: status
+// and, when they have facts, the value (or its absence) of every fact that
+// drifts.
+func matrixClass(n result.Node, drifted []string) string {
+	var b strings.Builder
+	b.WriteString(n.Status.String())
+	if len(n.Facts) == 0 {
+		return b.String()
+	}
+	for _, k := range drifted {
+		b.WriteByte(0)
+		if v, ok := n.Facts[k]; ok {
+			b.WriteString("=" + v)
+		}
+	}
+	return b.String()
+}
+
+// matrixCell is fact k in the column of members, whose outliers (by node
+// name) are odd.
+func matrixCell(nodes []result.Node, members []int, k string, odd map[string][]string) htmlCell {
+	n := nodes[members[0]]
+	if len(n.Facts) == 0 {
+		return htmlCell{State: "na", Value: "n/a", Why: "node not audited: " + n.Status.String()}
+	}
+	val, ok := n.Facts[k]
+	for _, i := range members[1:] {
+		if v, o := nodes[i].Facts[k]; v != val || o != ok {
+			return htmlCell{State: "varies", Value: result.Count(distinctValues(nodes, members, k), "value"),
+				Why: "differs from node to node in this column; each node's value is in its details"}
+		}
+	}
+	switch {
+	case !ok:
+		return htmlCell{State: "absent", Value: "—", Why: "not reported by this node"}
+	case len(odd[n.Name]) > 0:
+		return htmlCell{State: "drift", Value: text(val), Why: text(strings.Join(odd[n.Name], "; "))}
+	}
+	return htmlCell{Value: text(val)}
+}
+
+// distinctValues counts fact k's values among members, its absence as one.
+func distinctValues(nodes []result.Node, members []int, k string) int {
+	seen := map[string]bool{}
+	for _, i := range members {
+		v, ok := nodes[i].Facts[k]
+		if !ok {
+			v = "\x00absent"
+		}
+		seen[v] = true
+	}
+	return len(seen)
 }
 
 // htmlCSP is the page's own Content-Security-Policy: nothing may load and
