@@ -67,7 +67,11 @@ func benchScale(b *testing.B, n int) {
 	for _, m := range members {
 		fleet.Targets = append(fleet.Targets, Target{Name: m.Name, Address: "127.0.0.1", Roles: m.Roles})
 	}
-	dir := b.TempDir()
+	// SCALE_OUT keeps the reports there, to read what the fleet looks like.
+	dir := os.Getenv("SCALE_OUT")
+	if dir == "" {
+		dir = b.TempDir()
+	}
 	formats := report.FileFormats()
 	sizes := make([]int64, len(formats))
 	renders := make([]time.Duration, len(formats))

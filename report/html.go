@@ -128,6 +128,10 @@ type htmlMatrix struct {
 	Roles  []htmlRole
 	Cols   []htmlCol
 	Rows   []htmlRow
+	// keys are the rows' facts; colOf is each node's column, by its
+	// index in the report.
+	keys  []string
+	colOf []int
 }
 
 type htmlRole struct {
@@ -171,6 +175,9 @@ type htmlNode struct {
 	Checks                   []htmlCheck
 	FailedChecks, PassChecks int
 	WaivedChecks             int
+	// InMatrix and ProbesOK count the facts and the probes left out of a
+	// node's details in a folded report (see htmlNodes).
+	InMatrix, ProbesOK int
 }
 
 type htmlFact struct{ Key, Value, Why string }
@@ -214,7 +221,7 @@ func buildHTMLView(r *result.Report) htmlView {
 	for _, row := range v.Matrix.Rows {
 		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
 	}
-	v.Nodes = htmlNodes(r, odd)
+	v.Nodes = htmlNodes(r, odd, v.Matrix)
 	for _, hn := range v.Nodes {
 		if !hn.OK {
 			v.Down = append(v.Down, hn)
@@ -339,7 +346,12 @@ func htmlDriftRows(drift []result.Drift) (rows []htmlDrift, note string) {
 
 // htmlNodes is every node's block: its facts (outliers marked with why),
 // its probes and the checks it did not pass.
-func htmlNodes(r *result.Report, odd map[string]map[string][]string) []htmlNode {
+//
+// Where the matrix is folded, the blocks would repeat its values once per
+// node, tens of thousands of rows for a large fleet: a node's block there
+// lists only the facts its column does not show (those that differ inside
+// the column) and the probes that did not finish ok, and counts the rest.
+func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatrix) []htmlNode {
 	checks := checksByNode(r)
 	var out []htmlNode
 	for i, n := range r.Nodes {
@@ -348,10 +360,32 @@ func htmlNodes(r *result.Report, odd map[string]map[string][]string) []htmlNode 
 			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == result.StatusOK,
 			Duration: fmt.Sprintf("%.1fs", n.DurationSeconds),
 		}
-		for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
+		fold := m.Folded && m.Cols[m.colOf[i]].Count > 1
+		addFact := func(k string) {
 			hn.Facts = append(hn.Facts, htmlFact{Key: text(k), Value: text(n.Facts[k]), Why: text(strings.Join(odd[k][n.Name], "; "))})
 		}
+		switch {
+		case !fold:
+			for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
+				addFact(k)
+			}
+		default:
+			for row, k := range m.keys {
+				if _, ok := n.Facts[k]; !ok {
+					continue
+				}
+				if m.Rows[row].Cells[m.colOf[i]].State == "varies" {
+					addFact(k)
+				} else {
+					hn.InMatrix++
+				}
+			}
+		}
 		for _, p := range n.Probes {
+			if fold && p.Status == result.ProbeOK && p.Stderr == "" {
+				hn.ProbesOK++
+				continue
+			}
 			hn.Probes = append(hn.Probes, htmlProbe{ID: text(p.ID), Status: text(string(p.Status)), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
 		}
 		for _, ci := range checks[n.Name] {
@@ -452,7 +486,11 @@ func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatri
 		}
 		m.Roles = append(m.Roles, htmlRole{Name: text(role), Span: len(cols) - first})
 	}
-	for _, members := range cols {
+	m.keys, m.colOf = keys, make([]int, len(r.Nodes))
+	for j, members := range cols {
+		for _, i := range members {
+			m.colOf[i] = j
+		}
 		n := r.Nodes[members[0]]
 		col := htmlCol{Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0, Count: len(members)}
 		if len(members) == 1 {
