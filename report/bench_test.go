@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -56,71 +55,5 @@ func BenchmarkFormat(b *testing.B) {
 				}
 			})
 		}
-	}
-}
-
-// TestMatrixFoldsLargeFleets holds the fact matrix of a large fleet to one
-// column per set of alike nodes: every node in exactly one column, the UFW
-// nodes apart from the healthy workers and marked, a volatile fact that
-// differs inside a column counted rather than shown, and a fleet at the
-// threshold still a column per node.
-func TestMatrixFoldsLargeFleets(t *testing.T) {
-	for _, tc := range []struct {
-		nodes, cols int
-	}{
-		{matrixFoldAbove, matrixFoldAbove},
-		// etcd, control-plane; workers: healthy, UFW, UFW and the newer
-		// kernel (node 100).
-		{250, 5},
-	} {
-		t.Run(fmt.Sprintf("nodes=%d", tc.nodes), func(t *testing.T) {
-			r := largeReport(tc.nodes)
-			m := buildMatrix(r, outliers(r.Drift))
-			if len(m.Cols) != tc.cols {
-				t.Fatalf("%d columns, want %d", len(m.Cols), tc.cols)
-			}
-			total := 0
-			for _, c := range m.Cols {
-				total += c.Count
-				if (c.Count == 1) != (c.Index > 0) {
-					t.Errorf("column %s of %d nodes links to node %d", c.Name, c.Count, c.Index)
-				}
-			}
-			if total != tc.nodes {
-				t.Errorf("the columns hold %d nodes, want %d", total, tc.nodes)
-			}
-			if !m.Folded {
-				return
-			}
-			// The healthy workers: node-00002 on, but every tenth.
-			states, healthy := map[string]string{}, 0
-			for _, row := range m.Rows {
-				for i, c := range row.Cells {
-					if strings.HasPrefix(m.Cols[i].Name, "node-[00002-00009,00011-") {
-						states[row.Fact], healthy = c.State+" "+c.Value, m.Cols[i].Count
-					}
-				}
-			}
-			if got, want := states["ufw.active"], " inactive"; got != want {
-				t.Errorf("healthy workers' ufw.active = %q, want %q", got, want)
-			}
-			if got, want := states["conntrack.count"], "varies "+result.Count(healthy, "value"); got != want {
-				t.Errorf("healthy workers' conntrack.count = %q, want %q", got, want)
-			}
-			drift := 0
-			for _, row := range m.Rows {
-				if row.Fact != "ufw.active" {
-					continue
-				}
-				for i, c := range row.Cells {
-					if c.State == "drift" {
-						drift += m.Cols[i].Count
-					}
-				}
-			}
-			if drift != tc.nodes/10 {
-				t.Errorf("ufw.active marked on %d nodes, want %d", drift, tc.nodes/10)
-			}
-		})
 	}
 }

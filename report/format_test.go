@@ -136,22 +136,30 @@ var markdownFormats = []string{"markdown", "markdown-summary"}
 
 func TestMarkdownHostile(t *testing.T) {
 	for _, format := range markdownFormats {
-		out := string(render(t, format, Options{FullReport: "<script>alert(1)</script>`x`.html"}, hostileReport()))
-		lower := strings.ToLower(out)
-		for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "\x1b", "\x00", "\r", "\b"} {
-			if strings.Contains(lower, bad) {
-				t.Errorf("%s contains raw %q", format, bad)
-			}
+		for _, r := range []*result.Report{hostileReport(), hostileFleet()} {
+			markdownHostile(t, format, r)
 		}
-		// The only raw HTML is our own.
-		allowed := map[string]bool{"details": true, "summary": true, "br": true, "code": true}
-		for _, m := range mdTagRe.FindAllStringSubmatch(out, -1) {
-			if !allowed[strings.ToLower(m[2])] {
-				t.Errorf("%s contains raw tag %q", format, m[0])
-			}
-		}
-		checkMarkdownTables(t, out)
 	}
+}
+
+// markdownHostile holds one hostile report's Markdown to inert text.
+func markdownHostile(t *testing.T, format string, r *result.Report) {
+	t.Helper()
+	out := string(render(t, format, Options{FullReport: "<script>alert(1)</script>`x`.html"}, r))
+	lower := strings.ToLower(out)
+	for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "\x1b", "\x00", "\r", "\b"} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("%s contains raw %q", format, bad)
+		}
+	}
+	// The only raw HTML is our own.
+	allowed := map[string]bool{"details": true, "summary": true, "br": true, "code": true}
+	for _, m := range mdTagRe.FindAllStringSubmatch(out, -1) {
+		if !allowed[strings.ToLower(m[2])] {
+			t.Errorf("%s contains raw tag %q", format, m[0])
+		}
+	}
+	checkMarkdownTables(t, out)
 }
 
 func TestMarkdownTablesGolden(t *testing.T) {
@@ -346,15 +354,101 @@ func checkHTML(t *testing.T, name, doc string) {
 }
 
 func TestHTMLHostile(t *testing.T) {
-	doc := string(render(t, "html", Options{}, hostileReport()))
-	checkHTML(t, "hostile", doc)
-	for _, bad := range []string{"\x1b", "\x00", "\x07", "\b", "\u202e"} {
-		if strings.Contains(doc, bad) {
-			t.Errorf("html contains raw %q", bad)
+	for name, r := range map[string]*result.Report{"hostile": hostileReport(), "hostile-fleet": hostileFleet()} {
+		doc := string(render(t, "html", Options{}, r))
+		checkHTML(t, name, doc)
+		for _, bad := range []string{"\x1b", "\x00", "\x07", "\b", "\u202e"} {
+			if strings.Contains(doc, bad) {
+				t.Errorf("%s: html contains raw %q", name, bad)
+			}
+		}
+		if !strings.Contains(doc, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Errorf("%s: hostile node text was not shown escaped (was it dropped?)", name)
 		}
 	}
-	if !strings.Contains(doc, "&lt;script&gt;alert(1)&lt;/script&gt;") {
-		t.Error("hostile node text was not shown escaped (was it dropped?)")
+	// The fleet's matrix is folded, headed by hostile node sets.
+	if v := buildHTMLView(hostileFleet()); !v.Matrix.Folded || len(v.Matrix.Cols) >= matrixFoldAbove {
+		t.Errorf("hostile-fleet matrix: folded %v, %d columns", v.Matrix.Folded, len(v.Matrix.Cols))
+	}
+}
+
+// TestMatrixFoldsLargeFleets holds the fact matrix of a large fleet to one
+// column per set of alike nodes: every node in exactly one column, the UFW
+// nodes apart from the healthy workers and marked, a volatile fact that
+// differs inside a column counted rather than shown, and a fleet at the
+// threshold still a column per node; and the node details to what the
+// matrix does not show.
+func TestMatrixFoldsLargeFleets(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, cols int
+	}{
+		{matrixFoldAbove, matrixFoldAbove},
+		// etcd, control-plane; workers: healthy, UFW, UFW and the newer
+		// kernel (node 100).
+		{250, 5},
+	} {
+		t.Run(fmt.Sprintf("nodes=%d", tc.nodes), func(t *testing.T) {
+			r := largeReport(tc.nodes)
+			m := buildMatrix(r, outliers(r.Drift))
+			if len(m.Cols) != tc.cols {
+				t.Fatalf("%d columns, want %d", len(m.Cols), tc.cols)
+			}
+			total := 0
+			for _, c := range m.Cols {
+				total += c.Count
+				if (c.Count == 1) != (c.Index > 0) {
+					t.Errorf("column %s of %d nodes links to node %d", c.Name, c.Count, c.Index)
+				}
+			}
+			if total != tc.nodes {
+				t.Errorf("the columns hold %d nodes, want %d", total, tc.nodes)
+			}
+			if !m.Folded {
+				return
+			}
+			// The healthy workers: node-00002 on, but every tenth.
+			states, healthy := map[string]string{}, 0
+			for _, row := range m.Rows {
+				for i, c := range row.Cells {
+					if strings.HasPrefix(m.Cols[i].Name, "node-[00002-00009,00011-") {
+						states[row.Fact], healthy = c.State+" "+c.Value, m.Cols[i].Count
+					}
+				}
+			}
+			if got, want := states["ufw.active"], " inactive"; got != want {
+				t.Errorf("healthy workers' ufw.active = %q, want %q", got, want)
+			}
+			if got, want := states["conntrack.count"], "varies "+result.Count(healthy, "value"); got != want {
+				t.Errorf("healthy workers' conntrack.count = %q, want %q", got, want)
+			}
+			drift := 0
+			for _, row := range m.Rows {
+				if row.Fact != "ufw.active" {
+					continue
+				}
+				for i, c := range row.Cells {
+					if c.State == "drift" {
+						drift += m.Cols[i].Count
+					}
+				}
+			}
+			if drift != tc.nodes/10 {
+				t.Errorf("ufw.active marked on %d nodes, want %d", drift, tc.nodes/10)
+			}
+			// A healthy worker's details: only what its column does not
+			// show; the etcd node, alone in its column, keeps every fact.
+			nodes := htmlNodes(r, outliers(r.Drift), m)
+			w, e := nodes[5], nodes[0]
+			if len(w.Facts) != 1 || w.Facts[0].Key != "conntrack.count" || w.InMatrix != len(r.Nodes[5].Facts)-1 {
+				t.Errorf("worker details: facts %v, %d in the matrix", w.Facts, w.InMatrix)
+			}
+			if len(w.Probes) != 0 || w.ProbesOK != len(r.Nodes[5].Probes) {
+				t.Errorf("worker details: probes %v, %d ok", w.Probes, w.ProbesOK)
+			}
+			if len(e.Facts) != len(r.Nodes[0].Facts) || e.InMatrix != 0 || len(e.Probes) != len(r.Nodes[0].Probes) {
+				t.Errorf("etcd details: %d facts (%d in the matrix), %d probes", len(e.Facts), e.InMatrix, len(e.Probes))
+			}
+		})
 	}
 }
 
