@@ -367,7 +367,7 @@ func TestHTMLHostile(t *testing.T) {
 		}
 	}
 	// The fleet's matrix is folded, headed by hostile node sets.
-	if v := buildHTMLView(hostileFleet()); !v.Matrix.Folded || len(v.Matrix.Cols) >= matrixFoldAbove {
+	if v := buildHTMLView(hostileFleet()); !v.Matrix.Folded || len(v.Matrix.Cols) >= foldNodesAbove {
 		t.Errorf("hostile-fleet matrix: folded %v, %d columns", v.Matrix.Folded, len(v.Matrix.Cols))
 	}
 }
@@ -382,7 +382,7 @@ func TestMatrixFoldsLargeFleets(t *testing.T) {
 	for _, tc := range []struct {
 		nodes, cols int
 	}{
-		{matrixFoldAbove, matrixFoldAbove},
+		{foldNodesAbove, foldNodesAbove},
 		// etcd, control-plane; workers: healthy, UFW, UFW and the newer
 		// kernel (node 100).
 		{250, 5},

@@ -10,7 +10,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -128,10 +127,8 @@ type htmlMatrix struct {
 	Roles  []htmlRole
 	Cols   []htmlCol
 	Rows   []htmlRow
-	// keys are the rows' facts; colOf is each node's column, by its
-	// index in the report.
-	keys  []string
-	colOf []int
+	// groups are the columns' nodes (alikeNodes).
+	groups alikeGroups
 }
 
 type htmlRole struct {
@@ -360,7 +357,8 @@ func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatri
 			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == result.StatusOK,
 			Duration: fmt.Sprintf("%.1fs", n.DurationSeconds),
 		}
-		fold := m.Folded && m.Cols[m.colOf[i]].Count > 1
+		col := m.groups.GroupOf[i]
+		fold := len(m.groups.Groups[col]) > 1
 		addFact := func(k string) {
 			hn.Facts = append(hn.Facts, htmlFact{Key: text(k), Value: text(n.Facts[k]), Why: text(strings.Join(odd[k][n.Name], "; "))})
 		}
@@ -370,11 +368,11 @@ func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatri
 				addFact(k)
 			}
 		default:
-			for row, k := range m.keys {
+			for row, k := range m.groups.Keys {
 				if _, ok := n.Facts[k]; !ok {
 					continue
 				}
-				if m.Rows[row].Cells[m.colOf[i]].State == "varies" {
+				if m.Rows[row].Cells[col].State == "varies" {
 					addFact(k)
 				} else {
 					hn.InMatrix++
@@ -429,155 +427,58 @@ func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
 }
 
 // buildMatrix lays out facts (rows) against nodes (columns), the columns
-// grouped by role set so that a worker that differs from the other workers
-// stands next to them. Facts are rows because there are a few dozen of them
-// and they have long names, while a column per node keeps a role together.
-//
-// A fleet of more than matrixFoldAbove nodes would be thousands of columns
-// of the same values, so there nodes of one role set and status that have
-// the same value for every fact that drifts share a column, headed by
-// their node set (worker-[001-950]): the matrix is about the differences.
-// A fact that still differs inside such a column (a volatile one, which is
-// never compared, like the load) shows how many values it has there; each
-// node's own value is in its details.
+// in alikeNodes' groups: a node each, or, in a large fleet, the nodes that
+// differ in nothing the fleet compares, headed by their node set. Facts are
+// rows because there are a few dozen of them and they have long names,
+// while a column per node keeps a role together. A fact that differs
+// inside a folded column shows how many values it has there; each node's
+// own value is in its details.
 func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatrix {
-	var m htmlMatrix
-	var order []string
-	byRole := map[string][]int{}
-	facts := map[string]bool{}
-	for i, n := range r.Nodes {
-		role := strings.Join(n.Roles, "+")
-		if role == "" {
-			role = "no role"
-		}
-		if _, ok := byRole[role]; !ok {
-			order = append(order, role)
-		}
-		byRole[role] = append(byRole[role], i)
-		for k := range n.Facts {
-			facts[k] = true
-		}
+	g := alikeNodes(r, odd)
+	m := htmlMatrix{Folded: g.Folded, groups: g}
+	for _, role := range g.Roles {
+		m.Roles = append(m.Roles, htmlRole{Name: text(role.Name), Span: role.Groups})
 	}
-	keys := slices.Sorted(maps.Keys(facts))
-	fold := len(r.Nodes) > matrixFoldAbove
-	m.Folded = fold
-	var drifted []string
-	for _, k := range keys {
-		if len(odd[k]) > 0 {
-			drifted = append(drifted, k)
-		}
-	}
-	var cols [][]int // each column's nodes, as indexes into r.Nodes
-	for _, role := range order {
-		first := len(cols)
-		at := map[string]int{}
-		for _, i := range byRole[role] {
-			key := strconv.Itoa(i)
-			if fold {
-				key = matrixClass(r.Nodes[i], drifted)
-			}
-			c, ok := at[key]
-			if !ok {
-				c = len(cols)
-				at[key] = c
-				cols = append(cols, nil)
-			}
-			cols[c] = append(cols[c], i)
-		}
-		m.Roles = append(m.Roles, htmlRole{Name: text(role), Span: len(cols) - first})
-	}
-	m.keys, m.colOf = keys, make([]int, len(r.Nodes))
-	for j, members := range cols {
-		for _, i := range members {
-			m.colOf[i] = j
-		}
+	for j, members := range g.Groups {
 		n := r.Nodes[members[0]]
 		col := htmlCol{Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0, Count: len(members)}
 		if len(members) == 1 {
 			col.Index = members[0] + 1
 		} else {
-			names := make([]string, len(members))
-			for j, i := range members {
-				names[j] = r.Nodes[i].Name
-			}
-			set := compressNodes(names)
-			col.Name = text(truncate(set, matrixNodeSetMax))
+			set := g.nodeSet(r.Nodes, j)
+			col.Name = text(truncate(set, nodeSetMax))
 			if col.Name != text(set) {
 				col.Title = text(set)
 			}
 		}
 		m.Cols = append(m.Cols, col)
 	}
-	for _, k := range keys {
+	for _, k := range g.Keys {
 		row := htmlRow{Fact: text(k), Drifted: len(odd[k]) > 0}
-		for _, members := range cols {
-			row.Cells = append(row.Cells, matrixCell(r.Nodes, members, k, odd[k]))
+		for j := range g.Groups {
+			row.Cells = append(row.Cells, matrixCell(r.Nodes, g, j, k, odd[k]))
 		}
 		m.Rows = append(m.Rows, row)
 	}
 	return m
 }
 
-// matrixFoldAbove is the largest fleet whose matrix has a column per node:
-// as many as fit a wide screen or a landscape sheet.
-const matrixFoldAbove = 30
-
-// matrixNodeSetMax bounds a folded column's heading; the whole node set is
-// its title.
-const matrixNodeSetMax = 48
-
-// matrixClass is what nodes must share to share a folded column: status
-// and, when they have facts, the value (or its absence) of every fact that
-// drifts.
-func matrixClass(n result.Node, drifted []string) string {
-	var b strings.Builder
-	b.WriteString(n.Status.String())
-	if len(n.Facts) == 0 {
-		return b.String()
-	}
-	for _, k := range drifted {
-		b.WriteByte(0)
-		if v, ok := n.Facts[k]; ok {
-			b.WriteString("=" + v)
-		}
-	}
-	return b.String()
-}
-
-// matrixCell is fact k in the column of members, whose outliers (by node
-// name) are odd.
-func matrixCell(nodes []result.Node, members []int, k string, odd map[string][]string) htmlCell {
-	n := nodes[members[0]]
+// matrixCell is fact k in column j, whose outliers (by node name) are odd.
+func matrixCell(nodes []result.Node, g alikeGroups, j int, k string, odd map[string][]string) htmlCell {
+	n := nodes[g.Groups[j][0]]
 	if len(n.Facts) == 0 {
 		return htmlCell{State: "na", Value: "n/a", Why: "node not audited: " + n.Status.String()}
 	}
-	val, ok := n.Facts[k]
-	for _, i := range members[1:] {
-		if v, o := nodes[i].Facts[k]; v != val || o != ok {
-			return htmlCell{State: "varies", Value: result.Count(distinctValues(nodes, members, k), "value"),
-				Why: "differs from node to node in this column; each node's value is in its details"}
-		}
-	}
+	val, ok, values := g.groupValue(nodes, j, k)
 	switch {
+	case values > 1:
+		return htmlCell{State: "varies", Value: result.Count(values, "value"), Why: "differs from node to node in this column; each node's value is in its details"}
 	case !ok:
 		return htmlCell{State: "absent", Value: "—", Why: "not reported by this node"}
 	case len(odd[n.Name]) > 0:
 		return htmlCell{State: "drift", Value: text(val), Why: text(strings.Join(odd[n.Name], "; "))}
 	}
 	return htmlCell{Value: text(val)}
-}
-
-// distinctValues counts fact k's values among members, its absence as one.
-func distinctValues(nodes []result.Node, members []int, k string) int {
-	seen := map[string]bool{}
-	for _, i := range members {
-		v, ok := nodes[i].Facts[k]
-		if !ok {
-			v = "\x00absent"
-		}
-		seen[v] = true
-	}
-	return len(seen)
 }
 
 // htmlCSP is the page's own Content-Security-Policy: nothing may load and
