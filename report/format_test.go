@@ -452,6 +452,30 @@ func TestMatrixFoldsLargeFleets(t *testing.T) {
 	}
 }
 
+// TestMarkdownFoldsLargeFleets holds the Markdown node list of a large
+// fleet to alikeNodes' groups: a table of the groups with what sets each
+// apart, every node's block still there, and a block holding only the
+// facts that differ inside the node's group.
+func TestMarkdownFoldsLargeFleets(t *testing.T) {
+	out := string(render(t, "markdown", Options{}, largeReport(250)))
+	checkMarkdownTables(t, out)
+	nodes := out[strings.Index(out, "\n## Nodes\n"):]
+	if !strings.Contains(nodes, "250 nodes in 5 groups") {
+		t.Errorf("no group count in:\n%s", nodes[:min(len(nodes), 600)])
+	}
+	if n := strings.Count(nodes, "<details><summary>node-"); n != 250+3 {
+		t.Errorf("%d node and group blocks, want 250 nodes and 3 groups of more than one", n)
+	}
+	if !strings.Contains(nodes, "| `node-[00010,00020,") || !strings.Contains(nodes, "`ufw.active` `active` ≠ fleet majority: inactive") {
+		t.Errorf("the UFW group and what sets it apart are not listed:\n%s", nodes[:min(len(nodes), 1500)])
+	}
+	block := nodes[strings.Index(nodes, "<summary>node-00005 "):]
+	block = block[:strings.Index(block, "</details>")]
+	if !strings.Contains(block, "`conntrack.count` | `705`") || strings.Contains(block, "ufw.active") {
+		t.Errorf("node-00005's block is not its group's differences:\n%s", block)
+	}
+}
+
 func TestHTMLSelfContained(t *testing.T) {
 	for name, r := range allReports() {
 		doc := string(render(t, "html", Options{}, r))
