@@ -1,11 +1,11 @@
 package probe
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
 	"github.com/fleet-audit/fleet-audit/internal/shquote"
@@ -217,10 +217,17 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 		}
 		sudoAs = "-u " + become.User
 	}
-	var b strings.Builder
+	lib := Library()
+	// Sized once: grown by doubling it allocated four times its length,
+	// for every node of the fleet.
+	size := 256 + len(bundlePrelude)
+	for _, p := range probes {
+		size += 128 + len(p.ID) + 2*len(nonce) + len(lib) + len(p.Script)
+	}
+	var b bytes.Buffer
+	b.Grow(size)
 	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\n", nonce, method, sudoAs)
 	b.WriteString(bundlePrelude)
-	lib := Library()
 	for _, p := range probes {
 		// Single quotes keep the probe text literal: no expansion happens
 		// until the probe's own shell runs it, and assigning it forks
@@ -236,5 +243,5 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", shquote.Quote(text), p.ID, int(p.Timeout.Seconds()+0.999), root, via)
 	}
-	return []byte(b.String()), nil
+	return b.Bytes(), nil
 }
