@@ -152,7 +152,7 @@ func scaleClass(m nodesim.Member) string {
 func recordScaleFleet(b *testing.B, members []nodesim.Member, probes []probe.Probe, checks []check.Check) *replayTransport {
 	b.Helper()
 	dir := b.TempDir()
-	tr := &replayTransport{classOf: map[string]string{}, rep: map[string]string{}, runs: map[replayKey][]byte{}}
+	tr := &replayTransport{classOf: map[string]string{}, rep: map[string]string{}, runs: map[replayKey]recordedRun{}}
 	live := &shTransport{roots: map[string]string{}, calls: map[string]int{}}
 	sample := &Fleet{Name: "record"}
 	for _, m := range members {
@@ -182,17 +182,27 @@ func recordScaleFleet(b *testing.B, members []nodesim.Member, probes []probe.Pro
 // representative gave for the same bundle, with this run's nonce and the
 // node's name put in. While live is set, it runs bundles there and records
 // them.
+//
+// A replay must cost the client nothing, so it tells bundles apart by
+// length: the nonce is always 16 digits, so a bundle's length is the same
+// on every node, while the node bundle and the cluster bundle differ. The
+// recording checks that no two different bundles have one length.
 type replayTransport struct {
 	classOf map[string]string // node → class
 	rep     map[string]string // class → the node that was recorded
 	live    *shTransport
 	mu      sync.Mutex
-	runs    map[replayKey][]byte
+	runs    map[replayKey]recordedRun
 }
 
 type replayKey struct {
-	class  string
-	bundle [sha256.Size]byte
+	class string
+	size  int
+}
+
+type recordedRun struct {
+	bundle [sha256.Size]byte // the bundle without its nonce
+	stdout []byte            // with the nonce as nonceHole
 }
 
 type replaySession struct {
@@ -204,43 +214,51 @@ func (t *replayTransport) Open(ctx context.Context, h Target) (Session, error) {
 	return &replaySession{t: t, node: h.Name}, nil
 }
 
-// nonceHole stands for the nonce in a recorded bundle and its output.
+// nonceHole stands for the nonce in recorded output.
 const nonceHole = "\x00nonce\x00"
 
 func (s *replaySession) Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error) {
-	m := bundleNonce.FindSubmatch(script)
+	m := bundleNonce.FindSubmatch(script[:min(len(script), 4<<10)])
 	if m == nil {
 		return ExecResult{}, fmt.Errorf("replay: %s was sent a script that is not a bundle", s.node)
 	}
 	nonce := m[1]
 	class := s.t.classOf[s.node]
-	rep := s.t.rep[class]
-	k := replayKey{class: class, bundle: sha256.Sum256(bytes.ReplaceAll(script, nonce, []byte(nonceHole)))}
+	k := replayKey{class: class, size: len(script)}
 	if s.t.live != nil {
-		sess, err := s.t.live.Open(ctx, Target{Name: s.node})
-		if err != nil {
-			return ExecResult{}, err
-		}
-		res, err := sess.Exec(ctx, script, timeout)
-		if err != nil || res.ExitCode != 0 {
-			return res, fmt.Errorf("record %s: exit %d: %v: %s", s.node, res.ExitCode, err, res.Stderr)
-		}
-		s.t.mu.Lock()
-		s.t.runs[k] = bytes.ReplaceAll(res.Stdout, nonce, []byte(nonceHole))
-		s.t.mu.Unlock()
-		return res, nil
+		return s.record(ctx, k, nonce, script, timeout)
 	}
 	s.t.mu.Lock()
-	out, ok := s.t.runs[k]
+	run, ok := s.t.runs[k]
 	s.t.mu.Unlock()
 	if !ok {
-		return ExecResult{}, fmt.Errorf("replay: no recorded run of this bundle for class %q", class)
+		return ExecResult{}, fmt.Errorf("replay: no recorded run of a %d-byte bundle for class %q", len(script), class)
 	}
-	out = bytes.ReplaceAll(out, []byte(nonceHole), nonce)
-	if s.node != rep {
+	out := bytes.ReplaceAll(run.stdout, []byte(nonceHole), nonce)
+	if rep := s.t.rep[class]; s.node != rep {
 		out = bytes.ReplaceAll(out, []byte(rep), []byte(s.node))
 	}
 	return ExecResult{Stdout: out}, nil
+}
+
+// record runs script on the node's simulated root and keeps its output.
+func (s *replaySession) record(ctx context.Context, k replayKey, nonce, script []byte, timeout time.Duration) (ExecResult, error) {
+	sess, err := s.t.live.Open(ctx, Target{Name: s.node})
+	if err != nil {
+		return ExecResult{}, err
+	}
+	res, err := sess.Exec(ctx, script, timeout)
+	if err != nil || res.ExitCode != 0 {
+		return res, fmt.Errorf("record %s: exit %d: %v: %s", s.node, res.ExitCode, err, res.Stderr)
+	}
+	run := recordedRun{bundle: sha256.Sum256(bytes.ReplaceAll(script, nonce, []byte(nonceHole))), stdout: bytes.ReplaceAll(res.Stdout, nonce, []byte(nonceHole))}
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	if old, ok := s.t.runs[k]; ok && old.bundle != run.bundle {
+		return res, fmt.Errorf("record %s: two different %d-byte bundles: the replay cannot tell them apart", s.node, k.size)
+	}
+	s.t.runs[k] = run
+	return res, nil
 }
 
 func (s *replaySession) Close() error { return nil }
