@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"reflect"
@@ -637,6 +638,26 @@ func TestJUnitAgreesWithGate(t *testing.T) {
 	down := caseNamed(nodes, "edge-worker-2")
 	if down == nil || down.Error == nil || !strings.HasPrefix(down.Error.Message, "unreachable: cannot reach") || nodes.Errors != 1 || doc.Errors != 1 {
 		t.Errorf("unreachable node case = %+v (errors %d)", down, doc.Errors)
+	}
+}
+
+// TestJSONIsMarshalIndent holds the JSON format, which encodes the nodes
+// and check results one at a time, to the bytes json.MarshalIndent gives
+// for the whole report, also with hostile text, no nodes and nil slices.
+func TestJSONIsMarshalIndent(t *testing.T) {
+	reports := allReports()
+	reports["large"] = largeReport(40)
+	empty := newReport("empty")
+	empty.Nodes, empty.Checks = []result.Node{}, nil
+	reports["empty"] = empty
+	for name, r := range reports {
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := render(t, "json", Options{}, r); string(got) != string(want)+"\n" {
+			t.Errorf("%s: %s", name, testtools.FirstDiff(append(want, '\n'), got))
+		}
 	}
 }
 
