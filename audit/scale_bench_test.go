@@ -38,9 +38,10 @@ import (
 // The fleet is the seed incident at scale: 3 etcd, 2 control-plane and the
 // rest workers; UFW active (kube-proxy answering 503, its pod in
 // CrashLoopBackOff) on every tenth node, a newer kernel on every
-// hundredth, so drift, correlation, rollout and the cluster join have
-// real work. The cluster view lists every node up to 5,000, the most one
-// Kubernetes cluster holds.
+// hundredth, UFW accepted by a waiver on 20 of them, so drift,
+// correlation, rollout, waivers and the cluster join have real work. The
+// cluster view lists every node up to 5,000, the most one Kubernetes
+// cluster holds.
 //
 // Peak RSS (VmHWM) is the whole process's, so run one size per process:
 // bench/scale.sh does, and prints the table. Numbers are measured, never
@@ -62,6 +63,10 @@ func benchScale(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	members := scaleFleet(n)
+	waivers, err := ParseWaivers("waivers.yaml", scaleWaivers(members), WaivableIDs(checks))
+	if err != nil {
+		b.Fatal(err)
+	}
 	tr := recordScaleFleet(b, members, probes, checks)
 	fleet := &Fleet{Name: fmt.Sprintf("scale-%d", n)}
 	for _, m := range members {
@@ -82,7 +87,7 @@ func benchScale(b *testing.B, n int) {
 	for i := 0; i < b.N; i++ {
 		start, startCPU := time.Now(), selfCPU()
 		r, err := Run(context.Background(), RunOptions{Fleet: fleet, Transport: tr, Forks: 10, NodeTimeout: time.Minute,
-			Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+			Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: result.SeverityCritical}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -138,6 +143,18 @@ func scaleFleet(n int) []nodesim.Member {
 
 // scaleClusterNodes is how many nodes the cluster view lists.
 const scaleClusterNodes = 5000
+
+// scaleWaivers accepts UFW on the first 20 UFW nodes: above 200 nodes it
+// splits the finding, as a partial waiver does.
+func scaleWaivers(members []nodesim.Member) []byte {
+	var names []string
+	for _, m := range members {
+		if m.State.UFW == "active" && len(names) < 20 {
+			names = append(names, m.Name)
+		}
+	}
+	return fmt.Appendf(nil, "- check: firewall.ufw-active\n  nodes: [%s]\n  reason: BENCH-1, accepted for the benchmark\n  expires: 2099-12-31\n", strings.Join(names, ", "))
+}
 
 // scaleClass is what a node's bundle output depends on besides its name:
 // its kind of node and its drift.
@@ -298,6 +315,15 @@ func checkScaleReport(b *testing.B, r *result.Report, n int) {
 	}
 	if len(r.Findings) == 0 || r.Findings[0].Cause == nil || r.Findings[0].Cause.Fact != "ufw.active" {
 		b.Fatalf("the first finding is not UFW as the probable cause: %+v", r.Findings[:min(1, len(r.Findings))])
+	}
+	waived := 0
+	for _, f := range r.Findings {
+		if f.Waived != nil {
+			waived++
+		}
+	}
+	if waived != 1 {
+		b.Fatalf("%d waived findings, want the one UFW finding split by the waiver", waived)
 	}
 	if r.Cluster == nil || r.Cluster.Status != result.ClusterOK || len(r.Cluster.Joined) != min(n, scaleClusterNodes) {
 		b.Fatalf("cluster view from %s: %s, %s; joined %d of %d nodes", r.Cluster.Node, r.Cluster.Status, fmt.Sprint(r.Cluster.Probes), len(r.Cluster.Joined), n)
