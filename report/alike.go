@@ -140,3 +140,36 @@ func (g alikeGroups) groupValue(nodes []result.Node, j int, k string) (val strin
 	}
 	return val, ok, 1
 }
+
+// notOKGroup is nodes that are not ok for the same reason.
+type notOKGroup struct {
+	Status  result.NodeStatus
+	Message string
+	Nodes   []string
+}
+
+// notOKGroups groups the nodes whose status is not ok by status and
+// message (the error where there is none), in the order they first
+// appear: a thousand unreachable nodes are one row, not a thousand.
+func notOKGroups(nodes []result.Node) []notOKGroup {
+	var out []notOKGroup
+	at := map[[2]string]int{}
+	for _, n := range nodes {
+		if n.Status == result.StatusOK {
+			continue
+		}
+		msg := n.Message
+		if msg == "" {
+			msg = n.Error
+		}
+		k := [2]string{n.Status.String(), msg}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, notOKGroup{Status: n.Status, Message: msg})
+		}
+		out[i].Nodes = append(out[i].Nodes, n.Name)
+	}
+	return out
+}

@@ -477,6 +477,30 @@ func TestMarkdownFoldsLargeFleets(t *testing.T) {
 	}
 }
 
+// TestNodesNotOKFoldInLargeFleets holds the nodes-not-ok tables of a large
+// fleet to a row per status and message, naming the node set and counting.
+func TestNodesNotOKFoldInLargeFleets(t *testing.T) {
+	r := largeReport(100)
+	for i := 50; i < 90; i++ {
+		n := &r.Nodes[i]
+		n.Status, n.Message, n.Facts = result.StatusUnreachable, "connection refused", map[string]string{}
+	}
+	r.Nodes[95].Status, r.Nodes[95].Message = result.StatusAuthFailed, "no key accepted"
+	v := buildHTMLView(r)
+	var got []string
+	for _, g := range v.DownGroups {
+		got = append(got, fmt.Sprintf("%s %d %s %s", g.NodeSet, g.Count, g.Status, g.Message))
+	}
+	want := []string{"node-[00050-00089] 40 unreachable connection refused", "node-00095 1 auth_failed no key accepted"}
+	if strings.Join(got, "|") != strings.Join(want, "|") || len(v.Down) != 0 || v.DownCount != 41 {
+		t.Errorf("html: %d not ok in groups %q (and %d rows), want 41 in %q", v.DownCount, got, len(v.Down), want)
+	}
+	md := string(render(t, "markdown", Options{}, r))
+	if !strings.Contains(md, "| `node-[00050-00089]` | 40 | `unreachable` | connection refused |") {
+		t.Errorf("markdown: no folded row for the unreachable nodes in:\n%s", md[strings.Index(md, "## Nodes not ok"):][:400])
+	}
+}
+
 func TestHTMLSelfContained(t *testing.T) {
 	for name, r := range allReports() {
 		doc := string(render(t, "html", Options{}, r))

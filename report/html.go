@@ -56,6 +56,10 @@ type htmlView struct {
 	RunTime          string
 	Causes           []htmlCause
 	Down             []htmlNode
+	// DownGroups replace Down in a large fleet: the nodes not ok for the
+	// same reason in one row.
+	DownGroups       []htmlDownGroup
+	DownCount        int
 	SeverityGroups   []htmlSeverityGroup
 	FindingCount     int
 	FindingTitle     string
@@ -68,6 +72,11 @@ type htmlView struct {
 	// Warnings are Report.Warnings.
 	Warnings []string
 	Cluster  *htmlCluster
+}
+
+type htmlDownGroup struct {
+	NodeSet, Status, Message string
+	Count                    int
 }
 
 type htmlCause struct {
@@ -219,6 +228,13 @@ func buildHTMLView(r *result.Report) htmlView {
 		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
 	}
 	v.Nodes = htmlNodes(r, odd, v.Matrix)
+	if len(r.Nodes) > foldNodesAbove {
+		for _, g := range notOKGroups(r.Nodes) {
+			v.DownGroups = append(v.DownGroups, htmlDownGroup{NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes), Status: g.Status.String(), Message: text(g.Message)})
+			v.DownCount += len(g.Nodes)
+		}
+		return v
+	}
 	for _, hn := range v.Nodes {
 		if !hn.OK {
 			v.Down = append(v.Down, hn)

@@ -184,8 +184,20 @@ func mdFindingRow(f result.Finding) []string {
 }
 
 // mdNodesNotOK lists the nodes whose status is not ok, with why; it is left
-// out when every node is ok.
+// out when every node is ok. In a fleet of more than foldNodesAbove nodes
+// the nodes not ok for the same reason share a row (notOKGroups).
 func mdNodesNotOK(p func(string, ...any), nodes []result.Node) {
+	if len(nodes) > foldNodesAbove {
+		var rows [][]string
+		for _, g := range notOKGroups(nodes) {
+			rows = append(rows, []string{mdCode(compressNodes(g.Nodes), true), fmt.Sprint(len(g.Nodes)), mdCode(g.Status.String(), true), mdText(g.Message)})
+		}
+		if len(rows) > 0 {
+			p("\n## Nodes not ok\n")
+			mdBlock(p, "", mdTable([]string{"Nodes", "Count", "Status", "Message"}, rows)...)
+		}
+		return
+	}
 	var down [][]string
 	for _, n := range nodes {
 		if n.Status != result.StatusOK {
