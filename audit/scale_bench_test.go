@@ -30,7 +30,7 @@ import (
 // 10,000 nodes (issue 17, "linear to 10,000 nodes"): audit.Run with every
 // built-in probe and check, then every file format of the report written,
 // as `fleet-audit run --json --markdown --markdown-summary --html --junit
-// --prom` does. The nodes cost nothing: each distinct node state ran the
+// --prom` does, terminal summary included. The nodes cost nothing: each distinct node state ran the
 // real bundle once on a simulated node (nodesim) before the timer, and
 // every node replays that recorded output with this run's nonce and its
 // own name (replayTransport). SSH's cost is not in it.
@@ -77,7 +77,8 @@ func benchScale(b *testing.B, n int) {
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	formats := report.FileFormats()
+	// The files, and the terminal summary a run prints.
+	formats := append(report.FileFormats(), report.FileFormat{Name: "terminal", DemoFile: "terminal.txt"})
 	sizes := make([]int64, len(formats))
 	renders := make([]time.Duration, len(formats))
 	var wall, cpu time.Duration

@@ -35,10 +35,10 @@ function kib(unit) { return sprintf("%.0f", metric(unit) / 1024) }
 	n = $1; sub(/^.*nodes=/, "", n); sub(/-[0-9]+$/, "", n)
 	run[++rows] = sprintf("%6s %8.1f %8.1f %8.2f %9.0f %9.1f %8.0f", n, metric("wall-s"), metric("cpu-s"),
 		metric("cpu-ms/node"), metric("peak-RSS-MiB"), metric("allocs/op") / 1e6, metric("B/op") / 1048576)
-	size[rows] = sprintf("%6s %10s %10s %10s %10s %10s %10s", n, kib("json-bytes"), kib("markdown-bytes"),
-		kib("markdown-summary-bytes"), kib("html-bytes"), kib("junit-bytes"), kib("prom-bytes"))
-	took[rows] = sprintf("%6s %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f", n, metric("json-s"), metric("markdown-s"),
-		metric("markdown-summary-s"), metric("html-s"), metric("junit-s"), metric("prom-s"))
+	size[rows] = sprintf("%6s %9s %9s %9s %9s %9s %9s %9s", n, kib("json-bytes"), kib("markdown-bytes"),
+		kib("markdown-summary-bytes"), kib("html-bytes"), kib("junit-bytes"), kib("prom-bytes"), kib("terminal-bytes"))
+	took[rows] = sprintf("%6s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f", n, metric("json-s"), metric("markdown-s"),
+		metric("markdown-summary-s"), metric("html-s"), metric("junit-s"), metric("prom-s"), metric("terminal-s"))
 }
 END {
 	if (rows == 0) exit 1
@@ -48,10 +48,10 @@ END {
 	for (i = 1; i <= rows; i++) print run[i]
 	print ""
 	print "report size, KiB"
-	printf "%6s %10s %10s %10s %10s %10s %10s\n", "nodes", "json", "markdown", "md-summary", "html", "junit", "prom"
+	printf "%6s %9s %9s %9s %9s %9s %9s %9s\n", "nodes", "json", "markdown", "md-summ.", "html", "junit", "prom", "terminal"
 	for (i = 1; i <= rows; i++) print size[i]
 	print ""
 	print "render and write, s"
-	printf "%6s %10s %10s %10s %10s %10s %10s\n", "nodes", "json", "markdown", "md-summary", "html", "junit", "prom"
+	printf "%6s %9s %9s %9s %9s %9s %9s %9s\n", "nodes", "json", "markdown", "md-summ.", "html", "junit", "prom", "terminal"
 	for (i = 1; i <= rows; i++) print took[i]
 }' "$tmp/raw.txt"
