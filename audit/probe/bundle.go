@@ -218,30 +218,31 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 		sudoAs = "-u " + become.User
 	}
 	lib := Library()
+	// Single quotes keep the probe text literal: no expansion happens
+	// until the probe's own shell runs it, and assigning it forks nothing
+	// (a here-document in $(cat) would).
+	quoted := make([]string, len(probes))
+	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude)
+	for i, p := range probes {
+		quoted[i] = shquote.Quote(lib + "\n" + p.Script + "\n")
+		size += 64 + len(p.ID) + len(quoted[i])
+	}
 	// Sized once: grown by doubling it allocated four times its length,
 	// for every node of the fleet.
-	size := 256 + len(bundlePrelude)
-	for _, p := range probes {
-		size += 128 + len(p.ID) + 2*len(nonce) + len(lib) + len(p.Script)
-	}
 	var b bytes.Buffer
 	b.Grow(size)
 	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\n", nonce, method, sudoAs)
 	b.WriteString(bundlePrelude)
-	for _, p := range probes {
-		// Single quotes keep the probe text literal: no expansion happens
-		// until the probe's own shell runs it, and assigning it forks
-		// nothing (a here-document in $(cat) would).
-		text := lib + "\n" + p.Script + "\n"
+	for i, p := range probes {
 		via := "argv"
-		if len(text) >= maxArgBytes {
+		if len(lib)+len(p.Script)+2 >= maxArgBytes {
 			via = "stdin"
 		}
 		root := 0
 		if p.NeedsRoot {
 			root = 1
 		}
-		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", shquote.Quote(text), p.ID, int(p.Timeout.Seconds()+0.999), root, via)
+		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", quoted[i], p.ID, int(p.Timeout.Seconds()+0.999), root, via)
 	}
 	return b.Bytes(), nil
 }
