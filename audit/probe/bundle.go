@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
 	"github.com/fleet-audit/fleet-audit/internal/shquote"
@@ -224,7 +225,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	quoted := make([]string, len(probes))
 	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude)
 	for i, p := range probes {
-		quoted[i] = shquote.Quote(lib + "\n" + p.Script + "\n")
+		quoted[i] = quotedProbe(lib, p.Script)
 		size += 64 + len(p.ID) + len(quoted[i])
 	}
 	// Sized once: grown by doubling it allocated four times its length,
@@ -245,4 +246,21 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", quoted[i], p.ID, int(p.Timeout.Seconds()+0.999), root, via)
 	}
 	return b.Bytes(), nil
+}
+
+// quotedTexts memoises quotedProbe by script: every node of a run is sent
+// the same probes, and quoting them anew cost three copies of the bundle
+// per node. lib is the embedded Library, the same on every call, so the
+// script alone is the key.
+var quotedTexts sync.Map // script → quoted library and script
+
+// quotedProbe is the library and a probe's script as one single-quoted
+// word, the text its shell runs.
+func quotedProbe(lib, script string) string {
+	if q, ok := quotedTexts.Load(script); ok {
+		return q.(string)
+	}
+	q := shquote.Quote(lib + "\n" + script + "\n")
+	quotedTexts.Store(script, q)
+	return q
 }
