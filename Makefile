@@ -50,8 +50,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseOutput -fuzztime 20s ./audit/probe
 
 # Speed and memory, measured (never asserted in tests): see bench/.
+# scale.sh is the client alone at 100, 1,000 and 10,000 nodes, one table.
 bench:
 	sh bench/run.sh
+	sh bench/scale.sh
 
 # Release artifacts under dist/, from a clone with Go alone: nfpm and
 # cyclonedx-gomod are Go modules run at pinned versions, so no packaging

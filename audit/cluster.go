@@ -220,13 +220,31 @@ func apiUnanswered(f map[string]string) string {
 // facts go to neither and Cluster.Ambiguous names them.
 func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, nodes []result.Node) {
 	lower := strings.ToLower
-	tiers := []func(k string, n result.Node) bool{
-		func(k string, n result.Node) bool { return lower(n.Name) == k },
-		func(k string, n result.Node) bool {
-			a := lower(n.Address)
-			return a != "" && (a == k || a == lower(perNode[k]["k8s.node.internal_ip"]))
+	// Each tier's candidates are looked up in an index of the nodes by
+	// the key that tier compares, built once: scanning every node for
+	// every Kubernetes node took 11 s at 10,000 nodes.
+	index := func(key func(n result.Node) string) map[string][]int {
+		out := map[string][]int{}
+		for i, n := range nodes {
+			if k := key(n); k != "" {
+				out[k] = append(out[k], i)
+			}
+		}
+		return out
+	}
+	byName := index(func(n result.Node) string { return lower(n.Name) })
+	byAddress := index(func(n result.Node) string { return lower(n.Address) })
+	byHostname := index(func(n result.Node) string { return lower(n.Facts["os.hostname"]) })
+	tiers := []func(k string) []int{
+		func(k string) []int { return byName[k] },
+		func(k string) []int {
+			ip := lower(perNode[k]["k8s.node.internal_ip"])
+			if ip == "" || ip == k {
+				return byAddress[k]
+			}
+			return mergeSorted(byAddress[k], byAddress[ip])
 		},
-		func(k string, n result.Node) bool { h := n.Facts["os.hostname"]; return h != "" && lower(h) == k },
+		func(k string) []int { return byHostname[k] },
 	}
 	k8sNames := slices.Sorted(maps.Keys(perNode))
 	match := map[string]int{}
@@ -261,8 +279,8 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 			if settled(k) {
 				continue
 			}
-			for i, n := range nodes {
-				if !taken[i] && tier(k, n) {
+			for _, i := range tier(k) {
+				if !taken[i] {
 					claims[k] = append(claims[k], i)
 				}
 			}
@@ -272,7 +290,7 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 	claims := map[string][]int{}
 	for _, k := range k8sNames {
 		if !settled(k) {
-			if i, ok := suffixMatch(k, nodes, taken); ok {
+			if i, ok := suffixMatch(k, byName, taken); ok {
 				claims[k] = []int{i}
 			}
 		}
@@ -300,19 +318,27 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 	}
 }
 
-func suffixMatch(k8sName string, nodes []result.Node, taken map[int]bool) (int, bool) {
+// suffixMatch is the one node whose name (byName: lower-cased name → node
+// indexes) is what follows a dash or a dot in k8sName, when there is
+// exactly one and it is not taken.
+func suffixMatch(k8sName string, byName map[string][]int, taken map[int]bool) (int, bool) {
 	var hits []int
-	for i, n := range nodes {
-		name := strings.ToLower(n.Name)
-		if strings.HasSuffix(k8sName, "-"+name) || strings.HasSuffix(k8sName, "."+name) {
-			hits = append(hits, i)
+	for p := 0; p < len(k8sName); p++ {
+		if k8sName[p] == '-' || k8sName[p] == '.' {
+			hits = append(hits, byName[k8sName[p+1:]]...)
 		}
 	}
-	sort.Ints(hits)
 	if len(hits) == 1 && !taken[hits[0]] {
 		return hits[0], true
 	}
 	return 0, false
+}
+
+// mergeSorted is the union of two ascending lists, ascending.
+func mergeSorted(a, b []int) []int {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // clusterFindings reports what the cluster probes could not do or found

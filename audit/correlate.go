@@ -217,12 +217,21 @@ func rankedLines(label string, cands []candidate, sick, healthy int) []string {
 // cause's value there: "etcd-1: kube-proxy.pod.reason=CrashLoopBackOff ·
 // kubeproxy.healthz.code=503 · ufw.active=active".
 func perNodeLines(names []string, cause *result.Cause, outcomes []symptomOutcome, byName map[string]result.Node) []string {
+	// Each symptom's failing nodes as a set: looking a name up in the list
+	// made this failing × failing.
+	sick := make([]map[string]bool, len(outcomes))
+	for i, o := range outcomes {
+		sick[i] = make(map[string]bool, len(o.sick))
+		for _, n := range o.sick {
+			sick[i][n] = true
+		}
+	}
 	var out []string
 	for _, name := range names {
 		n := byName[name]
 		var parts []string
-		for _, o := range outcomes {
-			if slices.Contains(o.sick, name) {
+		for i, o := range outcomes {
+			if sick[i][name] {
 				f := o.check.When[0].Fact
 				if o.check.Uniform != "" {
 					f = o.check.Uniform
@@ -256,25 +265,36 @@ func rankCauses(sick, healthy []string, byName map[string]result.Node, meta fact
 		}
 	}
 	var cands []candidate
+	type tally struct{ matched, extra int }
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		values := map[string]bool{}
+		// Counted in one pass over the nodes: one pass per value made a
+		// fact with a value per node quadratic in the fleet.
+		values := map[string]*tally{}
+		var absent tally
 		for _, n := range judged {
-			if v, ok := byName[n].Facts[k]; ok {
-				values[v] = true
+			v, ok := byName[n].Facts[k]
+			t := values[v]
+			if !ok {
+				t = &absent
+			}
+			if t == nil {
+				t = &tally{}
+				values[v] = t
+			}
+			if isSick[n] {
+				t.matched++
+			} else {
+				t.extra++
 			}
 		}
+		// A node without the fact reads as its empty value, as it always
+		// has: it counts with those that report "".
+		if t := values[""]; t != nil {
+			t.matched += absent.matched
+			t.extra += absent.extra
+		}
 		for _, v := range slices.Sorted(maps.Keys(values)) {
-			var matched, extra int
-			for _, n := range judged {
-				if byName[n].Facts[k] != v {
-					continue
-				}
-				if isSick[n] {
-					matched++
-				} else {
-					extra++
-				}
-			}
+			matched, extra := values[v].matched, values[v].extra
 			if matched == 0 {
 				continue
 			}

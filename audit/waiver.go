@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -233,13 +232,24 @@ func restrict(f result.Finding, nodes []string) result.Finding {
 	for _, n := range nodes {
 		keep[n] = true
 	}
+	named := map[string]bool{}
+	for _, n := range f.Nodes {
+		named[n] = true
+	}
 	var ev []string
 	for _, line := range f.Evidence {
+		// The owner is the longest node named before a ": "; looking the
+		// prefixes up instead of trying every node made it lines × nodes.
 		owner := ""
-		for _, n := range f.Nodes {
-			if strings.HasPrefix(line, n+": ") && len(n) > len(owner) {
-				owner = n
+		for i := strings.Index(line, ": "); i >= 0; {
+			if named[line[:i]] {
+				owner = line[:i]
 			}
+			j := strings.Index(line[i+1:], ": ")
+			if j < 0 {
+				break
+			}
+			i += 1 + j
 		}
 		if owner == "" || keep[owner] {
 			ev = append(ev, line)
@@ -270,9 +280,13 @@ func restrict(f result.Finding, nodes []string) result.Finding {
 }
 
 func markWaived(results []result.CheckResult, check string, nodes []string, w result.Waiver) {
+	waived := map[string]bool{}
+	for _, n := range nodes {
+		waived[n] = true
+	}
 	for i := range results {
 		r := &results[i]
-		if r.Check == check && r.Outcome == result.OutcomeFail && slices.Contains(nodes, r.Node) {
+		if r.Check == check && r.Outcome == result.OutcomeFail && waived[r.Node] {
 			r.Outcome = result.OutcomeWaived
 			r.Detail += fmt.Sprintf(" (waived until %s by %s)", w.Expires, w.Source)
 		}

@@ -370,3 +370,25 @@ func TestIncidentWithWaivers(t *testing.T) {
 		}
 	}
 }
+
+// TestRestrictEvidenceOwner holds restrict to the owner of an evidence line
+// being the longest node named before a ": " (w-10 is not w-1), a name with
+// ": " in it included, and lines naming no node kept.
+func TestRestrictEvidenceOwner(t *testing.T) {
+	f := result.Finding{
+		Check: "x", Nodes: []string{"a: b", "w-1", "w-10"},
+		Evidence: []string{"w-1: one", "w-10: ten", "a: b: both", "a: neither node", "cluster: kept"},
+	}
+	for _, tc := range []struct {
+		keep []string
+		want string
+	}{
+		{[]string{"w-10"}, "w-10: ten|a: neither node|cluster: kept"},
+		{[]string{"w-1"}, "w-1: one|a: neither node|cluster: kept"},
+		{[]string{"a: b"}, "a: b: both|a: neither node|cluster: kept"},
+	} {
+		if got := strings.Join(restrict(f, tc.keep).Evidence, "|"); got != tc.want {
+			t.Errorf("restrict to %v: evidence %q, want %q", tc.keep, got, tc.want)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func loadInChromium(t *testing.T, b *browser.Browser, name, page string) *browse
 // must still be there for the reader, as text.
 func TestHTMLHostileInChromium(t *testing.T) {
 	b := browser.Find(t)
-	for name, r := range map[string]*result.Report{"hostile": hostileReport(), "pwn": pwnReport()} {
+	for name, r := range map[string]*result.Report{"hostile": hostileReport(), "hostile-fleet": hostileFleet(), "pwn": pwnReport()} {
 		t.Run(name, func(t *testing.T) {
 			d := loadInChromium(t, b, name, string(render(t, "html", Options{}, r)))
 			for _, p := range inertProblems(d) {

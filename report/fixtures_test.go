@@ -261,6 +261,22 @@ var hostile = []string{
 	"]]><x>&amp;</x><![CDATA[",
 }
 
+// hostileFleet is hostileReport grown past foldNodesAbove: its three
+// audited nodes, each copied under hostile names, so that the formats'
+// folded layouts (node sets as column headings and titles, trimmed node
+// details) carry the hostile text too.
+func hostileFleet() *result.Report {
+	r := hostileReport()
+	var nodes []result.Node
+	for i := 0; len(nodes) <= foldNodesAbove; i++ {
+		n := r.Nodes[i%3]
+		n.Name = fmt.Sprintf("%s-%02d", hostile[i%len(hostile)], i)
+		nodes = append(nodes, n)
+	}
+	r.Nodes = append(nodes, r.Nodes[3:]...)
+	return r
+}
+
 // autolinkBait is text GFM would turn into links if left as it is.
 const autolinkBait = "see http://evil.example/x, HTTPS://evil.example, ftp://evil.example and www.evil.example or mailto:a@evil.example or ops@evil.example"
 

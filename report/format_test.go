@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"reflect"
@@ -136,22 +137,30 @@ var markdownFormats = []string{"markdown", "markdown-summary"}
 
 func TestMarkdownHostile(t *testing.T) {
 	for _, format := range markdownFormats {
-		out := string(render(t, format, Options{FullReport: "<script>alert(1)</script>`x`.html"}, hostileReport()))
-		lower := strings.ToLower(out)
-		for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "\x1b", "\x00", "\r", "\b"} {
-			if strings.Contains(lower, bad) {
-				t.Errorf("%s contains raw %q", format, bad)
-			}
+		for _, r := range []*result.Report{hostileReport(), hostileFleet()} {
+			markdownHostile(t, format, r)
 		}
-		// The only raw HTML is our own.
-		allowed := map[string]bool{"details": true, "summary": true, "br": true, "code": true}
-		for _, m := range mdTagRe.FindAllStringSubmatch(out, -1) {
-			if !allowed[strings.ToLower(m[2])] {
-				t.Errorf("%s contains raw tag %q", format, m[0])
-			}
-		}
-		checkMarkdownTables(t, out)
 	}
+}
+
+// markdownHostile holds one hostile report's Markdown to inert text.
+func markdownHostile(t *testing.T, format string, r *result.Report) {
+	t.Helper()
+	out := string(render(t, format, Options{FullReport: "<script>alert(1)</script>`x`.html"}, r))
+	lower := strings.ToLower(out)
+	for _, bad := range []string{"<script", "<img", "<textarea", "</textarea", "\x1b", "\x00", "\r", "\b"} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("%s contains raw %q", format, bad)
+		}
+	}
+	// The only raw HTML is our own.
+	allowed := map[string]bool{"details": true, "summary": true, "br": true, "code": true}
+	for _, m := range mdTagRe.FindAllStringSubmatch(out, -1) {
+		if !allowed[strings.ToLower(m[2])] {
+			t.Errorf("%s contains raw tag %q", format, m[0])
+		}
+	}
+	checkMarkdownTables(t, out)
 }
 
 func TestMarkdownTablesGolden(t *testing.T) {
@@ -346,15 +355,149 @@ func checkHTML(t *testing.T, name, doc string) {
 }
 
 func TestHTMLHostile(t *testing.T) {
-	doc := string(render(t, "html", Options{}, hostileReport()))
-	checkHTML(t, "hostile", doc)
-	for _, bad := range []string{"\x1b", "\x00", "\x07", "\b", "\u202e"} {
-		if strings.Contains(doc, bad) {
-			t.Errorf("html contains raw %q", bad)
+	for name, r := range map[string]*result.Report{"hostile": hostileReport(), "hostile-fleet": hostileFleet()} {
+		doc := string(render(t, "html", Options{}, r))
+		checkHTML(t, name, doc)
+		for _, bad := range []string{"\x1b", "\x00", "\x07", "\b", "\u202e"} {
+			if strings.Contains(doc, bad) {
+				t.Errorf("%s: html contains raw %q", name, bad)
+			}
+		}
+		if !strings.Contains(doc, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Errorf("%s: hostile node text was not shown escaped (was it dropped?)", name)
 		}
 	}
-	if !strings.Contains(doc, "&lt;script&gt;alert(1)&lt;/script&gt;") {
-		t.Error("hostile node text was not shown escaped (was it dropped?)")
+	// The fleet's matrix is folded, headed by hostile node sets.
+	if v := buildHTMLView(hostileFleet()); !v.Matrix.Folded || len(v.Matrix.Cols) >= foldNodesAbove {
+		t.Errorf("hostile-fleet matrix: folded %v, %d columns", v.Matrix.Folded, len(v.Matrix.Cols))
+	}
+}
+
+// TestMatrixFoldsLargeFleets holds the fact matrix of a large fleet to one
+// column per set of alike nodes: every node in exactly one column, the UFW
+// nodes apart from the healthy workers and marked, a volatile fact that
+// differs inside a column counted rather than shown, and a fleet at the
+// threshold still a column per node; and the node details to what the
+// matrix does not show.
+func TestMatrixFoldsLargeFleets(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, cols int
+	}{
+		{foldNodesAbove, foldNodesAbove},
+		// etcd, control-plane; workers: healthy, UFW, UFW and the newer
+		// kernel (node 100).
+		{250, 5},
+	} {
+		t.Run(fmt.Sprintf("nodes=%d", tc.nodes), func(t *testing.T) {
+			r := largeReport(tc.nodes)
+			m := buildMatrix(r, outliers(r.Drift))
+			if len(m.Cols) != tc.cols {
+				t.Fatalf("%d columns, want %d", len(m.Cols), tc.cols)
+			}
+			total := 0
+			for _, c := range m.Cols {
+				total += c.Count
+				if (c.Count == 1) != (c.Index > 0) {
+					t.Errorf("column %s of %d nodes links to node %d", c.Name, c.Count, c.Index)
+				}
+			}
+			if total != tc.nodes {
+				t.Errorf("the columns hold %d nodes, want %d", total, tc.nodes)
+			}
+			if !m.Folded {
+				return
+			}
+			// The healthy workers: node-00002 on, but every tenth.
+			states, healthy := map[string]string{}, 0
+			for _, row := range m.Rows {
+				for i, c := range row.Cells {
+					if strings.HasPrefix(m.Cols[i].Name, "node-[00002-00009,00011-") {
+						states[row.Fact], healthy = c.State+" "+c.Value, m.Cols[i].Count
+					}
+				}
+			}
+			if got, want := states["ufw.active"], " inactive"; got != want {
+				t.Errorf("healthy workers' ufw.active = %q, want %q", got, want)
+			}
+			if got, want := states["conntrack.count"], "varies "+result.Count(healthy, "value"); got != want {
+				t.Errorf("healthy workers' conntrack.count = %q, want %q", got, want)
+			}
+			drift := 0
+			for _, row := range m.Rows {
+				if row.Fact != "ufw.active" {
+					continue
+				}
+				for i, c := range row.Cells {
+					if c.State == "drift" {
+						drift += m.Cols[i].Count
+					}
+				}
+			}
+			if drift != tc.nodes/10 {
+				t.Errorf("ufw.active marked on %d nodes, want %d", drift, tc.nodes/10)
+			}
+			// A healthy worker's details: only what its column does not
+			// show; the etcd node, alone in its column, keeps every fact.
+			nodes := htmlNodes(r, outliers(r.Drift), m)
+			w, e := nodes[5], nodes[0]
+			if len(w.Facts) != 1 || w.Facts[0].Key != "conntrack.count" || w.InMatrix != len(r.Nodes[5].Facts)-1 {
+				t.Errorf("worker details: facts %v, %d in the matrix", w.Facts, w.InMatrix)
+			}
+			if len(w.Probes) != 0 || w.ProbesOK != len(r.Nodes[5].Probes) {
+				t.Errorf("worker details: probes %v, %d ok", w.Probes, w.ProbesOK)
+			}
+			if len(e.Facts) != len(r.Nodes[0].Facts) || e.InMatrix != 0 || len(e.Probes) != len(r.Nodes[0].Probes) {
+				t.Errorf("etcd details: %d facts (%d in the matrix), %d probes", len(e.Facts), e.InMatrix, len(e.Probes))
+			}
+		})
+	}
+}
+
+// TestMarkdownFoldsLargeFleets holds the Markdown node list of a large
+// fleet to alikeNodes' groups: a table of the groups with what sets each
+// apart, every node's block still there, and a block holding only the
+// facts that differ inside the node's group.
+func TestMarkdownFoldsLargeFleets(t *testing.T) {
+	out := string(render(t, "markdown", Options{}, largeReport(250)))
+	checkMarkdownTables(t, out)
+	nodes := out[strings.Index(out, "\n## Nodes\n"):]
+	if !strings.Contains(nodes, "250 nodes in 5 groups") {
+		t.Errorf("no group count in:\n%s", nodes[:min(len(nodes), 600)])
+	}
+	if n := strings.Count(nodes, "<details><summary>node-"); n != 250+3 {
+		t.Errorf("%d node and group blocks, want 250 nodes and 3 groups of more than one", n)
+	}
+	if !strings.Contains(nodes, "| `node-[00010,00020,") || !strings.Contains(nodes, "`ufw.active` `active` ≠ fleet majority: inactive") {
+		t.Errorf("the UFW group and what sets it apart are not listed:\n%s", nodes[:min(len(nodes), 1500)])
+	}
+	block := nodes[strings.Index(nodes, "<summary>node-00005 "):]
+	block = block[:strings.Index(block, "</details>")]
+	if !strings.Contains(block, "`conntrack.count` | `705`") || strings.Contains(block, "ufw.active") {
+		t.Errorf("node-00005's block is not its group's differences:\n%s", block)
+	}
+}
+
+// TestNodesNotOKFoldInLargeFleets holds the nodes-not-ok tables of a large
+// fleet to a row per status and message, naming the node set and counting.
+func TestNodesNotOKFoldInLargeFleets(t *testing.T) {
+	r := largeReport(100)
+	for i := 50; i < 90; i++ {
+		n := &r.Nodes[i]
+		n.Status, n.Message, n.Facts = result.StatusUnreachable, "connection refused", map[string]string{}
+	}
+	r.Nodes[95].Status, r.Nodes[95].Message = result.StatusAuthFailed, "no key accepted"
+	v := buildHTMLView(r)
+	var got []string
+	for _, g := range v.DownGroups {
+		got = append(got, fmt.Sprintf("%s %d %s %s", g.NodeSet, g.Count, g.Status, g.Message))
+	}
+	want := []string{"node-[00050-00089] 40 unreachable connection refused", "node-00095 1 auth_failed no key accepted"}
+	if strings.Join(got, "|") != strings.Join(want, "|") || len(v.Down) != 0 || v.DownCount != 41 {
+		t.Errorf("html: %d not ok in groups %q (and %d rows), want 41 in %q", v.DownCount, got, len(v.Down), want)
+	}
+	md := string(render(t, "markdown", Options{}, r))
+	if !strings.Contains(md, "| `node-[00050-00089]` | 40 | `unreachable` | connection refused |") {
+		t.Errorf("markdown: no folded row for the unreachable nodes in:\n%s", md[strings.Index(md, "## Nodes not ok"):][:400])
 	}
 }
 
@@ -519,6 +662,26 @@ func TestJUnitAgreesWithGate(t *testing.T) {
 	down := caseNamed(nodes, "edge-worker-2")
 	if down == nil || down.Error == nil || !strings.HasPrefix(down.Error.Message, "unreachable: cannot reach") || nodes.Errors != 1 || doc.Errors != 1 {
 		t.Errorf("unreachable node case = %+v (errors %d)", down, doc.Errors)
+	}
+}
+
+// TestJSONIsMarshalIndent holds the JSON format, which encodes the nodes
+// and check results one at a time, to the bytes json.MarshalIndent gives
+// for the whole report, also with hostile text, no nodes and nil slices.
+func TestJSONIsMarshalIndent(t *testing.T) {
+	reports := allReports()
+	reports["large"] = largeReport(40)
+	empty := newReport("empty")
+	empty.Nodes, empty.Checks = []result.Node{}, nil
+	reports["empty"] = empty
+	for name, r := range reports {
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := render(t, "json", Options{}, r); string(got) != string(want)+"\n" {
+			t.Errorf("%s: %s", name, testtools.FirstDiff(append(want, '\n'), got))
+		}
 	}
 }
 

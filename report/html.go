@@ -10,7 +10,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -57,6 +56,10 @@ type htmlView struct {
 	RunTime          string
 	Causes           []htmlCause
 	Down             []htmlNode
+	// DownGroups replace Down in a large fleet: the nodes not ok for the
+	// same reason in one row.
+	DownGroups       []htmlDownGroup
+	DownCount        int
 	SeverityGroups   []htmlSeverityGroup
 	FindingCount     int
 	FindingTitle     string
@@ -69,6 +72,11 @@ type htmlView struct {
 	// Warnings are Report.Warnings.
 	Warnings []string
 	Cluster  *htmlCluster
+}
+
+type htmlDownGroup struct {
+	NodeSet, Status, Message string
+	Count                    int
 }
 
 type htmlCause struct {
@@ -123,9 +131,13 @@ type htmlGroup struct {
 }
 
 type htmlMatrix struct {
-	Roles []htmlRole
-	Cols  []htmlCol
-	Rows  []htmlRow
+	// Folded: nodes share columns (see buildMatrix).
+	Folded bool
+	Roles  []htmlRole
+	Cols   []htmlCol
+	Rows   []htmlRow
+	// groups are the columns' nodes (alikeNodes).
+	groups alikeGroups
 }
 
 type htmlRole struct {
@@ -133,10 +145,14 @@ type htmlRole struct {
 	Span int
 }
 
+// htmlCol is a matrix column: one node (Index, its place in the report,
+// links to its details), or a folded set of Count nodes (Index 0) named
+// by their node set, cut to fit, with the whole set as Title when cut.
 type htmlCol struct {
-	Index        int
-	Name, Status string
-	OK, HasFacts bool
+	Index               int
+	Name, Title, Status string
+	Count               int
+	OK, HasFacts        bool
 }
 
 type htmlRow struct {
@@ -148,7 +164,8 @@ type htmlRow struct {
 type htmlCell struct {
 	Value string
 	// State is "" (the value), "drift" (not the majority of a scope),
-	// "absent" (fact not reported) or "na" (node not audited).
+	// "absent" (fact not reported), "na" (node not audited) or "varies"
+	// (the nodes of a folded column do not share a value).
 	State string
 	Why   string
 }
@@ -164,6 +181,9 @@ type htmlNode struct {
 	Checks                   []htmlCheck
 	FailedChecks, PassChecks int
 	WaivedChecks             int
+	// InMatrix and ProbesOK count the facts and the probes left out of a
+	// node's details in a folded report (see htmlNodes).
+	InMatrix, ProbesOK int
 }
 
 type htmlFact struct{ Key, Value, Why string }
@@ -207,7 +227,14 @@ func buildHTMLView(r *result.Report) htmlView {
 	for _, row := range v.Matrix.Rows {
 		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
 	}
-	v.Nodes = htmlNodes(r, odd)
+	v.Nodes = htmlNodes(r, odd, v.Matrix)
+	if len(r.Nodes) > foldNodesAbove {
+		for _, g := range notOKGroups(r.Nodes) {
+			v.DownGroups = append(v.DownGroups, htmlDownGroup{NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes), Status: g.Status.String(), Message: text(g.Message)})
+			v.DownCount += len(g.Nodes)
+		}
+		return v
+	}
 	for _, hn := range v.Nodes {
 		if !hn.OK {
 			v.Down = append(v.Down, hn)
@@ -332,7 +359,12 @@ func htmlDriftRows(drift []result.Drift) (rows []htmlDrift, note string) {
 
 // htmlNodes is every node's block: its facts (outliers marked with why),
 // its probes and the checks it did not pass.
-func htmlNodes(r *result.Report, odd map[string]map[string][]string) []htmlNode {
+//
+// Where the matrix is folded, the blocks would repeat its values once per
+// node, tens of thousands of rows for a large fleet: a node's block there
+// lists only the facts its column does not show (those that differ inside
+// the column) and the probes that did not finish ok, and counts the rest.
+func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatrix) []htmlNode {
 	checks := checksByNode(r)
 	var out []htmlNode
 	for i, n := range r.Nodes {
@@ -341,10 +373,33 @@ func htmlNodes(r *result.Report, odd map[string]map[string][]string) []htmlNode 
 			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == result.StatusOK,
 			Duration: fmt.Sprintf("%.1fs", n.DurationSeconds),
 		}
-		for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
+		col := m.groups.GroupOf[i]
+		fold := len(m.groups.Groups[col]) > 1
+		addFact := func(k string) {
 			hn.Facts = append(hn.Facts, htmlFact{Key: text(k), Value: text(n.Facts[k]), Why: text(strings.Join(odd[k][n.Name], "; "))})
 		}
+		switch {
+		case !fold:
+			for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
+				addFact(k)
+			}
+		default:
+			for row, k := range m.groups.Keys {
+				if _, ok := n.Facts[k]; !ok {
+					continue
+				}
+				if m.Rows[row].Cells[col].State == "varies" {
+					addFact(k)
+				} else {
+					hn.InMatrix++
+				}
+			}
+		}
 		for _, p := range n.Probes {
+			if fold && p.Status == result.ProbeOK && p.Stderr == "" {
+				hn.ProbesOK++
+				continue
+			}
 			hn.Probes = append(hn.Probes, htmlProbe{ID: text(p.ID), Status: text(string(p.Status)), ExitCode: p.ExitCode, Stderr: block(p.Stderr)})
 		}
 		for _, ci := range checks[n.Name] {
@@ -388,60 +443,58 @@ func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
 }
 
 // buildMatrix lays out facts (rows) against nodes (columns), the columns
-// grouped by role set so that a worker that differs from the other workers
-// stands next to them. Facts are rows because there are a few dozen of them
-// and they have long names, while a column per node keeps a role together.
+// in alikeNodes' groups: a node each, or, in a large fleet, the nodes that
+// differ in nothing the fleet compares, headed by their node set. Facts are
+// rows because there are a few dozen of them and they have long names,
+// while a column per node keeps a role together. A fact that differs
+// inside a folded column shows how many values it has there; each node's
+// own value is in its details.
 func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatrix {
-	var m htmlMatrix
-	var order []string
-	byRole := map[string][]int{}
-	for i, n := range r.Nodes {
-		role := strings.Join(n.Roles, "+")
-		if role == "" {
-			role = "no role"
-		}
-		if _, ok := byRole[role]; !ok {
-			order = append(order, role)
-		}
-		byRole[role] = append(byRole[role], i)
+	g := alikeNodes(r, odd)
+	m := htmlMatrix{Folded: g.Folded, groups: g}
+	for _, role := range g.Roles {
+		m.Roles = append(m.Roles, htmlRole{Name: text(role.Name), Span: role.Groups})
 	}
-	var idx []int
-	for _, role := range order {
-		m.Roles = append(m.Roles, htmlRole{Name: text(role), Span: len(byRole[role])})
-		idx = append(idx, byRole[role]...)
-	}
-	facts := map[string]bool{}
-	for _, i := range idx {
-		n := r.Nodes[i]
-		m.Cols = append(m.Cols, htmlCol{Index: i + 1, Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0})
-		for k := range n.Facts {
-			facts[k] = true
-		}
-	}
-	keys := make([]string, 0, len(facts))
-	for k := range facts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		row := htmlRow{Fact: text(k), Drifted: len(odd[k]) > 0}
-		for _, i := range idx {
-			n := r.Nodes[i]
-			val, ok := n.Facts[k]
-			switch {
-			case len(n.Facts) == 0:
-				row.Cells = append(row.Cells, htmlCell{State: "na", Value: "n/a", Why: "node not audited: " + n.Status.String()})
-			case !ok:
-				row.Cells = append(row.Cells, htmlCell{State: "absent", Value: "—", Why: "not reported by this node"})
-			case len(odd[k][n.Name]) > 0:
-				row.Cells = append(row.Cells, htmlCell{State: "drift", Value: text(val), Why: text(strings.Join(odd[k][n.Name], "; "))})
-			default:
-				row.Cells = append(row.Cells, htmlCell{Value: text(val)})
+	for j, members := range g.Groups {
+		n := r.Nodes[members[0]]
+		col := htmlCol{Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0, Count: len(members)}
+		if len(members) == 1 {
+			col.Index = members[0] + 1
+		} else {
+			set := g.nodeSet(r.Nodes, j)
+			col.Name = text(truncate(set, nodeSetMax))
+			if col.Name != text(set) {
+				col.Title = text(set)
 			}
+		}
+		m.Cols = append(m.Cols, col)
+	}
+	for _, k := range g.Keys {
+		row := htmlRow{Fact: text(k), Drifted: len(odd[k]) > 0}
+		for j := range g.Groups {
+			row.Cells = append(row.Cells, matrixCell(r.Nodes, g, j, k, odd[k]))
 		}
 		m.Rows = append(m.Rows, row)
 	}
 	return m
+}
+
+// matrixCell is fact k in column j, whose outliers (by node name) are odd.
+func matrixCell(nodes []result.Node, g alikeGroups, j int, k string, odd map[string][]string) htmlCell {
+	n := nodes[g.Groups[j][0]]
+	if len(n.Facts) == 0 {
+		return htmlCell{State: "na", Value: "n/a", Why: "node not audited: " + n.Status.String()}
+	}
+	val, ok, values := g.groupValue(nodes, j, k)
+	switch {
+	case values > 1:
+		return htmlCell{State: "varies", Value: result.Count(values, "value"), Why: "differs from node to node in this column; each node's value is in its details"}
+	case !ok:
+		return htmlCell{State: "absent", Value: "—", Why: "not reported by this node"}
+	case len(odd[n.Name]) > 0:
+		return htmlCell{State: "drift", Value: text(val), Why: text(strings.Join(odd[n.Name], "; "))}
+	}
+	return htmlCell{Value: text(val)}
 }
 
 // htmlCSP is the page's own Content-Security-Policy: nothing may load and

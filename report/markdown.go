@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -183,8 +184,20 @@ func mdFindingRow(f result.Finding) []string {
 }
 
 // mdNodesNotOK lists the nodes whose status is not ok, with why; it is left
-// out when every node is ok.
+// out when every node is ok. In a fleet of more than foldNodesAbove nodes
+// the nodes not ok for the same reason share a row (notOKGroups).
 func mdNodesNotOK(p func(string, ...any), nodes []result.Node) {
+	if len(nodes) > foldNodesAbove {
+		var rows [][]string
+		for _, g := range notOKGroups(nodes) {
+			rows = append(rows, []string{mdCode(compressNodes(g.Nodes), true), fmt.Sprint(len(g.Nodes)), mdCode(g.Status.String(), true), mdText(g.Message)})
+		}
+		if len(rows) > 0 {
+			p("\n## Nodes not ok\n")
+			mdBlock(p, "", mdTable([]string{"Nodes", "Count", "Status", "Message"}, rows)...)
+		}
+		return
+	}
 	var down [][]string
 	for _, n := range nodes {
 		if n.Status != result.StatusOK {
@@ -290,10 +303,23 @@ func mdDriftRow(d result.Drift, brief bool) []string {
 }
 
 // mdNodes is a collapsed block per node with its facts, outliers marked.
+// In a fleet that alikeNodes folds, the groups of alike nodes come first,
+// each with the facts its nodes share, listed once (mdGroups), and a
+// node's block lists only the facts that differ inside its group: the
+// blocks would otherwise repeat the same facts once per node.
 func mdNodes(p func(string, ...any), r *result.Report) {
 	p("\n## Nodes\n")
 	odd := outliers(r.Drift)
-	for _, n := range r.Nodes {
+	g := alikeNodes(r, odd)
+	var varies []map[string]bool // by group: the facts that differ inside it
+	var sets []string            // by group: its node set, cut to fit
+	if g.Folded {
+		varies = mdGroups(p, r, g, odd)
+		for j := range g.Groups {
+			sets = append(sets, truncate(g.nodeSet(r.Nodes, j), nodeSetMax))
+		}
+	}
+	for i, n := range r.Nodes {
 		var meta []string
 		if n.Address != "" {
 			meta = append(meta, "address "+mdCode(n.Address, false))
@@ -302,6 +328,13 @@ func mdNodes(p func(string, ...any), r *result.Report) {
 			meta = append(meta, "roles "+mdText(strings.Join(n.Roles, ", ")))
 		}
 		meta = append(meta, fmt.Sprintf("%.1fs", n.DurationSeconds))
+		keys := slices.Sorted(maps.Keys(n.Facts))
+		inGroup := 0
+		if j := g.GroupOf[i]; len(g.Groups[j]) > 1 {
+			keys = slices.DeleteFunc(keys, func(k string) bool { return !varies[j][k] })
+			inGroup = len(n.Facts) - len(keys)
+			meta = append(meta, "group "+mdCode(sets[j], false))
+		}
 		mdDetails(p, oneLine(n.Name)+" ("+n.Status.String()+")", func() {
 			mdBlock(p, "", strings.Join(meta, " · "))
 			if n.Message != "" {
@@ -313,12 +346,17 @@ func mdNodes(p func(string, ...any), r *result.Report) {
 			if l := mdProbes(n.Probes); len(l) > 0 {
 				mdBlock(p, "", l...)
 			}
-			if len(n.Facts) == 0 {
-				mdBlock(p, "", "No facts.")
+			if inGroup > 0 {
+				mdBlock(p, "", fmt.Sprintf("%s as in its group above; those that differ inside it:", result.Count(inGroup, "fact")))
+			}
+			if len(keys) == 0 {
+				if inGroup == 0 {
+					mdBlock(p, "", "No facts.")
+				}
 				return
 			}
 			var rows [][]string
-			for _, k := range slices.Sorted(maps.Keys(n.Facts)) {
+			for _, k := range keys {
 				v := mdCode(n.Facts[k], true)
 				if why := odd[k][n.Name]; len(why) > 0 {
 					v += " ≠ " + mdText(strings.Join(why, "; "))
@@ -328,6 +366,55 @@ func mdNodes(p func(string, ...any), r *result.Report) {
 			mdBlock(p, "", mdTable([]string{"Fact", "Value"}, rows)...)
 		})
 	}
+}
+
+// mdGroups is the table of alikeNodes' groups, what sets each apart (its
+// outliers), and a collapsed block per group of more than one node with
+// the facts its nodes share. It returns, by group, the facts that differ
+// inside it, which the nodes' own blocks list.
+func mdGroups(p func(string, ...any), r *result.Report, g alikeGroups, odd map[string]map[string][]string) []map[string]bool {
+	mdBlock(p, "", fmt.Sprintf("%s in %s: the nodes of a role with the same status and the same value of every fact that differs are one group. "+
+		"A group's shared facts are listed once, below the table; each node's block holds what differs inside its group.",
+		result.Count(len(r.Nodes), "node"), result.Count(len(g.Groups), "group")))
+	varies := make([]map[string]bool, len(g.Groups))
+	var rows [][]string
+	for j, members := range g.Groups {
+		n := r.Nodes[members[0]]
+		var outl []string
+		for _, k := range g.Keys {
+			if why := odd[k][n.Name]; len(why) > 0 {
+				outl = append(outl, mdCode(k, true)+" "+mdCode(n.Facts[k], true)+" ≠ "+mdText(strings.Join(why, "; ")))
+			}
+		}
+		rows = append(rows, []string{mdCode(truncate(g.nodeSet(r.Nodes, j), nodeSetMax), true), fmt.Sprint(len(members)),
+			mdText(strings.Join(n.Roles, ", ")), mdCode(n.Status.String(), true), cmp.Or(strings.Join(outl, "<br>"), "—")})
+	}
+	mdBlock(p, "", mdTable([]string{"Nodes", "Count", "Roles", "Status", "Differs from the majority"}, rows)...)
+	for j, members := range g.Groups {
+		varies[j] = map[string]bool{}
+		if len(members) == 1 {
+			continue
+		}
+		var facts [][]string
+		for _, k := range g.Keys {
+			val, ok, values := g.groupValue(r.Nodes, j, k)
+			switch {
+			case values > 1:
+				varies[j][k] = true
+				facts = append(facts, []string{mdCode(k, true), "*" + result.Count(values, "value") + "*"})
+			case ok:
+				facts = append(facts, []string{mdCode(k, true), mdCode(val, true)})
+			}
+		}
+		set := g.nodeSet(r.Nodes, j)
+		mdDetails(p, fmt.Sprintf("%s (%s, %s)", oneLine(truncate(set, nodeSetMax)), result.Count(len(members), "node"), r.Nodes[members[0]].Status), func() {
+			mdBlock(p, "", "Nodes: "+mdCode(set, false))
+			if len(facts) > 0 {
+				mdBlock(p, "", mdTable([]string{"Fact", "Value"}, facts)...)
+			}
+		})
+	}
+	return varies
 }
 
 // mdBlock writes one Markdown block (a paragraph, a list, a table) after a

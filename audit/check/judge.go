@@ -201,16 +201,23 @@ func judgeUniform(nodes []result.Node, checks []Check, results []result.CheckRes
 // CheckFindings folds the failing results of each check into one finding
 // naming all the nodes it fails on.
 func CheckFindings(checks []Check, results []result.CheckResult) []result.Finding {
+	// The failures by check, found in one pass: scanning every node's
+	// results for each check cost checks × checks × nodes.
+	failed := map[string][]int{}
+	for i, r := range results {
+		if r.Outcome == result.OutcomeFail {
+			failed[r.Check] = append(failed[r.Check], i)
+		}
+	}
 	var out []result.Finding
 	for _, c := range checks {
 		f := result.Finding{Check: c.ID, Kind: result.KindCheck, Title: c.Title, Severity: c.Severity, Summary: c.Summary, Remediation: c.Remediation}
-		for _, r := range results {
-			if r.Check == c.ID && r.Outcome == result.OutcomeFail {
-				if r.Node != result.ClusterNode {
-					f.Nodes = append(f.Nodes, r.Node)
-				}
-				f.Evidence = append(f.Evidence, r.Node+": "+r.Detail)
+		for _, i := range failed[c.ID] {
+			r := results[i]
+			if r.Node != result.ClusterNode {
+				f.Nodes = append(f.Nodes, r.Node)
 			}
+			f.Evidence = append(f.Evidence, r.Node+": "+r.Detail)
 		}
 		if len(f.Evidence) == 0 {
 			continue

@@ -1,11 +1,12 @@
 package probe
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"strings"
+	"sync"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
 	"github.com/fleet-audit/fleet-audit/internal/shquote"
@@ -217,24 +218,49 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 		}
 		sudoAs = "-u " + become.User
 	}
-	var b strings.Builder
+	lib := Library()
+	// Single quotes keep the probe text literal: no expansion happens
+	// until the probe's own shell runs it, and assigning it forks nothing
+	// (a here-document in $(cat) would).
+	quoted := make([]string, len(probes))
+	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude)
+	for i, p := range probes {
+		quoted[i] = quotedProbe(lib, p.Script)
+		size += 64 + len(p.ID) + len(quoted[i])
+	}
+	// Sized once: grown by doubling it allocated four times its length,
+	// for every node of the fleet.
+	var b bytes.Buffer
+	b.Grow(size)
 	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\n", nonce, method, sudoAs)
 	b.WriteString(bundlePrelude)
-	lib := Library()
-	for _, p := range probes {
-		// Single quotes keep the probe text literal: no expansion happens
-		// until the probe's own shell runs it, and assigning it forks
-		// nothing (a here-document in $(cat) would).
-		text := lib + "\n" + p.Script + "\n"
+	for i, p := range probes {
 		via := "argv"
-		if len(text) >= maxArgBytes {
+		if len(lib)+len(p.Script)+2 >= maxArgBytes {
 			via = "stdin"
 		}
 		root := 0
 		if p.NeedsRoot {
 			root = 1
 		}
-		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", shquote.Quote(text), p.ID, int(p.Timeout.Seconds()+0.999), root, via)
+		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", quoted[i], p.ID, int(p.Timeout.Seconds()+0.999), root, via)
 	}
-	return []byte(b.String()), nil
+	return b.Bytes(), nil
+}
+
+// quotedTexts memoises quotedProbe by script: every node of a run is sent
+// the same probes, and quoting them anew cost three copies of the bundle
+// per node. lib is the embedded Library, the same on every call, so the
+// script alone is the key.
+var quotedTexts sync.Map // script → quoted library and script
+
+// quotedProbe is the library and a probe's script as one single-quoted
+// word, the text its shell runs.
+func quotedProbe(lib, script string) string {
+	if q, ok := quotedTexts.Load(script); ok {
+		return q.(string)
+	}
+	q := shquote.Quote(lib + "\n" + script + "\n")
+	quotedTexts.Store(script, q)
+	return q
 }
