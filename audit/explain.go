@@ -1,0 +1,212 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/internal/textdist"
+)
+
+// Explanation is what `fleet-audit explain ID` says about a check or a
+// finding built in Go: what it means, why it matters for an upgrade, the
+// facts it reads with the commands that show each by hand, the remediation
+// and the upstream references. It is built from the checks files, the
+// GoFindings table and probe's collect table, never written twice.
+type Explanation struct {
+	ID string `json:"id"`
+	// Kind is "check" or "finding" (built in Go).
+	Kind string `json:"kind"`
+	// Title is a check's title; a finding built in Go has none (each one
+	// it builds is titled for its nodes) and says what it is in Summary.
+	Title string `json:"title,omitempty"`
+	// Severity is empty for a finding built in Go: the code that builds
+	// it decides (a correlation takes its symptom's).
+	Severity    string    `json:"severity,omitempty"`
+	Scope       string    `json:"scope"`
+	Symptom     bool      `json:"symptom,omitempty"`
+	Summary     string    `json:"summary"`
+	Why         string    `json:"why"`
+	Facts       []FactHow `json:"facts"`
+	Remediation string    `json:"remediation"`
+	References  []string  `json:"references"`
+	// Source is where a check is defined (file:line, "builtin" for the
+	// embedded ones) or "builtin (Go)".
+	Source string `json:"source"`
+}
+
+// FactHow is facts an explained id reads that one collect.yaml entry
+// covers, and how to read them by hand.
+type FactHow struct {
+	Facts []string `json:"facts"`
+	// On is where the commands run (probe.CollectOn*); empty with no
+	// commands when collect.yaml has no entry (a user's own fact).
+	On       string   `json:"on,omitempty"`
+	Commands []string `json:"commands"`
+}
+
+// UnknownIDError is an id that names no check and no finding built in Go.
+type UnknownIDError struct {
+	ID string
+	// Closest are the known ids nearest to ID, best first.
+	Closest []string
+}
+
+func (e *UnknownIDError) Error() string {
+	msg := fmt.Sprintf("no check or finding %q", e.ID)
+	if len(e.Closest) > 0 {
+		msg += " (did you mean " + strings.Join(e.Closest, ", ") + "?)"
+	}
+	return msg + "; fleet-audit explain with no id lists them all"
+}
+
+// ExplainableIDs lists every id explain knows, sorted: the checks, the
+// correlation finding of each symptom check and the other findings built
+// in Go.
+func ExplainableIDs(checks []check.Check) []string {
+	ids := check.IDs(checks)
+	for _, c := range checks {
+		if c.Symptom {
+			ids = append(ids, CorrelationPrefix+c.ID)
+		}
+	}
+	for _, f := range GoFindings {
+		if !strings.HasPrefix(f.ID, CorrelationPrefix) {
+			ids = append(ids, f.ID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// Explain explains id among checks (the built-in ones, and a user's when
+// --probes gives them) and the findings built in Go.
+func Explain(id string, checks []check.Check) (Explanation, error) {
+	table, err := probe.CollectTable()
+	if err != nil {
+		return Explanation{}, fmt.Errorf("embedded collect table: %w", err)
+	}
+	for _, c := range checks {
+		if c.ID == id {
+			return explainCheck(c, table)
+		}
+	}
+	if sym, ok := strings.CutPrefix(id, CorrelationPrefix); ok {
+		for _, c := range checks {
+			if c.ID == sym && c.Symptom {
+				return explainCorrelation(c, table), nil
+			}
+		}
+	}
+	for _, f := range GoFindings {
+		if f.ID == id && !strings.HasPrefix(f.ID, CorrelationPrefix) {
+			return explainGo(f, table), nil
+		}
+	}
+	return Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, ExplainableIDs(checks))}
+}
+
+func explainCheck(c check.Check, table []probe.Collect) (Explanation, error) {
+	// Embedded checks are "builtin", as `fleet-audit probes` shows them:
+	// their file:line exists only inside the binary.
+	builtin, err := check.BuiltinChecks()
+	if err != nil {
+		return Explanation{}, fmt.Errorf("embedded checks: %w", err)
+	}
+	src := c.Source
+	if slices.ContainsFunc(builtin, func(b check.Check) bool { return b.Source == src }) {
+		src = "builtin"
+	}
+	return Explanation{
+		ID: c.ID, Kind: "check", Title: c.Title, Severity: c.Severity.String(), Scope: c.Scope, Symptom: c.Symptom,
+		Summary: c.Summary, Why: c.Why, Facts: howTo(c.Facts(), table), Remediation: c.Remediation,
+		References: orEmpty(c.References), Source: src,
+	}, nil
+}
+
+// explainCorrelation explains one symptom's correlation finding: the Go
+// row for every correlation, about this symptom and reading its facts.
+func explainCorrelation(sym check.Check, table []probe.Collect) Explanation {
+	e := explainGo(GoFindings[slices.IndexFunc(GoFindings, func(f GoFinding) bool {
+		return strings.HasPrefix(f.ID, CorrelationPrefix)
+	})], table)
+	e.ID = CorrelationPrefix + sym.ID
+	e.Title = "the probable cause of " + sym.ID + ": " + sym.Title
+	e.Facts = howTo(sym.Facts(), table)
+	return e
+}
+
+func explainGo(f GoFinding, table []probe.Collect) Explanation {
+	return Explanation{
+		ID: f.ID, Kind: "finding", Scope: "fleet", Summary: f.About, Why: f.Why,
+		Facts: howTo(f.Facts, table), Remediation: f.Fix, References: orEmpty(f.References), Source: "builtin (Go)",
+	}
+}
+
+// howTo groups the facts, each once and in order of first reading, by the
+// collect entry that covers them, so that commands shared by several facts
+// (ufw's status for ufw.active and ufw.status) are printed once. A fact no
+// entry covers (a user's own) gets a group of its own with no commands.
+func howTo(facts []string, table []probe.Collect) []FactHow {
+	out := []FactHow{}
+	group := map[int]int{} // collect entry → index in out
+	var seen []string
+	for _, f := range facts {
+		if slices.Contains(seen, f) {
+			continue
+		}
+		seen = append(seen, f)
+		c, ok := probe.CollectFor(table, f)
+		if !ok {
+			out = append(out, FactHow{Facts: []string{f}, Commands: []string{}})
+			continue
+		}
+		entry := slices.IndexFunc(table, func(t probe.Collect) bool { return slices.Equal(t.Facts, c.Facts) })
+		if i, ok := group[entry]; ok {
+			out[i].Facts = append(out[i].Facts, f)
+			continue
+		}
+		group[entry] = len(out)
+		out = append(out, FactHow{Facts: []string{f}, On: c.On, Commands: c.Commands})
+	}
+	return out
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// closestIDs are up to three ids an operator most likely meant: those
+// within a few edits (typos), else those sharing the id's first word
+// ("kubeproxy.nope" → the kubeproxy.* checks).
+func closestIDs(id string, ids []string) []string {
+	type scored struct {
+		id string
+		d  int
+	}
+	var near []scored
+	for _, k := range ids {
+		if d := textdist.Distance(id, k); d <= max(2, len(id)/4) {
+			near = append(near, scored{k, d})
+		}
+	}
+	if len(near) == 0 {
+		prefix, _, _ := strings.Cut(id, ".")
+		for _, k := range ids {
+			if strings.Contains(k, id) || (prefix != "" && strings.HasPrefix(k, prefix+".")) {
+				near = append(near, scored{k, textdist.Distance(id, k)})
+			}
+		}
+	}
+	slices.SortStableFunc(near, func(a, b scored) int { return a.d - b.d })
+	var out []string
+	for _, s := range near[:min(3, len(near))] {
+		out = append(out, s.id)
+	}
+	return out
+}

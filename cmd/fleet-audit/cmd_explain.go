@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/report"
+)
+
+// explainOptions is what the explain command's flags fill in.
+type explainOptions struct {
+	// ID is the check or finding to explain; empty lists the ids.
+	ID        string
+	ProbesDir string
+	JSON      bool
+}
+
+func explainCommand(act func(context.Context, explainOptions, streams) error) *cli.Command {
+	return &cli.Command{
+		Name:      "explain",
+		Usage:     "explain a check or finding: what it means, why it matters for an upgrade, how to check it by hand",
+		UsageText: "fleet-audit explain [ID] [--probes DIR] [--json]",
+		Description: `Prints, for a check or finding id (as in a report, --only, --skip or a
+waiver): its title and severity, what it means, why it matters for an
+upgrade, each fact it reads with the commands that show that fact on a node
+by hand, the remediation, and the upstream references. Without an id it
+lists every id it can explain. Contacts nothing; --probes DIR explains your
+own checks too, as run would load them.
+
+EXAMPLES:
+   fleet-audit explain firewall.ufw-active
+   fleet-audit explain skew.kubelet-newer --json
+   fleet-audit explain correlation.kubeproxy.healthz-failing
+   fleet-audit explain
+
+EXIT STATUS:
+   0    explained (or listed)
+   2    usage error: an id that names no check or finding (the closest are
+        suggested), a bad flag, or a --probes DIR with errors
+   4    internal failure (the output could not be written)`,
+		ArgsUsage: "[ID]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "probes", Usage: "also explain the checks in `DIR`"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON for machines (a list of {id, kind, title} without an id)"},
+		},
+		Action: func(c *cli.Context) error {
+			return internal(act(c.Context, explainOptions{ID: c.Args().First(), ProbesDir: c.String("probes"), JSON: c.Bool("json")}, streamsOf(c)))
+		},
+	}
+}
+
+// runExplain explains one id, or lists them all.
+func runExplain(ctx context.Context, o explainOptions, s streams) error {
+	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(runOptions{ProbesDir: o.ProbesDir}) })
+	if err != nil {
+		return err
+	}
+	if o.ID == "" {
+		return listExplainable(rl, o.JSON, s)
+	}
+	e, err := audit.Explain(o.ID, rl.Checks)
+	var unknown *audit.UnknownIDError
+	if errors.As(err, &unknown) {
+		return &usageError{fmt.Errorf("explain: %w", err)}
+	}
+	if err != nil {
+		return err
+	}
+	out := &errWriter{w: s.out}
+	if o.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+		return out.err
+	}
+	writeExplanation(out, e)
+	return out.err
+}
+
+// listExplainable prints every id explain knows with what it is.
+func listExplainable(rl rules, asJSON bool, s streams) error {
+	type row struct {
+		ID    string `json:"id"`
+		Kind  string `json:"kind"`
+		Title string `json:"title"`
+	}
+	rows := []row{}
+	for _, id := range audit.ExplainableIDs(rl.Checks) {
+		e, err := audit.Explain(id, rl.Checks)
+		if err != nil {
+			return err
+		}
+		title := e.Title
+		if title == "" {
+			title = e.Summary
+		}
+		rows = append(rows, row{e.ID, e.Kind, title})
+	}
+	out := &errWriter{w: s.out}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			return err
+		}
+		return out.err
+	}
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r.ID))
+	}
+	// Ids and titles can come from a --probes file: escaped as in a report.
+	for _, r := range rows {
+		fmt.Fprintf(out, "%-*s  %s\n", width, report.OneLine(r.ID), report.OneLine(r.Title))
+	}
+	fmt.Fprintln(out, "\nfleet-audit explain ID explains one; fleet-audit probes lists the probes and facts too.")
+	return out.err
+}
+
+// explainWidth is where prose is wrapped, for a terminal or a ticket.
+const explainWidth = 100
+
+// writeExplanation prints an explanation for a person, in the order a
+// change board reads it. Every value is escaped as in a report: a --probes
+// check is the operator's file, not ours.
+func writeExplanation(w *errWriter, e audit.Explanation) {
+	head := report.OneLine(e.ID)
+	if e.Title != "" {
+		head += ": " + report.OneLine(e.Title)
+	}
+	fmt.Fprintln(w, head)
+	meta := []string{}
+	if e.Severity != "" {
+		meta = append(meta, "severity "+report.OneLine(e.Severity))
+	} else {
+		meta = append(meta, "severity set by each finding")
+	}
+	meta = append(meta, "scope "+report.OneLine(e.Scope), e.Kind+" ("+report.OneLine(e.Source)+")")
+	if e.Symptom {
+		meta = append(meta, "symptom: its probable cause is looked for")
+	}
+	fmt.Fprintln(w, "   "+strings.Join(meta, " · "))
+	section := func(title, text string) {
+		fmt.Fprintf(w, "\n%s\n", title)
+		if strings.TrimSpace(text) == "" {
+			text = "(not given)"
+		}
+		for _, line := range wrap(report.OneLine(text), explainWidth-3) {
+			fmt.Fprintln(w, "   "+line)
+		}
+	}
+	section("WHAT IT MEANS", e.Summary)
+	section("WHY IT MATTERS FOR AN UPGRADE", e.Why)
+	fmt.Fprintf(w, "\nFACTS IT READS, AND HOW TO COLLECT THEM BY HAND\n")
+	if len(e.Facts) == 0 {
+		fmt.Fprintln(w, "   none of its own: it is built from the run as a whole (waivers, the inventory)")
+	}
+	for _, f := range e.Facts {
+		where := map[string]string{
+			probe.CollectOnNode: "on the node", probe.CollectOnServer: "on any RKE2 server node",
+			probe.CollectOnWorkstation: "given to fleet-audit",
+		}[f.On]
+		if where == "" {
+			where = "no command known for this fact"
+		}
+		fmt.Fprintf(w, "   %s (%s)\n", report.OneLine(strings.Join(f.Facts, ", ")), where)
+		for _, c := range f.Commands {
+			fmt.Fprintf(w, "      $ %s\n", report.OneLine(c))
+		}
+	}
+	section("REMEDIATION", e.Remediation)
+	fmt.Fprintf(w, "\nREFERENCES\n")
+	if len(e.References) == 0 {
+		fmt.Fprintln(w, "   (not given)")
+	}
+	for _, r := range e.References {
+		fmt.Fprintln(w, "   - "+report.OneLine(r))
+	}
+}
+
+// wrap breaks text into lines of at most width bytes at spaces; a longer
+// word (a URL, a command) keeps a line of its own.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
