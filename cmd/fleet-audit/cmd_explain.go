@@ -77,6 +77,8 @@ func runExplain(ctx context.Context, o explainOptions, s streams) error {
 	if o.JSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
+		// Commands hold <node-name> and &&: kept readable, as typed.
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(e); err != nil {
 			return err
 		}
