@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // This file is the one home of what fleet-audit reports or judges that no
@@ -47,15 +48,31 @@ type GoFinding struct {
 	// Operator: a waiver may accept it and --only/--skip may select it.
 	// The bookkeeping of waivers themselves is not the operator's to hide.
 	Operator bool
+	// Severity is every such finding's; zero for the correlations, which
+	// take their symptom check's when a fact explains it (info otherwise).
+	Severity result.Severity
 	// Why, References and Facts are what `fleet-audit explain` prints
 	// beside About, as a checks file gives them for a check: why it
 	// matters for an upgrade, where that is written upstream, and the facts
-	// the Go code reads to build it. Fix is the remediation in general; a
-	// finding's own remediation names its nodes and versions.
+	// the Go code reads to build it. Fix is the remediation: the finding's
+	// own where it names nothing of the run, else the general form of what
+	// the code writes with the nodes and versions it found.
 	Why        string
 	References []string
 	Facts      []string
 	Fix        string
+}
+
+// goFinding is the GoFindings row of id. Every id constant has one
+// (TestGoFindingsAreDeclared); the zero row would show as an unknown
+// severity in a report, never as a wrong one.
+func goFinding(id string) GoFinding {
+	for _, f := range GoFindings {
+		if f.ID == id {
+			return f
+		}
+	}
+	return GoFinding{ID: id}
 }
 
 // GoFindings lists every finding built in Go, in catalogue order.
@@ -76,13 +93,14 @@ var GoFindings = []GoFinding{
 		ID:       SkewServersID,
 		About:    "RKE2 servers more than one minor apart (Kubernetes version skew policy: kube-apiserver instances of an HA cluster).",
 		Operator: true,
-		Why:      "The skew policy allows the kube-apiserver instances of an HA cluster one minor apart, and only while they are being upgraded. Beyond that, clients and kubelets meet API servers that disagree about served API versions, and the next upgrade would widen the gap to three minors on some servers.",
+		Why:      "The skew policy allows the newest and oldest kube-apiserver of an HA cluster at most one minor apart (the state while they are upgraded one at a time). Beyond that, clients, controllers and kubelets get different APIs and fields depending on which server answers, and the next upgrade starts from a state the policy does not support.",
 		References: []string{
 			"https://kubernetes.io/releases/version-skew-policy/#kube-apiserver",
 			"https://docs.rke2.io/upgrades/manual_upgrade",
 		},
-		Facts: []string{"rke2.version", "rke2.service", "rke2.server.active"},
-		Fix:   "Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else.",
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active"},
+		Fix:      "Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else.",
+		Severity: result.SeverityCritical,
 	},
 	{
 		ID:       SkewKubeletNewerID,
@@ -94,8 +112,9 @@ var GoFindings = []GoFinding{
 			"https://kubernetes.io/releases/version-skew-policy/#kube-proxy",
 			"https://docs.rke2.io/upgrades/manual_upgrade",
 		},
-		Facts: []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active"},
-		Fix:   "Upgrade the lagging servers to the release the other servers run, one at a time; never upgrade agents ahead of the servers (RKE2 does not support downgrading them).",
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active"},
+		Fix:      "Upgrade the lagging servers to the release the other servers run, one at a time; never upgrade agents ahead of the servers (RKE2 does not support downgrading them).",
+		Severity: result.SeverityCritical,
 	},
 	{
 		ID:       SkewKubeletTooOldID,
@@ -106,8 +125,9 @@ var GoFindings = []GoFinding{
 			"https://kubernetes.io/releases/version-skew-policy/#kubelet",
 			"https://docs.rke2.io/upgrades/manual_upgrade",
 		},
-		Facts: []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active"},
-		Fix:   "Upgrade these agents one minor at a time until they are within three minors of the newest server, before the servers move on.",
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active"},
+		Fix:      "Upgrade these agents one minor at a time until they are within three minors of the newest server.",
+		Severity: result.SeverityCritical,
 	},
 	{
 		ID:       SkewMixedVersionsID,
@@ -118,8 +138,9 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/upgrades/manual_upgrade",
 			"https://kubernetes.io/releases/version-skew-policy/",
 		},
-		Facts: []string{"rke2.version"},
-		Fix:   "Bring these nodes to the fleet's release (servers one at a time, then agents) before starting the next upgrade.",
+		Facts:    []string{"rke2.version"},
+		Fix:      "Bring these nodes to the fleet's release (servers one at a time, then agents) before starting the next upgrade.",
+		Severity: result.SeverityWarning,
 	},
 	{
 		ID:       SkewBundledComponentID,
@@ -130,8 +151,9 @@ var GoFindings = []GoFinding{
 			"rancher/rke2 pkg/bootstrap/bootstrap.go (Stage: extracts the release's binaries and re-links /var/lib/rancher/rke2/bin)",
 			"https://docs.rke2.io/install/packaged_components",
 		},
-		Facts: []string{"rke2.version", "rke2.containerd.version", "rke2.kubelet.version"},
-		Fix:   "Check readlink -f /var/lib/rancher/rke2/bin and which containerd and kubelet really run, reinstall the release the peers run and remove the other runtime, one node at a time.",
+		Facts:    []string{"rke2.version", "rke2.containerd.version", "rke2.kubelet.version"},
+		Fix:      "On each node named: readlink -f /var/lib/rancher/rke2/bin must end in data/<the node's RKE2 release>-<hash>/bin; compare /var/lib/rancher/rke2/bin/containerd --version and /var/lib/rancher/rke2/bin/kubelet --version with a peer's. See which binary really runs: readlink /proc/$(pgrep -xo containerd)/exe and readlink /proc/$(pgrep -xo kubelet)/exe, and command -v containerd kubelet for another install on PATH (Docker's containerd.io, a distribution package). Then reinstall the RKE2 release the peers run (curl -sfL https://get.rke2.io | INSTALL_RKE2_VERSION=<release> sh -, or the same RPMs), remove or disable the other containerd, and restart rke2-server or rke2-agent, one node at a time (kubectl drain NODE --ignore-daemonsets first, kubectl uncordon NODE after).",
+		Severity: result.SeverityWarning,
 	},
 	{
 		ID:       SkewTargetSkipsMinorID,
@@ -142,8 +164,9 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/upgrades/manual_upgrade",
 			"https://kubernetes.io/releases/version-skew-policy/#supported-component-upgrade-order",
 		},
-		Facts: []string{"rke2.version", "target.version"},
-		Fix:   "Upgrade to the latest release of each minor in between first (servers one at a time, then agents), then to the target.",
+		Facts:    []string{"rke2.version", "target.version"},
+		Fix:      "Upgrade to the latest release of each minor in between first (servers one at a time, then agents), then to the target.",
+		Severity: result.SeverityCritical,
 	},
 	{
 		ID:       SkewTargetDowngradeID,
@@ -154,8 +177,9 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/upgrades/roll-back",
 			"https://docs.rke2.io/datastore/backup_restore",
 		},
-		Facts: []string{"rke2.version", "target.version"},
-		Fix:   "Check --target-version; restoring an older release needs an etcd snapshot restore, not an upgrade.",
+		Facts:    []string{"rke2.version", "target.version"},
+		Fix:      "Check --target-version; restoring an older release needs an etcd snapshot restore, not an upgrade.",
+		Severity: result.SeverityCritical,
 	},
 	{
 		ID:       SkewUpgradeOrderID,
@@ -167,8 +191,9 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/upgrades/automated_upgrade",
 			"https://kubernetes.io/releases/version-skew-policy/#supported-component-upgrade-order",
 		},
-		Facts: []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active", "target.version"},
-		Fix:   "Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.",
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active", "target.version"},
+		Fix:      "Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.",
+		Severity: result.SeverityInfo,
 	},
 	{
 		ID:       ClusterUnavailableID,
@@ -179,8 +204,9 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/cluster_access",
 			"https://kubernetes.io/docs/reference/using-api/health-checks/",
 		},
-		Facts: []string{"cluster.kubectl", "cluster.api"},
-		Fix:   "Make sure a server node is reachable and the audit user can read /etc/rancher/rke2/rke2.yaml (become: sudo).",
+		Facts:    []string{"cluster.kubectl", "cluster.api"},
+		Fix:      "Make sure a server node is reachable and the audit user can read /etc/rancher/rke2/rke2.yaml (become: sudo).",
+		Severity: result.SeverityInfo,
 	},
 	{
 		ID:       ClusterServerAPIUnavailableID,
@@ -191,8 +217,9 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/install/ha",
 			"https://kubernetes.io/docs/reference/using-api/health-checks/",
 		},
-		Facts: []string{"cluster.api", "cluster.api.error"},
-		Fix:   "On each such server: check ss -lntp for :6443, systemctl status rke2-server and its journal, and ask /readyz?verbose through its node-local kubectl until it answers.",
+		Facts:    []string{"cluster.api", "cluster.api.error"},
+		Fix:      "On each of these server nodes: sudo ss -lntp | egrep ':6443|:2379|:9345'; sudo systemctl status rke2-server; sudo journalctl -u rke2-server --since -30min. Then retry: sudo /var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml get --raw='/readyz?verbose'",
+		Severity: result.SeverityWarning,
 	},
 	{
 		ID:       ClusterNodesNotInInventoryID,
@@ -203,8 +230,9 @@ var GoFindings = []GoFinding{
 			"https://kubernetes.io/docs/concepts/architecture/nodes/",
 			"fleet-audit README.md, Nodes from the cluster (fleet-audit discover)",
 		},
-		Facts: []string{"cluster.nodes.count", "k8s.node.registered", "k8s.node.internal_ip", "os.hostname"},
-		Fix:   "Add these nodes to the inventory (fleet-audit discover lists them), or set their inventory name or address to match.",
+		Facts:    []string{"cluster.nodes.count", "k8s.node.registered", "k8s.node.internal_ip", "os.hostname"},
+		Fix:      "Add these nodes to the inventory (or set their inventory name or address to match), so drift on them is seen before the upgrade.",
+		Severity: result.SeverityWarning,
 	},
 	{
 		ID:       ClusterNodeMatchAmbiguousID,
@@ -215,8 +243,9 @@ var GoFindings = []GoFinding{
 			"https://kubernetes.io/docs/concepts/architecture/nodes/#node-name-uniqueness",
 			"https://docs.rke2.io/install/requirements",
 		},
-		Facts: []string{"k8s.node.internal_ip", "os.hostname"},
-		Fix:   "Give each host an inventory name or address that is its Kubernetes node's name or InternalIP (kubectl get nodes -o wide), and check each host's hostname.",
+		Facts:    []string{"k8s.node.internal_ip", "os.hostname"},
+		Fix:      "Give each host an inventory name or address that is its Kubernetes node's name or InternalIP (kubectl get nodes -o wide), and check the hostname each of these hosts reports (hostname; cat /etc/hostname).",
+		Severity: result.SeverityWarning,
 	},
 	{
 		ID:    WaiverExpiredID,
@@ -225,7 +254,8 @@ var GoFindings = []GoFinding{
 		References: []string{
 			"fleet-audit README.md, Waivers",
 		},
-		Fix: "Fix the finding, or have the waiver's owner re-accept the risk and move expires to a new date.",
+		Fix:      "Fix the finding, or renew the waiver: have its owner re-accept the risk and move expires to a new date in the waivers file.",
+		Severity: result.SeverityWarning,
 	},
 	{
 		ID:    WaiverUnusedID,
@@ -234,7 +264,8 @@ var GoFindings = []GoFinding{
 		References: []string{
 			"fleet-audit README.md, Waivers",
 		},
-		Fix: "Remove the waiver from the waivers file once the finding is fixed on every node it names.",
+		Fix:      "Remove the waiver from the waivers file once the finding is fixed on every node it names.",
+		Severity: result.SeverityInfo,
 	},
 }
 

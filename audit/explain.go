@@ -8,6 +8,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/textdist"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // Explanation is what `fleet-audit explain ID` says about a check or a
@@ -22,8 +23,8 @@ type Explanation struct {
 	// Title is a check's title; a finding built in Go has none (each one
 	// it builds is titled for its nodes) and says what it is in Summary.
 	Title string `json:"title,omitempty"`
-	// Severity is empty for a finding built in Go: the code that builds
-	// it decides (a correlation takes its symptom's).
+	// Severity is empty for a correlation, which takes its symptom
+	// check's when a fact explains it and is info otherwise.
 	Severity    string    `json:"severity,omitempty"`
 	Scope       string    `json:"scope"`
 	Symptom     bool      `json:"symptom,omitempty"`
@@ -139,8 +140,12 @@ func explainCorrelation(sym check.Check, table []probe.Collect) Explanation {
 }
 
 func explainGo(f GoFinding, table []probe.Collect) Explanation {
+	sev := ""
+	if f.Severity != result.SeverityUnknown {
+		sev = f.Severity.String()
+	}
 	return Explanation{
-		ID: f.ID, Kind: "finding", Scope: "fleet", Summary: f.About, Why: f.Why,
+		ID: f.ID, Kind: "finding", Severity: sev, Scope: "fleet", Summary: f.About, Why: f.Why,
 		Facts: howTo(f.Facts, table), Remediation: f.Fix, References: orEmpty(f.References), Source: "builtin (Go)",
 	}
 }

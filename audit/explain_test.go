@@ -102,8 +102,8 @@ func TestExplain(t *testing.T) {
 	}{
 		{id: "firewall.ufw-active", kind: "check", severity: "critical", facts: [][]string{{"ufw.active", "ufw.status", "ufw.config_enabled"}}},
 		{id: "iptables.kube-rules-low", kind: "check", severity: "warning", facts: [][]string{{"iptables.kube_rules"}, {"kubeproxy.mode"}}},
-		{id: "skew.target-skips-minor", kind: "finding", facts: [][]string{{"rke2.version"}, {"target.version"}}},
-		{id: "waiver.expired", kind: "finding", facts: [][]string{}},
+		{id: "skew.target-skips-minor", kind: "finding", severity: "critical", facts: [][]string{{"rke2.version"}, {"target.version"}}},
+		{id: "waiver.expired", kind: "finding", severity: "warning", facts: [][]string{}},
 		{id: "correlation.kubeproxy.healthz-failing", kind: "finding", facts: [][]string{{"kubeproxy.health"}}},
 		{id: "skew.servrs", unknownOK: true, closest: []string{"skew.servers"}},
 		{id: "correlation.<symptom>", unknownOK: true},

@@ -144,7 +144,7 @@ func writeExplanation(w *errWriter, e audit.Explanation) {
 	if e.Severity != "" {
 		meta = append(meta, "severity "+report.OneLine(e.Severity))
 	} else {
-		meta = append(meta, "severity set by each finding")
+		meta = append(meta, "severity: its symptom's when a fact explains it, info otherwise")
 	}
 	meta = append(meta, "scope "+report.OneLine(e.Scope), e.Kind+" ("+report.OneLine(e.Source)+")")
 	if e.Symptom {
