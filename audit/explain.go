@@ -11,43 +11,6 @@ import (
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-// Explanation is what `fleet-audit explain ID` says about a check or a
-// finding built in Go: what it means, why it matters for an upgrade, the
-// facts it reads with the commands that show each by hand, the remediation
-// and the upstream references. It is built from the checks files, the
-// GoFindings table and probe's collect table, never written twice.
-type Explanation struct {
-	ID string `json:"id"`
-	// Kind is "check" or "finding" (built in Go).
-	Kind string `json:"kind"`
-	// Title is a check's title; a finding built in Go has none (each one
-	// it builds is titled for its nodes) and says what it is in Summary.
-	Title string `json:"title,omitempty"`
-	// Severity is empty for a correlation, which takes its symptom
-	// check's when a fact explains it and is info otherwise.
-	Severity    string    `json:"severity,omitempty"`
-	Scope       string    `json:"scope"`
-	Symptom     bool      `json:"symptom,omitempty"`
-	Summary     string    `json:"summary"`
-	Why         string    `json:"why"`
-	Facts       []FactHow `json:"facts"`
-	Remediation string    `json:"remediation"`
-	References  []string  `json:"references"`
-	// Source is where a check is defined (file:line, "builtin" for the
-	// embedded ones) or "builtin (Go)".
-	Source string `json:"source"`
-}
-
-// FactHow is facts an explained id reads that one collect.yaml entry
-// covers, and how to read them by hand.
-type FactHow struct {
-	Facts []string `json:"facts"`
-	// On is where the commands run (probe.CollectOn*); empty with no
-	// commands when collect.yaml has no entry (a user's own fact).
-	On       string   `json:"on,omitempty"`
-	Commands []string `json:"commands"`
-}
-
 // UnknownIDError is an id that names no check and no finding built in Go.
 type UnknownIDError struct {
 	ID string
@@ -84,10 +47,10 @@ func ExplainableIDs(checks []check.Check) []string {
 
 // Explain explains id among checks (the built-in ones, and a user's when
 // --probes gives them) and the findings built in Go.
-func Explain(id string, checks []check.Check) (Explanation, error) {
+func Explain(id string, checks []check.Check) (result.Explanation, error) {
 	table, err := probe.CollectTable()
 	if err != nil {
-		return Explanation{}, fmt.Errorf("embedded collect table: %w", err)
+		return result.Explanation{}, fmt.Errorf("embedded collect table: %w", err)
 	}
 	for _, c := range checks {
 		if c.ID == id {
@@ -106,21 +69,21 @@ func Explain(id string, checks []check.Check) (Explanation, error) {
 			return explainGo(f, table), nil
 		}
 	}
-	return Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, ExplainableIDs(checks))}
+	return result.Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, ExplainableIDs(checks))}
 }
 
-func explainCheck(c check.Check, table []probe.Collect) (Explanation, error) {
+func explainCheck(c check.Check, table []probe.Collect) (result.Explanation, error) {
 	// Embedded checks are "builtin", as `fleet-audit probes` shows them:
 	// their file:line exists only inside the binary.
 	builtin, err := check.BuiltinChecks()
 	if err != nil {
-		return Explanation{}, fmt.Errorf("embedded checks: %w", err)
+		return result.Explanation{}, fmt.Errorf("embedded checks: %w", err)
 	}
 	src := c.Source
 	if slices.ContainsFunc(builtin, func(b check.Check) bool { return b.Source == src }) {
 		src = "builtin"
 	}
-	return Explanation{
+	return result.Explanation{
 		ID: c.ID, Kind: "check", Title: c.Title, Severity: c.Severity.String(), Scope: c.Scope, Symptom: c.Symptom,
 		Summary: c.Summary, Why: c.Why, Facts: howTo(c.Facts(), table), Remediation: c.Remediation,
 		References: orEmpty(c.References), Source: src,
@@ -129,7 +92,7 @@ func explainCheck(c check.Check, table []probe.Collect) (Explanation, error) {
 
 // explainCorrelation explains one symptom's correlation finding: the Go
 // row for every correlation, about this symptom and reading its facts.
-func explainCorrelation(sym check.Check, table []probe.Collect) Explanation {
+func explainCorrelation(sym check.Check, table []probe.Collect) result.Explanation {
 	e := explainGo(GoFindings[slices.IndexFunc(GoFindings, func(f GoFinding) bool {
 		return strings.HasPrefix(f.ID, CorrelationPrefix)
 	})], table)
@@ -139,12 +102,12 @@ func explainCorrelation(sym check.Check, table []probe.Collect) Explanation {
 	return e
 }
 
-func explainGo(f GoFinding, table []probe.Collect) Explanation {
+func explainGo(f GoFinding, table []probe.Collect) result.Explanation {
 	sev := ""
 	if f.Severity != result.SeverityUnknown {
 		sev = f.Severity.String()
 	}
-	return Explanation{
+	return result.Explanation{
 		ID: f.ID, Kind: "finding", Severity: sev, Scope: "fleet", Summary: f.About, Why: f.Why,
 		Facts: howTo(f.Facts, table), Remediation: f.Fix, References: orEmpty(f.References), Source: "builtin (Go)",
 	}
@@ -154,8 +117,8 @@ func explainGo(f GoFinding, table []probe.Collect) Explanation {
 // collect entry that covers them, so that commands shared by several facts
 // (ufw's status for ufw.active and ufw.status) are printed once. A fact no
 // entry covers (a user's own) gets a group of its own with no commands.
-func howTo(facts []string, table []probe.Collect) []FactHow {
-	out := []FactHow{}
+func howTo(facts []string, table []probe.Collect) []result.FactHow {
+	out := []result.FactHow{}
 	group := map[int]int{} // collect entry → index in out
 	var seen []string
 	for _, f := range facts {
@@ -165,7 +128,7 @@ func howTo(facts []string, table []probe.Collect) []FactHow {
 		seen = append(seen, f)
 		c, ok := probe.CollectFor(table, f)
 		if !ok {
-			out = append(out, FactHow{Facts: []string{f}, Commands: []string{}})
+			out = append(out, result.FactHow{Facts: []string{f}, Commands: []string{}})
 			continue
 		}
 		entry := slices.IndexFunc(table, func(t probe.Collect) bool { return slices.Equal(t.Facts, c.Facts) })
@@ -174,7 +137,7 @@ func howTo(facts []string, table []probe.Collect) []FactHow {
 			continue
 		}
 		group[entry] = len(out)
-		out = append(out, FactHow{Facts: []string{f}, On: c.On, Commands: c.Commands})
+		out = append(out, result.FactHow{Facts: []string{f}, On: c.On, Commands: c.Commands})
 	}
 	return out
 }

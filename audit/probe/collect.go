@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/fleet-audit/fleet-audit/internal/yamlx"
+	"github.com/fleet-audit/fleet-audit/result"
 	"gopkg.in/yaml.v3"
 )
 
@@ -36,11 +37,12 @@ type Collect struct {
 	Commands []string `yaml:"commands"`
 }
 
-// Where Collect.On may say the commands run.
+// Where Collect.On may say the commands run: the model's words, since
+// explain reports them.
 const (
-	CollectOnNode        = "node"
-	CollectOnServer      = "server"
-	CollectOnWorkstation = "workstation"
+	CollectOnNode        = result.CollectOnNode
+	CollectOnServer      = result.CollectOnServer
+	CollectOnWorkstation = result.CollectOnWorkstation
 )
 
 var (

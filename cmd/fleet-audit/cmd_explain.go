@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
-	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
@@ -84,7 +82,9 @@ func runExplain(ctx context.Context, o explainOptions, s streams) error {
 		}
 		return out.err
 	}
-	writeExplanation(out, e)
+	if err := report.WriteExplanation(out, e); err != nil {
+		return err
+	}
 	return out.err
 }
 
@@ -126,87 +126,4 @@ func listExplainable(rl rules, asJSON bool, s streams) error {
 	}
 	fmt.Fprintln(out, "\nfleet-audit explain ID explains one; fleet-audit probes lists the probes and facts too.")
 	return out.err
-}
-
-// explainWidth is where prose is wrapped, for a terminal or a ticket.
-const explainWidth = 100
-
-// writeExplanation prints an explanation for a person, in the order a
-// change board reads it. Every value is escaped as in a report: a --probes
-// check is the operator's file, not ours.
-func writeExplanation(w *errWriter, e audit.Explanation) {
-	head := report.OneLine(e.ID)
-	if e.Title != "" {
-		head += ": " + report.OneLine(e.Title)
-	}
-	fmt.Fprintln(w, head)
-	meta := []string{}
-	if e.Severity != "" {
-		meta = append(meta, "severity "+report.OneLine(e.Severity))
-	} else {
-		meta = append(meta, "severity: its symptom's when a fact explains it, info otherwise")
-	}
-	meta = append(meta, "scope "+report.OneLine(e.Scope), e.Kind+" ("+report.OneLine(e.Source)+")")
-	if e.Symptom {
-		meta = append(meta, "symptom: its probable cause is looked for")
-	}
-	fmt.Fprintln(w, "   "+strings.Join(meta, " · "))
-	section := func(title, text string) {
-		fmt.Fprintf(w, "\n%s\n", title)
-		if strings.TrimSpace(text) == "" {
-			text = "(not given)"
-		}
-		for _, line := range wrap(report.OneLine(text), explainWidth-3) {
-			fmt.Fprintln(w, "   "+line)
-		}
-	}
-	section("WHAT IT MEANS", e.Summary)
-	section("WHY IT MATTERS FOR AN UPGRADE", e.Why)
-	fmt.Fprintf(w, "\nFACTS IT READS, AND HOW TO COLLECT THEM BY HAND\n")
-	if len(e.Facts) == 0 {
-		fmt.Fprintln(w, "   none of its own: it is built from the run as a whole (waivers, the inventory)")
-	}
-	for _, f := range e.Facts {
-		where := map[string]string{
-			probe.CollectOnNode: "on the node", probe.CollectOnServer: "on any RKE2 server node",
-			probe.CollectOnWorkstation: "given to fleet-audit",
-		}[f.On]
-		if where == "" {
-			where = "no command known for this fact"
-		}
-		fmt.Fprintf(w, "   %s (%s)\n", report.OneLine(strings.Join(f.Facts, ", ")), where)
-		for _, c := range f.Commands {
-			fmt.Fprintf(w, "      $ %s\n", report.OneLine(c))
-		}
-	}
-	section("REMEDIATION", e.Remediation)
-	fmt.Fprintf(w, "\nREFERENCES\n")
-	if len(e.References) == 0 {
-		fmt.Fprintln(w, "   (not given)")
-	}
-	for _, r := range e.References {
-		fmt.Fprintln(w, "   - "+report.OneLine(r))
-	}
-}
-
-// wrap breaks text into lines of at most width bytes at spaces; a longer
-// word (a URL, a command) keeps a line of its own.
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = word
-		case len(line)+1+len(word) <= width:
-			line += " " + word
-		default:
-			lines = append(lines, line)
-			line = word
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
 }
