@@ -45,12 +45,26 @@ func ExplainableIDs(checks []check.Check) []string {
 	return slices.Compact(ids)
 }
 
-// Explain explains id among checks (the built-in ones, and a user's when
-// --probes gives them) and the findings built in Go.
-func Explain(id string, checks []check.Check) (result.Explanation, error) {
-	table, err := probe.CollectTable()
+// factSources say where a fact comes from: the collect table's commands
+// and the probe that emits it.
+type factSources struct {
+	table   []probe.Collect
+	probeOf map[string]string // fact → probe id
+}
+
+// Explain explains id among checks and the findings built in Go; probes
+// name which probe emits each fact (pass the built-in ones, and a user's
+// with their checks when --probes gives them).
+func Explain(id string, checks []check.Check, probes []probe.Probe) (result.Explanation, error) {
+	collect, err := probe.CollectTable()
 	if err != nil {
 		return result.Explanation{}, fmt.Errorf("embedded collect table: %w", err)
+	}
+	table := factSources{table: collect, probeOf: map[string]string{}}
+	for _, p := range probes {
+		for _, f := range slices.Concat(p.Facts, p.NodeFacts) {
+			table.probeOf[f] = p.ID
+		}
 	}
 	for _, c := range checks {
 		if c.ID == id {
@@ -72,7 +86,7 @@ func Explain(id string, checks []check.Check) (result.Explanation, error) {
 	return result.Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, ExplainableIDs(checks))}
 }
 
-func explainCheck(c check.Check, table []probe.Collect) (result.Explanation, error) {
+func explainCheck(c check.Check, table factSources) (result.Explanation, error) {
 	// Embedded checks are "builtin", as `fleet-audit probes` shows them:
 	// their file:line exists only inside the binary.
 	builtin, err := check.BuiltinChecks()
@@ -92,7 +106,7 @@ func explainCheck(c check.Check, table []probe.Collect) (result.Explanation, err
 
 // explainCorrelation explains one symptom's correlation finding: the Go
 // row for every correlation, about this symptom and reading its facts.
-func explainCorrelation(sym check.Check, table []probe.Collect) result.Explanation {
+func explainCorrelation(sym check.Check, table factSources) result.Explanation {
 	e := explainGo(GoFindings[slices.IndexFunc(GoFindings, func(f GoFinding) bool {
 		return strings.HasPrefix(f.ID, CorrelationPrefix)
 	})], table)
@@ -102,7 +116,7 @@ func explainCorrelation(sym check.Check, table []probe.Collect) result.Explanati
 	return e
 }
 
-func explainGo(f GoFinding, table []probe.Collect) result.Explanation {
+func explainGo(f GoFinding, table factSources) result.Explanation {
 	sev := ""
 	if f.Severity != result.SeverityUnknown {
 		sev = f.Severity.String()
@@ -114,30 +128,35 @@ func explainGo(f GoFinding, table []probe.Collect) result.Explanation {
 }
 
 // howTo groups the facts, each once and in order of first reading, by the
-// collect entry that covers them, so that commands shared by several facts
-// (ufw's status for ufw.active and ufw.status) are printed once. A fact no
-// entry covers (a user's own) gets a group of its own with no commands.
-func howTo(facts []string, table []probe.Collect) []result.FactHow {
+// collect entry that covers them and the probe that emits them, so that
+// commands shared by several facts (ufw's status for ufw.active and
+// ufw.status) are printed once. A fact no entry covers (a user's own) gets
+// a group of its own with no commands, naming its probe.
+func howTo(facts []string, src factSources) []result.FactHow {
 	out := []result.FactHow{}
-	group := map[int]int{} // collect entry → index in out
+	type key struct {
+		entry int
+		probe string
+	}
+	group := map[key]int{} // → index in out
 	var seen []string
 	for _, f := range facts {
 		if slices.Contains(seen, f) {
 			continue
 		}
 		seen = append(seen, f)
-		c, ok := probe.CollectFor(table, f)
+		c, ok := probe.CollectFor(src.table, f)
 		if !ok {
-			out = append(out, result.FactHow{Facts: []string{f}, Commands: []string{}})
+			out = append(out, result.FactHow{Facts: []string{f}, Probe: src.probeOf[f], Commands: []string{}})
 			continue
 		}
-		entry := slices.IndexFunc(table, func(t probe.Collect) bool { return slices.Equal(t.Facts, c.Facts) })
-		if i, ok := group[entry]; ok {
+		k := key{slices.IndexFunc(src.table, func(t probe.Collect) bool { return slices.Equal(t.Facts, c.Facts) }), src.probeOf[f]}
+		if i, ok := group[k]; ok {
 			out[i].Facts = append(out[i].Facts, f)
 			continue
 		}
-		group[entry] = len(out)
-		out = append(out, result.FactHow{Facts: []string{f}, On: c.On, Commands: c.Commands})
+		group[k] = len(out)
+		out = append(out, result.FactHow{Facts: []string{f}, On: c.On, Probe: k.probe, Commands: c.Commands})
 	}
 	return out
 }

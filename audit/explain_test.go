@@ -92,6 +92,10 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		id        string
 		kind      string
@@ -110,7 +114,7 @@ func TestExplain(t *testing.T) {
 		{id: "correlation.firewall.ufw-active", unknownOK: true},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
-			e, err := Explain(tc.id, checks)
+			e, err := Explain(tc.id, checks, probes)
 			var unknown *UnknownIDError
 			if tc.unknownOK {
 				if !errors.As(err, &unknown) {
@@ -159,14 +163,14 @@ func TestExplainUserCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := Explain("site.custom", user)
+	e, err := Explain("site.custom", user, []probe.Probe{{ID: "site", Facts: []string{"site.thing"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e.Source != "site/x.yaml:1" || e.Why != "" || len(e.References) != 0 {
 		t.Errorf("source %q, why %q, references %q", e.Source, e.Why, e.References)
 	}
-	if len(e.Facts) != 1 || e.Facts[0].Facts[0] != "site.thing" || len(e.Facts[0].Commands) != 0 || e.Facts[0].On != "" {
-		t.Errorf("facts %+v; want site.thing without commands", e.Facts)
+	if len(e.Facts) != 1 || e.Facts[0].Facts[0] != "site.thing" || len(e.Facts[0].Commands) != 0 || e.Facts[0].On != "" || e.Facts[0].Probe != "site" {
+		t.Errorf("facts %+v; want site.thing of probe site without commands", e.Facts)
 	}
 }

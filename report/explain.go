@@ -46,6 +46,9 @@ func ExplainSections(e result.Explanation) []ExplainSection {
 		if where == "" {
 			where = "no command known for this fact"
 		}
+		if f.Probe != "" {
+			where += "; probe " + f.Probe
+		}
 		facts.Items = append(facts.Items, ExplainItem{Text: strings.Join(f.Facts, ", ") + " (" + where + ")", Bullet: true})
 		for _, c := range f.Commands {
 			facts.Items = append(facts.Items, ExplainItem{Text: c, Command: true})

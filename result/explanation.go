@@ -43,6 +43,9 @@ const (
 // covers, and how to read them by hand.
 type FactHow struct {
 	Facts []string `json:"facts"`
+	// Probe is the id of the probe that emits the facts; empty for a fact
+	// computed in Go or given to fleet-audit.
+	Probe string `json:"probe,omitempty"`
 	// On is where the commands run (a CollectOn* word); empty, with no
 	// commands, for a fact no entry covers (a user's own).
 	On       string   `json:"on,omitempty"`

@@ -63,7 +63,7 @@ func runExplain(ctx context.Context, o explainOptions, s streams) error {
 	if o.ID == "" {
 		return listExplainable(rl, o.JSON, s)
 	}
-	e, err := audit.Explain(o.ID, rl.Checks)
+	e, err := audit.Explain(o.ID, rl.Checks, rl.Probes)
 	var unknown *audit.UnknownIDError
 	if errors.As(err, &unknown) {
 		return &usageError{fmt.Errorf("explain: %w", err)}
@@ -97,7 +97,7 @@ func listExplainable(rl rules, asJSON bool, s streams) error {
 	}
 	rows := []row{}
 	for _, id := range audit.ExplainableIDs(rl.Checks) {
-		e, err := audit.Explain(id, rl.Checks)
+		e, err := audit.Explain(id, rl.Checks, rl.Probes)
 		if err != nil {
 			return err
 		}
