@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,6 +46,16 @@ func ExplainableIDs(checks []check.Check) []string {
 	return slices.Compact(ids)
 }
 
+// explainer holds what explaining needs, gathered once for many ids.
+type explainer struct {
+	checks []check.Check
+	// builtin are the sources (file:line) of the embedded checks, shown
+	// as "builtin", as `fleet-audit probes` shows them: that path exists
+	// only inside the binary.
+	builtin map[string]bool
+	facts   factSources
+}
+
 // factSources say where a fact comes from: the collect table's commands
 // and the probe that emits it.
 type factSources struct {
@@ -52,56 +63,69 @@ type factSources struct {
 	probeOf map[string]string // fact → probe id
 }
 
+func newExplainer(checks []check.Check, probes []probe.Probe) (*explainer, error) {
+	collect, err := probe.CollectTable()
+	if err != nil {
+		return nil, fmt.Errorf("embedded collect table: %w", err)
+	}
+	builtin, err := check.BuiltinChecks()
+	if err != nil {
+		return nil, fmt.Errorf("embedded checks: %w", err)
+	}
+	x := &explainer{checks: checks, builtin: map[string]bool{}, facts: factSources{table: collect, probeOf: map[string]string{}}}
+	for _, c := range builtin {
+		x.builtin[c.Source] = true
+	}
+	for _, p := range probes {
+		for _, f := range slices.Concat(p.Facts, p.NodeFacts) {
+			x.facts.probeOf[f] = p.ID
+		}
+	}
+	return x, nil
+}
+
 // Explain explains id among checks and the findings built in Go; probes
 // name which probe emits each fact (pass the built-in ones, and a user's
 // with their checks when --probes gives them).
 func Explain(id string, checks []check.Check, probes []probe.Probe) (result.Explanation, error) {
-	collect, err := probe.CollectTable()
+	x, err := newExplainer(checks, probes)
 	if err != nil {
-		return result.Explanation{}, fmt.Errorf("embedded collect table: %w", err)
+		return result.Explanation{}, err
 	}
-	table := factSources{table: collect, probeOf: map[string]string{}}
-	for _, p := range probes {
-		for _, f := range slices.Concat(p.Facts, p.NodeFacts) {
-			table.probeOf[f] = p.ID
-		}
-	}
-	for _, c := range checks {
+	return x.explain(id)
+}
+
+func (x *explainer) explain(id string) (result.Explanation, error) {
+	for _, c := range x.checks {
 		if c.ID == id {
-			return explainCheck(c, table)
+			return x.explainCheck(c), nil
 		}
 	}
 	if sym, ok := strings.CutPrefix(id, CorrelationPrefix); ok {
-		for _, c := range checks {
+		for _, c := range x.checks {
 			if c.ID == sym && c.Symptom {
-				return explainCorrelation(c, table), nil
+				return explainCorrelation(c, x.facts), nil
 			}
 		}
 	}
 	for _, f := range GoFindings {
 		if f.ID == id && !strings.HasPrefix(f.ID, CorrelationPrefix) {
-			return explainGo(f, table), nil
+			return explainGo(f, x.facts), nil
 		}
 	}
-	return result.Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, ExplainableIDs(checks))}
+	return result.Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, ExplainableIDs(x.checks))}
 }
 
-func explainCheck(c check.Check, table factSources) (result.Explanation, error) {
-	// Embedded checks are "builtin", as `fleet-audit probes` shows them:
-	// their file:line exists only inside the binary.
-	builtin, err := check.BuiltinChecks()
-	if err != nil {
-		return result.Explanation{}, fmt.Errorf("embedded checks: %w", err)
-	}
+func (x *explainer) explainCheck(c check.Check) result.Explanation {
 	src := c.Source
-	if slices.ContainsFunc(builtin, func(b check.Check) bool { return b.Source == src }) {
+	if x.builtin[src] {
 		src = "builtin"
 	}
 	return result.Explanation{
 		ID: c.ID, Kind: "check", Title: c.Title, Severity: c.Severity.String(), Scope: c.Scope, Symptom: c.Symptom,
-		Summary: c.Summary, Why: c.Why, Facts: howTo(c.Facts(), table), Remediation: c.Remediation,
+		Summary: c.Summary, Why: c.Why, Facts: howTo(c.Facts(), x.facts), Remediation: c.Remediation,
 		References: orEmpty(c.References), Source: src,
-	}, nil
+	}
 }
 
 // explainCorrelation explains one symptom's correlation finding: the Go
@@ -196,4 +220,40 @@ func closestIDs(id string, ids []string) []string {
 		out = append(out, s.id)
 	}
 	return out
+}
+
+// ExplainFindings explains every finding of r whose id a built-in check or
+// Go finding has, for the report formats that explain a finding. Only the
+// built-in ones: `fleet-audit report` and `merge` re-render a saved run
+// without its --probes, and must render it as the run did; a user's check
+// has no why or references to show anyway.
+func ExplainFindings(r *result.Report) (map[string]result.Explanation, error) {
+	checks, err := check.BuiltinChecks()
+	if err != nil {
+		return nil, fmt.Errorf("embedded checks: %w", err)
+	}
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		return nil, fmt.Errorf("embedded probes: %w", err)
+	}
+	x, err := newExplainer(checks, probes)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]result.Explanation{}
+	for _, f := range r.Findings {
+		if _, done := out[f.Check]; done {
+			continue
+		}
+		e, err := x.explain(f.Check)
+		var unknown *UnknownIDError
+		if errors.As(err, &unknown) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[f.Check] = e
+	}
+	return out, nil
 }

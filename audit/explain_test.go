@@ -2,12 +2,14 @@ package audit
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // knownFacts are the facts a built-in probe emits and the Go facts a check
@@ -172,5 +174,26 @@ func TestExplainUserCheck(t *testing.T) {
 	}
 	if len(e.Facts) != 1 || e.Facts[0].Facts[0] != "site.thing" || len(e.Facts[0].Commands) != 0 || e.Facts[0].On != "" || e.Facts[0].Probe != "site" {
 		t.Errorf("facts %+v; want site.thing of probe site without commands", e.Facts)
+	}
+}
+
+// TestExplainFindings: a report's built-in checks, Go findings and
+// correlations are explained, once each; a user's check is left out, since
+// a re-render without its --probes could not explain it.
+func TestExplainFindings(t *testing.T) {
+	r := &result.Report{Findings: []result.Finding{
+		{Check: "firewall.ufw-active"}, {Check: "firewall.ufw-active"},
+		{Check: CorrelationPrefix + "k8s.kubeproxy-crashloop"}, {Check: SkewMixedVersionsID}, {Check: "site.custom"},
+	}}
+	got, err := ExplainFindings(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"correlation.k8s.kubeproxy-crashloop", "firewall.ufw-active", "skew.mixed-versions"}
+	if ids := slices.Sorted(maps.Keys(got)); !slices.Equal(ids, want) {
+		t.Errorf("explained %q; want %q", ids, want)
+	}
+	if got["firewall.ufw-active"].Source != "builtin" || got["firewall.ufw-active"].Why == "" {
+		t.Errorf("firewall.ufw-active: %+v", got["firewall.ufw-active"])
 	}
 }

@@ -13,6 +13,8 @@ import (
 type ExplainSection struct {
 	Title string
 	Items []ExplainItem
+	// List: the items are a list (the references), not paragraphs.
+	List bool
 }
 
 // ExplainItem is a paragraph of prose, a list entry or a command.
@@ -34,7 +36,7 @@ func ExplainSections(e result.Explanation) []ExplainSection {
 		}
 		return ExplainSection{Title: title, Items: []ExplainItem{{Text: text}}}
 	}
-	facts := ExplainSection{Title: "facts it reads, and how to collect them by hand"}
+	facts := ExplainSection{Title: "Facts it reads, and how to collect them by hand"}
 	if len(e.Facts) == 0 {
 		facts.Items = append(facts.Items, ExplainItem{Text: "none of its own: it is built from the run as a whole (waivers, the inventory)"})
 	}
@@ -54,18 +56,18 @@ func ExplainSections(e result.Explanation) []ExplainSection {
 			facts.Items = append(facts.Items, ExplainItem{Text: c, Command: true})
 		}
 	}
-	refs := ExplainSection{Title: "references"}
+	refs := ExplainSection{Title: "References", List: true}
 	for _, r := range e.References {
 		refs.Items = append(refs.Items, ExplainItem{Text: r, Bullet: true})
 	}
 	if len(refs.Items) == 0 {
-		refs.Items = []ExplainItem{{Text: "(not given)"}}
+		refs = ExplainSection{Title: "References", Items: []ExplainItem{{Text: "(not given)"}}}
 	}
 	return []ExplainSection{
-		prose("what it means", e.Summary),
-		prose("why it matters for an upgrade", e.Why),
+		prose("What it means", e.Summary),
+		prose("Why it matters for an upgrade", e.Why),
 		facts,
-		prose("remediation", e.Remediation),
+		prose("Remediation", e.Remediation),
 		refs,
 	}
 }
@@ -107,7 +109,7 @@ func WriteExplanation(w io.Writer, e result.Explanation) error {
 			switch {
 			case it.Command:
 				fmt.Fprintf(&b, "      $ %s\n", oneLine(it.Text))
-			case it.Bullet && s.Title == "references":
+			case s.List:
 				fmt.Fprintf(&b, "   - %s\n", oneLine(it.Text))
 			case it.Bullet:
 				fmt.Fprintf(&b, "   %s\n", oneLine(it.Text))

@@ -57,3 +57,61 @@ func TestWriteExplanation(t *testing.T) {
 		})
 	}
 }
+
+// TestHTMLExplainsFindings: a finding with an explanation gets it as a
+// collapsed section, in ExplainSections' order, every value escaped; a
+// finding without one (a user's check) gets none, and without Explain the
+// page is what it always was.
+func TestHTMLExplainsFindings(t *testing.T) {
+	r := incidentReport()
+	id := r.Findings[0].Check
+	e := result.Explanation{ID: id, Kind: "check", Title: "t", Severity: "critical", Scope: "node", Source: "builtin",
+		Summary: "s", Why: "why <script>alert(1)</script>", Remediation: "r", References: []string{"https://example.invalid/ref"},
+		Facts: []result.FactHow{{Facts: []string{"ufw.active"}, On: result.CollectOnNode, Probe: "firewall", Commands: []string{"sudo systemctl is-active ufw && echo '<b>'"}}}}
+	render := func(explain map[string]result.Explanation) string {
+		var b strings.Builder
+		if err := (&HTML{Explain: explain}).Format(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	plain, explained := render(nil), render(map[string]result.Explanation{id: e})
+	if strings.Contains(plain, `class="explain"`) {
+		t.Errorf("a report without explanations has an explain section")
+	}
+	if n := strings.Count(explained, `<details class="explain">`); n != countFindings(r, id) {
+		t.Errorf("%d explain sections; want one per finding %s (%d)", n, id, countFindings(r, id))
+	}
+	for _, want := range []string{
+		"why &lt;script&gt;alert(1)&lt;/script&gt;",
+		"<pre>sudo systemctl is-active ufw &amp;&amp; echo &#39;&lt;b&gt;&#39;</pre>",
+		"<p><code>ufw.active (on the node; probe firewall)</code></p>",
+		"<ul><li>https://example.invalid/ref</li></ul>",
+	} {
+		if !strings.Contains(explained, want) {
+			t.Errorf("the explained page lacks %q", want)
+		}
+	}
+	if strings.Contains(explained, "<script>alert") {
+		t.Errorf("the explanation's text reached the page unescaped")
+	}
+	order := []string{"What it means", "Why it matters for an upgrade", "Facts it reads", "Remediation", "References"}
+	at := 0
+	for _, h := range order {
+		i := strings.Index(explained[at:], "<strong>"+h)
+		if i < 0 {
+			t.Fatalf("section %q missing or out of order", h)
+		}
+		at += i
+	}
+}
+
+func countFindings(r *result.Report, id string) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Check == id {
+			n++
+		}
+	}
+	return n
+}
