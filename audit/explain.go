@@ -95,6 +95,24 @@ func Explain(id string, checks []check.Check, probes []probe.Probe) (result.Expl
 	return x.explain(id)
 }
 
+// ExplainAll explains every id ExplainableIDs lists, in its order: the
+// listing of `fleet-audit explain`, gathered once.
+func ExplainAll(checks []check.Check, probes []probe.Probe) ([]result.Explanation, error) {
+	x, err := newExplainer(checks, probes)
+	if err != nil {
+		return nil, err
+	}
+	var out []result.Explanation
+	for _, id := range ExplainableIDs(checks) {
+		e, err := x.explain(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 func (x *explainer) explain(id string) (result.Explanation, error) {
 	for _, c := range x.checks {
 		if c.ID == id {

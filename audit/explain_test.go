@@ -197,3 +197,26 @@ func TestExplainFindings(t *testing.T) {
 		t.Errorf("firewall.ufw-active: %+v", got["firewall.ufw-active"])
 	}
 }
+
+// TestExplainAll: the listing explains every id ExplainableIDs names, in
+// its order, with no placeholder among them.
+func TestExplainAll(t *testing.T) {
+	checks, err := check.BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := ExplainAll(checks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range all {
+		ids = append(ids, e.ID)
+	}
+	if want := ExplainableIDs(checks); !slices.Equal(ids, want) {
+		t.Errorf("ExplainAll explains %q; want %q", ids, want)
+	}
+	if slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(id, "<") }) {
+		t.Errorf("a placeholder id is listed: %q", ids)
+	}
+}

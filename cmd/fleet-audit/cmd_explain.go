@@ -95,12 +95,12 @@ func listExplainable(rl rules, asJSON bool, s streams) error {
 		Kind  string `json:"kind"`
 		Title string `json:"title"`
 	}
+	all, err := audit.ExplainAll(rl.Checks, rl.Probes)
+	if err != nil {
+		return err
+	}
 	rows := []row{}
-	for _, id := range audit.ExplainableIDs(rl.Checks) {
-		e, err := audit.Explain(id, rl.Checks, rl.Probes)
-		if err != nil {
-			return err
-		}
+	for _, e := range all {
 		title := e.Title
 		if title == "" {
 			title = e.Summary
