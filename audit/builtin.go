@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // This file is the one home of what fleet-audit reports or judges that no
@@ -47,25 +48,225 @@ type GoFinding struct {
 	// Operator: a waiver may accept it and --only/--skip may select it.
 	// The bookkeeping of waivers themselves is not the operator's to hide.
 	Operator bool
+	// Severity is every such finding's; zero for the correlations, which
+	// take their symptom check's when a fact explains it (info otherwise).
+	Severity result.Severity
+	// Why, References and Facts are what `fleet-audit explain` prints
+	// beside About, as a checks file gives them for a check: why it
+	// matters for an upgrade, where that is written upstream, and the facts
+	// the Go code reads to build it. Fix is the remediation: the finding's
+	// own where it names nothing of the run, else the general form of what
+	// the code writes with the nodes and versions it found.
+	Why        string
+	References []string
+	Facts      []string
+	Fix        string
+}
+
+// goFinding is the GoFindings row of id. Every id constant has one
+// (TestGoFindingsAreDeclared); the zero row would show as an unknown
+// severity in a report, never as a wrong one.
+func goFinding(id string) GoFinding {
+	for _, f := range GoFindings {
+		if f.ID == id {
+			return f
+		}
+	}
+	return GoFinding{ID: id}
 }
 
 // GoFindings lists every finding built in Go, in catalogue order.
 var GoFindings = []GoFinding{
-	{CorrelationPrefix + "<symptom>", "the fact value whose split of the fleet best matches a symptom check's failing nodes, ranked with evidence counts; or that nothing explains it; or that every node fails (cluster-wide). Selected with its symptom check.", true},
-	{SkewServersID, "RKE2 servers more than one minor apart (Kubernetes version skew policy: kube-apiserver instances of an HA cluster).", true},
-	{SkewKubeletNewerID, "an agent's kubelet newer than a server's kube-apiserver it may reach (skew policy: kubelet must not be newer than kube-apiserver).", true},
-	{SkewKubeletTooOldID, "an agent's kubelet more than three minors older than the newest server (skew policy).", true},
-	{SkewMixedVersionsID, "nodes running different RKE2 releases.", true},
-	{SkewBundledComponentID, "a node whose containerd or kubelet differs from the other nodes on the same RKE2 release (RKE2 ships both in the release).", true},
-	{SkewTargetSkipsMinorID, "--target-version more than one minor ahead of a node: RKE2 upgrades one minor at a time.", true},
-	{SkewTargetDowngradeID, "--target-version older than a node's release: a downgrade, not an upgrade.", true},
-	{SkewUpgradeOrderID, "the path to --target-version: servers first, one at a time, then agents.", true},
-	{ClusterUnavailableID, "the cluster-scoped probes could not run: no server answered, or none was reachable.", true},
-	{ClusterServerAPIUnavailableID, "servers whose node-local API did not answer before another server's did.", true},
-	{ClusterNodesNotInInventoryID, "Kubernetes nodes that no inventory host matches (not audited).", true},
-	{ClusterNodeMatchAmbiguousID, "Kubernetes nodes that several inventory hosts match at the same priority (their facts joined to none).", true},
-	{WaiverExpiredID, "waivers past their expiry date: they no longer apply.", false},
-	{WaiverUnusedID, "waivers that matched no finding.", false},
+	{
+		ID:       CorrelationPrefix + "<symptom>",
+		About:    "the fact value whose split of the fleet best matches a symptom check's failing nodes, ranked with evidence counts; or that nothing explains it; or that every node fails (cluster-wide). Selected with its symptom check.",
+		Operator: true,
+		Why:      "A symptom such as kube-proxy in CrashLoopBackOff on some nodes only is rarely a cluster defect: it follows node drift (a host firewall, an iptables backend, a sysctl, a module) that the symptom's own logs do not show. Upgrading with the cause still on those nodes brings the symptom back on the first restart, and fixing the symptom alone (a probe path, a pod delete) hides it until then. When every node fails, the cause is cluster-wide configuration, and the rollback plan must cover it.",
+		References: []string{
+			"https://kubernetes.io/docs/tasks/debug/debug-application/debug-service/",
+			"kubernetes/kubernetes pkg/proxy/healthcheck/proxy_health.go (why /healthz and /livez fail while the logs look normal)",
+			"fleet-audit README.md, Checks, drift and correlation",
+		},
+		Fix: "Fix the fact the finding names on the failing nodes, one node at a time, then restart the symptom's component there (for kube-proxy: delete its pod) and run the audit again; when nothing explains it, test one failing node by hand against a healthy one.",
+	},
+	{
+		ID:       SkewServersID,
+		About:    "RKE2 servers more than one minor apart (Kubernetes version skew policy: kube-apiserver instances of an HA cluster).",
+		Operator: true,
+		Why:      "The skew policy allows the newest and oldest kube-apiserver of an HA cluster at most one minor apart (the state while they are upgraded one at a time). Beyond that, clients, controllers and kubelets get different APIs and fields depending on which server answers, and the next upgrade starts from a state the policy does not support.",
+		References: []string{
+			"https://kubernetes.io/releases/version-skew-policy/#kube-apiserver",
+			"https://docs.rke2.io/upgrades/manual_upgrade",
+		},
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active"},
+		Fix:      "Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else.",
+		Severity: result.SeverityCritical,
+	},
+	{
+		ID:       SkewKubeletNewerID,
+		About:    "an agent's kubelet newer than a server's kube-apiserver it may reach (skew policy: kubelet must not be newer than kube-apiserver).",
+		Operator: true,
+		Why:      "A kubelet (and its kube-proxy) must never be newer than the kube-apiserver it talks to: it may send fields and use APIs that server does not know. It happens when agents are upgraded before servers, or one server is left behind; upgrading agents further, or the lagging server last, makes it worse.",
+		References: []string{
+			"https://kubernetes.io/releases/version-skew-policy/#kubelet",
+			"https://kubernetes.io/releases/version-skew-policy/#kube-proxy",
+			"https://docs.rke2.io/upgrades/manual_upgrade",
+		},
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active"},
+		Fix:      "Upgrade the lagging servers to the release the other servers run, one at a time; never upgrade agents ahead of the servers (RKE2 does not support downgrading them).",
+		Severity: result.SeverityCritical,
+	},
+	{
+		ID:       SkewKubeletTooOldID,
+		About:    "an agent's kubelet more than three minors older than the newest server (skew policy).",
+		Operator: true,
+		Why:      "A kubelet may be at most three minors older than every kube-apiserver it reaches. Upgrading the servers one more minor would put these agents outside the supported skew, where the API server may have removed the APIs and behaviour their kubelet and kube-proxy rely on.",
+		References: []string{
+			"https://kubernetes.io/releases/version-skew-policy/#kubelet",
+			"https://docs.rke2.io/upgrades/manual_upgrade",
+		},
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active"},
+		Fix:      "Upgrade these agents one minor at a time until they are within three minors of the newest server.",
+		Severity: result.SeverityCritical,
+	},
+	{
+		ID:       SkewMixedVersionsID,
+		About:    "nodes running different RKE2 releases.",
+		Operator: true,
+		Why:      "Mixed releases are expected during an upgrade, not before one: a node left behind by the last upgrade starts this one further back, may need to skip a minor, and behaves unlike the nodes the upgrade was tested on.",
+		References: []string{
+			"https://docs.rke2.io/upgrades/manual_upgrade",
+			"https://kubernetes.io/releases/version-skew-policy/",
+		},
+		Facts:    []string{"rke2.version"},
+		Fix:      "Bring these nodes to the fleet's release (servers one at a time, then agents) before starting the next upgrade.",
+		Severity: result.SeverityWarning,
+	},
+	{
+		ID:       SkewBundledComponentID,
+		About:    "a node whose containerd or kubelet differs from the other nodes on the same RKE2 release (RKE2 ships both in the release).",
+		Operator: true,
+		Why:      "RKE2 ships containerd and the kubelet inside its release and links /var/lib/rancher/rke2/bin to that release's data directory at start, ignoring a failed re-link. A node on the same release with other builds runs a stale link or a runtime from another install, so the upgrade starts from a state nobody tested and may keep running the old binaries afterwards.",
+		References: []string{
+			"rancher/rke2 pkg/bootstrap/bootstrap.go (Stage: extracts the release's binaries and re-links /var/lib/rancher/rke2/bin)",
+			"https://docs.rke2.io/install/packaged_components",
+		},
+		Facts:    []string{"rke2.version", "rke2.containerd.version", "rke2.kubelet.version"},
+		Fix:      "On each node named: readlink -f /var/lib/rancher/rke2/bin must end in data/<the node's RKE2 release>-<hash>/bin; compare /var/lib/rancher/rke2/bin/containerd --version and /var/lib/rancher/rke2/bin/kubelet --version with a peer's. See which binary really runs: readlink /proc/$(pgrep -xo containerd)/exe and readlink /proc/$(pgrep -xo kubelet)/exe, and command -v containerd kubelet for another install on PATH (Docker's containerd.io, a distribution package). Then reinstall the RKE2 release the peers run (curl -sfL https://get.rke2.io | INSTALL_RKE2_VERSION=<release> sh -, or the same RPMs), remove or disable the other containerd, and restart rke2-server or rke2-agent, one node at a time (kubectl drain NODE --ignore-daemonsets first, kubectl uncordon NODE after).",
+		Severity: result.SeverityWarning,
+	},
+	{
+		ID:       SkewTargetSkipsMinorID,
+		About:    "--target-version more than one minor ahead of a node: RKE2 upgrades one minor at a time.",
+		Operator: true,
+		Why:      "Kubernetes, and so RKE2, supports upgrading one minor at a time: storage migrations, API removals and the kubelet skew are only tested from the previous minor. Nothing in the RKE2 upgrade process stops a skip, so it fails in the middle instead.",
+		References: []string{
+			"https://docs.rke2.io/upgrades/manual_upgrade",
+			"https://kubernetes.io/releases/version-skew-policy/#supported-component-upgrade-order",
+		},
+		Facts:    []string{"rke2.version", "target.version"},
+		Fix:      "Upgrade to the latest release of each minor in between first (servers one at a time, then agents), then to the target.",
+		Severity: result.SeverityCritical,
+	},
+	{
+		ID:       SkewTargetDowngradeID,
+		About:    "--target-version older than a node's release: a downgrade, not an upgrade.",
+		Operator: true,
+		Why:      "RKE2 does not support downgrades: etcd's data and the API server's stored objects may already be in the newer format. Going back needs a restore from an etcd snapshot, which is a different change with its own outage.",
+		References: []string{
+			"https://docs.rke2.io/upgrades/roll-back",
+			"https://docs.rke2.io/datastore/backup_restore",
+		},
+		Facts:    []string{"rke2.version", "target.version"},
+		Fix:      "Check --target-version; restoring an older release needs an etcd snapshot restore, not an upgrade.",
+		Severity: result.SeverityCritical,
+	},
+	{
+		ID:       SkewUpgradeOrderID,
+		About:    "the path to --target-version: servers first, one at a time, then agents.",
+		Operator: true,
+		Why:      "The skew policy forbids a kubelet newer than its API server, so servers go first; etcd keeps quorum only if they go one at a time. This is the order the change plan should follow, node by node.",
+		References: []string{
+			"https://docs.rke2.io/upgrades/manual_upgrade",
+			"https://docs.rke2.io/upgrades/automated_upgrade",
+			"https://kubernetes.io/releases/version-skew-policy/#supported-component-upgrade-order",
+		},
+		Facts:    []string{"rke2.version", "rke2.service", "rke2.server.active", "rke2.agent.active", "target.version"},
+		Fix:      "Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.",
+		Severity: result.SeverityInfo,
+	},
+	{
+		ID:       ClusterUnavailableID,
+		About:    "the cluster-scoped probes could not run: no server answered, or none was reachable.",
+		Operator: true,
+		Why:      "Without the cluster's own view the audit cannot see pods in CrashLoopBackOff, NotReady nodes, /readyz or kube-proxy's RBAC: the gate passes on node facts alone, blind to the state an upgrade most depends on.",
+		References: []string{
+			"https://docs.rke2.io/cluster_access",
+			"https://kubernetes.io/docs/reference/using-api/health-checks/",
+		},
+		Facts:    []string{"cluster.kubectl", "cluster.api"},
+		Fix:      "Make sure a server node is reachable and the audit user can read /etc/rancher/rke2/rke2.yaml (become: sudo).",
+		Severity: result.SeverityInfo,
+	},
+	{
+		ID:       ClusterServerAPIUnavailableID,
+		About:    "servers whose node-local API did not answer before another server's did.",
+		Operator: true,
+		Why:      "Upgrading servers one at a time assumes every other server keeps serving the API. A server whose own API server does not answer already counts as down: taking another server down for its upgrade may leave too few API servers, or etcd members, to keep the cluster up.",
+		References: []string{
+			"https://docs.rke2.io/install/ha",
+			"https://kubernetes.io/docs/reference/using-api/health-checks/",
+		},
+		Facts:    []string{"cluster.api", "cluster.api.error"},
+		Fix:      "On each of these server nodes: sudo ss -lntp | egrep ':6443|:2379|:9345'; sudo systemctl status rke2-server; sudo journalctl -u rke2-server --since -30min. Then retry: sudo /var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml get --raw='/readyz?verbose'",
+		Severity: result.SeverityWarning,
+	},
+	{
+		ID:       ClusterNodesNotInInventoryID,
+		About:    "Kubernetes nodes that no inventory host matches (not audited).",
+		Operator: true,
+		Why:      "The upgrade touches every node of the cluster, audited or not: a node missing from the inventory carries whatever drift it has into the upgrade unseen, and the gate's pass says nothing about it.",
+		References: []string{
+			"https://kubernetes.io/docs/concepts/architecture/nodes/",
+			"fleet-audit README.md, Nodes from the cluster (fleet-audit discover)",
+		},
+		Facts:    []string{"cluster.nodes.count", "k8s.node.registered", "k8s.node.internal_ip", "os.hostname"},
+		Fix:      "Add these nodes to the inventory (or set their inventory name or address to match), so drift on them is seen before the upgrade.",
+		Severity: result.SeverityWarning,
+	},
+	{
+		ID:       ClusterNodeMatchAmbiguousID,
+		About:    "Kubernetes nodes that several inventory hosts match at the same priority (their facts joined to none).",
+		Operator: true,
+		Why:      "When hosts and Kubernetes nodes do not match one to one, no pod, readiness or RBAC fact is joined to those hosts, so their kube-proxy and Ready checks silently skip: exactly the checks an upgrade needs.",
+		References: []string{
+			"https://kubernetes.io/docs/concepts/architecture/nodes/#node-name-uniqueness",
+			"https://docs.rke2.io/install/requirements",
+		},
+		Facts:    []string{"k8s.node.internal_ip", "os.hostname"},
+		Fix:      "Give each host an inventory name or address that is its Kubernetes node's name or InternalIP (kubectl get nodes -o wide), and check the hostname each of these hosts reports (hostname; cat /etc/hostname).",
+		Severity: result.SeverityWarning,
+	},
+	{
+		ID:    WaiverExpiredID,
+		About: "waivers past their expiry date: they no longer apply.",
+		Why:   "A waiver is an accepted risk with an end date. Once it expires the finding counts against the gate again; reporting it on its own tells the change board why a gate that passed yesterday fails today, and that the risk needs accepting again or fixing.",
+		References: []string{
+			"fleet-audit README.md, Waivers",
+		},
+		Fix:      "Fix the finding, or renew the waiver: have its owner re-accept the risk and move expires to a new date in the waivers file.",
+		Severity: result.SeverityWarning,
+	},
+	{
+		ID:    WaiverUnusedID,
+		About: "waivers that matched no finding.",
+		Why:   "A waiver that matches nothing is fixed debt, a check skipped in this run, or a duplicate; left in place it will silently hide the next regression of the same finding, perhaps one the upgrade causes.",
+		References: []string{
+			"fleet-audit README.md, Waivers",
+		},
+		Fix:      "Remove the waiver from the waivers file once the finding is fixed on every node it names.",
+		Severity: result.SeverityInfo,
+	},
 }
 
 // GoFact is a fact no probe emits: fleet-audit computes it in Go.

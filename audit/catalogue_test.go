@@ -104,5 +104,17 @@ func renderCatalogue(probes []probe.Probe, checks []check.Check) []byte {
 	for _, f := range GoFacts {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", f.Key, cell(f.About), map[bool]string{true: "yes", false: "no"}[f.Checkable])
 	}
+	b.WriteString("\n## Collecting facts by hand\n\nThe commands `fleet-audit explain` prints for each fact a check reads (audit/probe/collect.yaml): what an operator types to see the fact without fleet-audit.\n\n| facts | where | commands |\n| --- | --- | --- |\n")
+	table, err := probe.CollectTable()
+	if err != nil {
+		fmt.Fprintf(&b, "collect.yaml: %v\n", err)
+	}
+	for _, c := range table {
+		var cmds []string
+		for _, cmd := range c.Commands {
+			cmds = append(cmds, "`"+cmd+"`")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell("`"+strings.Join(c.Facts, "` `")+"`"), c.On, cell(strings.Join(cmds, "<br>")))
+	}
 	return b.Bytes()
 }

@@ -359,12 +359,12 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 		if len(nodes) > 0 {
 			sort.Strings(nodes)
 			out = append(out, result.Finding{
-				Check: ClusterServerAPIUnavailableID, Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: nodes,
+				Check: ClusterServerAPIUnavailableID, Kind: result.KindCheck, Severity: goFinding(ClusterServerAPIUnavailableID).Severity, Nodes: nodes,
 				Title: "a server's node-local Kubernetes API did not answer (the cluster view came from another server)",
 				Summary: fmt.Sprintf("RKE2's kubectl with /etc/rancher/rke2/rke2.yaml got no answer from the API server on %s (the evidence says why), so the cluster view (pods, readyz, RBAC) came from %s. A server whose own API server does not answer cannot be upgraded safely.",
 					strings.Join(nodes, ", "), c.Node),
 				Evidence:    evidence,
-				Remediation: "On each of these server nodes: sudo ss -lntp | egrep ':6443|:2379|:9345'; sudo systemctl status rke2-server; sudo journalctl -u rke2-server --since -30min. Then retry: sudo /var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml get --raw='/readyz?verbose'",
+				Remediation: goFinding(ClusterServerAPIUnavailableID).Fix,
 			})
 		}
 	}
@@ -374,11 +374,11 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 			title = "no server gave the Kubernetes view of the cluster"
 		}
 		out = append(out, result.Finding{
-			Check: ClusterUnavailableID, Kind: result.KindCheck, Severity: result.SeverityInfo, Nodes: []string{},
+			Check: ClusterUnavailableID, Kind: result.KindCheck, Severity: goFinding(ClusterUnavailableID).Severity, Nodes: []string{},
 			Title:       title,
 			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, readyz, RBAC).",
 			Evidence:    []string{c.Message},
-			Remediation: "Make sure a server node is reachable and the audit user can read /etc/rancher/rke2/rke2.yaml (become: sudo).",
+			Remediation: goFinding(ClusterUnavailableID).Fix,
 		})
 	}
 	if len(c.Ambiguous) > 0 {
@@ -395,22 +395,22 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 		}
 		sort.Strings(hosts)
 		out = append(out, result.Finding{
-			Check: ClusterNodeMatchAmbiguousID, Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: hosts,
+			Check: ClusterNodeMatchAmbiguousID, Kind: result.KindCheck, Severity: goFinding(ClusterNodeMatchAmbiguousID).Severity, Nodes: hosts,
 			Title:       "inventory hosts and Kubernetes nodes do not match one to one",
 			Summary:     fmt.Sprintf("At the same priority (inventory name, address, os.hostname, name suffix) the match is not one to one, so no Kubernetes facts (pods, registration) were joined to %s: %s.", strings.Join(hosts, ", "), strings.Join(evidence, "; ")),
 			Evidence:    evidence,
-			Remediation: "Give each host an inventory name or address that is its Kubernetes node's name or InternalIP (kubectl get nodes -o wide), and check the hostname each of these hosts reports (hostname; cat /etc/hostname).",
+			Remediation: goFinding(ClusterNodeMatchAmbiguousID).Fix,
 		})
 	}
 	// A run limited by --limit leaves inventory hosts out on purpose; the
 	// reports list the unjoined nodes without calling it a finding.
 	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 && !limited {
 		out = append(out, result.Finding{
-			Check: ClusterNodesNotInInventoryID, Kind: result.KindCheck, Severity: result.SeverityWarning, Nodes: []string{},
+			Check: ClusterNodesNotInInventoryID, Kind: result.KindCheck, Severity: goFinding(ClusterNodesNotInInventoryID).Severity, Nodes: []string{},
 			Title:       "the cluster has nodes the inventory does not list",
 			Summary:     fmt.Sprintf("%d Kubernetes %s not audited because no inventory host matches: %s.", len(extra), map[bool]string{true: "node is", false: "nodes are"}[len(extra) == 1], strings.Join(extra, ", ")),
 			Evidence:    extra,
-			Remediation: "Add these nodes to the inventory (or set their inventory name or address to match), so drift on them is seen before the upgrade.",
+			Remediation: goFinding(ClusterNodesNotInInventoryID).Fix,
 		})
 	}
 	return out

@@ -94,10 +94,10 @@ func VersionSkew(nodes []result.Node, target string) []result.Finding {
 				}
 				ev = append(ev, fmt.Sprintf("%s: server at %s", s.name, s.raw))
 			}
-			out = append(out, skewFinding(SkewServersID, result.SeverityCritical, names, ev,
+			out = append(out, skewFinding(SkewServersID, names, ev,
 				"API servers are more than one minor apart",
 				fmt.Sprintf("The HA API servers run 1.%d to 1.%d; Kubernetes supports at most %d minor between them.", lo, hi, maxServerSkew),
-				"Upgrade the oldest servers, one at a time, to within one minor of the newest before anything else."))
+				goFinding(SkewServersID).Fix))
 		}
 		if f, ok := kubeletNewer(servers, agents, lo, hi); ok {
 			out = append(out, f)
@@ -113,10 +113,10 @@ func VersionSkew(nodes []result.Node, target string) []result.Finding {
 			}
 		}
 		if len(older) > 0 {
-			out = append(out, skewFinding(SkewKubeletTooOldID, result.SeverityCritical, older, evO,
+			out = append(out, skewFinding(SkewKubeletTooOldID, older, evO,
 				"kubelet more than three minors older than the API server",
 				fmt.Sprintf("A kubelet may be at most %d minors older than every API server it may reach, the newest included (%s).", maxKubeletSkew, skewPolicy),
-				"Upgrade these agents one minor at a time until they are within three minors of the newest server."))
+				goFinding(SkewKubeletTooOldID).Fix))
 		}
 	}
 	if f, ok := bundledSkew(nodes); ok {
@@ -216,7 +216,7 @@ func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (result.Finding, bo
 		}
 		fix = append(fix, fmt.Sprintf("%s the servers to the agents' minor 1.%d, one minor at a time and one server at a time (RKE2 does not support downgrading the agents); never upgrade agents ahead of the servers.", verb, top))
 	}
-	return skewFinding(SkewKubeletNewerID, result.SeverityCritical, names, ev,
+	return skewFinding(SkewKubeletNewerID, names, ev,
 		"kubelet newer than the API server", summary, strings.Join(fix, " ")), true
 }
 
@@ -294,10 +294,10 @@ func bundledSkew(nodes []result.Node) (result.Finding, bool) {
 	if len(names) == 0 {
 		return result.Finding{}, false
 	}
-	return skewFinding(SkewBundledComponentID, result.SeverityWarning, names, ev,
+	return skewFinding(SkewBundledComponentID, names, ev,
 		"containerd or kubelet differs from the other nodes on the same RKE2 release",
 		"RKE2 ships containerd and the kubelet in its release, extracted to /var/lib/rancher/rke2/data/<release>/bin and linked from /var/lib/rancher/rke2/bin, so nodes on the same release run the same builds. These nodes run another build: the bin link points at another release's data dir (RKE2 ignores a failed re-link), or a containerd or kubelet from another install is the one that runs. The node then behaves unlike its peers, and the upgrade starts from a state nobody tested.",
-		"On each node named: readlink -f /var/lib/rancher/rke2/bin must end in data/<the node's RKE2 release>-<hash>/bin; compare /var/lib/rancher/rke2/bin/containerd --version and /var/lib/rancher/rke2/bin/kubelet --version with a peer's. See which binary really runs: readlink /proc/$(pgrep -xo containerd)/exe and readlink /proc/$(pgrep -xo kubelet)/exe, and command -v containerd kubelet for another install on PATH (Docker's containerd.io, a distribution package). Then reinstall the RKE2 release the peers run (curl -sfL https://get.rke2.io | INSTALL_RKE2_VERSION=<release> sh -, or the same RPMs), remove or disable the other containerd, and restart rke2-server or rke2-agent, one node at a time (kubectl drain NODE --ignore-daemonsets first, kubectl uncordon NODE after)."), true
+		goFinding(SkewBundledComponentID).Fix), true
 }
 
 // isVersion says whether a probe's value is a version rather than one of
@@ -330,9 +330,9 @@ func mixedVersions(vs []nodeVersion) (result.Finding, bool) {
 	if tie {
 		summary = "No RKE2 release runs on a majority of the nodes; the fleet is mid-upgrade or was upgraded piecemeal."
 	}
-	return skewFinding(SkewMixedVersionsID, result.SeverityWarning, names, ev,
+	return skewFinding(SkewMixedVersionsID, names, ev,
 		"nodes run different RKE2 releases", summary,
-		"Bring these nodes to the fleet's release (servers one at a time, then agents) before starting the next upgrade."), true
+		goFinding(SkewMixedVersionsID).Fix), true
 }
 
 // upgradePath judges the way from each node's release to the target.
@@ -363,22 +363,22 @@ func upgradePath(vs []nodeVersion, target string) []result.Finding {
 	}
 	var out []result.Finding
 	if len(skip) > 0 {
-		out = append(out, skewFinding(SkewTargetSkipsMinorID, result.SeverityCritical, skip, evS,
+		out = append(out, skewFinding(SkewTargetSkipsMinorID, skip, evS,
 			"the upgrade to the target would skip a minor release",
 			fmt.Sprintf("RKE2 upgrades must go one minor at a time; these nodes are more than one minor behind %s.", target),
 			fmt.Sprintf("Upgrade to the latest v1.%d release first (servers one at a time, then agents), then to %s.", tMinor-1, target)))
 	}
 	if len(down) > 0 {
-		out = append(out, skewFinding(SkewTargetDowngradeID, result.SeverityCritical, down, evD,
+		out = append(out, skewFinding(SkewTargetDowngradeID, down, evD,
 			"the target is older than what these nodes run",
 			"RKE2 does not support downgrades; the target would move these nodes backwards.",
-			"Check --target-version; restoring an older release needs an etcd snapshot restore, not an upgrade."))
+			goFinding(SkewTargetDowngradeID).Fix))
 	}
 	if len(servers)+len(agents) > 0 {
-		f := skewFinding(SkewUpgradeOrderID, result.SeverityInfo, append(append([]string{}, servers...), agents...), nil,
+		f := skewFinding(SkewUpgradeOrderID, append(append([]string{}, servers...), agents...), nil,
 			"upgrade order to "+target,
 			fmt.Sprintf("%d server and %d agent %s to upgrade to %s: servers first, one at a time, then agents.", len(servers), len(agents), result.Plural(len(servers)+len(agents), "node"), target),
-			"Upgrade in the order of the rollout: each server alone, waiting for it to be Ready, then the agents.")
+			goFinding(SkewUpgradeOrderID).Fix)
 		if len(servers) > 0 {
 			f.Rollout = append(f.Rollout, result.RolloutStep{Class: result.ClassServer, Nodes: servers, OneAtATime: true})
 		}
@@ -414,9 +414,11 @@ func minMaxMinor(vs []nodeVersion) (lo, hi int) {
 	return lo, hi
 }
 
-func skewFinding(id string, sev result.Severity, nodes, evidence []string, title, summary, remediation string) result.Finding {
+// skewFinding builds one skew finding with its severity from GoFindings;
+// remediation is its own (the row's Fix, or one naming its versions).
+func skewFinding(id string, nodes, evidence []string, title, summary, remediation string) result.Finding {
 	sort.Strings(nodes)
 	sort.Strings(evidence)
-	return result.Finding{Check: id, Kind: result.KindCheck, Severity: sev, Nodes: nodes, Title: title,
+	return result.Finding{Check: id, Kind: result.KindCheck, Severity: goFinding(id).Severity, Nodes: nodes, Title: title,
 		Summary: summary, Evidence: evidence, Remediation: remediation}
 }

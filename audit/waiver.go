@@ -189,22 +189,20 @@ func ApplyWaivers(r *result.Report, waivers []result.Waiver, now time.Time) []re
 		}
 	}
 	if len(expired) > 0 {
-		findings = append(findings, waiverFinding(WaiverExpiredID, result.SeverityWarning, expired,
+		findings = append(findings, waiverFinding(WaiverExpiredID, expired,
 			"waiver has expired and no longer applies",
-			"A waiver past its expiry date no longer hides its finding; the finding counts against the gate again. It is reported on its own so that CI says why a gate that passed yesterday fails today.",
-			"Fix the finding, or renew the waiver: have its owner re-accept the risk and move expires to a new date in the waivers file."))
+			"A waiver past its expiry date no longer hides its finding; the finding counts against the gate again. It is reported on its own so that CI says why a gate that passed yesterday fails today."))
 	}
 	if len(unused) > 0 {
-		findings = append(findings, waiverFinding(WaiverUnusedID, result.SeverityInfo, unused,
+		findings = append(findings, waiverFinding(WaiverUnusedID, unused,
 			"waiver matched no finding in this run",
-			"A waiver that matches nothing is either fixed debt, a check skipped in this run, or a waiver already covered by another; stale waivers hide the next regression.",
-			"Remove the waiver from the waivers file once the finding is fixed on every node it names."))
+			"A waiver that matches nothing is either fixed debt, a check skipped in this run, or a waiver already covered by another; stale waivers hide the next regression."))
 	}
 	return findings
 }
 
-func waiverFinding(id string, sev result.Severity, ws []result.Waiver, title, summary, remediation string) result.Finding {
-	f := result.Finding{Check: id, Kind: result.KindCheck, Severity: sev, Title: title, Nodes: []string{}, Remediation: remediation}
+func waiverFinding(id string, ws []result.Waiver, title, summary string) result.Finding {
+	f := result.Finding{Check: id, Kind: result.KindCheck, Severity: goFinding(id).Severity, Title: title, Nodes: []string{}, Remediation: goFinding(id).Fix}
 	for _, w := range ws {
 		f.Evidence = append(f.Evidence, w.Describe())
 	}

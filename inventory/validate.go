@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/fleet-audit/fleet-audit/internal/textdist"
 )
 
 const (
@@ -220,38 +222,9 @@ func suggestion(key string, allowed []string) string {
 		bestD = 2
 	}
 	for _, a := range allowed {
-		if d := editDistance(k, norm(a)); d < bestD {
+		if d := textdist.Distance(k, norm(a)); d < bestD {
 			best, bestD = a, d
 		}
 	}
 	return best
-}
-
-// editDistance is the optimal string alignment distance: Levenshtein plus
-// transposition of neighbours, the commonest typo ("prot" for "port").
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30 // not a typo of a short key, and keeps this cheap on hostile input
-	}
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }

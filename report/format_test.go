@@ -368,7 +368,7 @@ func TestHTMLHostile(t *testing.T) {
 		}
 	}
 	// The fleet's matrix is folded, headed by hostile node sets.
-	if v := buildHTMLView(hostileFleet()); !v.Matrix.Folded || len(v.Matrix.Cols) >= foldNodesAbove {
+	if v := buildHTMLView(hostileFleet(), nil); !v.Matrix.Folded || len(v.Matrix.Cols) >= foldNodesAbove {
 		t.Errorf("hostile-fleet matrix: folded %v, %d columns", v.Matrix.Folded, len(v.Matrix.Cols))
 	}
 }
@@ -486,7 +486,7 @@ func TestNodesNotOKFoldInLargeFleets(t *testing.T) {
 		n.Status, n.Message, n.Facts = result.StatusUnreachable, "connection refused", map[string]string{}
 	}
 	r.Nodes[95].Status, r.Nodes[95].Message = result.StatusAuthFailed, "no key accepted"
-	v := buildHTMLView(r)
+	v := buildHTMLView(r, nil)
 	var got []string
 	for _, g := range v.DownGroups {
 		got = append(got, fmt.Sprintf("%s %d %s %s", g.NodeSet, g.Count, g.Status, g.Message))

@@ -26,11 +26,15 @@ var _ Formatter = (*HTML)(nil)
 // All node data goes through html/template's contextual escaping as plain
 // strings; nothing from the report is ever converted to template.HTML, JS,
 // URL or CSS. The one template.CSS value is the embedded templates/report.css.
-type HTML struct{}
+type HTML struct {
+	// Explain holds, by finding id, the explanation each finding gets as a
+	// collapsed section (ExplainSections); a finding without one has none.
+	Explain map[string]result.Explanation
+}
 
 func (h *HTML) Format(w io.Writer, r *result.Report) error {
 	var b bytes.Buffer
-	if err := htmlTmpl.Execute(&b, buildHTMLView(r)); err != nil {
+	if err := htmlTmpl.Execute(&b, buildHTMLView(r, h.Explain)); err != nil {
 		return fmt.Errorf("render html: %w", err)
 	}
 	_, err := w.Write(b.Bytes())
@@ -117,6 +121,20 @@ type htmlFinding struct {
 	Cause                        *htmlCause
 	Rollout                      []rolloutStep
 	Waived                       *htmlWaiver
+	Explain                      *htmlExplain
+}
+
+// htmlExplain is a finding's explanation, laid out by ExplainSections as
+// fleet-audit explain prints it.
+type htmlExplain struct {
+	Meta     string
+	Sections []htmlExplainSection
+}
+
+type htmlExplainSection struct {
+	Title string
+	Items []ExplainItem
+	List  bool
 }
 
 type htmlDrift struct {
@@ -213,11 +231,11 @@ func texts(ss []string) []string {
 // buildHTMLView lays the report out for the template, section by section
 // in the page's order; every string from the report leaves here made
 // visible (text, block) for html/template to escape.
-func buildHTMLView(r *result.Report) htmlView {
+func buildHTMLView(r *result.Report, explain map[string]result.Explanation) htmlView {
 	v := htmlVerdict(r)
 	fs := orderFindings(r.Findings)
 	v.FindingTitle = findingsTitle(fs)
-	v.SeverityGroups, v.Causes = htmlFindings(fs, failingNodes(r))
+	v.SeverityGroups, v.Causes = htmlFindings(fs, failingNodes(r), explain)
 	if r.Cluster != nil {
 		v.Cluster = newHTMLCluster(r.Cluster, r.Partial())
 	}
@@ -277,7 +295,7 @@ func htmlVerdict(r *result.Report) htmlView {
 // after every severity: they are shown, but must not sit among the findings
 // that fail the gate. causes are the unwaived findings' causes, for the
 // verdict box.
-func htmlFindings(fs []result.Finding, failing map[string]bool) (groups []htmlSeverityGroup, causes []htmlCause) {
+func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[string]result.Explanation) (groups []htmlSeverityGroup, causes []htmlCause) {
 	var active, waived []result.Finding
 	for _, f := range fs {
 		if f.Waived != nil {
@@ -290,7 +308,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool) (groups []htmlSe
 		g := htmlSeverityGroup{Severity: sev.String()}
 		for _, f := range active {
 			if f.Severity == sev {
-				g.Findings = append(g.Findings, newHTMLFinding(f, failing))
+				g.Findings = append(g.Findings, newHTMLFinding(f, failing, explain))
 			}
 		}
 		if len(g.Findings) > 0 {
@@ -300,7 +318,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool) (groups []htmlSe
 	var other []htmlFinding
 	for _, f := range active {
 		if !slices.Contains(severityOrder, f.Severity) {
-			other = append(other, newHTMLFinding(f, failing))
+			other = append(other, newHTMLFinding(f, failing, explain))
 		}
 	}
 	if len(other) > 0 {
@@ -309,7 +327,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool) (groups []htmlSe
 	if len(waived) > 0 {
 		g := htmlSeverityGroup{Severity: "waived"}
 		for _, f := range waived {
-			g.Findings = append(g.Findings, newHTMLFinding(f, failing))
+			g.Findings = append(g.Findings, newHTMLFinding(f, failing, explain))
 		}
 		groups = append(groups, g)
 	}
@@ -420,7 +438,7 @@ func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatri
 	return out
 }
 
-func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
+func newHTMLFinding(f result.Finding, failing map[string]bool, explain map[string]result.Explanation) htmlFinding {
 	hf := htmlFinding{
 		Check: text(f.Check), Kind: text(string(f.Kind)), Title: text(f.Title), Severity: f.Severity.String(),
 		Summary: text(f.Summary), Remediation: text(f.Remediation),
@@ -439,7 +457,24 @@ func newHTMLFinding(f result.Finding, failing map[string]bool) htmlFinding {
 	if w := f.Waived; w != nil {
 		hf.Waived = &htmlWaiver{Expires: text(w.Expires), Source: text(w.Source), Reason: block(w.Reason), Scope: text(w.Scope())}
 	}
+	if e, ok := explain[f.Check]; ok {
+		hf.Explain = newHTMLExplain(e)
+	}
 	return hf
+}
+
+func newHTMLExplain(e result.Explanation) *htmlExplain {
+	_, meta := ExplainHeading(e)
+	he := &htmlExplain{Meta: text(meta)}
+	for _, s := range ExplainSections(e) {
+		hs := htmlExplainSection{Title: text(s.Title), List: s.List}
+		for _, it := range s.Items {
+			it.Text = text(it.Text)
+			hs.Items = append(hs.Items, it)
+		}
+		he.Sections = append(he.Sections, hs)
+	}
+	return he
 }
 
 // buildMatrix lays out facts (rows) against nodes (columns), the columns

@@ -38,6 +38,10 @@ type Options struct {
 	// FullReport names the full report written by the same run, for the
 	// Markdown summary's pointer to it; "" when there is none.
 	FullReport string
+	// Explain holds the explanation of each finding id the HTML report
+	// explains in a collapsed section (audit.ExplainFindings); nil for
+	// none. It is about the checks, not the run, so it is not in the JSON.
+	Explain map[string]result.Explanation
 }
 
 // formats is the registry. It is an explicit list rather than init-time
@@ -57,7 +61,7 @@ var formats = []struct {
 	{"markdown", "a Markdown report", "report.md", func(o Options) Formatter { return &Markdown{} }},
 	{"markdown-summary", "a Markdown summary for a merge-request comment (under 60,000 characters, pointing to the --html report)", "summary.md",
 		func(o Options) Formatter { return &MarkdownSummary{FullReport: o.FullReport} }},
-	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{} }},
+	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{Explain: o.Explain} }},
 	{"junit", "JUnit XML (a failing testcase per finding the gate fails on)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
 	{"prom", "a Prometheus textfile for node_exporter's textfile collector (name it *.prom)", "fleet-audit.prom", func(o Options) Formatter { return &Prom{} }},
 	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},

@@ -22,10 +22,16 @@ var checksFS embed.FS
 // Check is one expectation, declared in a checks/*.yaml file. A check fails
 // on a node when every condition in When holds there.
 type Check struct {
-	ID       string          `yaml:"id"`
-	Title    string          `yaml:"title"`
-	Severity result.Severity `yaml:"severity"`
-	When     []Condition     `yaml:"when"`
+	ID    string `yaml:"id"`
+	Title string `yaml:"title"`
+	// Why says why the failure matters for an upgrade, and References
+	// where its claims are written upstream (Kubernetes and RKE2 sources
+	// and docs, man pages): `fleet-audit explain` prints both for a change
+	// board. Optional in a user's checks; every built-in check has them.
+	Why        string          `yaml:"why"`
+	References []string        `yaml:"references"`
+	Severity   result.Severity `yaml:"severity"`
+	When       []Condition     `yaml:"when"`
 	// Uniform names a fact that must have one value across the nodes the
 	// check applies to (those where When holds, or all audited nodes when
 	// When is empty). It fails on the nodes outside the majority value, or

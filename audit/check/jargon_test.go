@@ -23,6 +23,7 @@ func TestBuiltinChecksSpeakPlainly(t *testing.T) {
 		for _, field := range []struct{ name, text string }{
 			{"id", c.ID},
 			{"title", c.Title},
+			{"why", c.Why},
 			{"summary", c.Summary},
 			{"remediation", c.Remediation},
 		} {

@@ -114,13 +114,14 @@ type actions struct {
 	report    func(context.Context, reportOptions, streams) error
 	diff      func(context.Context, diffOptions, streams) error
 	probes    func(context.Context, probesOptions, streams) error
+	explain   func(context.Context, explainOptions, streams) error
 	inventory func(context.Context, inventoryOptions, streams) error
 	discover  func(context.Context, discoverOptions, streams) error
 	merge     func(context.Context, mergeOptions, streams) error
 }
 
 var commandActions = actions{
-	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, inventory: runInventory,
+	run: runAudit, demo: runDemo, report: runReport, diff: runDiff, probes: runProbes, explain: runExplain, inventory: runInventory,
 	discover: runDiscover, merge: runMerge,
 }
 
@@ -178,6 +179,7 @@ EXAMPLES:
 			discoverCommand(act.discover),
 			demoCommand(act.demo),
 			probesCommand(act.probes),
+			explainCommand(act.explain),
 			reportCommand(act.report),
 			mergeCommand(act.merge),
 			diffCommand(act.diff),

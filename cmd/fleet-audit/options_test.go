@@ -26,6 +26,7 @@ func parseArgs(argv ...string) (any, int, string) {
 		report:    keep[reportOptions](&got),
 		diff:      keep[diffOptions](&got),
 		probes:    keep[probesOptions](&got),
+		explain:   keep[explainOptions](&got),
 		inventory: keep[inventoryOptions](&got),
 		discover:  keep[discoverOptions](&got),
 		merge:     keep[mergeOptions](&got),

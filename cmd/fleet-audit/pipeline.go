@@ -306,11 +306,15 @@ type outputOptions struct {
 // with -q, the verdict alone as its summary. It is shared by run, demo and
 // report, so a re-rendered run reads as the original.
 func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
+	explain, err := audit.ExplainFindings(r)
+	if err != nil {
+		return err
+	}
 	return emit(document{
 		noun:    "report",
 		formats: report.Names(),
 		render: func(w io.Writer, format string) error {
-			f, err := report.New(format, report.Options{FullReport: fullReport(outputs)})
+			f, err := report.New(format, report.Options{FullReport: fullReport(outputs), Explain: explain})
 			if err != nil {
 				return err
 			}
