@@ -53,6 +53,7 @@ fuzz:
 # scale.sh is the client alone at 100, 1,000 and 10,000 nodes, one table.
 bench:
 	sh bench/run.sh
+	sh bench/forks.sh
 	sh bench/scale.sh
 
 # Release artifacts under dist/, from a clone with Go alone: nfpm and
