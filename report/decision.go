@@ -1,0 +1,140 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// Decision is what a change board reads first: may the upgrade go ahead,
+// what blocks it, what does not, what was accepted and what nobody looked
+// at. It is derived from the report alone (the gate is never recomputed)
+// and every human format renders it at the top, so no format can say
+// "allowed" while another lists an unaudited node.
+type Decision struct {
+	// Blocked: the gate failed or the run was interrupted.
+	Blocked bool
+	// Headline is the decision in words: "upgrade BLOCKED", "upgrade
+	// allowed", or "upgrade allowed with N nodes NOT audited"; never a bare
+	// "allowed" while NotAudited is not empty.
+	Headline string
+	// Blockers are the findings the gate fails on (Gate.Fails), in the
+	// order to fix them: a probable cause before the symptoms it explains.
+	Blockers []result.Finding
+	// Warnings are the unwaived findings below the gate.
+	Warnings []result.Finding
+	// Waived are the findings a waiver accepts.
+	Waived []result.Finding
+	// NotAudited are the nodes that were not fully audited: no facts, or
+	// some probes that did not finish ok.
+	NotAudited []Unaudited
+	// Skipped are the checks skipped on nodes that were audited, because
+	// a fact they need was not reported.
+	Skipped []SkippedCheck
+}
+
+// Unaudited is one node the audit did not fully see.
+type Unaudited struct {
+	Node   string
+	Status result.NodeStatus
+	// Partial: the node delivered some facts and they were judged.
+	Partial bool
+	// Message says why, with the fix where there is one.
+	Message string
+	// Probes are "id: status" of every probe that did not finish ok.
+	Probes []string
+}
+
+// SkippedCheck is a check skipped on audited nodes.
+type SkippedCheck struct {
+	Check string
+	Nodes []string
+}
+
+// Decide derives the decision from r. Interrupted runs are never allowed:
+// a run cut short has not seen what it did not reach.
+func Decide(r *result.Report) Decision {
+	var d Decision
+	for _, f := range orderFindings(r.Findings) {
+		switch {
+		case f.Waived != nil:
+			d.Waived = append(d.Waived, f)
+		case r.Gate.Fails(f):
+			d.Blockers = append(d.Blockers, f)
+		default:
+			d.Warnings = append(d.Warnings, f)
+		}
+	}
+	audited := map[string]bool{}
+	for _, n := range r.Nodes {
+		audited[n.Name] = n.Status.HasFacts()
+		var probes []string
+		for _, pr := range n.Probes {
+			if pr.Status != result.ProbeOK {
+				probes = append(probes, pr.ID+": "+string(pr.Status))
+			}
+		}
+		if n.Status == result.StatusOK && len(probes) == 0 {
+			continue
+		}
+		msg := n.Message
+		if msg == "" {
+			msg = n.Status.Meaning()
+		}
+		if msg == "" {
+			msg = n.Error
+		}
+		d.NotAudited = append(d.NotAudited, Unaudited{Node: n.Name, Status: n.Status, Partial: n.Status.HasFacts(), Message: msg, Probes: probes})
+	}
+	var skipped []SkippedCheck
+	at := map[string]int{}
+	for _, c := range r.Checks {
+		if c.Outcome != result.OutcomeSkip || !audited[c.Node] {
+			continue
+		}
+		i, ok := at[c.Check]
+		if !ok {
+			i = len(skipped)
+			at[c.Check] = i
+			skipped = append(skipped, SkippedCheck{Check: c.Check})
+		}
+		skipped[i].Nodes = append(skipped[i].Nodes, c.Node)
+	}
+	slices.SortFunc(skipped, func(a, b SkippedCheck) int { return strings.Compare(a.Check, b.Check) })
+	d.Skipped = skipped
+	d.Blocked = !r.Gate.Passed || r.Interrupted
+	switch {
+	case r.Interrupted:
+		d.Headline = "upgrade BLOCKED: the run was interrupted"
+	case d.Blocked:
+		d.Headline = "upgrade BLOCKED"
+	case len(d.NotAudited) > 0:
+		d.Headline = fmt.Sprintf("upgrade allowed with %s NOT audited", result.Count(len(d.NotAudited), "node"))
+	default:
+		d.Headline = "upgrade allowed"
+	}
+	return d
+}
+
+// unauditedLine is "name: status: message" plus the probes that did not
+// finish ok, unescaped.
+func unauditedLine(u Unaudited) string {
+	s := u.Node + ": " + u.Status.String()
+	if u.Partial {
+		s += " (partially audited)"
+	}
+	if u.Message != "" {
+		s += ": " + u.Message
+	}
+	if len(u.Probes) > 0 {
+		s += "; probes not ok: " + strings.Join(u.Probes, ", ")
+	}
+	return s
+}
+
+// skippedLine is "check on nodes a, b", unescaped.
+func skippedLine(s SkippedCheck) string {
+	return s.Check + " on " + compressNodes(s.Nodes)
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+func TestDecide(t *testing.T) {
+	allowUnreachable := func() *result.Report {
+		r := unreachableReport()
+		r.Gate = audit.EvaluateGate(r, audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true})
+		return r
+	}
+	interrupted := func() *result.Report {
+		r := cleanReport()
+		r.Interrupted = true
+		r.Nodes[2].Status = result.StatusInterrupted
+		r.Nodes[2].Facts = map[string]string{}
+		r.Gate = audit.EvaluateGate(r, audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true})
+		return r
+	}
+	waivedOnly := func() *result.Report {
+		r := cleanReport()
+		r.Findings = []result.Finding{{Check: "firewall.ufw-active", Kind: result.KindCheck, Severity: result.SeverityCritical, Nodes: []string{"lab-1"},
+			Waived: &result.Waiver{Check: "firewall.ufw-active", Reason: "lab", Expires: "2099-01-01", Source: "w.yaml:1"}}}
+		r.Gate = audit.EvaluateGate(r, audit.GatePolicy{FailOn: result.SeverityCritical})
+		return r
+	}
+	tests := []struct {
+		name       string
+		report     *result.Report
+		blocked    bool
+		headline   string
+		blockers   []string
+		warnings   []string
+		waived     []string
+		notAudited []string
+	}{
+		{name: "clean", report: cleanReport(), headline: "upgrade allowed"},
+		{
+			name: "incident", report: incidentReport(), blocked: true, headline: "upgrade BLOCKED",
+			// the probable cause first: it is fixed first
+			blockers: []string{"correlation.kubeproxy.healthz-failing", "firewall.ufw-active", "kubeproxy.healthz-failing"},
+			warnings: []string{"cluster.nodes-not-in-inventory", "skew.upgrade-order"},
+			waived:   []string{"conntrack.pressure"},
+		},
+		{name: "waived only", report: waivedOnly(), headline: "upgrade allowed", waived: []string{"firewall.ufw-active"}},
+		{name: "unreachable", report: unreachableReport(), blocked: true, headline: "upgrade BLOCKED", notAudited: []string{"edge-worker-2"}},
+		{
+			name: "unreachable allowed", report: allowUnreachable(), headline: "upgrade allowed with 1 node NOT audited",
+			notAudited: []string{"edge-worker-2"},
+		},
+		{
+			name: "interrupted", report: interrupted(), blocked: true, headline: "upgrade BLOCKED: the run was interrupted",
+			notAudited: []string{"lab-3"},
+		},
+	}
+	ids := func(fs []result.Finding) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Check)
+		}
+		return out
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(tt.report)
+			if d.Blocked != tt.blocked || d.Headline != tt.headline {
+				t.Errorf("Decide = blocked %v %q, want blocked %v %q", d.Blocked, d.Headline, tt.blocked, tt.headline)
+			}
+			for _, c := range []struct {
+				what      string
+				got, want []string
+			}{{"blockers", ids(d.Blockers), tt.blockers}, {"warnings", ids(d.Warnings), tt.warnings}, {"waived", ids(d.Waived), tt.waived}} {
+				if !slices.Equal(c.got, c.want) {
+					t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
+				}
+			}
+			var na []string
+			for _, u := range d.NotAudited {
+				na = append(na, u.Node)
+				if u.Message == "" {
+					t.Errorf("not audited %s has no message", u.Node)
+				}
+			}
+			if !slices.Equal(na, tt.notAudited) {
+				t.Errorf("not audited = %q, want %q", na, tt.notAudited)
+			}
+			if !d.Blocked && len(d.NotAudited) > 0 && !strings.Contains(d.Headline, "NOT audited") {
+				t.Errorf("allowed with unaudited nodes reads %q", d.Headline)
+			}
+		})
+	}
+}
+
+// A probe that did not finish ok on a node whose status is ok still makes
+// the node not fully audited, and a check skipped on an audited node is
+// listed.
+func TestDecideProbesAndSkips(t *testing.T) {
+	r := cleanReport()
+	r.Nodes[0].Probes[1].Status = result.ProbeFailed
+	r.Checks = append(r.Checks,
+		result.CheckResult{Check: "x.check", Node: "lab-2", Outcome: result.OutcomeSkip},
+		result.CheckResult{Check: "x.check", Node: "lab-3", Outcome: result.OutcomeSkip},
+		result.CheckResult{Check: "y.check", Node: "lab-3", Outcome: result.OutcomePass})
+	d := Decide(r)
+	if len(d.NotAudited) != 1 || d.NotAudited[0].Node != "lab-1" || !slices.Equal(d.NotAudited[0].Probes, []string{r.Nodes[0].Probes[1].ID + ": failed"}) {
+		t.Errorf("not audited = %+v, want lab-1 with its failed probe", d.NotAudited)
+	}
+	if len(d.Skipped) != 1 || d.Skipped[0].Check != "x.check" || !slices.Equal(d.Skipped[0].Nodes, []string{"lab-2", "lab-3"}) {
+		t.Errorf("skipped = %+v, want x.check on lab-2, lab-3", d.Skipped)
+	}
+	if d.Headline != "upgrade allowed with 1 node NOT audited" {
+		t.Errorf("headline = %q", d.Headline)
+	}
+}
