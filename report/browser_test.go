@@ -219,15 +219,17 @@ func TestHTMLStructureCheckFails(t *testing.T) {
 	k := m + strings.Index(doc[m:], `<td class="drift"`)
 	doc = doc[:k] + `<td class="plain"` + doc[k+len(`<td class="drift"`):]
 	cut(`<article class="finding sev-warning">`, `</article>`)
-	doc = strings.Replace(doc, "Gate FAILED — exit 1", "Gate FAILED — exit 3", 1)
+	doc = strings.Replace(doc, "FAILED (exit 1)", "FAILED (exit 3)", 1)
 	cut(`<details class="node" id="node-9">`, `</details>`)
+	cut(`<li><strong>UFW is active on a Kubernetes node</strong>`, `</li>`)
 
 	problems := strings.Join(reportDOMProblems(loadInChromium(t, b, "broken", doc), r), "\n")
 	for _, want := range []string{
 		"drift marked in the matrix",
 		"findings shown, want 6",
-		`want "Gate FAILED — exit 1"`,
+		`want "Gate FAILED (exit 1)`,
 		"8 node details, want 9",
+		"2 blockers in the verdict, want 3",
 	} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("broken report: no %q among the problems found:\n%s", want, problems)
@@ -249,17 +251,16 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 		return out
 	}
 	v := verdicts[0]
-	wantClass, wantHead := "passed", "Gate passed"
-	if !r.Gate.Passed {
-		wantClass, wantHead = "failed", fmt.Sprintf("Gate FAILED — exit %d", r.Gate.ExitCode)
+	dec := Decide(r)
+	wantClass, wantHead := "passed", dec.Headline
+	if dec.Blocked {
+		wantClass = "failed"
 	}
-	if !v.HasClass(wantClass) || !strings.Contains(text(v), wantHead) {
-		add("verdict %q (class %q), want %q (class %q)", text(v), v.Attrs["class"], wantHead, wantClass)
+	if h := d.Find("h2"); len(h) == 0 || !h[0].Within("section", "verdict") || !strings.Contains(text(h[0]), wantHead) {
+		add("the first heading is not the decision %q", wantHead)
 	}
-	for _, reason := range r.Gate.Reasons {
-		if !strings.Contains(text(v), reason) {
-			add("verdict lacks the reason %q", reason)
-		}
+	if gate := "Gate " + Verdict(r.Gate); !v.HasClass(wantClass) || !strings.Contains(text(v), gate) {
+		add("verdict %q (class %q), want %q (class %q)", text(v), v.Attrs["class"], gate, wantClass)
 	}
 	for _, e := range d.Find("section") {
 		if e == v {
@@ -267,19 +268,36 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 		}
 		add("section %q comes before the verdict", e.Attrs["aria-labelledby"])
 	}
-	var causes []string
-	for _, f := range r.Findings {
-		if f.Cause != nil && f.Waived == nil {
-			causes = append(causes, f.Cause.Headline())
+	// Every blocker, in the order to fix them; a probable cause is its
+	// blocker's title and is said once in the verdict.
+	var blockers []*browser.Element
+	for _, li := range d.Find("li") {
+		if li.Within("ol", "blockers") && li.Within("section", "verdict") {
+			blockers = append(blockers, li)
 		}
 	}
-	cp := d.WithClass("p", "cause")
-	if len(cp) != len(causes) {
-		add("%d causes in the verdict, want %d", len(cp), len(causes))
+	if len(blockers) != len(dec.Blockers) {
+		add("%d blockers in the verdict, want %d", len(blockers), len(dec.Blockers))
 	}
-	for i := range min(len(cp), len(causes)) {
-		if !cp[i].Within("section", "verdict") || !strings.Contains(text(cp[i]), causes[i]) {
-			add("verdict cause %d = %q, want %q", i, text(cp[i]), causes[i])
+	for i := range min(len(blockers), len(dec.Blockers)) {
+		if !strings.Contains(text(blockers[i]), dec.Blockers[i].Title) {
+			add("blocker %d = %q, want %q", i+1, text(blockers[i]), dec.Blockers[i].Title)
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Cause != nil && f.Waived == nil {
+			if n := strings.Count(text(v), f.Cause.Headline()); n != 1 {
+				add("the verdict says %q %d times, want once", f.Cause.Headline(), n)
+			}
+		}
+	}
+	na := d.WithClass("div", "not-audited")
+	if len(dec.NotAudited) > 0 && (len(na) != 1 || !na[0].Within("section", "verdict")) {
+		add("%d not audited lists in the verdict, want 1", len(na))
+	}
+	for _, u := range dec.NotAudited {
+		if len(na) == 0 || !strings.Contains(text(na[0]), u.Node) {
+			add("node %s is not in the verdict's not audited list", u.Node)
 		}
 	}
 

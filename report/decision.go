@@ -138,3 +138,57 @@ func unauditedLine(u Unaudited) string {
 func skippedLine(s SkippedCheck) string {
 	return s.Check + " on " + compressNodes(s.Nodes)
 }
+
+// maxUnauditedLines is how many not audited nodes the decision names one
+// by one; past it, nodes of one status and message share a line, so that a
+// fleet with a whole rack down still fits the first screen.
+const maxUnauditedLines = 12
+
+// unauditedLines are the decision's not audited lines, unescaped: one per
+// node, or in a large outage one per status and message with the node set.
+func unauditedLines(us []Unaudited) []string {
+	var out []string
+	if len(us) <= maxUnauditedLines {
+		for _, u := range us {
+			out = append(out, unauditedLine(u))
+		}
+		return out
+	}
+	type group struct {
+		u     Unaudited
+		nodes []string
+	}
+	var groups []group
+	at := map[string]int{}
+	for _, u := range us {
+		k := u.Status.String() + "\x00" + u.Message + "\x00" + strings.Join(u.Probes, ",")
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, group{u: u})
+		}
+		groups[i].nodes = append(groups[i].nodes, u.Node)
+	}
+	for _, g := range groups {
+		g.u.Node = fmt.Sprintf("%s (%d)", compressNodes(g.nodes), len(g.nodes))
+		out = append(out, unauditedLine(g.u))
+	}
+	return out
+}
+
+// findingLine is a finding in the decision's short lists: "title (check)
+// on nodes", unescaped.
+func findingLine(f result.Finding) string {
+	s := f.Title + " (" + f.Check + ")"
+	if len(f.Nodes) > 0 {
+		s += " on " + compressNodes(f.Nodes)
+	}
+	return s
+}
+
+// waiverLine is a waiver in force: what it accepts, where, until when, who
+// and why (the reason names who accepted it), unescaped.
+func waiverLine(f result.Finding) string {
+	return f.Check + " on " + compressNodes(f.Nodes) + ", " + waiverText(f.Waived)
+}

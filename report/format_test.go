@@ -533,7 +533,7 @@ func TestHTMLCSP(t *testing.T) {
 func TestHTMLIncident(t *testing.T) {
 	doc := string(render(t, "html", Options{}, incidentReport()))
 	for _, want := range []string{
-		"Gate FAILED — exit 1", "3 critical findings", "9 nodes: 9 audited, 0 not audited", "12.4s",
+		"upgrade BLOCKED", "Gate FAILED (exit 1): 3 critical findings", "9 nodes: 9 audited, 0 not audited", "12.4s",
 		"2026-12-02 10:00:00 UTC", "fleet-audit v0.1.0", "inventories/cluster-a.yaml",
 		"probable cause of kubeproxy.healthz-failing: ufw.active=active",
 		`<th scope="colgroup" colspan="3">etcd</th>`, `<th scope="colgroup" colspan="4">worker</th>`,

@@ -58,7 +58,7 @@ type htmlView struct {
 	Audited, NotAud  int
 	RanAt, RanAtISO  string
 	RunTime          string
-	Causes           []htmlCause
+	Decision         htmlDecision
 	Down             []htmlNode
 	// DownGroups replace Down in a large fleet: the nodes not ok for the
 	// same reason in one row.
@@ -76,6 +76,22 @@ type htmlView struct {
 	// Warnings are Report.Warnings.
 	Warnings []string
 	Cluster  *htmlCluster
+}
+
+// htmlDecision is Decide's result laid out for the top of the page.
+type htmlDecision struct {
+	Blocked           bool
+	Headline, Gate    string
+	NotAudited        []string
+	Blockers          []htmlBlocker
+	Warnings, Waivers []string
+	Skipped           []string
+}
+
+type htmlBlocker struct {
+	Title, Check, NodeSet, Fix, Rollout string
+	// Why is a probable cause's split of the fleet.
+	Why string
 }
 
 type htmlDownGroup struct {
@@ -235,7 +251,9 @@ func buildHTMLView(r *result.Report, explain map[string]result.Explanation) html
 	v := htmlVerdict(r)
 	fs := orderFindings(r.Findings)
 	v.FindingTitle = findingsTitle(fs)
-	v.SeverityGroups, v.Causes = htmlFindings(fs, failingNodes(r), explain)
+	failing := failingNodes(r)
+	v.SeverityGroups = htmlFindings(fs, failing, explain)
+	v.Decision = newHTMLDecision(r, failing)
 	if r.Cluster != nil {
 		v.Cluster = newHTMLCluster(r.Cluster, r.Partial())
 	}
@@ -293,9 +311,8 @@ func htmlVerdict(r *result.Report) htmlView {
 // htmlFindings groups the findings by severity in severityOrder, unknown
 // severities after those, and the waived ones in a group of their own
 // after every severity: they are shown, but must not sit among the findings
-// that fail the gate. causes are the unwaived findings' causes, for the
-// verdict box.
-func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[string]result.Explanation) (groups []htmlSeverityGroup, causes []htmlCause) {
+// that fail the gate.
+func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[string]result.Explanation) (groups []htmlSeverityGroup) {
 	var active, waived []result.Finding
 	for _, f := range fs {
 		if f.Waived != nil {
@@ -331,12 +348,35 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 		}
 		groups = append(groups, g)
 	}
-	for _, f := range active {
-		if f.Cause != nil {
-			causes = append(causes, htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))})
-		}
+	return groups
+}
+
+// newHTMLDecision lays out Decide(r) for the top of the page; the probable
+// cause is the title of its blocker, said there once above the fold.
+func newHTMLDecision(r *result.Report, failing map[string]bool) htmlDecision {
+	d := Decide(r)
+	hd := htmlDecision{
+		Blocked: d.Blocked, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
+		NotAudited: texts(unauditedLines(d.NotAudited)),
 	}
-	return groups, causes
+	for _, f := range d.Blockers {
+		b := htmlBlocker{Title: text(f.Title), Check: text(f.Check), NodeSet: text(compressNodes(f.Nodes)), Fix: text(f.Remediation),
+			Rollout: text(rolloutLine(rolloutSteps(f.Rollout, failing)))}
+		if f.Cause != nil {
+			b.Why = text(causeStats(f.Cause))
+		}
+		hd.Blockers = append(hd.Blockers, b)
+	}
+	for _, f := range d.Warnings {
+		hd.Warnings = append(hd.Warnings, text(f.Severity.String()+": "+findingLine(f)))
+	}
+	for _, f := range d.Waived {
+		hd.Waivers = append(hd.Waivers, text(waiverLine(f)))
+	}
+	for _, c := range d.Skipped {
+		hd.Skipped = append(hd.Skipped, text(skippedLine(c)))
+	}
+	return hd
 }
 
 // newHTMLCluster is the cluster section: status, the servers asked when one
