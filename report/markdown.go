@@ -28,6 +28,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	fs := orderFindings(r.Findings)
 	failing := failingNodes(r)
 	mdHeader(p, r)
+	mdDecision(p, r, failing)
 	mdWarnings(p, r.Warnings)
 	mdCauses(p, fs, failing)
 	mdFindings(p, fs, failing)
@@ -44,8 +45,8 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	return err
 }
 
-// mdHeader is the title and the one line a reviewer reads first: the gate,
-// the fleet's size, the target, when the run was and with what.
+// mdHeader is the title and the one line a reviewer reads first: the
+// decision, the gate, the fleet's size, the target, when the run was and with what.
 func mdHeader(p func(string, ...any), r *result.Report) {
 	if r.Inventory != "" {
 		p("# fleet-audit report: %s\n\n", mdText(r.Inventory))
@@ -60,7 +61,12 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 			gate += ": " + mdText(strings.Join(r.Gate.Reasons, "; "))
 		}
 	}
-	line := []string{gate, fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
+	d := Decide(r)
+	mark := "✔"
+	if d.Blocked {
+		mark = "✘"
+	}
+	line := []string{fmt.Sprintf("**%s %s** · %s", mark, d.Headline, gate), fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
 	}
@@ -79,6 +85,65 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 		line = append(line, "**interrupted**: not every node was audited")
 	}
 	p("%s\n", strings.Join(line, " · "))
+}
+
+// mdDecision is the rest of the decision block under the summary line,
+// which opens with the decision (Decide) and the gate: the nodes not
+// audited right under it, the blockers with fix
+// and rollout, then what does not block, waivers in force and skipped
+// checks. A probable cause is its blocker's title, said here once.
+func mdDecision(p func(string, ...any), r *result.Report, failing map[string]bool) {
+	d := Decide(r)
+	list := func(head string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		p("\n%s\n\n", head)
+		for _, it := range items {
+			p("- %s\n", it)
+		}
+	}
+	var na []string
+	for _, l := range unauditedLines(d.NotAudited) {
+		na = append(na, mdText(l))
+	}
+	list(fmt.Sprintf("**Not audited (%d)**: the decision does not cover what the audit did not see", len(d.NotAudited)), na)
+	if len(d.Blockers) > 0 {
+		p("\n**Blockers (%d)**, in the order to fix them:\n\n", len(d.Blockers))
+		for i, f := range d.Blockers {
+			title := "**" + mdText(f.Title) + "**"
+			if f.Cause != nil {
+				title = mdCauseHeadline(f.Cause, 0)
+			}
+			p("%d. %s %s", i+1, title, mdCode(f.Check, false))
+			if len(f.Nodes) > 0 {
+				p(" on %s", mdCode(compressNodes(f.Nodes), false))
+			}
+			if f.Cause != nil {
+				p("  \n   %s", mdText(causeStats(f.Cause)))
+			}
+			if f.Remediation != "" {
+				p("  \n   Fix: %s", mdText(f.Remediation))
+			}
+			if len(f.Rollout) > 0 {
+				p("  \n   Rollout: %s", mdText(rolloutLine(rolloutSteps(f.Rollout, failing))))
+			}
+			p("\n")
+		}
+	}
+	var warn, waived, skipped []string
+	for _, f := range d.Warnings {
+		warn = append(warn, mdText(f.Severity.String()+": "+findingLine(f)))
+	}
+	for _, f := range d.Waived {
+		waived = append(waived, mdText(waiverLine(f)))
+	}
+	for _, c := range d.Skipped {
+		skipped = append(skipped, mdText(skippedLine(c)))
+	}
+	list(fmt.Sprintf("**Not blocking (%d):**", len(warn)), warn)
+	list(fmt.Sprintf("**Waivers in force (%d):**", len(waived)), waived)
+	list(fmt.Sprintf("**Checks skipped on audited nodes (%d)**, a fact they need was not reported:", len(skipped)), skipped)
 }
 
 // mdWarnings sets each of the run's warnings apart as its own blockquote.
@@ -119,8 +184,9 @@ func mdCause(p func(string, ...any), f result.Finding, failing map[string]bool) 
 	const q = "> "
 	p("\n")
 	if f.Cause != nil {
-		p("> %s  \n", mdCauseHeadline(f.Cause, 0))
-		p("> %s\n", mdLine(causeStats(f.Cause)))
+		// The headline is the blocker's title in the decision above.
+		p("> **Evidence of the %s** %s\n", f.Cause.Verdict(), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
+		p(">\n> %s\n", mdLine(causeStats(f.Cause)))
 		if cands := candidateRows(f.Cause); len(cands) > 0 {
 			rows := make([][]string, len(cands))
 			for i, c := range cands {

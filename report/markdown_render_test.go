@@ -487,9 +487,13 @@ func checkOwnMarkup(doc *hnode) []string {
 // checkSummaryLine: the first thing under the title is the one-line
 // summary, and it begins with the gate's verdict.
 func checkSummaryLine(doc *hnode, r *result.Report) []string {
-	verdict := "Gate: passed"
+	d := Decide(r)
+	verdict := "✔ " + d.Headline + " · Gate: passed"
+	if d.Blocked {
+		verdict = "✘ " + d.Headline + " · Gate: passed"
+	}
 	if !r.Gate.Passed {
-		verdict = fmt.Sprintf("Gate: FAILED (exit %d)", r.Gate.ExitCode)
+		verdict = fmt.Sprintf("✘ %s · Gate: FAILED (exit %d)", d.Headline, r.Gate.ExitCode)
 	}
 	els := doc.elements()
 	if len(els) < 2 || els[0].tag != "h1" || els[1].tag != "p" {
