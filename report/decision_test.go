@@ -118,3 +118,28 @@ func TestDecideProbesAndSkips(t *testing.T) {
 		t.Errorf("headline = %q", d.Headline)
 	}
 }
+
+// TestAllowedListsUnaudited: a gate passed with --allow-unreachable never
+// reads as a bare "allowed" in any human format; each names the node that
+// was not audited after the decision.
+func TestAllowedListsUnaudited(t *testing.T) {
+	r := unreachableReport()
+	r.Gate = audit.EvaluateGate(r, audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true})
+	if !r.Gate.Passed {
+		t.Fatalf("the fixture's gate failed: %+v", r.Gate)
+	}
+	for _, format := range []string{"terminal", "markdown", "markdown-summary", "html"} {
+		out := string(render(t, format, Options{}, r))
+		i := strings.Index(out, "upgrade allowed with 1 node NOT audited")
+		if i < 0 {
+			t.Errorf("%s: no %q", format, "upgrade allowed with 1 node NOT audited")
+			continue
+		}
+		if !strings.Contains(out[i:], "edge-worker-2") {
+			t.Errorf("%s: the unaudited edge-worker-2 is not listed after the decision", format)
+		}
+		if strings.Contains(strings.ReplaceAll(out, "upgrade allowed with", ""), "upgrade allowed") {
+			t.Errorf("%s: a bare \"upgrade allowed\" beside an unaudited node", format)
+		}
+	}
+}
