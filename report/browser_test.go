@@ -401,6 +401,7 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 
 	// Node details: one per node, with its status and its drifted facts.
 	details := d.WithClass("details", "node")
+	states := nodeStates(r)
 	if len(details) != len(r.Nodes) {
 		add("%d node details, want %d", len(details), len(r.Nodes))
 	}
@@ -409,8 +410,8 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 			break
 		}
 		s := text(details[i])
-		if details[i].Attrs["id"] != fmt.Sprintf("node-%d", i+1) || !strings.HasPrefix(s, n.Name+" — "+n.Status.String()) {
-			add("node details %d: id %q, %q; want %s — %s", i, details[i].Attrs["id"], s[:min(60, len(s))], n.Name, n.Status)
+		if details[i].Attrs["id"] != fmt.Sprintf("node-%d", i+1) || !strings.HasPrefix(s, n.Name+" — "+states[n.Name].Word) {
+			add("node details %d: id %q, %q; want %s — %s", i, details[i].Attrs["id"], s[:min(60, len(s))], n.Name, states[n.Name].Word)
 		}
 		for k, val := range n.Facts {
 			if !strings.Contains(s, k) || !strings.Contains(s, val) {

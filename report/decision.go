@@ -192,3 +192,57 @@ func findingLine(f result.Finding) string {
 func waiverLine(f result.Finding) string {
 	return f.Check + " on " + compressNodes(f.Nodes) + ", " + waiverText(f.Waived)
 }
+
+// nodeState is how a node reads in the node lists and the matrix, in one
+// wording across the formats: "ok" only for a node fully audited with no
+// finding on it, "N findings" for the unwaived findings naming it, and
+// "not audited (status)" for a node without facts. Info findings do not
+// count: the upgrade order names every node and is no fault of any. A node partly audited
+// says so before its findings. A green "ok" beside failing checks is what
+// this exists to prevent.
+type nodeState struct {
+	Word string
+	OK   bool
+}
+
+// nodeStates are the nodes' states by name.
+func nodeStates(r *result.Report) map[string]nodeState {
+	findings := map[string]int{}
+	for _, f := range r.Findings {
+		if f.Waived != nil || f.Severity == result.SeverityInfo {
+			continue
+		}
+		for _, n := range f.Nodes {
+			findings[n]++
+		}
+	}
+	partial := map[string]bool{}
+	why := map[string]string{}
+	for _, u := range Decide(r).NotAudited {
+		partial[u.Node] = u.Partial
+		why[u.Node] = u.Status.String()
+		if u.Status == result.StatusOK {
+			why[u.Node] = result.Count(len(u.Probes), "probe") + " not ok"
+		}
+	}
+	out := make(map[string]nodeState, len(r.Nodes))
+	for _, n := range r.Nodes {
+		var words []string
+		switch p, listed := partial[n.Name]; {
+		case listed && !p:
+			out[n.Name] = nodeState{Word: "not audited (" + n.Status.String() + ")"}
+			continue
+		case listed:
+			words = append(words, "partially audited ("+why[n.Name]+")")
+		}
+		if k := findings[n.Name]; k > 0 {
+			words = append(words, result.Count(k, "finding"))
+		}
+		if len(words) == 0 {
+			out[n.Name] = nodeState{Word: "ok", OK: true}
+			continue
+		}
+		out[n.Name] = nodeState{Word: strings.Join(words, ", ")}
+	}
+	return out
+}

@@ -143,3 +143,33 @@ func TestAllowedListsUnaudited(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeStates(t *testing.T) {
+	partial := cleanReport()
+	partial.Nodes[0].Probes[1].Status = result.ProbeTimeout
+	partial.Nodes[1].Status = result.StatusProbeTimeout
+	for _, tt := range []struct {
+		name   string
+		report *result.Report
+		want   map[string]string
+	}{
+		// The upgrade order (info) names every node; it is no fault of any.
+		{"incident", incidentReport(), map[string]string{
+			"cluster-a-etcd-1": "3 findings", "cluster-a-etcd-3": "ok", "cluster-a-worker-4": "3 findings",
+			"cluster-a-worker-3": "ok", // its conntrack pressure is waived
+		}},
+		{"unreachable", unreachableReport(), map[string]string{"edge-cp-1": "ok", "edge-worker-2": "not audited (unreachable)"}},
+		{"partial", partial, map[string]string{
+			"lab-1": "partially audited (1 probe not ok)", "lab-2": "partially audited (probe_timeout)", "lab-3": "ok",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nodeStates(tt.report)
+			for n, want := range tt.want {
+				if got[n].Word != want || got[n].OK != (want == "ok") {
+					t.Errorf("%s: %+v, want %q", n, got[n], want)
+				}
+			}
+		})
+	}
+}

@@ -187,6 +187,10 @@ type htmlCol struct {
 	Name, Title, Status string
 	Count               int
 	OK, HasFacts        bool
+	// State is the nodeState of the column's nodes ("ok", "2 findings",
+	// "not audited (unreachable)"); StateOK when it is "ok".
+	State   string
+	StateOK bool
 }
 
 type htmlRow struct {
@@ -205,10 +209,13 @@ type htmlCell struct {
 }
 
 type htmlNode struct {
-	Index                    int
-	Name, Address, Roles     string
-	Status, Message, Error   string
-	OK                       bool
+	Index                  int
+	Name, Address, Roles   string
+	Status, Message, Error string
+	OK                     bool
+	// State and StateOK: the node's nodeState, which its summary shows.
+	State                    string
+	StateOK                  bool
 	Duration                 string
 	Facts                    []htmlFact
 	Probes                   []htmlProbe
@@ -424,9 +431,12 @@ func htmlDriftRows(drift []result.Drift) (rows []htmlDrift, note string) {
 // the column) and the probes that did not finish ok, and counts the rest.
 func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatrix) []htmlNode {
 	checks := checksByNode(r)
+	states := nodeStates(r)
 	var out []htmlNode
 	for i, n := range r.Nodes {
+		st := states[n.Name]
 		hn := htmlNode{
+			State: text(st.Word), StateOK: st.OK,
 			Index: i + 1, Name: text(n.Name), Address: text(n.Address), Roles: text(strings.Join(n.Roles, ", ")),
 			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == result.StatusOK,
 			Duration: fmt.Sprintf("%.1fs", n.DurationSeconds),
@@ -527,12 +537,23 @@ func newHTMLExplain(e result.Explanation) *htmlExplain {
 func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatrix {
 	g := alikeNodes(r, odd)
 	m := htmlMatrix{Folded: g.Folded, groups: g}
+	states := nodeStates(r)
 	for _, role := range g.Roles {
 		m.Roles = append(m.Roles, htmlRole{Name: text(role.Name), Span: role.Groups})
 	}
 	for j, members := range g.Groups {
 		n := r.Nodes[members[0]]
 		col := htmlCol{Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0, Count: len(members)}
+		st := states[n.Name]
+		for _, k := range members[1:] {
+			if states[r.Nodes[k].Name] != st {
+				// The nodes of a folded column share their facts, not
+				// always their findings; each says its own in its details.
+				st = nodeState{Word: "varies"}
+				break
+			}
+		}
+		col.State, col.StateOK = text(st.Word), st.OK
 		if len(members) == 1 {
 			col.Index = members[0] + 1
 		} else {

@@ -377,6 +377,7 @@ func mdNodes(p func(string, ...any), r *result.Report) {
 	p("\n## Nodes\n")
 	odd := outliers(r.Drift)
 	g := alikeNodes(r, odd)
+	states := nodeStates(r)
 	var varies []map[string]bool // by group: the facts that differ inside it
 	var sets []string            // by group: its node set, cut to fit
 	if g.Folded {
@@ -401,8 +402,8 @@ func mdNodes(p func(string, ...any), r *result.Report) {
 			inGroup = len(n.Facts) - len(keys)
 			meta = append(meta, "group "+mdCode(sets[j], false))
 		}
-		mdDetails(p, oneLine(n.Name)+" ("+n.Status.String()+")", func() {
-			mdBlock(p, "", strings.Join(meta, " · "))
+		mdDetails(p, oneLine(n.Name)+" ("+states[n.Name].Word+")", func() {
+			mdBlock(p, "", "Status: "+mdCode(n.Status.String(), false)+" · "+strings.Join(meta, " · "))
 			if n.Message != "" {
 				mdBlock(p, "", mdLine(n.Message))
 			}
