@@ -447,3 +447,106 @@ func inside(e, anc *browser.Element) bool {
 	}
 	return false
 }
+
+// firstScreen is the laptop window a change board opens the report in.
+const firstScreenW, firstScreenH = 1280, 800
+
+// firstScreenProblems lists what of the decision is not on the first
+// screen of page, the HTML of d's report: the decision itself, every
+// blocker and the not audited list, each when d has it.
+func firstScreenProblems(t *testing.T, b *browser.Browser, name, page string, d Decision) []string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name+".html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := stdctx.WithTimeout(stdctx.Background(), 2*time.Minute)
+	defer cancel()
+	parts := []struct {
+		what, sel string
+		want      bool
+	}{
+		{"the decision", "section.verdict h2#verdict", true},
+		{"the blockers", "section.verdict ol.blockers > li", len(d.Blockers) > 0},
+		{"the not audited list", "section.verdict .not-audited li", len(d.NotAudited) > 0},
+	}
+	var sels []string
+	for _, p := range parts {
+		sels = append(sels, p.sel)
+	}
+	bottoms, err := b.Bottoms(ctx, file, firstScreenW, firstScreenH, sels)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Logf("%s: bottoms at %dx%d: %v", name, firstScreenW, firstScreenH, bottoms)
+	var out []string
+	for i, p := range parts {
+		switch {
+		case bottoms[i] < 0 && p.want:
+			out = append(out, fmt.Sprintf("%s: %s is not on the page", name, p.what))
+		case bottoms[i] > firstScreenH:
+			out = append(out, fmt.Sprintf("%s: %s ends at %d px, below the first screen (%d px)", name, p.what, bottoms[i], firstScreenH))
+		}
+	}
+	return out
+}
+
+// withUnreachable is the incident with two more workers that never
+// answered: blockers and a not audited list on one first screen.
+func withUnreachable() *result.Report {
+	r := incidentReport()
+	for _, n := range []string{"cluster-a-worker-5", "cluster-a-worker-6"} {
+		r.Nodes = append(r.Nodes, result.Node{
+			Name: n, Address: "10.0.1.99", Roles: []string{"worker"}, Status: result.StatusUnreachable,
+			Message: "cannot reach 10.0.1.99:22 within 10s; check the address, the port and any firewall or security group in between",
+			Facts:   map[string]string{}, Probes: []result.ProbeRun{},
+		})
+	}
+	analyze(r, append([]string{"conntrack.pressure", "cluster.readyz-failing"}, fixtureChecks...), incidentWaivers)
+	return r
+}
+
+// TestDecisionOnFirstScreen: at 1280×800 the first screen shows the
+// decision, every blocker and the nodes not audited.
+func TestDecisionOnFirstScreen(t *testing.T) {
+	b := browser.Find(t)
+	for _, tt := range []struct {
+		name                 string
+		r                    *result.Report
+		blockers, notAudited int
+	}{
+		{"incident", incidentReport(), 3, 0},
+		{"unreachable", unreachableReport(), 0, 1},
+		{"incident-unreachable", withUnreachable(), 3, 2},
+	} {
+		d := Decide(tt.r)
+		if len(d.Blockers) != tt.blockers || len(d.NotAudited) != tt.notAudited {
+			t.Fatalf("%s: fixture has %d blockers and %d nodes not audited, want %d and %d", tt.name, len(d.Blockers), len(d.NotAudited), tt.blockers, tt.notAudited)
+		}
+		for _, p := range firstScreenProblems(t, b, tt.name, string(render(t, "html", Options{}, tt.r)), d) {
+			t.Error(p)
+		}
+	}
+}
+
+// TestFirstScreenCheckFails is the negative control: the same report with
+// a screen's height of text pushed above the verdict, and one without its
+// not audited list.
+func TestFirstScreenCheckFails(t *testing.T) {
+	b := browser.Find(t)
+	r := withUnreachable()
+	doc := string(render(t, "html", Options{}, r))
+	pushed := strings.Replace(doc, "<main>", "<main>"+strings.Repeat("<p>filler</p>", 40), 1)
+	problems := strings.Join(firstScreenProblems(t, b, "pushed", pushed, Decide(r)), "\n")
+	for _, want := range []string{"the blockers ends at", "the not audited list ends at"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("pushed report: no %q among the problems found:\n%s", want, problems)
+		}
+	}
+	i := strings.Index(doc, `<div class="not-audited"`)
+	j := strings.Index(doc[i:], "</div>")
+	cut := doc[:i] + doc[i+j+len("</div>"):]
+	if problems := strings.Join(firstScreenProblems(t, b, "cut", cut, Decide(r)), "\n"); !strings.Contains(problems, "the not audited list is not on the page") {
+		t.Errorf("report without its not audited list: no such problem among:\n%s", problems)
+	}
+}
