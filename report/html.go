@@ -45,8 +45,10 @@ type htmlView struct {
 	CSS template.CSS
 	CSP string
 
-	Inventory, Tool  string
-	TargetVersion    string
+	Inventory, Tool string
+	TargetVersion   string
+	// Change is the change ticket's fields, label and value, as given.
+	Change           []htmlFact
 	Limit            string
 	Passed           bool
 	ExitCode         int
@@ -307,6 +309,13 @@ func htmlVerdict(r *result.Report) htmlView {
 		RunTime:          runTime(r),
 		FindingCount:     len(r.Findings),
 		Warnings:         texts(r.Warnings),
+	}
+	if c := r.Change; c != nil {
+		for _, f := range []htmlFact{{Key: "Change", Value: c.ID}, {Key: "Title", Value: c.Title}, {Key: "Requested by", Value: c.RequestedBy}} {
+			if f.Value != "" {
+				v.Change = append(v.Change, htmlFact{Key: f.Key, Value: text(f.Value)})
+			}
+		}
 	}
 	v.Audited, v.NotAud = counts(r)
 	if !r.StartedAt.IsZero() {

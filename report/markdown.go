@@ -70,6 +70,9 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
 	}
+	for _, part := range r.Change.Parts() {
+		line = append(line, mdText(part))
+	}
 	for _, part := range r.Parts() {
 		line = append(line, mdText(part))
 	}

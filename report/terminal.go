@@ -97,6 +97,9 @@ func (p *termPrinter) header(r *result.Report) {
 	if r.TargetVersion != "" {
 		first = append(first, "target "+oneLine(r.TargetVersion))
 	}
+	for _, part := range r.Change.Parts() {
+		first = append(first, oneLine(part))
+	}
 	for _, part := range r.Parts() {
 		first = append(first, oneLine(part))
 	}
