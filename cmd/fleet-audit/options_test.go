@@ -132,7 +132,11 @@ func TestFlags(t *testing.T) {
 		{"demo flags", []string{"demo", "--out", "d", "--fail-on", "info", "--forks", "2", "-q", "--skip", "conntrack.*", "--probes", "p"},
 			demoOptions{Out: "d", runOptions: demoFull}, ""},
 		{"demo change", []string{"demo", "--change-id", "CHG-1"},
-			func() demoOptions { o := demoDefaults; o.Change = &result.Change{ID: "CHG-1"}; return demoOptions{Out: "demo-out", runOptions: o} }(), ""},
+			func() demoOptions {
+				o := demoDefaults
+				o.Change = &result.Change{ID: "CHG-1"}
+				return demoOptions{Out: "demo-out", runOptions: o}
+			}(), ""},
 		{"demo has no report flags", []string{"demo", "--json", "f"}, nil, "json"},
 		{"demo stray positional", []string{"demo", "demo-out", "--fail-on", "info"}, nil, `demo: unexpected argument "demo-out"`},
 		{"demo bad fail-on", []string{"demo", "--fail-on", "fatal"}, nil, "--fail-on"},
