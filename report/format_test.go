@@ -543,6 +543,11 @@ func TestHTMLIncident(t *testing.T) {
 			t.Errorf("html lacks %q", want)
 		}
 	}
+	// The probable cause is said once in the decision (its blocker) and
+	// once as its finding's title, not again in the verdict or the finding.
+	if n := strings.Count(doc, "probable cause of kubeproxy.healthz-failing: ufw.active=active"); n != 2 {
+		t.Errorf("the probable cause's headline is on the page %d times, want 2 (blocker, finding)", n)
+	}
 	// Probable cause first: the correlation comes before the checks it explains.
 	if strings.Index(doc, "correlation.kubeproxy.healthz-failing") > strings.Index(doc, "<code>firewall.ufw-active</code>") {
 		t.Error("correlation finding is not first")

@@ -505,6 +505,10 @@ func newHTMLFinding(f result.Finding, failing map[string]bool, explain map[strin
 	}
 	if f.Cause != nil {
 		hf.Cause = &htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))}
+		if hf.Cause.Head == hf.Title {
+			// audit titles a correlation with its headline: said once.
+			hf.Cause.Head = ""
+		}
 		for _, c := range candidateRows(f.Cause) {
 			hf.Cause.Ranked = append(hf.Cause.Ranked, candidateRow{Pair: text(c.Pair), Failing: c.Failing, Healthy: c.Healthy, Score: c.Score})
 		}
