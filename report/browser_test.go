@@ -401,7 +401,7 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 
 	// Node details: one per node, with its status and its drifted facts.
 	details := d.WithClass("details", "node")
-	states := nodeStates(r)
+	states := nodeStates(r, Decide(r))
 	if len(details) != len(r.Nodes) {
 		add("%d node details, want %d", len(details), len(r.Nodes))
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -31,8 +32,10 @@ type Decision struct {
 	// some probes that did not finish ok.
 	NotAudited []Unaudited
 	// Skipped are the checks skipped on nodes that were audited, because
-	// a fact they need was not reported.
-	Skipped []SkippedCheck
+	// a fact they need was not reported, grouped by the nodes they were
+	// skipped on: in a large fleet most skips share one node set, and a
+	// line per check would bury the decision.
+	Skipped []SkippedGroup
 }
 
 // Unaudited is one node the audit did not fully see.
@@ -47,10 +50,45 @@ type Unaudited struct {
 	Probes []string
 }
 
-// SkippedCheck is a check skipped on audited nodes.
-type SkippedCheck struct {
-	Check string
-	Nodes []string
+// SkippedGroup are checks skipped on the same audited nodes.
+type SkippedGroup struct {
+	// NodeSet is the nodes, compressed (compressNodes).
+	NodeSet string
+	// Checks are sorted.
+	Checks []string
+}
+
+// skippedGroups groups the checks skipped on audited nodes by the nodes
+// they were skipped on, in the order of their first check.
+func skippedGroups(checks []result.CheckResult, audited map[string]bool) []SkippedGroup {
+	nodes := map[string][]string{}
+	for _, c := range checks {
+		if c.Outcome == result.OutcomeSkip && audited[c.Node] {
+			nodes[c.Check] = append(nodes[c.Check], c.Node)
+		}
+	}
+	var out []SkippedGroup
+	at := map[string]int{}
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		k := strings.Join(nodes[id], "\x00")
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, SkippedGroup{NodeSet: compressNodes(nodes[id])})
+		}
+		out[i].Checks = append(out[i].Checks, id)
+	}
+	return out
+}
+
+// skippedCount is how many checks were skipped on audited nodes.
+func skippedCount(gs []SkippedGroup) int {
+	n := 0
+	for _, g := range gs {
+		n += len(g.Checks)
+	}
+	return n
 }
 
 // Decide derives the decision from r. Interrupted runs are never allowed:
@@ -88,22 +126,7 @@ func Decide(r *result.Report) Decision {
 		}
 		d.NotAudited = append(d.NotAudited, Unaudited{Node: n.Name, Status: n.Status, Partial: n.Status.HasFacts(), Message: msg, Probes: probes})
 	}
-	var skipped []SkippedCheck
-	at := map[string]int{}
-	for _, c := range r.Checks {
-		if c.Outcome != result.OutcomeSkip || !audited[c.Node] {
-			continue
-		}
-		i, ok := at[c.Check]
-		if !ok {
-			i = len(skipped)
-			at[c.Check] = i
-			skipped = append(skipped, SkippedCheck{Check: c.Check})
-		}
-		skipped[i].Nodes = append(skipped[i].Nodes, c.Node)
-	}
-	slices.SortFunc(skipped, func(a, b SkippedCheck) int { return strings.Compare(a.Check, b.Check) })
-	d.Skipped = skipped
+	d.Skipped = skippedGroups(r.Checks, audited)
 	d.Blocked = !r.Gate.Passed || r.Interrupted
 	switch {
 	case r.Interrupted:
@@ -134,9 +157,9 @@ func unauditedLine(u Unaudited) string {
 	return s
 }
 
-// skippedLine is "check on nodes a, b", unescaped.
-func skippedLine(s SkippedCheck) string {
-	return s.Check + " on " + compressNodes(s.Nodes)
+// skippedLine is "nodes: check, check", unescaped.
+func skippedLine(g SkippedGroup) string {
+	return g.NodeSet + ": " + strings.Join(g.Checks, ", ")
 }
 
 // maxUnauditedLines is how many not audited nodes the decision names one
@@ -205,8 +228,8 @@ type nodeState struct {
 	OK   bool
 }
 
-// nodeStates are the nodes' states by name.
-func nodeStates(r *result.Report) map[string]nodeState {
+// nodeStates are the nodes' states by name; d is Decide(r).
+func nodeStates(r *result.Report, d Decision) map[string]nodeState {
 	findings := map[string]int{}
 	for _, f := range r.Findings {
 		if f.Waived != nil || f.Severity == result.SeverityInfo {
@@ -218,7 +241,7 @@ func nodeStates(r *result.Report) map[string]nodeState {
 	}
 	partial := map[string]bool{}
 	why := map[string]string{}
-	for _, u := range Decide(r).NotAudited {
+	for _, u := range d.NotAudited {
 		partial[u.Node] = u.Partial
 		why[u.Node] = u.Status.String()
 		if u.Status == result.StatusOK {

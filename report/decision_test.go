@@ -106,13 +106,15 @@ func TestDecideProbesAndSkips(t *testing.T) {
 	r.Checks = append(r.Checks,
 		result.CheckResult{Check: "x.check", Node: "lab-2", Outcome: result.OutcomeSkip},
 		result.CheckResult{Check: "x.check", Node: "lab-3", Outcome: result.OutcomeSkip},
+		result.CheckResult{Check: "z.check", Node: "lab-2", Outcome: result.OutcomeSkip},
+		result.CheckResult{Check: "z.check", Node: "lab-3", Outcome: result.OutcomeSkip},
 		result.CheckResult{Check: "y.check", Node: "lab-3", Outcome: result.OutcomePass})
 	d := Decide(r)
 	if len(d.NotAudited) != 1 || d.NotAudited[0].Node != "lab-1" || !slices.Equal(d.NotAudited[0].Probes, []string{r.Nodes[0].Probes[1].ID + ": failed"}) {
 		t.Errorf("not audited = %+v, want lab-1 with its failed probe", d.NotAudited)
 	}
-	if len(d.Skipped) != 1 || d.Skipped[0].Check != "x.check" || !slices.Equal(d.Skipped[0].Nodes, []string{"lab-2", "lab-3"}) {
-		t.Errorf("skipped = %+v, want x.check on lab-2, lab-3", d.Skipped)
+	if len(d.Skipped) != 1 || d.Skipped[0].NodeSet != "lab-[2-3]" || !slices.Equal(d.Skipped[0].Checks, []string{"x.check", "z.check"}) {
+		t.Errorf("skipped = %+v, want x.check and z.check on lab-[2-3]", d.Skipped)
 	}
 	if d.Headline != "upgrade allowed with 1 node NOT audited" {
 		t.Errorf("headline = %q", d.Headline)
@@ -164,7 +166,7 @@ func TestNodeStates(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := nodeStates(tt.report)
+			got := nodeStates(tt.report, Decide(tt.report))
 			for n, want := range tt.want {
 				if got[n].Word != want || got[n].OK != (want == "ok") {
 					t.Errorf("%s: %+v, want %q", n, got[n], want)

@@ -390,7 +390,7 @@ func TestMatrixFoldsLargeFleets(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("nodes=%d", tc.nodes), func(t *testing.T) {
 			r := largeReport(tc.nodes)
-			m := buildMatrix(r, outliers(r.Drift))
+			m := buildMatrix(r, outliers(r.Drift), nodeStates(r, Decide(r)))
 			if len(m.Cols) != tc.cols {
 				t.Fatalf("%d columns, want %d", len(m.Cols), tc.cols)
 			}
@@ -438,7 +438,7 @@ func TestMatrixFoldsLargeFleets(t *testing.T) {
 			}
 			// A healthy worker's details: only what its column does not
 			// show; the etcd node, alone in its column, keeps every fact.
-			nodes := htmlNodes(r, outliers(r.Drift), m)
+			nodes := htmlNodes(r, outliers(r.Drift), m, nodeStates(r, Decide(r)))
 			w, e := nodes[5], nodes[0]
 			if len(w.Facts) != 1 || w.Facts[0].Key != "conntrack.count" || w.InMatrix != len(r.Nodes[5].Facts)-1 {
 				t.Errorf("worker details: facts %v, %d in the matrix", w.Facts, w.InMatrix)

@@ -88,6 +88,7 @@ type htmlDecision struct {
 	Blockers          []htmlBlocker
 	Warnings, Waivers []string
 	Skipped           []string
+	SkippedCount      int
 }
 
 type htmlBlocker struct {
@@ -262,17 +263,19 @@ func buildHTMLView(r *result.Report, explain map[string]result.Explanation) html
 	v.FindingTitle = findingsTitle(fs)
 	failing := failingNodes(r)
 	v.SeverityGroups = htmlFindings(fs, failing, explain)
-	v.Decision = newHTMLDecision(r, failing)
+	d := Decide(r)
+	states := nodeStates(r, d)
+	v.Decision = newHTMLDecision(r, d, failing)
 	if r.Cluster != nil {
 		v.Cluster = newHTMLCluster(r.Cluster, r.Partial())
 	}
 	v.Drift, v.DriftNote = htmlDriftRows(r.Drift)
 	odd := outliers(r.Drift)
-	v.Matrix = buildMatrix(r, odd)
+	v.Matrix = buildMatrix(r, odd, states)
 	for _, row := range v.Matrix.Rows {
 		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
 	}
-	v.Nodes = htmlNodes(r, odd, v.Matrix)
+	v.Nodes = htmlNodes(r, odd, v.Matrix, states)
 	if len(r.Nodes) > foldNodesAbove {
 		for _, g := range notOKGroups(r.Nodes) {
 			v.DownGroups = append(v.DownGroups, htmlDownGroup{NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes), Status: g.Status.String(), Message: text(g.Message)})
@@ -367,10 +370,9 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 	return groups
 }
 
-// newHTMLDecision lays out Decide(r) for the top of the page; the probable
+// newHTMLDecision lays out d, Decide(r), for the top of the page; the probable
 // cause is the title of its blocker, said there once above the fold.
-func newHTMLDecision(r *result.Report, failing map[string]bool) htmlDecision {
-	d := Decide(r)
+func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) htmlDecision {
 	hd := htmlDecision{
 		Blocked: d.Blocked, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
 		NotAudited: texts(unauditedLines(d.NotAudited)),
@@ -392,6 +394,7 @@ func newHTMLDecision(r *result.Report, failing map[string]bool) htmlDecision {
 	for _, c := range d.Skipped {
 		hd.Skipped = append(hd.Skipped, text(skippedLine(c)))
 	}
+	hd.SkippedCount = skippedCount(d.Skipped)
 	return hd
 }
 
@@ -438,9 +441,8 @@ func htmlDriftRows(drift []result.Drift) (rows []htmlDrift, note string) {
 // node, tens of thousands of rows for a large fleet: a node's block there
 // lists only the facts its column does not show (those that differ inside
 // the column) and the probes that did not finish ok, and counts the rest.
-func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatrix) []htmlNode {
+func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatrix, states map[string]nodeState) []htmlNode {
 	checks := checksByNode(r)
-	states := nodeStates(r)
 	var out []htmlNode
 	for i, n := range r.Nodes {
 		st := states[n.Name]
@@ -547,10 +549,9 @@ func newHTMLExplain(e result.Explanation) *htmlExplain {
 // while a column per node keeps a role together. A fact that differs
 // inside a folded column shows how many values it has there; each node's
 // own value is in its details.
-func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatrix {
+func buildMatrix(r *result.Report, odd map[string]map[string][]string, states map[string]nodeState) htmlMatrix {
 	g := alikeNodes(r, odd)
 	m := htmlMatrix{Folded: g.Folded, groups: g}
-	states := nodeStates(r)
 	for _, role := range g.Roles {
 		m.Roles = append(m.Roles, htmlRole{Name: text(role.Name), Span: role.Groups})
 	}

@@ -27,8 +27,9 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	fs := orderFindings(r.Findings)
 	failing := failingNodes(r)
-	mdHeader(p, r)
-	mdDecision(p, r, failing)
+	d := Decide(r)
+	mdHeader(p, r, d)
+	mdDecision(p, r, d, failing)
 	mdWarnings(p, r.Warnings)
 	mdCauses(p, fs, failing)
 	mdFindings(p, fs, failing)
@@ -37,7 +38,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 		mdCluster(p, r.Cluster, r.Partial())
 	}
 	mdDrift(p, r.Drift)
-	mdNodes(p, r)
+	mdNodes(p, r, nodeStates(r, d))
 	_, err := w.Write(bytes.TrimRight(b.Bytes(), "\n"))
 	if err == nil {
 		_, err = io.WriteString(w, "\n")
@@ -47,7 +48,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 
 // mdHeader is the title and the one line a reviewer reads first: the
 // decision, the gate, the fleet's size, the target, when the run was and with what.
-func mdHeader(p func(string, ...any), r *result.Report) {
+func mdHeader(p func(string, ...any), r *result.Report, d Decision) {
 	if r.Inventory != "" {
 		p("# fleet-audit report: %s\n\n", mdText(r.Inventory))
 	} else {
@@ -61,7 +62,6 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 			gate += ": " + mdText(strings.Join(r.Gate.Reasons, "; "))
 		}
 	}
-	d := Decide(r)
 	mark := "✔"
 	if d.Blocked {
 		mark = "✘"
@@ -95,8 +95,7 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 // audited right under it, the blockers with fix
 // and rollout, then what does not block, waivers in force and skipped
 // checks. A probable cause is its blocker's title, said here once.
-func mdDecision(p func(string, ...any), r *result.Report, failing map[string]bool) {
-	d := Decide(r)
+func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing map[string]bool) {
 	list := func(head string, items []string) {
 		if len(items) == 0 {
 			return
@@ -146,7 +145,7 @@ func mdDecision(p func(string, ...any), r *result.Report, failing map[string]boo
 	}
 	list(fmt.Sprintf("**Not blocking (%d):**", len(warn)), warn)
 	list(fmt.Sprintf("**Waivers in force (%d):**", len(waived)), waived)
-	list(fmt.Sprintf("**Checks skipped on audited nodes (%d)**, a fact they need was not reported:", len(skipped)), skipped)
+	list(fmt.Sprintf("**Checks skipped on audited nodes (%d)**, a fact they need was not reported:", skippedCount(d.Skipped)), skipped)
 }
 
 // mdWarnings sets each of the run's warnings apart as its own blockquote.
@@ -376,11 +375,10 @@ func mdDriftRow(d result.Drift, brief bool) []string {
 // each with the facts its nodes share, listed once (mdGroups), and a
 // node's block lists only the facts that differ inside its group: the
 // blocks would otherwise repeat the same facts once per node.
-func mdNodes(p func(string, ...any), r *result.Report) {
+func mdNodes(p func(string, ...any), r *result.Report, states map[string]nodeState) {
 	p("\n## Nodes\n")
 	odd := outliers(r.Drift)
 	g := alikeNodes(r, odd)
-	states := nodeStates(r)
 	var varies []map[string]bool // by group: the facts that differ inside it
 	var sets []string            // by group: its node set, cut to fit
 	if g.Folded {

@@ -541,7 +541,7 @@ func checkDetails(doc *hnode, r *result.Report) []string {
 		return append(problems, fmt.Sprintf("%d details blocks, want one per node (%d)", len(blocks), len(r.Nodes)))
 	}
 	for i, n := range r.Nodes {
-		if want := oneLine(n.Name) + " (" + nodeStates(r)[n.Name].Word + ")"; nodes[i].summary != want {
+		if want := oneLine(n.Name) + " (" + nodeStates(r, Decide(r))[n.Name].Word + ")"; nodes[i].summary != want {
 			problems = append(problems, fmt.Sprintf("details %d summary %q, want %q", i+1, nodes[i].summary, want))
 		}
 		if got := len(nodes[i].d.find("table")); len(n.Facts) > 0 && got != 1 {

@@ -49,7 +49,7 @@ func (m *MarkdownSummary) Format(w io.Writer, r *result.Report) error {
 	failing := failingNodes(r)
 
 	var head strings.Builder
-	mdHeader(func(format string, args ...any) { fmt.Fprintf(&head, format, args...) }, r)
+	mdHeader(func(format string, args ...any) { fmt.Fprintf(&head, format, args...) }, r, Decide(r))
 	s.put(head.String())
 	var warnings []string
 	for _, warn := range r.Warnings {

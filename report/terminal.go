@@ -536,14 +536,18 @@ func (p *termPrinter) decision(r *result.Report) {
 			return f.Check + " on " + compressNodes(f.Nodes) + " until " + f.Waived.Expires
 		})))
 	}
-	if len(d.Skipped) > 0 {
-		p.detail(2, 2, fmt.Sprintf("checks skipped on audited nodes (%d), a fact they need was not reported: %s", len(d.Skipped), strings.Join(func() []string {
-			var out []string
-			for _, c := range d.Skipped {
-				out = append(out, skippedLine(c))
+	if n := skippedCount(d.Skipped); n > 0 {
+		// Counted, and listed only with -v: they are the checks that had
+		// nothing to judge, not findings.
+		line := fmt.Sprintf("checks skipped on audited nodes (%d), a fact they need was not reported", n)
+		if !p.verbose {
+			p.detail(2, 2, line+" (-v lists them)")
+		} else {
+			p.detail(2, 2, line+":")
+			for _, g := range d.Skipped {
+				p.detail(4, 3, skippedLine(g))
 			}
-			return out
-		}(), "; ")))
+		}
 	}
 	sgr = sgrGreen
 	if !r.Gate.Passed {
