@@ -125,23 +125,33 @@ func TestDecideProbesAndSkips(t *testing.T) {
 // reads as a bare "allowed" in any human format; each names the node that
 // was not audited after the decision.
 func TestAllowedListsUnaudited(t *testing.T) {
-	r := unreachableReport()
-	r.Gate = audit.EvaluateGate(r, audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true})
-	if !r.Gate.Passed {
-		t.Fatalf("the fixture's gate failed: %+v", r.Gate)
-	}
-	for _, format := range []string{"terminal", "markdown", "markdown-summary", "html"} {
-		out := string(render(t, format, Options{}, r))
-		i := strings.Index(out, "upgrade allowed with 1 node NOT audited")
-		if i < 0 {
-			t.Errorf("%s: no %q", format, "upgrade allowed with 1 node NOT audited")
-			continue
+	unreachable := unreachableReport()
+	unreachable.Gate = audit.EvaluateGate(unreachable, audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true})
+	// A node whose status is ok but one of whose probes did not finish
+	// (a saved report edited by hand): the gate passes, the decision does
+	// not cover it.
+	probe := cleanReport()
+	probe.Nodes[1].Probes[0].Status = result.ProbeMissing
+	for _, tt := range []struct {
+		r    *result.Report
+		node string
+	}{{unreachable, "edge-worker-2"}, {probe, "lab-2"}} {
+		if !tt.r.Gate.Passed {
+			t.Fatalf("the fixture's gate failed: %+v", tt.r.Gate)
 		}
-		if !strings.Contains(out[i:], "edge-worker-2") {
-			t.Errorf("%s: the unaudited edge-worker-2 is not listed after the decision", format)
-		}
-		if strings.Contains(strings.ReplaceAll(out, "upgrade allowed with", ""), "upgrade allowed") {
-			t.Errorf("%s: a bare \"upgrade allowed\" beside an unaudited node", format)
+		for _, format := range []string{"terminal", "markdown", "markdown-summary", "html"} {
+			out := string(render(t, format, Options{}, tt.r))
+			i := strings.Index(out, "upgrade allowed with 1 node NOT audited")
+			if i < 0 {
+				t.Errorf("%s: no %q", format, "upgrade allowed with 1 node NOT audited")
+				continue
+			}
+			if !strings.Contains(out[i:], tt.node) {
+				t.Errorf("%s: the unaudited %s is not listed after the decision", format, tt.node)
+			}
+			if strings.Contains(strings.ReplaceAll(out, "upgrade allowed with", ""), "upgrade allowed") {
+				t.Errorf("%s: a bare \"upgrade allowed\" beside an unaudited node", format)
+			}
 		}
 	}
 }
