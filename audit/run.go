@@ -89,6 +89,9 @@ type RunOptions struct {
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
 	TargetVersion string
+	// Change is the change ticket the run is for (nil = none), for the
+	// report's head; it does not change how anything is judged.
+	Change *result.Change
 	// Waivers accept known findings: they are shown as waived and do not
 	// fail the gate.
 	Waivers     []result.Waiver
@@ -188,6 +191,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		Nodes:         nodes,
 		Cluster:       cluster,
 		TargetVersion: o.TargetVersion,
+		Change:        o.Change,
 		Limit:         o.Limit,
 		Shard:         o.Shard,
 		Warnings:      warnings,

@@ -108,6 +108,9 @@ type MergeOptions struct {
 	Rules         Rules
 	TargetVersion string
 	ToolVersion   string
+	// Change is merge's --change-id, --title and --requested-by; nil keeps
+	// the first shard's.
+	Change *result.Change
 }
 
 // MergeError is a set of shard reports Merge refuses to join: of different
@@ -182,7 +185,11 @@ func Merge(shards []ShardFile, o MergeOptions) (*result.Report, error) {
 		FinishedAt:    ref.FinishedAt,
 		Nodes:         nodes,
 		TargetVersion: ref.TargetVersion,
+		Change:        ref.Change,
 		Limit:         ref.Limit,
+	}
+	if o.Change != nil {
+		merged.Change = o.Change
 	}
 	for _, s := range shards {
 		r := s.Report

@@ -222,6 +222,28 @@ func TestMergeClusterView(t *testing.T) {
 	}
 }
 
+// TestMergeChange: the merged report keeps the shards' change ticket, or
+// takes merge's own when it was given one.
+func TestMergeChange(t *testing.T) {
+	f := newMergeFixture()
+	f.shards[0].Report.Change = &result.Change{ID: "CHG-1", Title: "shards"}
+	r, err := Merge(f.shards, f.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Change == nil || *r.Change != (result.Change{ID: "CHG-1", Title: "shards"}) {
+		t.Errorf("merged change %+v, want the shards'", r.Change)
+	}
+	o := f.options()
+	o.Change = &result.Change{ID: "CHG-2"}
+	if r, err = Merge(f.shards, o); err != nil {
+		t.Fatal(err)
+	}
+	if r.Change == nil || *r.Change != (result.Change{ID: "CHG-2"}) {
+		t.Errorf("merged change %+v, want merge's --change-id", r.Change)
+	}
+}
+
 // TestMergeMissingShard: the hosts of a shard not given are nodes not
 // audited, named with their shard, so the gate fails closed (3) unless
 // --allow-unreachable.

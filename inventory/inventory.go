@@ -59,6 +59,10 @@ type Inventory struct {
 	File string
 	// Name is the name key, else the file's base name without extension.
 	Name string
+	// Change is the change key of fleet-audit's own format: the change
+	// ticket the inventory's runs are for. The command line's flags
+	// override it field by field. Zero when not given.
+	Change Change
 	// Hosts are in file order: every group's hosts in group order, then the
 	// top-level hosts. There is at least one, and names are unique.
 	Hosts []Host
@@ -72,6 +76,11 @@ type Inventory struct {
 	// as Ansible variables fleet-audit does not honour. They never hold a
 	// variable's value.
 	Warnings []string
+}
+
+// Change names a change ticket: its id, title and who requested it.
+type Change struct {
+	ID, Title, RequestedBy string
 }
 
 // Host is one node with every setting resolved. No field needs further

@@ -297,6 +297,17 @@ func TestNameRolesOrder(t *testing.T) {
 	}
 }
 
+func TestChange(t *testing.T) {
+	e := newEnv(t)
+	inv, err := inventory.Load(e.write(t, "c.yaml", "change:\n  id: \" CHG-4711 \"\n  title: upgrade prod\n  requested_by: j.doe\nhosts: {a: }\n"), e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (inventory.Change{ID: "CHG-4711", Title: "upgrade prod", RequestedBy: "j.doe"}); inv.Change != want {
+		t.Errorf("Change = %+v, want %+v", inv.Change, want)
+	}
+}
+
 func TestPathExpansion(t *testing.T) {
 	e := newEnv(t)
 	tests := []struct {
@@ -694,6 +705,12 @@ func TestInvalid(t *testing.T) {
 			nil, []wantErr{{3, "groups.g.connection", inventory.ErrInvalidValue, `got ""`}}},
 
 		// Names and users.
+		{"change title with a line break", "change:\n  id: CHG-1\n  title: \"a\\nb\"\nhosts: {a: }\n",
+			nil, []wantErr{{3, "change.title", inventory.ErrInvalidValue, `contains a control character`}}},
+		{"change unknown key", "change:\n  requested: x\nhosts: {a: }\n",
+			nil, []wantErr{{2, "change.requested", inventory.ErrUnknownKey, `(did you mean "requested_by"?)`}}},
+		{"change id not a string", "change: {id: 4711}\nhosts: {a: }\n",
+			nil, []wantErr{{1, "change.id", inventory.ErrWrongType, `quote it`}}},
 		{"inventory name", "name: \"a b\"\nhosts: {a: }\n",
 			nil, []wantErr{{1, "name", inventory.ErrInvalidValue, `inventory name "a b" contains a space`}}},
 		{"group name", "groups:\n  \"etcd;x\":\n    hosts: {a: }\n",

@@ -19,7 +19,8 @@ import (
 // The keys of each level. Defaults and groups share the setting keys so a
 // setting can be moved between levels without renaming it.
 var (
-	topKeys     = []string{"name", "defaults", "groups", "hosts"}
+	topKeys     = []string{"name", "change", "defaults", "groups", "hosts"}
+	changeKeys  = []string{"id", "title", "requested_by"}
 	settingKeys = []string{"user", "port", "identity_files", "known_hosts", "ssh_config", "become", "connection", "roles",
 		"proxy_jump", "proxy_command", "identities_only", "passphrase_env", "host_key_policy", "connect_timeout", "server_alive_interval",
 		"server_alive_count_max", "become_user"}
@@ -146,6 +147,8 @@ func (p *parser) parse(data []byte) *Inventory {
 					inv.Name = s
 				}
 			}
+		case "change":
+			inv.Change = p.change(e)
 		case "defaults":
 			for _, d := range p.entries(e.v, e.path, "defaults") {
 				if !p.setting(&defaults, d) {
@@ -426,6 +429,38 @@ func (p *parser) bothRoutes(s *settings, e entry) {
 
 // unknownKey reports e with the most useful hint for where it appears: keys
 // that are valid elsewhere say where they belong.
+// change reads the change key: the ticket the inventory's runs are for.
+func (p *parser) change(e entry) Change {
+	var c Change
+	for _, d := range p.entries(e.v, e.path, "change") {
+		var to *string
+		switch d.key {
+		case "id":
+			to = &c.ID
+		case "title":
+			to = &c.Title
+		case "requested_by":
+			to = &c.RequestedBy
+		default:
+			p.unknownKey(d, changeKeys, "change")
+			continue
+		}
+		s, st := p.str(d.v, d.path)
+		if st != set {
+			continue
+		}
+		s = strings.TrimSpace(s)
+		// Printed in every report's head line, which a line break or an
+		// escape would split or hide.
+		if strings.ContainsFunc(s, unicode.IsControl) {
+			p.add(d.v.Line, d.path, kindf(ErrInvalidValue, "%s %q contains a control character (a line break or an escape)", keyOf(d.path), s))
+			continue
+		}
+		*to = s
+	}
+	return c
+}
+
 func (p *parser) unknownKey(e entry, allowed []string, level string) {
 	var hint string
 	switch {

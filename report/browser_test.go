@@ -219,15 +219,17 @@ func TestHTMLStructureCheckFails(t *testing.T) {
 	k := m + strings.Index(doc[m:], `<td class="drift"`)
 	doc = doc[:k] + `<td class="plain"` + doc[k+len(`<td class="drift"`):]
 	cut(`<article class="finding sev-warning">`, `</article>`)
-	doc = strings.Replace(doc, "Gate FAILED — exit 1", "Gate FAILED — exit 3", 1)
+	doc = strings.Replace(doc, "FAILED (exit 1)", "FAILED (exit 3)", 1)
 	cut(`<details class="node" id="node-9">`, `</details>`)
+	cut(`<li><strong>UFW is active on a Kubernetes node</strong>`, `</li>`)
 
 	problems := strings.Join(reportDOMProblems(loadInChromium(t, b, "broken", doc), r), "\n")
 	for _, want := range []string{
 		"drift marked in the matrix",
 		"findings shown, want 6",
-		`want "Gate FAILED — exit 1"`,
+		`want "Gate FAILED (exit 1)`,
 		"8 node details, want 9",
+		"2 blockers in the verdict, want 3",
 	} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("broken report: no %q among the problems found:\n%s", want, problems)
@@ -249,17 +251,16 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 		return out
 	}
 	v := verdicts[0]
-	wantClass, wantHead := "passed", "Gate passed"
-	if !r.Gate.Passed {
-		wantClass, wantHead = "failed", fmt.Sprintf("Gate FAILED — exit %d", r.Gate.ExitCode)
+	dec := Decide(r)
+	wantClass, wantHead := "passed", dec.Headline
+	if dec.Blocked {
+		wantClass = "failed"
 	}
-	if !v.HasClass(wantClass) || !strings.Contains(text(v), wantHead) {
-		add("verdict %q (class %q), want %q (class %q)", text(v), v.Attrs["class"], wantHead, wantClass)
+	if h := d.Find("h2"); len(h) == 0 || !h[0].Within("section", "verdict") || !strings.Contains(text(h[0]), wantHead) {
+		add("the first heading is not the decision %q", wantHead)
 	}
-	for _, reason := range r.Gate.Reasons {
-		if !strings.Contains(text(v), reason) {
-			add("verdict lacks the reason %q", reason)
-		}
+	if gate := "Gate " + Verdict(r.Gate); !v.HasClass(wantClass) || !strings.Contains(text(v), gate) {
+		add("verdict %q (class %q), want %q (class %q)", text(v), v.Attrs["class"], gate, wantClass)
 	}
 	for _, e := range d.Find("section") {
 		if e == v {
@@ -267,19 +268,36 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 		}
 		add("section %q comes before the verdict", e.Attrs["aria-labelledby"])
 	}
-	var causes []string
-	for _, f := range r.Findings {
-		if f.Cause != nil && f.Waived == nil {
-			causes = append(causes, f.Cause.Headline())
+	// Every blocker, in the order to fix them; a probable cause is its
+	// blocker's title and is said once in the verdict.
+	var blockers []*browser.Element
+	for _, li := range d.Find("li") {
+		if li.Within("ol", "blockers") && li.Within("section", "verdict") {
+			blockers = append(blockers, li)
 		}
 	}
-	cp := d.WithClass("p", "cause")
-	if len(cp) != len(causes) {
-		add("%d causes in the verdict, want %d", len(cp), len(causes))
+	if len(blockers) != len(dec.Blockers) {
+		add("%d blockers in the verdict, want %d", len(blockers), len(dec.Blockers))
 	}
-	for i := range min(len(cp), len(causes)) {
-		if !cp[i].Within("section", "verdict") || !strings.Contains(text(cp[i]), causes[i]) {
-			add("verdict cause %d = %q, want %q", i, text(cp[i]), causes[i])
+	for i := range min(len(blockers), len(dec.Blockers)) {
+		if !strings.Contains(text(blockers[i]), dec.Blockers[i].Title) {
+			add("blocker %d = %q, want %q", i+1, text(blockers[i]), dec.Blockers[i].Title)
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Cause != nil && f.Waived == nil {
+			if n := strings.Count(text(v), f.Cause.Headline()); n != 1 {
+				add("the verdict says %q %d times, want once", f.Cause.Headline(), n)
+			}
+		}
+	}
+	na := d.WithClass("div", "not-audited")
+	if len(dec.NotAudited) > 0 && (len(na) != 1 || !na[0].Within("section", "verdict")) {
+		add("%d not audited lists in the verdict, want 1", len(na))
+	}
+	for _, u := range dec.NotAudited {
+		if len(na) == 0 || !strings.Contains(text(na[0]), u.Node) {
+			add("node %s is not in the verdict's not audited list", u.Node)
 		}
 	}
 
@@ -383,6 +401,7 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 
 	// Node details: one per node, with its status and its drifted facts.
 	details := d.WithClass("details", "node")
+	states := nodeStates(r, Decide(r))
 	if len(details) != len(r.Nodes) {
 		add("%d node details, want %d", len(details), len(r.Nodes))
 	}
@@ -391,8 +410,8 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 			break
 		}
 		s := text(details[i])
-		if details[i].Attrs["id"] != fmt.Sprintf("node-%d", i+1) || !strings.HasPrefix(s, n.Name+" — "+n.Status.String()) {
-			add("node details %d: id %q, %q; want %s — %s", i, details[i].Attrs["id"], s[:min(60, len(s))], n.Name, n.Status)
+		if details[i].Attrs["id"] != fmt.Sprintf("node-%d", i+1) || !strings.HasPrefix(s, n.Name+" — "+states[n.Name].Word) {
+			add("node details %d: id %q, %q; want %s — %s", i, details[i].Attrs["id"], s[:min(60, len(s))], n.Name, states[n.Name].Word)
 		}
 		for k, val := range n.Facts {
 			if !strings.Contains(s, k) || !strings.Contains(s, val) {
@@ -427,4 +446,107 @@ func inside(e, anc *browser.Element) bool {
 		}
 	}
 	return false
+}
+
+// firstScreen is the laptop window a change board opens the report in.
+const firstScreenW, firstScreenH = 1280, 800
+
+// firstScreenProblems lists what of the decision is not on the first
+// screen of page, the HTML of d's report: the decision itself, every
+// blocker and the not audited list, each when d has it.
+func firstScreenProblems(t *testing.T, b *browser.Browser, name, page string, d Decision) []string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name+".html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := stdctx.WithTimeout(stdctx.Background(), 2*time.Minute)
+	defer cancel()
+	parts := []struct {
+		what, sel string
+		want      bool
+	}{
+		{"the decision", "section.verdict h2#verdict", true},
+		{"the blockers", "section.verdict ol.blockers > li", len(d.Blockers) > 0},
+		{"the not audited list", "section.verdict .not-audited li", len(d.NotAudited) > 0},
+	}
+	var sels []string
+	for _, p := range parts {
+		sels = append(sels, p.sel)
+	}
+	bottoms, err := b.Bottoms(ctx, file, firstScreenW, firstScreenH, sels)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Logf("%s: bottoms at %dx%d: %v", name, firstScreenW, firstScreenH, bottoms)
+	var out []string
+	for i, p := range parts {
+		switch {
+		case bottoms[i] < 0 && p.want:
+			out = append(out, fmt.Sprintf("%s: %s is not on the page", name, p.what))
+		case bottoms[i] > firstScreenH:
+			out = append(out, fmt.Sprintf("%s: %s ends at %d px, below the first screen (%d px)", name, p.what, bottoms[i], firstScreenH))
+		}
+	}
+	return out
+}
+
+// withUnreachable is the incident with two more workers that never
+// answered: blockers and a not audited list on one first screen.
+func withUnreachable() *result.Report {
+	r := incidentReport()
+	for _, n := range []string{"cluster-a-worker-5", "cluster-a-worker-6"} {
+		r.Nodes = append(r.Nodes, result.Node{
+			Name: n, Address: "10.0.1.99", Roles: []string{"worker"}, Status: result.StatusUnreachable,
+			Message: "cannot reach 10.0.1.99:22 within 10s; check the address, the port and any firewall or security group in between",
+			Facts:   map[string]string{}, Probes: []result.ProbeRun{},
+		})
+	}
+	analyze(r, append([]string{"conntrack.pressure", "cluster.readyz-failing"}, fixtureChecks...), incidentWaivers)
+	return r
+}
+
+// TestDecisionOnFirstScreen: at 1280×800 the first screen shows the
+// decision, every blocker and the nodes not audited.
+func TestDecisionOnFirstScreen(t *testing.T) {
+	b := browser.Find(t)
+	for _, tt := range []struct {
+		name                 string
+		r                    *result.Report
+		blockers, notAudited int
+	}{
+		{"incident", incidentReport(), 3, 0},
+		{"unreachable", unreachableReport(), 0, 1},
+		{"incident-unreachable", withUnreachable(), 3, 2},
+	} {
+		d := Decide(tt.r)
+		if len(d.Blockers) != tt.blockers || len(d.NotAudited) != tt.notAudited {
+			t.Fatalf("%s: fixture has %d blockers and %d nodes not audited, want %d and %d", tt.name, len(d.Blockers), len(d.NotAudited), tt.blockers, tt.notAudited)
+		}
+		for _, p := range firstScreenProblems(t, b, tt.name, string(render(t, "html", Options{}, tt.r)), d) {
+			t.Error(p)
+		}
+	}
+}
+
+// TestFirstScreenCheckFails is the negative control: the same report with
+// a screen's height of text pushed above the verdict, and one without its
+// not audited list.
+func TestFirstScreenCheckFails(t *testing.T) {
+	b := browser.Find(t)
+	r := withUnreachable()
+	doc := string(render(t, "html", Options{}, r))
+	pushed := strings.Replace(doc, "<main>", "<main>"+strings.Repeat("<p>filler</p>", 40), 1)
+	problems := strings.Join(firstScreenProblems(t, b, "pushed", pushed, Decide(r)), "\n")
+	for _, want := range []string{"the blockers ends at", "the not audited list ends at"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("pushed report: no %q among the problems found:\n%s", want, problems)
+		}
+	}
+	i := strings.Index(doc, `<div class="not-audited"`)
+	j := strings.Index(doc[i:], "</div>")
+	cut := doc[:i] + doc[i+j+len("</div>"):]
+	if problems := strings.Join(firstScreenProblems(t, b, "cut", cut, Decide(r)), "\n"); !strings.Contains(problems, "the not audited list is not on the page") {
+		t.Errorf("report without its not audited list: no such problem among:\n%s", problems)
+	}
 }

@@ -188,6 +188,7 @@ func incidentReport() *result.Report {
 		i++
 	}
 	r.TargetVersion = "v1.32.1+rke2r1"
+	r.Change = &result.Change{ID: "CHG-4711", Title: "upgrade cluster-a to v1.32.1+rke2r1", RequestedBy: "j.doe"}
 	joined := map[string]string{"cluster-a-worker-5": ""}
 	for _, n := range r.Nodes {
 		joined[n.Name] = n.Name
@@ -337,6 +338,7 @@ func hostileReport() *result.Report {
 		evidence = append(evidence, n+": "+join(i+10))
 	}
 	r.TargetVersion = markTarget + hostile[0] + hostile[5]
+	r.Change = &result.Change{ID: hostile[0] + hostile[5], Title: join(11), RequestedBy: hostile[1] + autolinkBait}
 	r.Limit = &result.Limit{Pattern: markLimit + hostile[0] + hostile[6], Selected: 3, Inventory: 9}
 	rolloutNode := markRollout + hostile[1] + hostile[9]
 	rollout := []result.RolloutStep{

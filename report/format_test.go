@@ -390,7 +390,7 @@ func TestMatrixFoldsLargeFleets(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("nodes=%d", tc.nodes), func(t *testing.T) {
 			r := largeReport(tc.nodes)
-			m := buildMatrix(r, outliers(r.Drift))
+			m := buildMatrix(r, outliers(r.Drift), nodeStates(r, Decide(r)))
 			if len(m.Cols) != tc.cols {
 				t.Fatalf("%d columns, want %d", len(m.Cols), tc.cols)
 			}
@@ -438,7 +438,7 @@ func TestMatrixFoldsLargeFleets(t *testing.T) {
 			}
 			// A healthy worker's details: only what its column does not
 			// show; the etcd node, alone in its column, keeps every fact.
-			nodes := htmlNodes(r, outliers(r.Drift), m)
+			nodes := htmlNodes(r, outliers(r.Drift), m, nodeStates(r, Decide(r)))
 			w, e := nodes[5], nodes[0]
 			if len(w.Facts) != 1 || w.Facts[0].Key != "conntrack.count" || w.InMatrix != len(r.Nodes[5].Facts)-1 {
 				t.Errorf("worker details: facts %v, %d in the matrix", w.Facts, w.InMatrix)
@@ -533,7 +533,7 @@ func TestHTMLCSP(t *testing.T) {
 func TestHTMLIncident(t *testing.T) {
 	doc := string(render(t, "html", Options{}, incidentReport()))
 	for _, want := range []string{
-		"Gate FAILED — exit 1", "3 critical findings", "9 nodes: 9 audited, 0 not audited", "12.4s",
+		"upgrade BLOCKED", "Gate FAILED (exit 1): 3 critical findings", "9 nodes: 9 audited, 0 not audited", "12.4s",
 		"2026-12-02 10:00:00 UTC", "fleet-audit v0.1.0", "inventories/cluster-a.yaml",
 		"probable cause of kubeproxy.healthz-failing: ufw.active=active",
 		`<th scope="colgroup" colspan="3">etcd</th>`, `<th scope="colgroup" colspan="4">worker</th>`,
@@ -542,6 +542,11 @@ func TestHTMLIncident(t *testing.T) {
 		if !strings.Contains(doc, want) {
 			t.Errorf("html lacks %q", want)
 		}
+	}
+	// The probable cause is said once in the decision (its blocker) and
+	// once as its finding's title, not again in the verdict or the finding.
+	if n := strings.Count(doc, "probable cause of kubeproxy.healthz-failing: ufw.active=active"); n != 2 {
+		t.Errorf("the probable cause's headline is on the page %d times, want 2 (blocker, finding)", n)
 	}
 	// Probable cause first: the correlation comes before the checks it explains.
 	if strings.Index(doc, "correlation.kubeproxy.healthz-failing") > strings.Index(doc, "<code>firewall.ufw-active</code>") {

@@ -45,8 +45,10 @@ type htmlView struct {
 	CSS template.CSS
 	CSP string
 
-	Inventory, Tool  string
-	TargetVersion    string
+	Inventory, Tool string
+	TargetVersion   string
+	// Change is the change ticket's fields, label and value, as given.
+	Change           []htmlFact
 	Limit            string
 	Passed           bool
 	ExitCode         int
@@ -58,7 +60,7 @@ type htmlView struct {
 	Audited, NotAud  int
 	RanAt, RanAtISO  string
 	RunTime          string
-	Causes           []htmlCause
+	Decision         htmlDecision
 	Down             []htmlNode
 	// DownGroups replace Down in a large fleet: the nodes not ok for the
 	// same reason in one row.
@@ -76,6 +78,23 @@ type htmlView struct {
 	// Warnings are Report.Warnings.
 	Warnings []string
 	Cluster  *htmlCluster
+}
+
+// htmlDecision is Decide's result laid out for the top of the page.
+type htmlDecision struct {
+	Blocked           bool
+	Headline, Gate    string
+	NotAudited        []string
+	Blockers          []htmlBlocker
+	Warnings, Waivers []string
+	Skipped           []string
+	SkippedCount      int
+}
+
+type htmlBlocker struct {
+	Title, Check, NodeSet, Fix, Rollout string
+	// Why is a probable cause's split of the fleet.
+	Why string
 }
 
 type htmlDownGroup struct {
@@ -171,6 +190,10 @@ type htmlCol struct {
 	Name, Title, Status string
 	Count               int
 	OK, HasFacts        bool
+	// State is the nodeState of the column's nodes ("ok", "2 findings",
+	// "not audited (unreachable)"); StateOK when it is "ok".
+	State   string
+	StateOK bool
 }
 
 type htmlRow struct {
@@ -189,10 +212,13 @@ type htmlCell struct {
 }
 
 type htmlNode struct {
-	Index                    int
-	Name, Address, Roles     string
-	Status, Message, Error   string
-	OK                       bool
+	Index                  int
+	Name, Address, Roles   string
+	Status, Message, Error string
+	OK                     bool
+	// State and StateOK: the node's nodeState, which its summary shows.
+	State                    string
+	StateOK                  bool
 	Duration                 string
 	Facts                    []htmlFact
 	Probes                   []htmlProbe
@@ -235,17 +261,21 @@ func buildHTMLView(r *result.Report, explain map[string]result.Explanation) html
 	v := htmlVerdict(r)
 	fs := orderFindings(r.Findings)
 	v.FindingTitle = findingsTitle(fs)
-	v.SeverityGroups, v.Causes = htmlFindings(fs, failingNodes(r), explain)
+	failing := failingNodes(r)
+	v.SeverityGroups = htmlFindings(fs, failing, explain)
+	d := Decide(r)
+	states := nodeStates(r, d)
+	v.Decision = newHTMLDecision(r, d, failing)
 	if r.Cluster != nil {
 		v.Cluster = newHTMLCluster(r.Cluster, r.Partial())
 	}
 	v.Drift, v.DriftNote = htmlDriftRows(r.Drift)
 	odd := outliers(r.Drift)
-	v.Matrix = buildMatrix(r, odd)
+	v.Matrix = buildMatrix(r, odd, states)
 	for _, row := range v.Matrix.Rows {
 		v.HasDriftedMatrix = v.HasDriftedMatrix || row.Drifted
 	}
-	v.Nodes = htmlNodes(r, odd, v.Matrix)
+	v.Nodes = htmlNodes(r, odd, v.Matrix, states)
 	if len(r.Nodes) > foldNodesAbove {
 		for _, g := range notOKGroups(r.Nodes) {
 			v.DownGroups = append(v.DownGroups, htmlDownGroup{NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes), Status: g.Status.String(), Message: text(g.Message)})
@@ -283,6 +313,13 @@ func htmlVerdict(r *result.Report) htmlView {
 		FindingCount:     len(r.Findings),
 		Warnings:         texts(r.Warnings),
 	}
+	if c := r.Change; c != nil {
+		for _, f := range []htmlFact{{Key: "Change", Value: c.ID}, {Key: "Title", Value: c.Title}, {Key: "Requested by", Value: c.RequestedBy}} {
+			if f.Value != "" {
+				v.Change = append(v.Change, htmlFact{Key: f.Key, Value: text(f.Value)})
+			}
+		}
+	}
 	v.Audited, v.NotAud = counts(r)
 	if !r.StartedAt.IsZero() {
 		v.RanAtISO = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
@@ -293,9 +330,8 @@ func htmlVerdict(r *result.Report) htmlView {
 // htmlFindings groups the findings by severity in severityOrder, unknown
 // severities after those, and the waived ones in a group of their own
 // after every severity: they are shown, but must not sit among the findings
-// that fail the gate. causes are the unwaived findings' causes, for the
-// verdict box.
-func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[string]result.Explanation) (groups []htmlSeverityGroup, causes []htmlCause) {
+// that fail the gate.
+func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[string]result.Explanation) (groups []htmlSeverityGroup) {
 	var active, waived []result.Finding
 	for _, f := range fs {
 		if f.Waived != nil {
@@ -331,12 +367,35 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 		}
 		groups = append(groups, g)
 	}
-	for _, f := range active {
-		if f.Cause != nil {
-			causes = append(causes, htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))})
-		}
+	return groups
+}
+
+// newHTMLDecision lays out d, Decide(r), for the top of the page; the probable
+// cause is the title of its blocker, said there once above the fold.
+func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) htmlDecision {
+	hd := htmlDecision{
+		Blocked: d.Blocked, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
+		NotAudited: texts(unauditedLines(d.NotAudited)),
 	}
-	return groups, causes
+	for _, f := range d.Blockers {
+		b := htmlBlocker{Title: text(f.Title), Check: text(f.Check), NodeSet: text(compressNodes(f.Nodes)), Fix: text(f.Remediation),
+			Rollout: text(rolloutLine(rolloutSteps(f.Rollout, failing)))}
+		if f.Cause != nil {
+			b.Why = text(causeStats(f.Cause))
+		}
+		hd.Blockers = append(hd.Blockers, b)
+	}
+	for _, f := range d.Warnings {
+		hd.Warnings = append(hd.Warnings, text(f.Severity.String()+": "+findingLine(f)))
+	}
+	for _, f := range d.Waived {
+		hd.Waivers = append(hd.Waivers, text(waiverLine(f)))
+	}
+	for _, c := range d.Skipped {
+		hd.Skipped = append(hd.Skipped, text(skippedLine(c)))
+	}
+	hd.SkippedCount = skippedCount(d.Skipped)
+	return hd
 }
 
 // newHTMLCluster is the cluster section: status, the servers asked when one
@@ -382,11 +441,13 @@ func htmlDriftRows(drift []result.Drift) (rows []htmlDrift, note string) {
 // node, tens of thousands of rows for a large fleet: a node's block there
 // lists only the facts its column does not show (those that differ inside
 // the column) and the probes that did not finish ok, and counts the rest.
-func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatrix) []htmlNode {
+func htmlNodes(r *result.Report, odd map[string]map[string][]string, m htmlMatrix, states map[string]nodeState) []htmlNode {
 	checks := checksByNode(r)
 	var out []htmlNode
 	for i, n := range r.Nodes {
+		st := states[n.Name]
 		hn := htmlNode{
+			State: text(st.Word), StateOK: st.OK,
 			Index: i + 1, Name: text(n.Name), Address: text(n.Address), Roles: text(strings.Join(n.Roles, ", ")),
 			Status: n.Status.String(), Message: block(n.Message), Error: block(n.Error), OK: n.Status == result.StatusOK,
 			Duration: fmt.Sprintf("%.1fs", n.DurationSeconds),
@@ -446,6 +507,10 @@ func newHTMLFinding(f result.Finding, failing map[string]bool, explain map[strin
 	}
 	if f.Cause != nil {
 		hf.Cause = &htmlCause{Head: text(f.Cause.Headline()), Stats: text(causeStats(f.Cause))}
+		if hf.Cause.Head == hf.Title {
+			// audit titles a correlation with its headline: said once.
+			hf.Cause.Head = ""
+		}
 		for _, c := range candidateRows(f.Cause) {
 			hf.Cause.Ranked = append(hf.Cause.Ranked, candidateRow{Pair: text(c.Pair), Failing: c.Failing, Healthy: c.Healthy, Score: c.Score})
 		}
@@ -484,7 +549,7 @@ func newHTMLExplain(e result.Explanation) *htmlExplain {
 // while a column per node keeps a role together. A fact that differs
 // inside a folded column shows how many values it has there; each node's
 // own value is in its details.
-func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatrix {
+func buildMatrix(r *result.Report, odd map[string]map[string][]string, states map[string]nodeState) htmlMatrix {
 	g := alikeNodes(r, odd)
 	m := htmlMatrix{Folded: g.Folded, groups: g}
 	for _, role := range g.Roles {
@@ -493,6 +558,16 @@ func buildMatrix(r *result.Report, odd map[string]map[string][]string) htmlMatri
 	for j, members := range g.Groups {
 		n := r.Nodes[members[0]]
 		col := htmlCol{Name: text(n.Name), Status: n.Status.String(), OK: n.Status == result.StatusOK, HasFacts: len(n.Facts) > 0, Count: len(members)}
+		st := states[n.Name]
+		for _, k := range members[1:] {
+			if states[r.Nodes[k].Name] != st {
+				// The nodes of a folded column share their facts, not
+				// always their findings; each says its own in its details.
+				st = nodeState{Word: "varies"}
+				break
+			}
+		}
+		col.State, col.StateOK = text(st.Word), st.OK
 		if len(members) == 1 {
 			col.Index = members[0] + 1
 		} else {

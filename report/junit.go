@@ -124,6 +124,21 @@ func (j *JUnit) Format(w io.Writer, r *result.Report) error {
 	props := []junitProperty{
 		{Name: "fail_on", Value: r.Gate.FailOn.String()},
 		{Name: "gate", Value: xmlText(Verdict(r.Gate), false)},
+		{Name: "decision", Value: Decide(r).Headline},
+	}
+	if c := r.Change; c != nil {
+		for _, p := range []junitProperty{{"change_id", c.ID}, {"change_title", c.Title}, {"requested_by", c.RequestedBy}} {
+			if p.Value != "" {
+				props = append(props, junitProperty{Name: p.Name, Value: xmlText(p.Value, false)})
+			}
+		}
+	}
+	if r.Inventory != "" {
+		props = append(props, junitProperty{Name: "inventory", Value: xmlText(r.Inventory, false)})
+	}
+	props = append(props, junitProperty{Name: "nodes", Value: fmt.Sprint(len(r.Nodes))})
+	if v := strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version); v != "" {
+		props = append(props, junitProperty{Name: "tool", Value: xmlText(v, false)})
 	}
 	if r.TargetVersion != "" {
 		props = append(props, junitProperty{Name: "target_version", Value: xmlText(r.TargetVersion, false)})

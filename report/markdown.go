@@ -27,7 +27,9 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	fs := orderFindings(r.Findings)
 	failing := failingNodes(r)
-	mdHeader(p, r)
+	d := Decide(r)
+	mdHeader(p, r, d)
+	mdDecision(p, r, d, failing)
 	mdWarnings(p, r.Warnings)
 	mdCauses(p, fs, failing)
 	mdFindings(p, fs, failing)
@@ -36,7 +38,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 		mdCluster(p, r.Cluster, r.Partial())
 	}
 	mdDrift(p, r.Drift)
-	mdNodes(p, r)
+	mdNodes(p, r, nodeStates(r, d))
 	_, err := w.Write(bytes.TrimRight(b.Bytes(), "\n"))
 	if err == nil {
 		_, err = io.WriteString(w, "\n")
@@ -44,9 +46,9 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	return err
 }
 
-// mdHeader is the title and the one line a reviewer reads first: the gate,
-// the fleet's size, the target, when the run was and with what.
-func mdHeader(p func(string, ...any), r *result.Report) {
+// mdHeader is the title and the one line a reviewer reads first: the
+// decision, the gate, the fleet's size, the target, when the run was and with what.
+func mdHeader(p func(string, ...any), r *result.Report, d Decision) {
 	if r.Inventory != "" {
 		p("# fleet-audit report: %s\n\n", mdText(r.Inventory))
 	} else {
@@ -60,9 +62,16 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 			gate += ": " + mdText(strings.Join(r.Gate.Reasons, "; "))
 		}
 	}
-	line := []string{gate, fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
+	mark := "✔"
+	if d.Blocked {
+		mark = "✘"
+	}
+	line := []string{fmt.Sprintf("**%s %s** · %s", mark, d.Headline, gate), fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
+	}
+	for _, part := range r.Change.Parts() {
+		line = append(line, mdText(part))
 	}
 	for _, part := range r.Parts() {
 		line = append(line, mdText(part))
@@ -79,6 +88,64 @@ func mdHeader(p func(string, ...any), r *result.Report) {
 		line = append(line, "**interrupted**: not every node was audited")
 	}
 	p("%s\n", strings.Join(line, " · "))
+}
+
+// mdDecision is the rest of the decision block under the summary line,
+// which opens with the decision (Decide) and the gate: the nodes not
+// audited right under it, the blockers with fix
+// and rollout, then what does not block, waivers in force and skipped
+// checks. A probable cause is its blocker's title, said here once.
+func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing map[string]bool) {
+	list := func(head string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		p("\n%s\n\n", head)
+		for _, it := range items {
+			p("- %s\n", it)
+		}
+	}
+	var na []string
+	for _, l := range unauditedLines(d.NotAudited) {
+		na = append(na, mdText(l))
+	}
+	list(fmt.Sprintf("**Not audited (%d)**: the decision does not cover what the audit did not see", len(d.NotAudited)), na)
+	if len(d.Blockers) > 0 {
+		p("\n**Blockers (%d)**, in the order to fix them:\n\n", len(d.Blockers))
+		for i, f := range d.Blockers {
+			title := "**" + mdText(f.Title) + "**"
+			if f.Cause != nil {
+				title = mdCauseHeadline(f.Cause, 0)
+			}
+			p("%d. %s %s", i+1, title, mdCode(f.Check, false))
+			if len(f.Nodes) > 0 {
+				p(" on %s", mdCode(compressNodes(f.Nodes), false))
+			}
+			if f.Cause != nil {
+				p("  \n   %s", mdText(causeStats(f.Cause)))
+			}
+			if f.Remediation != "" {
+				p("  \n   Fix: %s", mdText(f.Remediation))
+			}
+			if len(f.Rollout) > 0 {
+				p("  \n   Rollout: %s", mdText(rolloutLine(rolloutSteps(f.Rollout, failing))))
+			}
+			p("\n")
+		}
+	}
+	var warn, waived, skipped []string
+	for _, f := range d.Warnings {
+		warn = append(warn, mdText(f.Severity.String()+": "+findingLine(f)))
+	}
+	for _, f := range d.Waived {
+		waived = append(waived, mdText(waiverLine(f)))
+	}
+	for _, c := range d.Skipped {
+		skipped = append(skipped, mdText(skippedLine(c)))
+	}
+	list(fmt.Sprintf("**Not blocking (%d):**", len(warn)), warn)
+	list(fmt.Sprintf("**Waivers in force (%d):**", len(waived)), waived)
+	list(fmt.Sprintf("**Checks skipped on audited nodes (%d)**, a fact they need was not reported:", skippedCount(d.Skipped)), skipped)
 }
 
 // mdWarnings sets each of the run's warnings apart as its own blockquote.
@@ -119,8 +186,9 @@ func mdCause(p func(string, ...any), f result.Finding, failing map[string]bool) 
 	const q = "> "
 	p("\n")
 	if f.Cause != nil {
-		p("> %s  \n", mdCauseHeadline(f.Cause, 0))
-		p("> %s\n", mdLine(causeStats(f.Cause)))
+		// The headline is the blocker's title in the decision above.
+		p("> **Evidence of the %s** %s\n", f.Cause.Verdict(), mdCode(f.Cause.Fact+"="+f.Cause.Value, false))
+		p(">\n> %s\n", mdLine(causeStats(f.Cause)))
 		if cands := candidateRows(f.Cause); len(cands) > 0 {
 			rows := make([][]string, len(cands))
 			for i, c := range cands {
@@ -307,7 +375,7 @@ func mdDriftRow(d result.Drift, brief bool) []string {
 // each with the facts its nodes share, listed once (mdGroups), and a
 // node's block lists only the facts that differ inside its group: the
 // blocks would otherwise repeat the same facts once per node.
-func mdNodes(p func(string, ...any), r *result.Report) {
+func mdNodes(p func(string, ...any), r *result.Report, states map[string]nodeState) {
 	p("\n## Nodes\n")
 	odd := outliers(r.Drift)
 	g := alikeNodes(r, odd)
@@ -335,8 +403,8 @@ func mdNodes(p func(string, ...any), r *result.Report) {
 			inGroup = len(n.Facts) - len(keys)
 			meta = append(meta, "group "+mdCode(sets[j], false))
 		}
-		mdDetails(p, oneLine(n.Name)+" ("+n.Status.String()+")", func() {
-			mdBlock(p, "", strings.Join(meta, " · "))
+		mdDetails(p, oneLine(n.Name)+" ("+states[n.Name].Word+")", func() {
+			mdBlock(p, "", "Status: "+mdCode(n.Status.String(), false)+" · "+strings.Join(meta, " · "))
 			if n.Message != "" {
 				mdBlock(p, "", mdLine(n.Message))
 			}

@@ -487,9 +487,13 @@ func checkOwnMarkup(doc *hnode) []string {
 // checkSummaryLine: the first thing under the title is the one-line
 // summary, and it begins with the gate's verdict.
 func checkSummaryLine(doc *hnode, r *result.Report) []string {
-	verdict := "Gate: passed"
+	d := Decide(r)
+	verdict := "✔ " + d.Headline + " · Gate: passed"
+	if d.Blocked {
+		verdict = "✘ " + d.Headline + " · Gate: passed"
+	}
 	if !r.Gate.Passed {
-		verdict = fmt.Sprintf("Gate: FAILED (exit %d)", r.Gate.ExitCode)
+		verdict = fmt.Sprintf("✘ %s · Gate: FAILED (exit %d)", d.Headline, r.Gate.ExitCode)
 	}
 	els := doc.elements()
 	if len(els) < 2 || els[0].tag != "h1" || els[1].tag != "p" {
@@ -537,7 +541,7 @@ func checkDetails(doc *hnode, r *result.Report) []string {
 		return append(problems, fmt.Sprintf("%d details blocks, want one per node (%d)", len(blocks), len(r.Nodes)))
 	}
 	for i, n := range r.Nodes {
-		if want := oneLine(n.Name) + " (" + n.Status.String() + ")"; nodes[i].summary != want {
+		if want := oneLine(n.Name) + " (" + nodeStates(r, Decide(r))[n.Name].Word + ")"; nodes[i].summary != want {
 			problems = append(problems, fmt.Sprintf("details %d summary %q, want %q", i+1, nodes[i].summary, want))
 		}
 		if got := len(nodes[i].d.find("table")); len(n.Facts) > 0 && got != 1 {

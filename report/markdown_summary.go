@@ -49,7 +49,8 @@ func (m *MarkdownSummary) Format(w io.Writer, r *result.Report) error {
 	failing := failingNodes(r)
 
 	var head strings.Builder
-	mdHeader(func(format string, args ...any) { fmt.Fprintf(&head, format, args...) }, r)
+	d := Decide(r)
+	mdHeader(func(format string, args ...any) { fmt.Fprintf(&head, format, args...) }, r, d)
 	s.put(head.String())
 	var warnings []string
 	for _, warn := range r.Warnings {
@@ -75,7 +76,7 @@ func (m *MarkdownSummary) Format(w io.Writer, r *result.Report) error {
 		s.items(mdTableHead("Severity", "Check", "Nodes", "Title"), rows, "finding")
 	}
 
-	if groups := nodesByStatus(r.Nodes); len(groups) > 0 {
+	if groups := nodesByStatus(d.NotAudited); len(groups) > 0 {
 		s.put("\n## Nodes not audited\n\n")
 		var rows []string
 		for _, g := range groups {
@@ -215,23 +216,25 @@ type statusGroup struct {
 	nodes  []string
 }
 
-// nodesByStatus groups the nodes not audited by status, in the order the
-// statuses first appear.
-func nodesByStatus(nodes []result.Node) []statusGroup {
+// nodesByStatus groups the nodes the decision does not cover by status,
+// in the order the statuses first appear; a node whose status is ok but
+// some of whose probes did not finish ok is among them, so an "allowed
+// with N nodes NOT audited" always names its N nodes.
+func nodesByStatus(us []Unaudited) []statusGroup {
 	var out []statusGroup
 	at := map[string]int{}
-	for _, n := range nodes {
-		if n.Status == result.StatusOK {
-			continue
-		}
+	for _, n := range us {
 		st := n.Status.String()
+		if n.Status == result.StatusOK {
+			st = "ok, probes not ok"
+		}
 		i, ok := at[st]
 		if !ok {
 			i = len(out)
 			at[st] = i
 			out = append(out, statusGroup{status: st})
 		}
-		out[i].nodes = append(out[i].nodes, n.Name)
+		out[i].nodes = append(out[i].nodes, n.Node)
 	}
 	return out
 }

@@ -52,8 +52,12 @@ func promFamilies(r *result.Report) []*promFamily {
 	newFamily := func(name, help string) *promFamily {
 		return &promFamily{name: name, help: help, inventory: r.Inventory, seen: map[string]bool{}}
 	}
-	info := newFamily("fleet_audit_info", "The fleet-audit version that wrote this file and the RKE2 version the fleet is checked against (--target-version). Every series has the inventory's name as its inventory label.")
-	info.add(1, "version", r.Tool.Version, "target_version", r.TargetVersion)
+	info := newFamily("fleet_audit_info", "The fleet-audit version that wrote this file, the RKE2 version the fleet is checked against (--target-version) and the change ticket the run is for (--change-id). Every series has the inventory's name as its inventory label.")
+	changeID := ""
+	if r.Change != nil {
+		changeID = r.Change.ID
+	}
+	info.add(1, "version", r.Tool.Version, "target_version", r.TargetVersion, "change_id", changeID)
 
 	finished := newFamily("fleet_audit_run_timestamp_seconds", "When the audit finished, in seconds since the Unix epoch; absent when the saved report does not say.")
 	duration := newFamily("fleet_audit_run_duration_seconds", "How long the audit took, in seconds; absent when the saved report does not say.")

@@ -217,6 +217,12 @@ func TestPromHostileRoundTrip(t *testing.T) {
 				{"fleet_audit_drift_facts_by_scope", "scope", scopes},
 				{"fleet_audit_info", "inventory", []string{valid(r.Inventory)}},
 				{"fleet_audit_info", "target_version", []string{valid(r.TargetVersion)}},
+				{"fleet_audit_info", "change_id", []string{valid(func() string {
+					if r.Change == nil {
+						return ""
+					}
+					return r.Change.ID
+				}())}},
 			} {
 				if got := labelsOf(samples, tc.metric, tc.label); !slices.Equal(got, tc.want) {
 					t.Errorf("%s %s labels:\n got  %q\n want %q", tc.metric, tc.label, got, tc.want)
@@ -253,7 +259,7 @@ func TestPromSeries(t *testing.T) {
 		{"incident", incidentReport(), []string{
 			`fleet_audit_gate_passed{inventory="inventories/cluster-a.yaml",fail_on="critical"} 0`,
 			`fleet_audit_gate_exit_code{inventory="inventories/cluster-a.yaml"} 1`,
-			`fleet_audit_info{inventory="inventories/cluster-a.yaml",version="v0.1.0",target_version="v1.32.1+rke2r1"} 1`,
+			`fleet_audit_info{inventory="inventories/cluster-a.yaml",version="v0.1.0",target_version="v1.32.1+rke2r1",change_id="CHG-4711"} 1`,
 			`fleet_audit_finding{inventory="inventories/cluster-a.yaml",check="firewall.ufw-active",severity="critical",node="cluster-a-etcd-1",waived="false"} 1`,
 			`fleet_audit_finding{inventory="inventories/cluster-a.yaml",check="conntrack.pressure",severity="warning",node="cluster-a-worker-3",waived="true"} 1`,
 			`fleet_audit_findings{inventory="inventories/cluster-a.yaml",severity="warning",waived="true"} 1`,

@@ -282,7 +282,7 @@ func TestWaivedCauseNotHeadline(t *testing.T) {
 	r.Findings[0].Waived = &result.Waiver{Check: r.Findings[0].Check, Reason: "accepted", Expires: "2026-12-31", Source: "w.yaml:1"}
 	doc := string(render(t, "html", Options{}, r))
 	verdict := doc[:strings.Index(doc, `<h2 id="findings">`)]
-	if strings.Contains(verdict, "probable cause") {
+	if strings.Contains(verdict, "probable cause of") {
 		t.Error("html verdict shows a waived cause")
 	}
 	if !strings.Contains(doc[strings.Index(doc, `sev-waived">waived</span> 2`):], "probable cause of kubeproxy.healthz-failing") {

@@ -62,7 +62,7 @@ func (t *Terminal) Format(w io.Writer, r *result.Report) error {
 	p.cluster(r)
 	p.findings(r)
 	p.drift(r, t.Options.MaxDriftRows)
-	p.gate(r)
+	p.decision(r)
 	// Written in one piece so that a write error is reported once and a
 	// reader of a pipe never sees half a list.
 	_, err := w.Write(p.buf.Bytes())
@@ -96,6 +96,9 @@ func (p *termPrinter) header(r *result.Report) {
 	}
 	if r.TargetVersion != "" {
 		first = append(first, "target "+oneLine(r.TargetVersion))
+	}
+	for _, part := range r.Change.Parts() {
+		first = append(first, oneLine(part))
 	}
 	for _, part := range r.Parts() {
 		first = append(first, oneLine(part))
@@ -495,9 +498,58 @@ func (p *termPrinter) drift(r *result.Report, max int) {
 	}
 }
 
-func (p *termPrinter) gate(r *result.Report) {
+// decision is the terminal's last lines (Decide): the decision, what was
+// not audited (a node each, never folded away), the blockers in the order
+// to fix them, what does not block and the waivers in force, by id (their
+// titles, fixes, rollouts and reasons are above), then the gate as the very
+// last line, where a pipeline's log is read from.
+func (p *termPrinter) decision(r *result.Report) {
+	d := Decide(r)
 	p.line("")
 	sgr := sgrGreen
+	if d.Blocked || len(d.NotAudited) > 0 {
+		sgr = sgrRed
+	}
+	p.line(p.paint(sgr, "decision: "+d.Headline))
+	if len(d.NotAudited) > 0 {
+		p.detail(2, 2, fmt.Sprintf("not audited (%d), the decision does not cover them:", len(d.NotAudited)))
+		for _, l := range unauditedLines(d.NotAudited) {
+			p.detail(4, 3, l)
+		}
+	}
+	ids := func(fs []result.Finding, line func(result.Finding) string) string {
+		out := make([]string, len(fs))
+		for i, f := range fs {
+			out[i] = line(f)
+		}
+		return strings.Join(out, "; ")
+	}
+	check := func(f result.Finding) string { return f.Check }
+	if len(d.Blockers) > 0 {
+		p.detail(2, 2, fmt.Sprintf("blockers (%d), in the order to fix them: %s", len(d.Blockers), ids(d.Blockers, check)))
+	}
+	if len(d.Warnings) > 0 {
+		p.detail(2, 2, fmt.Sprintf("not blocking (%d): %s", len(d.Warnings), ids(d.Warnings, check)))
+	}
+	if len(d.Waived) > 0 {
+		p.detail(2, 2, fmt.Sprintf("waivers in force (%d): %s", len(d.Waived), ids(d.Waived, func(f result.Finding) string {
+			return f.Check + " on " + compressNodes(f.Nodes) + " until " + f.Waived.Expires
+		})))
+	}
+	if n := skippedCount(d.Skipped); n > 0 {
+		// Counted, and listed only with -v: they are the checks that had
+		// nothing to judge, not findings.
+		line := fmt.Sprintf("checks skipped on audited nodes (%d), a fact they need was not reported", n)
+		if !p.verbose {
+			p.detail(2, 2, line+" (-v lists them)")
+		} else {
+			p.detail(2, 2, line+":")
+			for _, g := range d.Skipped {
+				p.detail(4, 3, skippedLine(g))
+			}
+		}
+	}
+	sgr = sgrGreen
 	if !r.Gate.Passed {
 		sgr = sgrRed
 	}

@@ -217,6 +217,10 @@ type Report struct {
 	Cluster *Cluster `json:"cluster,omitempty"`
 	// TargetVersion is --target-version, when given.
 	TargetVersion string `json:"target_version,omitempty"`
+	// Change is the change ticket the run was made for (--change-id,
+	// --title, --requested-by), so that every report can be filed with it;
+	// nil when none was given.
+	Change *Change `json:"change,omitempty"`
 	// Limit is set when --limit chose a subset of the inventory: the
 	// hosts left out are not nodes of this report, neither audited nor
 	// unreachable.
@@ -229,6 +233,28 @@ type Report struct {
 	// results less trustworthy, e.g. host keys that were not verified.
 	// Every report shows them above the findings.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Change names the change a run was made for, as a change board files it.
+type Change struct {
+	ID          string `json:"id,omitempty"`
+	Title       string `json:"title,omitempty"`
+	RequestedBy string `json:"requested_by,omitempty"`
+}
+
+// Parts are how every report's head shows the change, one part a field
+// given: "change CHG-4711", "title …", "requested by …".
+func (c *Change) Parts() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range []struct{ label, value string }{{"change", c.ID}, {"title", c.Title}, {"requested by", c.RequestedBy}} {
+		if p.value != "" {
+			out = append(out, p.label+" "+p.value)
+		}
+	}
+	return out
 }
 
 // ClusterStatus says whether the cluster view was had: ClusterOK, ClusterNoServer

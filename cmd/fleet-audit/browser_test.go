@@ -90,6 +90,19 @@ func TestDemoReportInBrowser(t *testing.T) {
 		t.Logf("%s: %dx%d, %d bytes", file, s.w, s.h, len(data))
 	}
 
+	// The first screen of a laptop shows the decision and every blocker
+	// (the demo audits every node, so it has no not audited list).
+	bottoms, err := b.Bottoms(ctx, page, 1280, 800, []string{"section.verdict h2#verdict", "section.verdict ol.blockers > li"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first screen at 1280x800: decision ends at %d px, blockers at %d px", bottoms[0], bottoms[1])
+	for i, what := range []string{"the decision", "the last blocker"} {
+		if bottoms[i] < 0 || bottoms[i] > 800 {
+			t.Errorf("%s ends at %d px, not on the first screen (800 px)", what, bottoms[i])
+		}
+	}
+
 	for _, p := range phoneLayoutProblems(ctx, t, b, page) {
 		t.Errorf("at phone width: %s", p)
 	}
@@ -135,7 +148,7 @@ func printProblems(t *testing.T, pdf string) []string {
 	var problems []string
 	for _, want := range []string{
 		"Gate FAILED", "probable cause of", "Findings (6)", "Fact matrix",
-		"ufw.active", "kubeproxy.healthz.code", "Nodes (9)", "worker-4 — ok", "Checks not passed",
+		"ufw.active", "kubeproxy.healthz.code", "Nodes (9)", "worker-4 — 4 findings", "etcd-3 — ok", "Checks not passed",
 	} {
 		if !strings.Contains(text, want) {
 			problems = append(problems, fmt.Sprintf("no %q", want))
@@ -165,17 +178,26 @@ func demoReportProblems(d *browser.DOM) []string {
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	text := func(e *browser.Element) string { return strings.Join(strings.Fields(e.Text), " ") }
 
-	if titles := d.Find("title"); len(titles) != 1 || !strings.HasSuffix(text(titles[0]), "FAILED") {
+	if titles := d.Find("title"); len(titles) != 1 || !strings.HasSuffix(text(titles[0]), "upgrade BLOCKED") {
 		add("page title is not the failed verdict: %q", texts(titles, text))
 	}
 	verdicts := d.WithClass("section", "verdict")
-	if len(verdicts) != 1 || !verdicts[0].HasClass("failed") || !strings.Contains(text(verdicts[0]), "Gate FAILED — exit 1") {
+	if len(verdicts) != 1 || !verdicts[0].HasClass("failed") || !strings.Contains(text(verdicts[0]), "upgrade BLOCKED") ||
+		!strings.Contains(text(verdicts[0]), "Gate FAILED (exit 1)") {
 		add("no failed verdict section (%d verdict sections)", len(verdicts))
 	}
-	causes := d.WithClass("p", "cause")
-	if len(causes) == 0 || !causes[0].Within("section", "verdict") ||
-		!strings.Contains(text(causes[0]), "probable cause of") || !strings.Contains(text(causes[0]), ": ufw.active=active") {
-		add("the verdict does not name ufw.active=active as the probable cause first: %v", texts(causes, text))
+	// The blockers, the probable cause first: it is what to fix first.
+	var blockers []*browser.Element
+	for _, li := range d.Find("li") {
+		if li.Within("ol", "blockers") && li.Within("section", "verdict") {
+			blockers = append(blockers, li)
+		}
+	}
+	if len(blockers) != 4 {
+		add("%d blockers in the verdict, want the 4 critical findings", len(blockers))
+	}
+	if len(blockers) == 0 || !strings.Contains(text(blockers[0]), "probable cause of") || !strings.Contains(text(blockers[0]), ": ufw.active=active") {
+		add("the verdict does not name ufw.active=active as the probable cause first: %v", texts(blockers, text))
 	}
 
 	articles := d.WithClass("article", "finding")
@@ -200,14 +222,27 @@ func demoReportProblems(d *browser.DOM) []string {
 	if n := len(d.WithClass("table", "matrix")); n != 1 {
 		add("%d matrix tables, want 1", n)
 	}
+	// Each column head is the node and its state: ok, N findings.
 	var cols []string
+	state := map[string]string{}
 	for _, th := range d.Find("th") {
 		if th.Attrs["scope"] == "col" && th.Within("table", "matrix") && th.Within("thead", "") && text(th) != "Fact" {
-			cols = append(cols, text(th))
+			name, st, _ := strings.Cut(text(th), " ")
+			cols = append(cols, name)
+			state[name] = st
 		}
 	}
 	if strings.Join(cols, " ") != strings.Join(demoNodes, " ") {
 		add("matrix columns %v, want %v", cols, demoNodes)
+	}
+	for _, n := range demoNodes {
+		want := "ok"
+		if n == "etcd-1" || n == "etcd-2" || n == "worker-2" || n == "worker-4" {
+			want = "4 findings"
+		}
+		if state[n] != want {
+			add("matrix column %s reads %q, want %q", n, state[n], want)
+		}
 	}
 	ufw := map[string]string{}
 	for _, tr := range d.Find("tr") {
@@ -447,7 +482,7 @@ func TestDemoReportChecksFail(t *testing.T) {
 	// A passing verdict, the probable cause on the wrong fact, no drift
 	// marks, two nodes missing.
 	wrong := `<!DOCTYPE html><html><head><title>fleet-audit — passed</title></head><body>
-<section class="verdict passed"><h2>Gate passed</h2><p class="cause">probable cause of x: os.kernel=6.1</p></section>
+<section class="verdict passed"><h2>upgrade allowed</h2><p class="gate">Gate passed</p><ol class="blockers"><li>probable cause of x: os.kernel=6.1</li></ol></section>
 <article class="finding"><div><code>firewall.ufw-active</code></div></article>
 <table class="matrix"><thead><tr><th scope="col">Fact</th>` + cols(demoNodes[:7]) + `</tr></thead>
 <tbody><tr><th scope="row">ufw.active</th>` + strings.Repeat("<td>active</td>", 7) + `</tr></tbody></table>

@@ -40,7 +40,7 @@ EXAMPLES:
    fleet-audit demo --probes examples/probes --skip 'conntrack.*'`,
 		Flags: flags([]cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "write the reports to `DIR`"},
-		}, auditFlags(), outputFlags(), ruleFlags()),
+		}, auditFlags(), outputFlags(), ruleFlags(), changeFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {

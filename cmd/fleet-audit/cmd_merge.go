@@ -65,7 +65,7 @@ EXAMPLES:
 
 ` + mergeExitStatus,
 		ArgsUsage: "SHARD.json...",
-		Flags:     flags([]cli.Flag{failOnFlag(), allowUnreachableFlag()}, ruleFlags(), formatFlags(), outputFlags()),
+		Flags:     flags([]cli.Flag{failOnFlag(), allowUnreachableFlag()}, ruleFlags(), changeFlags(), formatFlags(), outputFlags()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return &usageError{errors.New("merge: want the shard reports (written by run --shard K/N --json)")}
@@ -99,7 +99,7 @@ func runMerge(ctx context.Context, o mergeOptions, s streams) error {
 		}
 		shards = append(shards, audit.ShardFile{Path: p, Report: r})
 	}
-	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl.judge(o.Judge), TargetVersion: o.Judge.TargetVersion, ToolVersion: buildVersion})
+	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl.judge(o.Judge), TargetVersion: o.Judge.TargetVersion, ToolVersion: buildVersion, Change: o.Judge.Change})
 	if err != nil {
 		return &usageError{fmt.Errorf("merge: %w", err)}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -47,6 +48,9 @@ type runOptions struct {
 	ProbesDir     string
 	Only, Skip    []string
 	TargetVersion string
+	// Change is --change-id, --title and --requested-by; nil when none
+	// was given.
+	Change *result.Change
 	// ShardK and ShardN are --shard K/N; ShardN is 0 for every host.
 	ShardK, ShardN int
 }
@@ -82,7 +86,7 @@ Report formats: ` + formatNames() + `
 			allowUnreachableFlag(),
 			&cli.StringFlag{Name: "retry-file", Usage: "write the nodes that could not be fully audited to `FILE`, one per line (empty when all were), for a later --limit @FILE"},
 			&cli.StringFlag{Name: "shard", Usage: "audit only shard `K/N` of the hosts (after --limit): those whose name's FNV-1a hash modulo N is K-1; fleet-audit merge joins the N --json reports into the report of one run"},
-		}, formatFlags(), outputFlags(), ruleFlags()),
+		}, formatFlags(), outputFlags(), ruleFlags(), changeFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
 			if err != nil {
@@ -176,6 +180,22 @@ func judgeOptionsFrom(c *cli.Context, o *runOptions) error {
 	o.TargetVersion = strings.TrimSpace(c.String("target-version"))
 	if o.TargetVersion != "" && !audit.TargetVersionRe.MatchString(o.TargetVersion) {
 		return &usageError{fmt.Errorf("--target-version %q: want an RKE2 release such as v1.31.4+rke2r1 (v1.MINOR.PATCH+rke2rN)", o.TargetVersion)}
+	}
+	var ch result.Change
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"change-id", &ch.ID}, {"title", &ch.Title}, {"requested-by", &ch.RequestedBy}} {
+		v := strings.TrimSpace(c.String(f.name))
+		// A line break or an escape would split or hide the report's
+		// head line the field is printed in.
+		if strings.ContainsFunc(v, unicode.IsControl) {
+			return &usageError{fmt.Errorf("--%s %q: control characters (line breaks, escapes) are not allowed", f.name, v)}
+		}
+		*f.to = v
+	}
+	if ch != (result.Change{}) {
+		o.Change = &ch
 	}
 	return nil
 }

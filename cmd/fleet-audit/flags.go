@@ -90,6 +90,16 @@ func ruleFlags() []cli.Flag {
 	}
 }
 
+// changeFlags name the change ticket a run is for; every report prints
+// them in its head. run, demo and merge take them.
+func changeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "change-id", Usage: "the change ticket `ID` this run is for (CHG-4711), printed in every report's head"},
+		&cli.StringFlag{Name: "title", Usage: "the change's `TITLE`, printed in every report's head"},
+		&cli.StringFlag{Name: "requested-by", Usage: "`WHO` asked for the change, printed in every report's head"},
+	}
+}
+
 // auditFlags tune how an audit runs; run and demo both take them.
 func auditFlags() []cli.Flag {
 	return []cli.Flag{

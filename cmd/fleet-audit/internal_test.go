@@ -6,10 +6,12 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -58,6 +60,27 @@ func TestInternalFailuresExit4(t *testing.T) {
 			code := run(context.Background(), append([]string{"fleet-audit"}, tc.args...), stdout, &stderr)
 			if code != int(exitInternal) || !strings.Contains(stderr.String(), tc.wantErr) {
 				t.Errorf("exit %d, stderr %q; want exit %d naming %q", code, stderr.String(), exitInternal, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestChangeOf(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		inv   inventory.Change
+		flags *result.Change
+		want  *result.Change
+	}{
+		{"none", inventory.Change{}, nil, nil},
+		{"inventory", inventory.Change{ID: "CHG-1", Title: "t"}, nil, &result.Change{ID: "CHG-1", Title: "t"}},
+		{"flags", inventory.Change{}, &result.Change{RequestedBy: "j"}, &result.Change{RequestedBy: "j"}},
+		{"flags override by field", inventory.Change{ID: "CHG-1", Title: "t", RequestedBy: "a"}, &result.Change{ID: "CHG-2"},
+			&result.Change{ID: "CHG-2", Title: "t", RequestedBy: "a"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := changeOf(tt.inv, tt.flags); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("changeOf = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -109,6 +109,17 @@ func TestFlags(t *testing.T) {
 		{"run target-version without v", []string{"run", "-i", "i", "--target-version", "1.32"}, nil, "--target-version"},
 		{"run target-version without rke2r", []string{"run", "-i", "i", "--target-version", "v1.32.5"}, nil, "--target-version"},
 		{"run target-version with a tail", []string{"run", "-i", "i", "--target-version", "v1.31.4+rke2r1;id"}, nil, "--target-version"},
+		{"run change", []string{"run", "-i", "i", "--change-id", " CHG-4711 ", "--title", "upgrade prod to v1.32", "--requested-by", "j.doe"},
+			func() runOptions {
+				o := runDefaults("i")
+				o.Change = &result.Change{ID: "CHG-4711", Title: "upgrade prod to v1.32", RequestedBy: "j.doe"}
+				return o
+			}(), ""},
+		{"run change title only", []string{"run", "-i", "i", "--title", "t"},
+			func() runOptions { o := runDefaults("i"); o.Change = &result.Change{Title: "t"}; return o }(), ""},
+		{"run blank change-id", []string{"run", "-i", "i", "--change-id", " "}, runDefaults("i"), ""},
+		{"run title with a line break", []string{"run", "-i", "i", "--title", "a\nb"}, nil, "--title"},
+		{"run change-id with an escape", []string{"run", "-i", "i", "--change-id", "CHG\x1b[2J"}, nil, "--change-id"},
 		{"run unknown flag", []string{"run", "-i", "i", "--yaml", "f"}, nil, "yaml"},
 		{"run unknown flag after a positional", []string{"run", "node-1", "-i", "i", "--yaml"}, nil, "yaml"},
 		{"run stray positional", []string{"run", "-i", "inv.yaml", "node-1", "--json", "out.json"}, nil, `run: unexpected argument "node-1"`},
@@ -120,6 +131,12 @@ func TestFlags(t *testing.T) {
 		{"demo defaults", []string{"demo"}, demoOptions{Out: "demo-out", runOptions: demoDefaults}, ""},
 		{"demo flags", []string{"demo", "--out", "d", "--fail-on", "info", "--forks", "2", "-q", "--skip", "conntrack.*", "--probes", "p"},
 			demoOptions{Out: "d", runOptions: demoFull}, ""},
+		{"demo change", []string{"demo", "--change-id", "CHG-1"},
+			func() demoOptions {
+				o := demoDefaults
+				o.Change = &result.Change{ID: "CHG-1"}
+				return demoOptions{Out: "demo-out", runOptions: o}
+			}(), ""},
 		{"demo has no report flags", []string{"demo", "--json", "f"}, nil, "json"},
 		{"demo stray positional", []string{"demo", "demo-out", "--fail-on", "info"}, nil, `demo: unexpected argument "demo-out"`},
 		{"demo bad fail-on", []string{"demo", "--fail-on", "fatal"}, nil, "--fail-on"},
@@ -185,6 +202,8 @@ func TestFlags(t *testing.T) {
 			mergeOptions{Paths: []string{"a.json", "b.json"}, Judge: runOptions{FailOn: result.SeverityWarning, AllowUnreachable: true, WaiversPath: "w.yaml",
 				Only: []string{"a", "b"}, Skip: []string{"c"}, ProbesDir: "site", TargetVersion: "v1.31.4+rke2r1"},
 				Outputs: map[string]string{"json": "all.json", "html": "r.html"}, Output: outputOptions{Quiet: true}}, ""},
+		{"merge change", []string{"merge", "a.json", "--change-id", "CHG-1", "--requested-by", "j.doe"},
+			mergeOptions{Paths: []string{"a.json"}, Judge: runOptions{FailOn: result.SeverityCritical, Change: &result.Change{ID: "CHG-1", RequestedBy: "j.doe"}}, Outputs: map[string]string{}}, ""},
 		{"merge without files", []string{"merge", "--json", "all.json"}, nil, "merge: want the shard reports"},
 		{"merge bad fail-on", []string{"merge", "a.json", "--fail-on", "fatal"}, nil, "--fail-on"},
 		{"merge bad target-version", []string{"merge", "a.json", "--target-version", "1.32"}, nil, "--target-version"},

@@ -133,7 +133,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Fleet: fleet, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
-		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion,
+		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion, Change: changeOf(inv.Change, o.Change),
 		ToolVersion: buildVersion, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Shard: shard, Logger: logger,
 		LateWarnings: func() []string {
 			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
@@ -392,4 +392,24 @@ func writeRetryFile(path string, r *result.Report) error {
 		}
 		return nil
 	})
+}
+
+// changeOf is the change ticket of a run: the inventory's change key, each
+// field the command line gives overriding it; nil when neither gives any.
+func changeOf(inv inventory.Change, flags *result.Change) *result.Change {
+	c := result.Change{ID: inv.ID, Title: inv.Title, RequestedBy: inv.RequestedBy}
+	if flags != nil {
+		for _, f := range []struct {
+			to *string
+			v  string
+		}{{&c.ID, flags.ID}, {&c.Title, flags.Title}, {&c.RequestedBy, flags.RequestedBy}} {
+			if f.v != "" {
+				*f.to = f.v
+			}
+		}
+	}
+	if c == (result.Change{}) {
+		return nil
+	}
+	return &c
 }

@@ -1,0 +1,271 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// Decision is what a change board reads first: may the upgrade go ahead,
+// what blocks it, what does not, what was accepted and what nobody looked
+// at. It is derived from the report alone (the gate is never recomputed)
+// and every human format renders it at the top, so no format can say
+// "allowed" while another lists an unaudited node.
+type Decision struct {
+	// Blocked: the gate failed or the run was interrupted.
+	Blocked bool
+	// Headline is the decision in words: "upgrade BLOCKED", "upgrade
+	// allowed", or "upgrade allowed with N nodes NOT audited"; never a bare
+	// "allowed" while NotAudited is not empty.
+	Headline string
+	// Blockers are the findings the gate fails on (Gate.Fails), in the
+	// order to fix them: a probable cause before the symptoms it explains.
+	Blockers []result.Finding
+	// Warnings are the unwaived findings below the gate.
+	Warnings []result.Finding
+	// Waived are the findings a waiver accepts.
+	Waived []result.Finding
+	// NotAudited are the nodes that were not fully audited: no facts, or
+	// some probes that did not finish ok.
+	NotAudited []Unaudited
+	// Skipped are the checks skipped on nodes that were audited, because
+	// a fact they need was not reported, grouped by the nodes they were
+	// skipped on: in a large fleet most skips share one node set, and a
+	// line per check would bury the decision.
+	Skipped []SkippedGroup
+}
+
+// Unaudited is one node the audit did not fully see.
+type Unaudited struct {
+	Node   string
+	Status result.NodeStatus
+	// Partial: the node delivered some facts and they were judged.
+	Partial bool
+	// Message says why, with the fix where there is one.
+	Message string
+	// Probes are "id: status" of every probe that did not finish ok.
+	Probes []string
+}
+
+// SkippedGroup are checks skipped on the same audited nodes.
+type SkippedGroup struct {
+	// NodeSet is the nodes, compressed (compressNodes).
+	NodeSet string
+	// Checks are sorted.
+	Checks []string
+}
+
+// skippedGroups groups the checks skipped on audited nodes by the nodes
+// they were skipped on, in the order of their first check.
+func skippedGroups(checks []result.CheckResult, audited map[string]bool) []SkippedGroup {
+	nodes := map[string][]string{}
+	for _, c := range checks {
+		if c.Outcome == result.OutcomeSkip && audited[c.Node] {
+			nodes[c.Check] = append(nodes[c.Check], c.Node)
+		}
+	}
+	var out []SkippedGroup
+	at := map[string]int{}
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		k := strings.Join(nodes[id], "\x00")
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, SkippedGroup{NodeSet: compressNodes(nodes[id])})
+		}
+		out[i].Checks = append(out[i].Checks, id)
+	}
+	return out
+}
+
+// skippedCount is how many checks were skipped on audited nodes.
+func skippedCount(gs []SkippedGroup) int {
+	n := 0
+	for _, g := range gs {
+		n += len(g.Checks)
+	}
+	return n
+}
+
+// Decide derives the decision from r. Interrupted runs are never allowed:
+// a run cut short has not seen what it did not reach.
+func Decide(r *result.Report) Decision {
+	var d Decision
+	for _, f := range orderFindings(r.Findings) {
+		switch {
+		case f.Waived != nil:
+			d.Waived = append(d.Waived, f)
+		case r.Gate.Fails(f):
+			d.Blockers = append(d.Blockers, f)
+		default:
+			d.Warnings = append(d.Warnings, f)
+		}
+	}
+	audited := map[string]bool{}
+	for _, n := range r.Nodes {
+		audited[n.Name] = n.Status.HasFacts()
+		var probes []string
+		for _, pr := range n.Probes {
+			if pr.Status != result.ProbeOK {
+				probes = append(probes, pr.ID+": "+string(pr.Status))
+			}
+		}
+		if n.Status == result.StatusOK && len(probes) == 0 {
+			continue
+		}
+		msg := n.Message
+		if msg == "" {
+			msg = n.Status.Meaning()
+		}
+		if msg == "" {
+			msg = n.Error
+		}
+		d.NotAudited = append(d.NotAudited, Unaudited{Node: n.Name, Status: n.Status, Partial: n.Status.HasFacts(), Message: msg, Probes: probes})
+	}
+	d.Skipped = skippedGroups(r.Checks, audited)
+	d.Blocked = !r.Gate.Passed || r.Interrupted
+	switch {
+	case r.Interrupted:
+		d.Headline = "upgrade BLOCKED: the run was interrupted"
+	case d.Blocked:
+		d.Headline = "upgrade BLOCKED"
+	case len(d.NotAudited) > 0:
+		d.Headline = fmt.Sprintf("upgrade allowed with %s NOT audited", result.Count(len(d.NotAudited), "node"))
+	default:
+		d.Headline = "upgrade allowed"
+	}
+	return d
+}
+
+// unauditedLine is "name: status: message" plus the probes that did not
+// finish ok, unescaped.
+func unauditedLine(u Unaudited) string {
+	s := u.Node + ": " + u.Status.String()
+	if u.Partial {
+		s += " (partially audited)"
+	}
+	if u.Message != "" {
+		s += ": " + u.Message
+	}
+	if len(u.Probes) > 0 {
+		s += "; probes not ok: " + strings.Join(u.Probes, ", ")
+	}
+	return s
+}
+
+// skippedLine is "nodes: check, check", unescaped.
+func skippedLine(g SkippedGroup) string {
+	return g.NodeSet + ": " + strings.Join(g.Checks, ", ")
+}
+
+// maxUnauditedLines is how many not audited nodes the decision names one
+// by one; past it, nodes of one status and message share a line, so that a
+// fleet with a whole rack down still fits the first screen.
+const maxUnauditedLines = 12
+
+// unauditedLines are the decision's not audited lines, unescaped: one per
+// node, or in a large outage one per status and message with the node set.
+func unauditedLines(us []Unaudited) []string {
+	var out []string
+	if len(us) <= maxUnauditedLines {
+		for _, u := range us {
+			out = append(out, unauditedLine(u))
+		}
+		return out
+	}
+	type group struct {
+		u     Unaudited
+		nodes []string
+	}
+	var groups []group
+	at := map[string]int{}
+	for _, u := range us {
+		k := u.Status.String() + "\x00" + u.Message + "\x00" + strings.Join(u.Probes, ",")
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, group{u: u})
+		}
+		groups[i].nodes = append(groups[i].nodes, u.Node)
+	}
+	for _, g := range groups {
+		g.u.Node = fmt.Sprintf("%s (%d)", compressNodes(g.nodes), len(g.nodes))
+		out = append(out, unauditedLine(g.u))
+	}
+	return out
+}
+
+// findingLine is a finding in the decision's short lists: "title (check)
+// on nodes", unescaped.
+func findingLine(f result.Finding) string {
+	s := f.Title + " (" + f.Check + ")"
+	if len(f.Nodes) > 0 {
+		s += " on " + compressNodes(f.Nodes)
+	}
+	return s
+}
+
+// waiverLine is a waiver in force: what it accepts, where, until when, who
+// and why (the reason names who accepted it), unescaped.
+func waiverLine(f result.Finding) string {
+	return f.Check + " on " + compressNodes(f.Nodes) + ", " + waiverText(f.Waived)
+}
+
+// nodeState is how a node reads in the node lists and the matrix, in one
+// wording across the formats: "ok" only for a node fully audited with no
+// finding on it, "N findings" for the unwaived findings naming it, and
+// "not audited (status)" for a node without facts. Info findings do not
+// count: the upgrade order names every node and is no fault of any. A node partly audited
+// says so before its findings. A green "ok" beside failing checks is what
+// this exists to prevent.
+type nodeState struct {
+	Word string
+	OK   bool
+}
+
+// nodeStates are the nodes' states by name; d is Decide(r).
+func nodeStates(r *result.Report, d Decision) map[string]nodeState {
+	findings := map[string]int{}
+	for _, f := range r.Findings {
+		if f.Waived != nil || f.Severity == result.SeverityInfo {
+			continue
+		}
+		for _, n := range f.Nodes {
+			findings[n]++
+		}
+	}
+	partial := map[string]bool{}
+	why := map[string]string{}
+	for _, u := range d.NotAudited {
+		partial[u.Node] = u.Partial
+		why[u.Node] = u.Status.String()
+		if u.Status == result.StatusOK {
+			why[u.Node] = result.Count(len(u.Probes), "probe") + " not ok"
+		}
+	}
+	out := make(map[string]nodeState, len(r.Nodes))
+	for _, n := range r.Nodes {
+		var words []string
+		switch p, listed := partial[n.Name]; {
+		case listed && !p:
+			out[n.Name] = nodeState{Word: "not audited (" + n.Status.String() + ")"}
+			continue
+		case listed:
+			words = append(words, "partially audited ("+why[n.Name]+")")
+		}
+		if k := findings[n.Name]; k > 0 {
+			words = append(words, result.Count(k, "finding"))
+		}
+		if len(words) == 0 {
+			out[n.Name] = nodeState{Word: "ok", OK: true}
+			continue
+		}
+		out[n.Name] = nodeState{Word: strings.Join(words, ", ")}
+	}
+	return out
+}
