@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strconv"
@@ -51,18 +52,11 @@ type roleSpan struct {
 // can still differ inside a group: groupValue tells.
 func alikeNodes(r *result.Report, odd map[string]map[string][]string) alikeGroups {
 	g := alikeGroups{Folded: len(r.Nodes) > foldNodesAbove, GroupOf: make([]int, len(r.Nodes))}
-	var order []string
-	byRole := map[string][]int{}
+	role := func(i int) string { return cmp.Or(strings.Join(r.Nodes[i].Roles, "+"), "no role") }
+	all := make([]int, len(r.Nodes))
 	facts := map[string]bool{}
 	for i, n := range r.Nodes {
-		role := strings.Join(n.Roles, "+")
-		if role == "" {
-			role = "no role"
-		}
-		if _, ok := byRole[role]; !ok {
-			order = append(order, role)
-		}
-		byRole[role] = append(byRole[role], i)
+		all[i] = i
 		for k := range n.Facts {
 			facts[k] = true
 		}
@@ -74,24 +68,21 @@ func alikeNodes(r *result.Report, odd map[string]map[string][]string) alikeGroup
 			drifted = append(drifted, k)
 		}
 	}
-	for _, role := range order {
-		first := len(g.Groups)
-		at := map[string]int{}
-		for _, i := range byRole[role] {
-			key := strconv.Itoa(i)
-			if g.Folded {
-				key = alikeKey(r.Nodes[i], drifted)
-			}
-			j, ok := at[key]
-			if !ok {
-				j = len(g.Groups)
-				at[key] = j
-				g.Groups = append(g.Groups, nil)
-			}
-			g.Groups[j] = append(g.Groups[j], i)
-			g.GroupOf[i] = j
+	key := func(i int) string {
+		if g.Folded {
+			return alikeKey(r.Nodes[i], drifted)
 		}
-		g.Roles = append(g.Roles, roleSpan{Name: role, Groups: len(g.Groups) - first})
+		return strconv.Itoa(i)
+	}
+	for _, members := range inFirstSeenGroups(all, role) {
+		first := len(g.Groups)
+		for _, alike := range inFirstSeenGroups(members, key) {
+			for _, i := range alike {
+				g.GroupOf[i] = len(g.Groups)
+			}
+			g.Groups = append(g.Groups, alike)
+		}
+		g.Roles = append(g.Roles, roleSpan{Name: role(members[0]), Groups: len(g.Groups) - first})
 	}
 	return g
 }
@@ -152,24 +143,39 @@ type notOKGroup struct {
 // message (the error where there is none), in the order they first
 // appear: a thousand unreachable nodes are one row, not a thousand.
 func notOKGroups(nodes []result.Node) []notOKGroup {
+	var notOK []*result.Node
+	for i := range nodes {
+		if nodes[i].Status != result.StatusOK {
+			notOK = append(notOK, &nodes[i])
+		}
+	}
+	reason := func(n *result.Node) string { return cmp.Or(n.Message, n.Error) }
 	var out []notOKGroup
-	at := map[[2]string]int{}
-	for _, n := range nodes {
-		if n.Status == result.StatusOK {
-			continue
+	for _, g := range inFirstSeenGroups(notOK, func(n *result.Node) [2]string { return [2]string{n.Status.String(), reason(n)} }) {
+		ng := notOKGroup{Status: g[0].Status, Message: reason(g[0])}
+		for _, n := range g {
+			ng.Nodes = append(ng.Nodes, n.Name)
 		}
-		msg := n.Message
-		if msg == "" {
-			msg = n.Error
-		}
-		k := [2]string{n.Status.String(), msg}
-		i, ok := at[k]
-		if !ok {
-			i = len(out)
-			at[k] = i
-			out = append(out, notOKGroup{Status: n.Status, Message: msg})
-		}
-		out[i].Nodes = append(out[i].Nodes, n.Name)
+		out = append(out, ng)
 	}
 	return out
+}
+
+// inFirstSeenGroups splits items into the groups of items with an equal
+// key, each group and its items in the order they first appear: the one
+// grouping behind the report's folded lists of nodes.
+func inFirstSeenGroups[T any, K comparable](items []T, key func(T) K) [][]T {
+	var groups [][]T
+	at := map[K]int{}
+	for _, it := range items {
+		k := key(it)
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], it)
+	}
+	return groups
 }

@@ -68,16 +68,9 @@ func skippedGroups(checks []result.CheckResult, audited map[string]bool) []Skipp
 		}
 	}
 	var out []SkippedGroup
-	at := map[string]int{}
-	for _, id := range slices.Sorted(maps.Keys(nodes)) {
-		k := strings.Join(nodes[id], "\x00")
-		i, ok := at[k]
-		if !ok {
-			i = len(out)
-			at[k] = i
-			out = append(out, SkippedGroup{NodeSet: compressNodes(nodes[id])})
-		}
-		out[i].Checks = append(out[i].Checks, id)
+	sameNodes := func(id string) string { return strings.Join(nodes[id], "\x00") }
+	for _, ids := range inFirstSeenGroups(slices.Sorted(maps.Keys(nodes)), sameNodes) {
+		out = append(out, SkippedGroup{NodeSet: compressNodes(nodes[ids[0]]), Checks: ids})
 	}
 	return out
 }
@@ -177,25 +170,17 @@ func unauditedLines(us []Unaudited) []string {
 		}
 		return out
 	}
-	type group struct {
-		u     Unaudited
-		nodes []string
+	same := func(u Unaudited) string {
+		return u.Status.String() + "\x00" + u.Message + "\x00" + strings.Join(u.Probes, ",")
 	}
-	var groups []group
-	at := map[string]int{}
-	for _, u := range us {
-		k := u.Status.String() + "\x00" + u.Message + "\x00" + strings.Join(u.Probes, ",")
-		i, ok := at[k]
-		if !ok {
-			i = len(groups)
-			at[k] = i
-			groups = append(groups, group{u: u})
+	for _, g := range inFirstSeenGroups(us, same) {
+		var nodes []string
+		for _, u := range g {
+			nodes = append(nodes, u.Node)
 		}
-		groups[i].nodes = append(groups[i].nodes, u.Node)
-	}
-	for _, g := range groups {
-		g.u.Node = fmt.Sprintf("%s (%d)", compressNodes(g.nodes), len(g.nodes))
-		out = append(out, unauditedLine(g.u))
+		u := g[0]
+		u.Node = fmt.Sprintf("%s (%d)", compressNodes(nodes), len(nodes))
+		out = append(out, unauditedLine(u))
 	}
 	return out
 }

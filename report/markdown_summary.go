@@ -221,20 +221,19 @@ type statusGroup struct {
 // some of whose probes did not finish ok is among them, so an "allowed
 // with N nodes NOT audited" always names its N nodes.
 func nodesByStatus(us []Unaudited) []statusGroup {
+	status := func(u Unaudited) string {
+		if u.Status == result.StatusOK {
+			return "ok, probes not ok"
+		}
+		return u.Status.String()
+	}
 	var out []statusGroup
-	at := map[string]int{}
-	for _, n := range us {
-		st := n.Status.String()
-		if n.Status == result.StatusOK {
-			st = "ok, probes not ok"
+	for _, g := range inFirstSeenGroups(us, status) {
+		sg := statusGroup{status: status(g[0])}
+		for _, u := range g {
+			sg.nodes = append(sg.nodes, u.Node)
 		}
-		i, ok := at[st]
-		if !ok {
-			i = len(out)
-			at[st] = i
-			out = append(out, statusGroup{status: st})
-		}
-		out[i].nodes = append(out[i].nodes, n.Node)
+		out = append(out, sg)
 	}
 	return out
 }
