@@ -46,9 +46,7 @@ func TestDemoReportInBrowser(t *testing.T) {
 	}
 	b := browser.Find(t)
 	out := t.TempDir()
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("NO_COLOR", "1")
+	isolateClient(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

@@ -61,9 +61,7 @@ func TestCIExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("NO_COLOR", "1")
+	isolateClient(t, t.TempDir())
 
 	// runLines runs the fleet-audit lines among lines in the current
 	// directory, with the file's variables and the demo's inventory in

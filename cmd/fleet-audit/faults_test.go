@@ -93,9 +93,7 @@ func TestFaultFleet(t *testing.T) {
 	if err := os.Mkdir(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("HOME", dir)
-	t.Setenv("NO_COLOR", "1")
+	isolateClient(t, dir)
 	args := []string{"fleet-audit", "run", "-i", invPath, "--probes", probes,
 		"--connect-timeout", faultConnectTimeout.String(), "--forks", "20",
 		"--json", filepath.Join(out, "results.json"), "--html", filepath.Join(out, "report.html"),
@@ -310,9 +308,7 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 	defer cancel()
 	nodes := []faultNode{{name: "inner", via: "bastion"}}
 	ff := startFaultFleet(ctx, t, nodes, map[string]sshfleet.Fault{"bastion": sshfleet.FaultNone}, map[string]bool{"bastion": true})
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("HOME", ff.dir)
-	t.Setenv("NO_COLOR", "1")
+	isolateClient(t, ff.dir)
 	audit1 := func(policy string) (int, *result.Report) {
 		res := filepath.Join(t.TempDir(), "results.json")
 		var stdout, stderr bytes.Buffer

@@ -34,9 +34,7 @@ func TestHostKeyPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("HOME", dir)
-	t.Setenv("NO_COLOR", "1")
+	isolateClient(t, dir)
 	known := filepath.Join(dir, "known_hosts")
 
 	// audit1 writes every file format of the registry; out maps each, and

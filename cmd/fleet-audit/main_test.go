@@ -37,6 +37,16 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// isolateClient keeps the user's agent, ssh_config, known_hosts and
+// terminal colours out of an in-process CLI run: no agent, home as HOME
+// (where a test puts the known_hosts and keys it means), plain output.
+func isolateClient(t *testing.T, home string) {
+	t.Helper()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("HOME", home)
+	t.Setenv("NO_COLOR", "1")
+}
+
 // scriptFleets are the simulated fleets a script may name as
 // $WORK/fleets/<name>/inventory.yaml:
 //

@@ -39,9 +39,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("HOME", dir)
-	t.Setenv("NO_COLOR", "1")
+	isolateClient(t, dir)
 	cli := func(argv ...string) (int, string) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer

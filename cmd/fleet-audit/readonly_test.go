@@ -235,9 +235,7 @@ func TestProbesAreReadOnly(t *testing.T) {
 	if _, ok := sshdtest.Available(); !ok && os.Getenv(sshdtest.RequireEnv) != "1" {
 		t.Skip("sshd not installed (set FLEET_AUDIT_REQUIRE_SSHD=1 to fail instead)")
 	}
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("NO_COLOR", "1")
-	t.Setenv("HOME", t.TempDir())
+	isolateClient(t, t.TempDir())
 	probes, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)

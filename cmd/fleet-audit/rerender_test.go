@@ -42,9 +42,7 @@ func TestInvalidUTF8RerendersIdentically(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("HOME", dir)
-	t.Setenv("NO_COLOR", "1")
+	isolateClient(t, dir)
 
 	var files []string
 	for _, f := range report.FileFormats() {

@@ -159,9 +159,7 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits fleets end to end")
 	}
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("NO_COLOR", "1")
-	t.Setenv("HOME", t.TempDir())
+	isolateClient(t, t.TempDir())
 	secret := func(label string) string { return "SECRET-" + label + "-" + probe.NewNonce() }
 	text := map[string]string{
 		"A rke2 token":                 secret("A"),
