@@ -116,18 +116,7 @@ func TestCIExamples(t *testing.T) {
 	}
 
 	t.Run("gitlab-ci.yml", func(t *testing.T) {
-		var doc map[string]struct {
-			Variables    map[string]string `yaml:"variables"`
-			BeforeScript []string          `yaml:"before_script"`
-			Script       []string          `yaml:"script"`
-			Artifacts    struct {
-				When    string   `yaml:"when"`
-				Paths   []string `yaml:"paths"`
-				Reports struct {
-					JUnit string `yaml:"junit"`
-				} `yaml:"reports"`
-			} `yaml:"artifacts"`
-		}
+		var doc map[string]gitlabJob
 		readYAML(t, filepath.Join(ci, "gitlab-ci.yml"), &doc)
 		job, ok := doc["fleet-audit"]
 		if !ok || len(job.Script) == 0 {
@@ -172,27 +161,7 @@ func TestCIExamples(t *testing.T) {
 	})
 
 	t.Run("gitlab-ci-sharded.yml", func(t *testing.T) {
-		var doc map[string]struct {
-			Parallel     int               `yaml:"parallel"`
-			Variables    map[string]string `yaml:"variables"`
-			BeforeScript []string          `yaml:"before_script"`
-			Script       []string          `yaml:"script"`
-			Needs        []struct {
-				Job       string `yaml:"job"`
-				Artifacts bool   `yaml:"artifacts"`
-			} `yaml:"needs"`
-			Artifacts struct {
-				When    string   `yaml:"when"`
-				Paths   []string `yaml:"paths"`
-				Reports struct {
-					JUnit string `yaml:"junit"`
-				} `yaml:"reports"`
-			} `yaml:"artifacts"`
-			Rules []struct {
-				If   string `yaml:"if"`
-				When string `yaml:"when"`
-			} `yaml:"rules"`
-		}
+		var doc map[string]gitlabJob
 		readYAML(t, filepath.Join(ci, "gitlab-ci-sharded.yml"), &doc)
 		shard, merge := doc["fleet-audit-shard"], doc["fleet-audit-merge"]
 		if shard.Parallel < 2 || len(shard.Script) == 0 || len(merge.Script) == 0 {
@@ -356,6 +325,30 @@ func TestCIExamples(t *testing.T) {
 		}
 		verifyUnits(t, ci)
 	})
+}
+
+// gitlabJob is the part of a GitLab CI job the examples use (GitLab's
+// .gitlab-ci.yml keywords), for the plain and the sharded example alike.
+type gitlabJob struct {
+	Parallel     int               `yaml:"parallel"`
+	Variables    map[string]string `yaml:"variables"`
+	BeforeScript []string          `yaml:"before_script"`
+	Script       []string          `yaml:"script"`
+	Needs        []struct {
+		Job       string `yaml:"job"`
+		Artifacts bool   `yaml:"artifacts"`
+	} `yaml:"needs"`
+	Artifacts struct {
+		When    string   `yaml:"when"`
+		Paths   []string `yaml:"paths"`
+		Reports struct {
+			JUnit string `yaml:"junit"`
+		} `yaml:"reports"`
+	} `yaml:"artifacts"`
+	Rules []struct {
+		If   string `yaml:"if"`
+		When string `yaml:"when"`
+	} `yaml:"rules"`
 }
 
 // githubStep is one step of a GitHub Actions job.
