@@ -222,11 +222,11 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// Single quotes keep the probe text literal: no expansion happens
 	// until the probe's own shell runs it, and assigning it forks nothing
 	// (a here-document in $(cat) would).
-	quoted := make([]string, len(probes))
+	quoted := make([]probeText, len(probes))
 	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude)
 	for i, p := range probes {
 		quoted[i] = quotedProbe(lib, p.Script)
-		size += 64 + len(p.ID) + len(quoted[i])
+		size += 64 + len(p.ID) + len(quoted[i].word)
 	}
 	// Sized once: grown by doubling it allocated four times its length,
 	// for every node of the fleet.
@@ -236,14 +236,14 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	b.WriteString(bundlePrelude)
 	for i, p := range probes {
 		via := "argv"
-		if len(lib)+len(p.Script)+2 >= maxArgBytes {
+		if quoted[i].size >= maxArgBytes {
 			via = "stdin"
 		}
 		root := 0
 		if p.NeedsRoot {
 			root = 1
 		}
-		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", quoted[i], p.ID, int(p.Timeout.Seconds()+0.999), root, via)
+		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", quoted[i].word, p.ID, int(p.Timeout.Seconds()+0.999), root, via)
 	}
 	return b.Bytes(), nil
 }
@@ -252,15 +252,24 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 // the same probes, and quoting them anew cost three copies of the bundle
 // per node. lib is the embedded Library, the same on every call, so the
 // script alone is the key.
-var quotedTexts sync.Map // script → quoted library and script
+var quotedTexts sync.Map // script → probeText
 
-// quotedProbe is the library and a probe's script as one single-quoted
-// word, the text its shell runs.
-func quotedProbe(lib, script string) string {
+// probeText is the text a probe's shell runs, the library then the script:
+// its size, which decides whether it fits in an argument, and the text as
+// one single-quoted word for the bundle.
+type probeText struct {
+	size int
+	word string
+}
+
+// quotedProbe is the library and a probe's script as the text its shell
+// runs.
+func quotedProbe(lib, script string) probeText {
 	if q, ok := quotedTexts.Load(script); ok {
-		return q.(string)
+		return q.(probeText)
 	}
-	q := shquote.Quote(lib + "\n" + script + "\n")
+	text := lib + "\n" + script + "\n"
+	q := probeText{size: len(text), word: shquote.Quote(text)}
 	quotedTexts.Store(script, q)
 	return q
 }
