@@ -1,6 +1,8 @@
 package check
 
 import (
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,5 +97,35 @@ func TestParsePlanSteps(t *testing.T) {
 	manual := "- id: a\n  title: t\n  severity: warning\n  summary: s\n  remediation: r\n  when: [{fact: f, op: eq, value: x}]\n  plan:\n    manual: [decide]\n    stop: s\n"
 	if _, err := ParseChecks("t.yaml", []byte(manual)); err != nil {
 		t.Errorf("manual-only plan: %v", err)
+	}
+}
+
+// Every command of a built-in plan, and every verification command, is
+// valid sh: sh -n parses it without running it.
+func TestBuiltinPlanCommandsParse(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	checks, err := BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if c.Plan == nil {
+			continue
+		}
+		s := c.Plan.Steps()
+		cmds := slices.Clone(s.Commands)
+		for _, v := range s.Verify {
+			if v.Command != "" {
+				cmds = append(cmds, v.Command)
+			}
+		}
+		for _, cmd := range cmds {
+			if out, err := exec.Command(sh, "-n", "-c", cmd).CombinedOutput(); err != nil {
+				t.Errorf("%s: sh -n rejects %q: %v\n%s", c.ID, cmd, err, out)
+			}
+		}
 	}
 }
