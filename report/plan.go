@@ -41,6 +41,9 @@ func (m *PlanMarkdown) Format(w io.Writer, r *result.Report) error {
 	p("%s\n\n", strings.Join(planAbout(r, mdText, func(s string) string { return mdCode(s, false) }), " · "))
 	p("> **%s**\n", neverRuns)
 	p("> Each block of commands runs as root on the node named in its first line (a comment): log in to that node, then `sudo -i`. No command names a node.\n\n")
+	for _, w := range r.Warnings {
+		p("**Warning about the run:** %s\n\n", mdText(w))
+	}
 	if len(m.Plan.Fixes) == 0 {
 		p("**Nothing to fix:** no finding of this run asks for a change on nodes.\n\n")
 	}

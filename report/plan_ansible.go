@@ -211,6 +211,9 @@ func ansibleHead(r *result.Report, plan *result.Plan, unaddressable []string) st
 		"Within a play the hosts run in the order listed (order: inventory keeps the pattern's order).",
 		"Every play runs one node at a time (serial: 1) and the first failing node stops the playbook.",
 	}
+	for _, w := range r.Warnings {
+		lines = append(lines, "", "Warning about the run: "+w)
+	}
 	if len(plan.Fixes) == 0 {
 		lines = append(lines, "", "Nothing to fix: no finding of this run asks for a change on nodes.")
 	}

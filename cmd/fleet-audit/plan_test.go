@@ -14,7 +14,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // demoPlan runs the demo in-process and returns the directory of its
@@ -129,4 +131,14 @@ func readPlaybook(t *testing.T, path string) []ansiblePlay {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return plays
+}
+
+// planOf is the plan the CLI builds for r.
+func planOf(t *testing.T, r *result.Report) *result.Plan {
+	t.Helper()
+	p, err := audit.PlanFindings(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
