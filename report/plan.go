@@ -37,6 +37,7 @@ func (m *PlanMarkdown) Format(w io.Writer, r *result.Report) error {
 	}
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	failing := failingNodes(r)
 	p("# %s\n\n", mdText(planTitle(r)))
 	p("%s\n\n", strings.Join(planAbout(r, mdText, func(s string) string { return mdCode(s, false) }), " · "))
 	p("> **%s**\n", neverRuns)
@@ -45,7 +46,7 @@ func (m *PlanMarkdown) Format(w io.Writer, r *result.Report) error {
 		p("**Warning about the run:** %s\n\n", mdText(w))
 	}
 	if len(m.Plan.Fixes) == 0 {
-		p("**Nothing to fix:** no finding of this run asks for a change on nodes.\n\n")
+		p("**Nothing to fix:** %s\n\n", nothingToFix(r))
 	}
 	mdPlanWaived(p, m.Plan.Waived)
 	if na := notAuditedNames(r); len(na) > 0 {
@@ -57,18 +58,27 @@ func (m *PlanMarkdown) Format(w io.Writer, r *result.Report) error {
 	if len(m.Plan.Fixes) > 0 {
 		p("## Fixes, in the order to apply them\n\n")
 		for i, fx := range m.Plan.Fixes {
-			p("%d. %s (%s): %s\n", i+1, mdText(fx.Title), mdCode(fx.Check, false), mdText(rolloutLine(rolloutSteps(fx.Rollout, nil))))
+			p("%d. %s (%s): %s\n", i+1, mdText(fx.Title), mdCode(fx.Check, false), mdText(rolloutLine(rolloutSteps(fx.Rollout, failing))))
 		}
 		p("\n")
 	}
 	for i, fx := range m.Plan.Fixes {
-		mdPlanFix(p, i+1, fx)
+		mdPlanFix(p, i+1, fx, failing)
 	}
 	_, err := w.Write(bytes.TrimRight(b.Bytes(), "\n"))
 	if err == nil {
 		_, err = io.WriteString(w, "\n")
 	}
 	return err
+}
+
+// nothingToFix says there is nothing to fix, and only of the nodes that
+// were audited when some were not.
+func nothingToFix(r *result.Report) string {
+	if len(notAuditedNames(r)) > 0 {
+		return "no finding on the audited nodes asks for a change."
+	}
+	return "no finding of this run asks for a change on nodes."
 }
 
 // notAuditedNames are the nodes that gave no facts: a plan cannot say
@@ -139,7 +149,7 @@ func mdPlanWaived(p func(string, ...any), waived []string) {
 
 // mdPlanFix is one fix: what it resolves, then each rollout step and, per
 // node, the same steps with the node's name above them.
-func mdPlanFix(p func(string, ...any), n int, fx result.Fix) {
+func mdPlanFix(p func(string, ...any), n int, fx result.Fix, failing map[string]bool) {
 	p("## %d. %s\n\n", n, mdText(fx.Title))
 	resolves := make([]string, len(fx.Resolves))
 	for i, id := range fx.Resolves {
@@ -149,13 +159,17 @@ func mdPlanFix(p func(string, ...any), n int, fx result.Fix) {
 	if fx.Remediation != "" {
 		p("%s\n\n", mdLine(fx.Remediation))
 	}
-	steps := rolloutSteps(fx.Rollout, nil)
+	steps := rolloutSteps(fx.Rollout, failing)
 	for _, s := range steps {
 		p("### Step %d.%d: %s\n\n", n, s.N, mdText(s.label()))
 		if s.OneAtATime {
 			p("One node at a time: finish a node and pass its checks before you start the next.\n\n")
 		} else {
-			p("These nodes are done one at a time as well, in this order (nodes with the symptom first): a fix that fails on the first stops the rollout before it spreads.\n\n")
+			first := ""
+			if s.FailingFirst {
+				first = ", the nodes with the symptom first"
+			}
+			p("These nodes are done one at a time as well, in this order%s: a fix that fails on the first stops the rollout before it spreads.\n\n", first)
 		}
 		for i, node := range s.Nodes {
 			mdPlanNode(p, fx.Steps, node, i+1, len(s.Nodes))

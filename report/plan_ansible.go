@@ -215,7 +215,7 @@ func ansibleHead(r *result.Report, plan *result.Plan, unaddressable []string) st
 		lines = append(lines, "", "Warning about the run: "+w)
 	}
 	if len(plan.Fixes) == 0 {
-		lines = append(lines, "", "Nothing to fix: no finding of this run asks for a change on nodes.")
+		lines = append(lines, "", "Nothing to fix: "+nothingToFix(r))
 	}
 	if len(plan.Waived) > 0 {
 		lines = append(lines, "", "Left out, because a waiver accepts them: "+strings.Join(plan.Waived, ", "))
