@@ -43,7 +43,8 @@ type PlanAnsible struct {
 // ("Retrying a task until a condition is met"); the modules from their
 // pages under collections/ansible/builtin (shell_module, uri_module with
 // url and status_code, wait_for_module with host, port, timeout and state,
-// pause_module with prompt, fail_module and debug_module with msg).
+// pause_module with prompt and its user_input, fail_module and
+// debug_module with msg, assert_module with that and fail_msg).
 type ansiblePlay struct {
 	Name unsafeText `yaml:"name"`
 	// Hosts is a list of host names (play.py: hosts is a list of
@@ -70,13 +71,14 @@ type ansiblePlay struct {
 }
 
 type ansibleTask struct {
-	Name    unsafeText    `yaml:"name"`
-	Shell   *ansibleShell `yaml:"ansible.builtin.shell,omitempty"`
-	URI     *ansibleURI   `yaml:"ansible.builtin.uri,omitempty"`
-	WaitFor *ansibleWait  `yaml:"ansible.builtin.wait_for,omitempty"`
-	Pause   *ansiblePause `yaml:"ansible.builtin.pause,omitempty"`
-	Fail    *ansibleFail  `yaml:"ansible.builtin.fail,omitempty"`
-	Debug   *ansibleFail  `yaml:"ansible.builtin.debug,omitempty"`
+	Name    unsafeText     `yaml:"name"`
+	Shell   *ansibleShell  `yaml:"ansible.builtin.shell,omitempty"`
+	URI     *ansibleURI    `yaml:"ansible.builtin.uri,omitempty"`
+	WaitFor *ansibleWait   `yaml:"ansible.builtin.wait_for,omitempty"`
+	Pause   *ansiblePause  `yaml:"ansible.builtin.pause,omitempty"`
+	Fail    *ansibleFail   `yaml:"ansible.builtin.fail,omitempty"`
+	Debug   *ansibleFail   `yaml:"ansible.builtin.debug,omitempty"`
+	Assert  *ansibleAssert `yaml:"ansible.builtin.assert,omitempty"`
 	// Vars carry a verification's expected output into until as data, so
 	// the expression itself is fixed text.
 	Vars     map[string]unsafeText `yaml:"vars,omitempty"`
@@ -110,6 +112,11 @@ type ansiblePause struct {
 
 type ansibleFail struct {
 	Msg unsafeText `yaml:"msg"`
+}
+
+type ansibleAssert struct {
+	That    []string   `yaml:"that"`
+	FailMsg unsafeText `yaml:"fail_msg"`
 }
 
 // unsafeText is a string Ansible must take as it is: tagged !unsafe.
@@ -237,11 +244,23 @@ func ansibleHead(r *result.Report, plan *result.Plan, unaddressable []string) st
 
 // ansibleTasks are one node's steps: the manual steps as pauses the
 // operator confirms, the commands, the steps after them, then the checks.
+//
+// A pause whose stdin is not a terminal (AWX, a CI job) does not wait: it
+// warns and goes on (ansible/ansible lib/ansible/plugins/action/pause.py,
+// "Not waiting for response to prompt as stdin is not interactive"), which
+// would run the commands without the decision they need. So each manual
+// step must be answered with "done", and an assert stops the node
+// otherwise: unattended, the playbook stops at the first manual step.
 func ansibleTasks(st result.FixSteps) []ansibleTask {
 	var out []ansibleTask
 	pause := func(head string, steps []string) {
 		for _, m := range steps {
-			out = append(out, ansibleTask{Name: unsafeText(head), Pause: &ansiblePause{Prompt: unsafeText(m + "\n\nPress Enter when done, Ctrl+C then A to abort")}})
+			out = append(out,
+				ansibleTask{Name: unsafeText(head), Register: "manual", Pause: &ansiblePause{Prompt: unsafeText(m + "\n\nType done and press Enter once it is done (anything else stops the playbook)")}},
+				ansibleTask{Name: "the step above was confirmed", Assert: &ansibleAssert{
+					That:    []string{"manual.user_input | default('') | trim == 'done'"},
+					FailMsg: "the manual step was not confirmed with done (stdin may not be a terminal): stopping before the commands",
+				}})
 		}
 	}
 	pause("by hand, before the commands", st.Manual)

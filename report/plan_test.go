@@ -341,4 +341,14 @@ func TestPlanAnsibleRunsLocally(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "third")); err == nil {
 		t.Error("the play after a failed check ran")
 	}
+	// A manual step nobody confirms (stdin is not a terminal here) stops
+	// the node before its commands.
+	manual := steps("fourth", "2")
+	manual.Manual = []string{"decide {{ x }}"}
+	if err := run(&result.Plan{Fixes: []result.Fix{fix("c", manual)}}); err == nil || !strings.Contains(err.Error(), "not confirmed") {
+		t.Errorf("an unconfirmed manual step did not stop the playbook: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fourth")); err == nil {
+		t.Error("the commands after an unconfirmed manual step ran")
+	}
 }
