@@ -126,6 +126,12 @@ func TestBuiltinPlanCommandsParse(t *testing.T) {
 			if out, err := exec.Command(sh, "-n", "-c", cmd).CombinedOutput(); err != nil {
 				t.Errorf("%s: sh -n rejects %q: %v\n%s", c.ID, cmd, err, out)
 			}
+			// The runbook's commands are pasted into a root shell: an exit
+			// there would end the operator's session, so one is only ever
+			// inside a subshell.
+			if strings.Contains(cmd, "exit") && !(strings.HasPrefix(cmd, "(") && strings.HasSuffix(cmd, ")")) {
+				t.Errorf("%s: %q exits the operator's shell; wrap it in ( )", c.ID, cmd)
+			}
 		}
 	}
 }
