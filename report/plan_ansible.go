@@ -23,28 +23,31 @@ var _ Formatter = (*PlanAnsible)(nil)
 // The playbook is encoded from structs with yaml.v3, never concatenated,
 // so no value can change its structure. Ansible templates (Jinja2) the
 // strings of a playbook, so every text that comes from a check or the run
-// is tagged !unsafe, which Ansible never templates (Ansible docs,
-// playbook_guide/playbooks_advanced_syntax.rst, "Unsafe or raw strings";
-// ansible/ansible lib/ansible/parsing/yaml/constructor.py registers the
-// tag). A node's name goes into a play's hosts list only when it is a
+// is tagged !unsafe, which Ansible never templates
+// (https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_advanced_syntax.html,
+// "Unsafe or raw strings"; ansible/ansible
+// lib/ansible/parsing/yaml/constructor.py registers the tag). A node's name goes into a play's hosts list only when it is a
 // plain host name an Ansible host pattern matches exactly (ansibleHost);
 // otherwise the playbook refuses to run and says so in its first play.
 type PlanAnsible struct {
 	Plan *result.Plan
 }
 
-// Every keyword below is from the Ansible docs: the play and task keywords
+// Every keyword below is from the Ansible docs (under
+// https://docs.ansible.com/ansible/latest/): the play and task keywords
 // (name, hosts, serial, any_errors_fatal, max_fail_percentage, become,
 // gather_facts, tasks, vars, register, until, retries, delay,
-// changed_when) from reference_appendices/playbooks_keywords.rst; serial
-// and max_fail_percentage from playbook_guide/playbooks_strategies.rst
+// changed_when) from reference_appendices/playbooks_keywords.html; serial
+// and max_fail_percentage from playbook_guide/playbooks_strategies.html
 // ("Setting a batch size with serial", "Setting a maximum failure
-// percentage"); until/retries/delay from playbook_guide/playbooks_loops.rst
-// ("Retrying a task until a condition is met"); the modules from their
-// pages under collections/ansible/builtin (shell_module, uri_module with
-// url and status_code, wait_for_module with host, port, timeout and state,
-// pause_module with prompt and its user_input, fail_module and
-// debug_module with msg, assert_module with that and fail_msg).
+// percentage"); until, retries and delay from
+// playbook_guide/playbooks_loops.html ("Retrying a task until a condition
+// is met"); the modules from collections/ansible/builtin/NAME_module.html
+// (shell with cmd; uri with url and status_code, returning status;
+// wait_for with host, port, state and timeout; pause with prompt,
+// returning user_input; fail and debug with msg; assert with that and
+// fail_msg). The installed ansible-core 2.14 runs them in
+// TestPlanAnsibleRunsLocally.
 type ansiblePlay struct {
 	Name unsafeText `yaml:"name"`
 	// Hosts is a list of host names (play.py: hosts is a list of

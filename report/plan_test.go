@@ -278,7 +278,7 @@ func TestPlanFormatsNeedAPlan(t *testing.T) {
 // against a live answer, and a node whose check never passes stops the
 // playbook before the next step. Run on localhost with the local
 // connection and become off (-e ansible_become=false overrides the play's
-// become: Ansible docs, reference_appendices/general_precedence.rst), in
+// become: https://docs.ansible.com/ansible/latest/reference_appendices/general_precedence.html), in
 // a temporary directory.
 func TestPlanAnsibleRunsLocally(t *testing.T) {
 	if testing.Short() {
