@@ -55,7 +55,9 @@ func BuildPlan(r *result.Report, checks []check.Check) *result.Plan {
 			continue
 		}
 		if f.Waived != nil {
-			plan.Waived = append(plan.Waived, f.Check)
+			if !slices.Contains(plan.Waived, f.Check) {
+				plan.Waived = append(plan.Waived, f.Check)
+			}
 			continue
 		}
 		key, on := f.Check, f.Nodes
@@ -72,7 +74,9 @@ func BuildPlan(r *result.Report, checks []check.Check) *result.Plan {
 			plan.Fixes = append(plan.Fixes, newFix(key, f, byID))
 		}
 		fx := &plan.Fixes[i]
-		fx.Resolves = append(fx.Resolves, f.Check)
+		if !slices.Contains(fx.Resolves, f.Check) {
+			fx.Resolves = append(fx.Resolves, f.Check)
+		}
 		fx.Severity = max(fx.Severity, f.Severity)
 		for _, n := range on {
 			if !slices.Contains(nodes[key], n) {
