@@ -206,7 +206,7 @@ func demoReportProblems(d *browser.DOM) []string {
 		add("page title is not the failed verdict: %q", texts(titles, text))
 	}
 	verdicts := d.WithClass("section", "verdict")
-	if len(verdicts) != 1 || !verdicts[0].HasClass("failed") || !strings.Contains(text(verdicts[0]), "upgrade BLOCKED") ||
+	if len(verdicts) != 1 || !verdicts[0].HasClass("blocked") || !strings.Contains(text(verdicts[0]), "upgrade BLOCKED") ||
 		!strings.Contains(text(verdicts[0]), "Gate FAILED (exit 1)") {
 		add("no failed verdict section (%d verdict sections)", len(verdicts))
 	}
@@ -506,7 +506,7 @@ func TestDemoReportChecksFail(t *testing.T) {
 	// A passing verdict, the probable cause on the wrong fact, no drift
 	// marks, two nodes missing.
 	wrong := `<!DOCTYPE html><html><head><title>fleet-audit — passed</title></head><body>
-<section class="verdict passed"><h2>upgrade allowed</h2><p class="gate">Gate passed</p><ol class="blockers"><li>probable cause of x: os.kernel=6.1</li></ol></section>
+<section class="verdict allowed"><h2>upgrade allowed</h2><p class="gate">Gate passed</p><ol class="blockers"><li>probable cause of x: os.kernel=6.1</li></ol></section>
 <article class="finding"><div><code>firewall.ufw-active</code></div></article>
 <table class="matrix"><thead><tr><th scope="col">Fact</th>` + cols(demoNodes[:7]) + `</tr></thead>
 <tbody><tr><th scope="row">ufw.active</th>` + strings.Repeat("<td>active</td>", 7) + `</tr></tbody></table>
