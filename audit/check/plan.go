@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -30,7 +31,10 @@ type Plan struct {
 	// checks (a reboot, an uncordon through the API).
 	After  []string     `yaml:"after"`
 	Verify []VerifyItem `yaml:"verify"`
-	// Stop is the condition to stop the rollout at: "stop the rollout if …".
+	// Stop is the condition to stop the rollout at: "stop the rollout if
+	// …". A shared verification set carries its own (kube-proxy not
+	// healthy again); a plan's Stop adds to those of the sets it uses, and
+	// may be left out when they say it all.
 	Stop string `yaml:"stop"`
 }
 
@@ -64,7 +68,7 @@ const (
 var planVerifyYAML []byte
 
 // verifySets parses plan_verify.yaml once.
-var verifySets = sync.OnceValues(func() (map[string][]result.Verification, error) {
+var verifySets = sync.OnceValues(func() (map[string]sharedSet, error) {
 	return parseVerifySets("plan_verify.yaml", planVerifyYAML)
 })
 
@@ -72,14 +76,22 @@ var verifySets = sync.OnceValues(func() (map[string][]result.Verification, error
 type verifySet struct {
 	Name   string       `yaml:"name"`
 	Verify []VerifyItem `yaml:"verify"`
+	// Stop is when to stop the rollout if these checks do not pass.
+	Stop string `yaml:"stop"`
 }
 
-func parseVerifySets(file string, data []byte) (map[string][]result.Verification, error) {
+// sharedSet is a verifySet resolved.
+type sharedSet struct {
+	verify []result.Verification
+	stop   string
+}
+
+func parseVerifySets(file string, data []byte) (map[string]sharedSet, error) {
 	list, err := yamlx.List(file, data, "verification sets")
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]result.Verification{}
+	out := map[string]sharedSet{}
 	var errs []error
 	for _, item := range list.Content {
 		var s verifySet
@@ -87,7 +99,7 @@ func parseVerifySets(file string, data []byte) (map[string][]result.Verification
 			errs = append(errs, fmt.Errorf("%s:%d: %s", file, item.Line+yamlx.ErrLine(err)-1, yamlx.ErrText(err)))
 			continue
 		}
-		if s.Name == "" || out[s.Name] != nil {
+		if _, dup := out[s.Name]; s.Name == "" || dup {
 			errs = append(errs, fmt.Errorf("%s:%d: name: want a unique name, got %q", file, yamlx.FieldLine(item, "name"), s.Name))
 			continue
 		}
@@ -98,7 +110,10 @@ func parseVerifySets(file string, data []byte) (map[string][]result.Verification
 		if len(vs) == 0 && len(verrs) == 0 {
 			errs = append(errs, fmt.Errorf("%s:%d: set %q: verify: needs at least one item", file, item.Line, s.Name))
 		}
-		out[s.Name] = vs
+		if strings.TrimSpace(s.Stop) == "" {
+			errs = append(errs, fmt.Errorf("%s:%d: set %q: stop: is required (when to stop if these checks fail)", file, item.Line, s.Name))
+		}
+		out[s.Name] = sharedSet{verify: vs, stop: s.Stop}
 	}
 	return out, errors.Join(errs...)
 }
@@ -129,8 +144,8 @@ func validatePlan(p *Plan, node *yaml.Node, at int, bad func(line int, format st
 			}
 		}
 	}
-	if strings.TrimSpace(p.Stop) == "" {
-		bad(yamlx.FieldLine(node, "stop"), "plan: stop: is required (when to stop the rollout)")
+	if strings.TrimSpace(p.Stop) == "" && len(usedSets(p.Verify)) == 0 {
+		bad(yamlx.FieldLine(node, "stop"), "plan: stop: is required (when to stop the rollout), unless a shared verification it uses says it")
 	}
 	// A plan of manual steps alone may leave the judging to the next
 	// audit; one that runs commands must say how to know they worked.
@@ -150,7 +165,7 @@ func validatePlan(p *Plan, node *yaml.Node, at int, bad func(line int, format st
 
 // verifications resolves and validates verify items: a use: names a set
 // (sets nil: no use: allowed, as in plan_verify.yaml itself).
-func verifications(items []VerifyItem, node *yaml.Node, sets map[string][]result.Verification, bad func(line int, msg string) error) ([]result.Verification, []error) {
+func verifications(items []VerifyItem, node *yaml.Node, sets map[string]sharedSet, bad func(line int, msg string) error) ([]result.Verification, []error) {
 	var out []result.Verification
 	var errs []error
 	fail := func(i int, format string, args ...any) {
@@ -179,7 +194,7 @@ func verifications(items []VerifyItem, node *yaml.Node, sets map[string][]result
 			case v.What != "" || v.Retries != 0 || v.Delay != 0 || v.Expect != "" || v.Status != 0:
 				fail(i, "use: takes no other field")
 			default:
-				out = append(out, set...)
+				out = append(out, set.verify...)
 			}
 			continue
 		}
@@ -236,13 +251,38 @@ func verifications(items []VerifyItem, node *yaml.Node, sets map[string][]result
 func (p *Plan) Steps() result.FixSteps {
 	sets, _ := verifySets()
 	vs, _ := verifications(p.Verify, nil, sets, func(int, string) error { return nil })
+	var stops []string
+	for _, stop := range append(usedStops(p.Verify, sets), p.Stop) {
+		if stop = strings.TrimRight(strings.TrimSpace(stop), "."); stop != "" {
+			stops = append(stops, stop)
+		}
+	}
 	return result.FixSteps{
 		Manual:   append([]string(nil), p.Manual...),
 		Commands: append([]string(nil), p.Commands...),
 		After:    append([]string(nil), p.After...),
 		Verify:   vs,
-		Stop:     p.Stop,
+		Stop:     strings.Join(stops, "; or if ") + ".",
 	}
+}
+
+func usedStops(items []VerifyItem, sets map[string]sharedSet) []string {
+	var out []string
+	for _, name := range usedSets(items) {
+		out = append(out, sets[name].stop)
+	}
+	return out
+}
+
+// usedSets are the shared sets a plan's checks use, in order, each once.
+func usedSets(items []VerifyItem) []string {
+	var out []string
+	for _, v := range items {
+		if v.Use != "" && !slices.Contains(out, v.Use) {
+			out = append(out, v.Use)
+		}
+	}
+	return out
 }
 
 // fieldNode is the value of a mapping's field, or nil.

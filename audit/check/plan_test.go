@@ -55,7 +55,7 @@ func TestParsePlanRejectsBadInput(t *testing.T) {
 	}{
 		{"empty command", "    commands: [\"  \"]\n    verify: [{use: kube-proxy-healthy}]\n    stop: s\n", "t.yaml:8: check \"a\": plan: commands: command 1 is empty"},
 		{"no steps", "    verify: [{use: kube-proxy-healthy}]\n    stop: s\n", "t.yaml:7: check \"a\": plan: needs commands or manual steps"},
-		{"no stop", "    commands: [x]\n    verify: [{use: kube-proxy-healthy}]\n", "plan: stop: is required"},
+		{"no stop", "    commands: [x]\n    verify: [{what: w, port: 1}]\n", "plan: stop: is required"},
 		{"commands without verify", "    commands: [x]\n    stop: s\n", "plan: verify: needs at least one check"},
 		{"unknown field", "    commands: [x]\n    verfy: []\n    stop: s\n", "field verfy not found"},
 		{"two kinds", "    commands: [x]\n    verify:\n      - {what: w, port: 1, command: c}\n    stop: s\n", "t.yaml:10: check \"a\": plan: verify: item 1: give exactly one of use, http, port or command"},
@@ -93,6 +93,10 @@ func TestParsePlanSteps(t *testing.T) {
 	}
 	if s.Manual[0] != "decide" || s.After[0] != "reboot" || s.Commands[0] != "systemctl disable --now ufw" {
 		t.Errorf("steps = %+v", s)
+	}
+	// The stop is the shared set's, then the plan's own.
+	if want := "RKE2 is not active again, or its kubelet does not answer, within 5 minutes: do not start the next node; or if s."; s.Stop != want {
+		t.Errorf("stop = %q, want %q", s.Stop, want)
 	}
 	manual := "- id: a\n  title: t\n  severity: warning\n  summary: s\n  remediation: r\n  when: [{fact: f, op: eq, value: x}]\n  plan:\n    manual: [decide]\n    stop: s\n"
 	if _, err := ParseChecks("t.yaml", []byte(manual)); err != nil {
