@@ -2,6 +2,7 @@ package check
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -23,10 +24,11 @@ type Plan struct {
 	// API), in order, before the commands. A fix that is a decision is all
 	// manual steps: a plan says so rather than inventing a command.
 	Manual []string `yaml:"manual"`
-	// Commands run as root on the node, in order, one line of sh each.
+	// Commands run as root on the node, in order, one line of sh each, or
+	// {use: NAME} for a command of plan_commands.yaml.
 	// They must not need the node's name: the runbook never splices a
 	// node name into a command.
-	Commands []string `yaml:"commands"`
+	Commands []PlanCommand `yaml:"commands"`
 	// After are steps for a person after the commands and before the
 	// checks (a reboot, an uncordon through the API).
 	After  []string     `yaml:"after"`
@@ -66,6 +68,67 @@ const (
 //
 //go:embed plan_verify.yaml
 var planVerifyYAML []byte
+
+// PlanCommand is one command of a plan: the line of sh itself (Run), or
+// the name of a command several plans share (Use).
+type PlanCommand struct {
+	Run string
+	Use string
+}
+
+// UnmarshalYAML reads a string as the command, or {use: NAME}.
+func (c *PlanCommand) UnmarshalYAML(n *yaml.Node) error {
+	switch {
+	case n.Kind == yaml.ScalarNode:
+		c.Run = n.Value
+		return nil
+	case n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "use" && n.Content[1].Kind == yaml.ScalarNode:
+		c.Use = n.Content[1].Value
+		return nil
+	}
+	return fmt.Errorf("line %d: a command is a line of sh or {use: NAME}", n.Line)
+}
+
+// MarshalJSON keeps the rules digest (audit.Rules.Digest) readable: a
+// command as its text or its shared name.
+func (c PlanCommand) MarshalJSON() ([]byte, error) {
+	if c.Use != "" {
+		return json.Marshal(map[string]string{"use": c.Use})
+	}
+	return json.Marshal(c.Run)
+}
+
+// planCommandsYAML are the commands several checks' plans share, by name.
+//
+//go:embed plan_commands.yaml
+var planCommandsYAML []byte
+
+// sharedCommands parses plan_commands.yaml once: name → command.
+var sharedCommands = sync.OnceValues(func() (map[string]string, error) {
+	const file = "plan_commands.yaml"
+	list, err := yamlx.List(file, planCommandsYAML, "shared commands")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	var errs []error
+	for _, item := range list.Content {
+		var c struct {
+			Name    string `yaml:"name"`
+			Command string `yaml:"command"`
+		}
+		if err := strictDecode(item, &c); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", file, item.Line+yamlx.ErrLine(err)-1, yamlx.ErrText(err)))
+			continue
+		}
+		if _, dup := out[c.Name]; c.Name == "" || dup || strings.TrimSpace(c.Command) == "" || strings.ContainsAny(c.Command, "\n\r") {
+			errs = append(errs, fmt.Errorf("%s:%d: want a unique name and a one-line command, got %q", file, item.Line, c.Name))
+			continue
+		}
+		out[c.Name] = c.Command
+	}
+	return out, errors.Join(errs...)
+})
 
 // verifySets parses plan_verify.yaml once.
 var verifySets = sync.OnceValues(func() (map[string]sharedSet, error) {
@@ -125,8 +188,20 @@ func validatePlan(p *Plan, node *yaml.Node, at int, bad func(line int, format st
 	if len(p.Manual) == 0 && len(p.Commands) == 0 {
 		bad(at, "plan: needs commands or manual steps (a fix that needs a decision is a manual step)")
 	}
-	for i, c := range p.Commands {
+	shared, err := sharedCommands()
+	if err != nil {
+		bad(at, "plan: commands: the embedded plan_commands.yaml: %v", err)
+		return
+	}
+	for i, pc := range p.Commands {
 		line := itemLine(fieldNode(node, "commands"), i, at)
+		c := pc.Run
+		if pc.Use != "" {
+			if _, ok := shared[pc.Use]; !ok {
+				bad(line, "plan: commands: command %d: use: no shared command %q in plan_commands.yaml", i+1, pc.Use)
+			}
+			continue
+		}
 		switch {
 		case strings.TrimSpace(c) == "":
 			bad(line, "plan: commands: command %d is empty", i+1)
@@ -251,6 +326,15 @@ func verifications(items []VerifyItem, node *yaml.Node, sets map[string]sharedSe
 func (p *Plan) Steps() result.FixSteps {
 	sets, _ := verifySets()
 	vs, _ := verifications(p.Verify, nil, sets, func(int, string) error { return nil })
+	shared, _ := sharedCommands()
+	var commands []string
+	for _, c := range p.Commands {
+		if c.Use != "" {
+			commands = append(commands, shared[c.Use])
+		} else {
+			commands = append(commands, c.Run)
+		}
+	}
 	var stops []string
 	for _, stop := range append(usedStops(p.Verify, sets), p.Stop) {
 		if stop = strings.TrimRight(strings.TrimSpace(stop), "."); stop != "" {
@@ -259,7 +343,7 @@ func (p *Plan) Steps() result.FixSteps {
 	}
 	return result.FixSteps{
 		Manual:   append([]string(nil), p.Manual...),
-		Commands: append([]string(nil), p.Commands...),
+		Commands: commands,
 		After:    append([]string(nil), p.After...),
 		Verify:   vs,
 		Stop:     strings.Join(stops, "; or if ") + ".",

@@ -65,6 +65,8 @@ func TestParsePlanRejectsBadInput(t *testing.T) {
 		{"http without status", "    commands: [x]\n    verify: [{what: w, http: 'http://127.0.0.1:1/'}]\n    stop: s\n", "http: needs status"},
 		{"no what", "    commands: [x]\n    verify: [{command: c}]\n    stop: s\n", "what: is required"},
 		{"multi-line command", "    commands: [\"a\\nb\"]\n    verify: [{use: rke2-running}]\n    stop: s\n", "command 1 spans lines"},
+		{"unknown shared command", "    commands: [{use: nope}]\n    verify: [{use: rke2-running}]\n", "t.yaml:8: check \"a\": plan: commands: command 1: use: no shared command \"nope\""},
+		{"command mapping", "    commands: [{run: x}]\n    verify: [{use: rke2-running}]\n", "a command is a line of sh or {use: NAME}"},
 		{"bad port", "    commands: [x]\n    verify: [{what: w, port: 70000}]\n    stop: s\n", "port: want a TCP port"},
 	}
 	for _, tt := range tests {
@@ -81,7 +83,7 @@ func TestParsePlanRejectsBadInput(t *testing.T) {
 // shared set expands to its items with the defaults filled in.
 func TestParsePlanSteps(t *testing.T) {
 	text := "- id: a\n  title: t\n  severity: warning\n  summary: s\n  remediation: r\n  when: [{fact: f, op: eq, value: x}]\n  plan:\n" +
-		"    manual: [decide]\n    commands: [\"systemctl disable --now ufw\"]\n    after: [reboot]\n" +
+		"    manual: [decide]\n    commands: [\"systemctl disable --now ufw\", {use: restart-rke2}]\n    after: [reboot]\n" +
 		"    verify:\n      - use: rke2-running\n      - {what: one, command: \"sysctl -n x\", expect: \" 1 \", retries: 2, delay: 3}\n    stop: s\n"
 	cs, err := ParseChecks("t.yaml", []byte(text))
 	if err != nil {
@@ -91,7 +93,7 @@ func TestParsePlanSteps(t *testing.T) {
 	if len(s.Verify) != 4 || s.Verify[3].Expect != "1" || s.Verify[3].Retries != 2 || s.Verify[0].Retries != defaultRetries {
 		t.Errorf("verify = %+v", s.Verify)
 	}
-	if s.Manual[0] != "decide" || s.After[0] != "reboot" || s.Commands[0] != "systemctl disable --now ufw" {
+	if s.Manual[0] != "decide" || s.After[0] != "reboot" || s.Commands[0] != "systemctl disable --now ufw" || !strings.Contains(s.Commands[1], "systemctl restart rke2-agent") {
 		t.Errorf("steps = %+v", s)
 	}
 	// The stop is the shared set's, then the plan's own.
