@@ -48,6 +48,17 @@ var seedOrder = []string{"etcd-1", "etcd-2", "worker-2", "worker-4"}
 // ansible-playbook --syntax-check with an inventory of the demo's nodes.
 func TestDemoPlan(t *testing.T) {
 	out := demoPlan(t)
+	// The demo's failing nodes are the seed's, so the order below is the
+	// seed's and not one the demo happens to produce.
+	var failing []string
+	for _, f := range readResults(t, filepath.Join(out, "results.json")).Findings {
+		if f.Kind == result.KindCorrelation && f.Cause != nil {
+			failing = f.Nodes
+		}
+	}
+	if want := slices.Sorted(slices.Values(seedOrder)); !slices.Equal(slices.Sorted(slices.Values(failing)), want) {
+		t.Fatalf("the demo's probable cause is on %v, the seed's nodes are %v", failing, want)
+	}
 	md, err := os.ReadFile(filepath.Join(out, "plan.md"))
 	if err != nil {
 		t.Fatal(err)
