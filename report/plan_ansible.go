@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -20,7 +18,7 @@ var _ Formatter = (*PlanAnsible)(nil)
 // the whole playbook at the first node that fails. fleet-audit never runs
 // it.
 //
-// The playbook is encoded from structs with yaml.v3, never concatenated,
+// The playbook is encoded from structs (yamlEncode), never concatenated,
 // so no value can change its structure. Ansible templates (Jinja2) the
 // strings of a playbook, so every text that comes from a check or the run
 // is tagged !unsafe, which Ansible never templates
@@ -125,9 +123,7 @@ type ansibleAssert struct {
 // unsafeText is a string Ansible must take as it is: tagged !unsafe.
 type unsafeText string
 
-func (u unsafeText) MarshalYAML() (any, error) {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!unsafe", Value: string(u), Style: yaml.DoubleQuotedStyle}, nil
-}
+func (unsafeText) yamlTag() string { return "!unsafe" }
 
 // ansibleHostName is a name an Ansible host pattern matches exactly and
 // only itself: no separators (, :), no glob (* ? [ ]), no regex, exclusion
@@ -187,25 +183,22 @@ func (a *PlanAnsible) Format(w io.Writer, r *result.Report) error {
 			Tasks: []ansibleTask{{Name: "nothing to fix", Debug: &ansibleFail{Msg: "No finding of this run asks for a change on nodes."}}},
 		})
 	}
-	var doc yaml.Node
-	if err := doc.Encode(plays); err != nil {
+	body, err := yamlEncode(plays)
+	if err != nil {
 		return fmt.Errorf("plan-ansible: %w", err)
 	}
-	doc.HeadComment = ansibleHead(r, a.Plan, unaddressable)
 	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return fmt.Errorf("plan-ansible: %w", err)
+	b.WriteString("---\n")
+	for _, line := range strings.Split(ansibleHead(r, a.Plan, unaddressable), "\n") {
+		b.WriteString(strings.TrimRight("# "+line, " ") + "\n")
 	}
-	if err := enc.Close(); err != nil {
-		return fmt.Errorf("plan-ansible: %w", err)
-	}
-	_, err := w.Write(append([]byte("---\n"), b.Bytes()...))
+	b.WriteString("\n")
+	b.Write(body)
+	_, err = w.Write(b.Bytes())
 	return err
 }
 
-// ansibleHead is the comment at the top of the playbook. yaml.v3 writes
+// ansibleHead is the comment at the top of the playbook. Format writes
 // each line as a comment; control characters are made visible first, so
 // a \r in a node's name cannot end a comment line (YAML reads \r as a
 // line break).
