@@ -1,11 +1,22 @@
 # fleet-audit: `make demo` and `make test` work from a fresh clone with Go and /bin/sh.
 GO      ?= go
-# Outside a git checkout VERSION is empty and the binary describes itself
-# from its Go build info instead (cmd/fleet-audit/version.go).
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# The release is cmd/fleet-audit/version.go's, its one home. A commit
+# tagged with it is that tag (v0.1.0, -dirty with changes); any other
+# commit is a development build of that release with its commit
+# (v0.1.0-dev+2a971a8c1234), never a bare hash. Outside a git checkout
+# VERSION is empty and the binary describes itself from its Go build info
+# (cmd/fleet-audit/version.go, versionOf), in the same form.
+RELEASE := $(shell sed -n 's/^const release = "\(.*\)"$$/\1/p' cmd/fleet-audit/version.go)
+VERSION ?= $(shell git describe --tags --match 'v$(RELEASE)' --exact-match --dirty 2>/dev/null || \
+	{ h=$$(git describe --always --abbrev=12 --dirty --exclude='*' 2>/dev/null) && echo "v$(RELEASE)-dev+$$h"; })
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test test-short demo lint fuzz bench clean dist man
+.PHONY: build test test-short demo lint fuzz bench clean dist man version
+
+# The version make build stamps, for scripts (.ci/run checks the installed
+# package against it).
+version:
+	@echo '$(VERSION)'
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/fleet-audit ./cmd/fleet-audit
@@ -70,10 +81,12 @@ CYCLONEDX ?= $(GO) run github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@
 DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST_VERSION := $(or $(VERSION),dev)
 # Debian and RPM versions must start with a digit and keep "-" for the
-# release: v1.2.3 is 1.2.3, v1.2.3-4-gabcdef0 is 1.2.3+4.gabcdef0 (sorting
-# after 1.2.3, as it was built after it), an untagged commit (abcdef0, and
-# 0123abc, which starts with a digit too) 0.0.0+abcdef0.
-PKG_VERSION := $(shell echo '$(DIST_VERSION)' | sed -E -e 's/^v([0-9])/\1/' -e '/^[0-9]+\.[0-9]/!s/^/0.0.0+/' -e 's/-/+/' -e 's/-/./g')
+# package release: v1.2.3 is 1.2.3; a development build v1.2.3-dev+abc is
+# 1.2.3~dev+abc, which sorts before 1.2.3 (a tilde sorts before anything,
+# even the end: deb-version(7), and rpm since 4.10), as the build comes
+# before the release; -dirty is .dirty; a build outside a checkout (dev)
+# is 0.0.0+dev.
+PKG_VERSION := $(shell echo '$(DIST_VERSION)' | sed -E -e 's/^v([0-9])/\1/' -e '/^[0-9]+\.[0-9]/!s/^/0.0.0+/' -e 's/-dev/~dev/' -e 's/-/./g')
 # Two builds of one commit give the same bytes, so SHA256SUMS can be checked
 # by rebuilding: file times in the tarballs and packages are the commit's
 # (nfpm reads SOURCE_DATE_EPOCH: reproducible-builds.org/specs/source-date-epoch),

@@ -5,9 +5,18 @@ import (
 	"runtime/debug"
 )
 
-// version is what the Makefile's `git describe` stamps with -ldflags
-// "-X main.version=..."; it is empty in a binary built by go install or a
-// plain go build, which describes itself from its build info instead.
+// release is the release this source is, or the one it heads for between
+// releases: the one home of the number (the Makefile reads it from here).
+// A build of a release tag is that tag (v0.1.0); any other build is a
+// development build of this release and names its commit
+// (v0.1.0-dev+2a971a8c1234, semver: a pre-release with build metadata), so
+// that a report or --version never shows a bare commit hash. Raise it
+// right after tagging a release.
+const release = "0.1.0"
+
+// version is what the Makefile stamps with -ldflags "-X main.version=..."
+// (make version prints it); it is empty in a binary built by go install or
+// a plain go build, which describes itself from its build info instead.
 var version string
 
 // buildVersion is this binary's version, in the app's --version, the
@@ -25,15 +34,17 @@ const shortRevisionLen = 12
 // versionOf is a binary's version from what its build knew, best first:
 // the version the Makefile stamped; the module version the go command
 // recorded (the tag of a `go install ...@v1.2.3`, or a pseudo-version,
-// "+dirty" when the tree was modified); the VCS revision when the go
-// command recorded a commit but no version; "dev" when it recorded
-// neither (a test binary, or -buildvcs=false outside a module download).
+// "+dirty" when the tree was modified); a development build of release
+// with the VCS revision when the go command recorded a commit but no
+// version; a development build of release alone when it recorded neither
+// (a test binary, or -buildvcs=false outside a module download).
 func versionOf(stamped string, info *debug.BuildInfo) string {
 	if stamped != "" {
 		return stamped
 	}
+	dev := "v" + release + "-dev"
 	if info == nil {
-		return "dev"
+		return dev
 	}
 	// "(devel)" is what the go command writes for a main module it has no
 	// version for (runtime/debug.Module).
@@ -51,7 +62,7 @@ func versionOf(stamped string, info *debug.BuildInfo) string {
 		}
 	}
 	if revision == "" {
-		return "dev"
+		return dev
 	}
 	if len(revision) > shortRevisionLen {
 		revision = revision[:shortRevisionLen]
@@ -59,7 +70,7 @@ func versionOf(stamped string, info *debug.BuildInfo) string {
 	if modified {
 		revision += "-dirty"
 	}
-	return revision
+	return dev + "+" + revision
 }
 
 // versionLine is what --version prints: the version and the Go release

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -37,13 +42,13 @@ func TestVersionOf(t *testing.T) {
 		{name: "pseudo-version of a modified checkout", info: build("v0.0.0-20261204041211-fd34f4caf3dd+dirty", vcs("true")...),
 			want: "v0.0.0-20261204041211-fd34f4caf3dd+dirty", line: "fleet-audit v0.0.0-20261204041211-fd34f4caf3dd+dirty (go1.26.3)"},
 		{name: "devel with a clean revision", info: build("(devel)", vcs("false")...),
-			want: "fd34f4caf3dd", line: "fleet-audit fd34f4caf3dd (go1.26.3)"},
+			want: "v" + release + "-dev+fd34f4caf3dd", line: "fleet-audit v" + release + "-dev+fd34f4caf3dd (go1.26.3)"},
 		{name: "devel with a modified revision", info: build("(devel)", vcs("true")...),
-			want: "fd34f4caf3dd-dirty", line: "fleet-audit fd34f4caf3dd-dirty (go1.26.3)"},
+			want: "v" + release + "-dev+fd34f4caf3dd-dirty", line: "fleet-audit v" + release + "-dev+fd34f4caf3dd-dirty (go1.26.3)"},
 		{name: "devel without vcs", info: build("(devel)"),
-			want: "dev", line: "fleet-audit dev (go1.26.3)"},
+			want: "v" + release + "-dev", line: "fleet-audit v" + release + "-dev (go1.26.3)"},
 		{name: "no build info", info: nil,
-			want: "dev", line: "fleet-audit dev (" + runtime.Version() + ")"},
+			want: "v" + release + "-dev", line: "fleet-audit v" + release + "-dev (" + runtime.Version() + ")"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := versionOf(tc.stamped, tc.info)
@@ -54,5 +59,35 @@ func TestVersionOf(t *testing.T) {
 				t.Errorf("versionLine = %q, want %q", line, tc.line)
 			}
 		})
+	}
+}
+
+// TestMakeVersion: the Makefile's version is this source's release, as a
+// development build with its commit or as the release's tag, never a bare
+// commit hash; the release is a semver release number.
+func TestMakeVersion(t *testing.T) {
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(release) {
+		t.Fatalf("release %q is not MAJOR.MINOR.PATCH", release)
+	}
+	for _, tool := range []string{"make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	out, err := exec.Command("make", "-s", "-C", root, "version").Output()
+	if err != nil {
+		t.Fatalf("make version: %v", err)
+	}
+	got := strings.TrimSpace(string(out))
+	want := regexp.MustCompile(`^v` + regexp.QuoteMeta(release) + `(-dev\+[0-9a-f]{12})?(-dirty)?$`)
+	if !want.MatchString(got) {
+		t.Errorf("make version = %q, want v%s or v%s-dev+COMMIT", got, release, release)
 	}
 }
