@@ -27,7 +27,8 @@ type yamlTagged interface{ yamlTag() string }
 var yamlTaggedType = reflect.TypeFor[yamlTagged]()
 
 // yamlKey is a mapping key, unquoted when it is a name, as Ansible's
-// keywords and variable names are, and not one of the words YAML 1.1
+// keywords, variable names and module names (ansible.builtin.shell) are,
+// and not one of the words YAML 1.1
 // (PyYAML, which Ansible reads playbooks with: resolver.py) takes for a
 // boolean or null.
 func yamlKey(k string) string {
@@ -41,7 +42,7 @@ func yamlKey(k string) string {
 	return yamlQuote(k)
 }
 
-var yamlName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+var yamlName = regexp.MustCompile(`^[a-z_][a-z0-9_.]*$`)
 
 // yamlEncode writes v as a YAML block document's content.
 func yamlEncode(v any) ([]byte, error) {
