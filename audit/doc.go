@@ -5,7 +5,8 @@
 // fleet), correlation (correlate.go, a symptom confined to the nodes such a
 // split picks out), version skew and the upgrade path (skew.go), the
 // cluster view through one server (cluster.go), rollout order (rollout.go),
-// waivers and the gate. Diff (diff.go) compares two saved runs. Sharding
+// waivers and the gate. BuildPlan (plan.go) turns the findings that ask for a
+// change on nodes into the runbook, from the checks' plan: blocks. Diff (diff.go) compares two saved runs. Sharding
 // (shard.go) splits a Fleet into the shards of run --shard K/N, and Merge
 // joins their reports into the report of one run, through the same
 // Analyze.

@@ -45,22 +45,41 @@ func PlanRollout(names []string, nodes []result.Node, failing map[string]bool) [
 // addRollouts attaches a rollout plan to every finding that asks operators
 // to change nodes: failing checks of warning or worse, and probable causes.
 func addRollouts(findings []result.Finding, nodes []result.Node, checks []check.Check, results []result.CheckResult) {
-	symptom := map[string]bool{}
-	for _, c := range checks {
-		symptom[c.ID] = c.Symptom
+	symptom := symptomChecks(checks)
+	failing := symptomNodes(symptom, results)
+	for i := range findings {
+		f := &findings[i]
+		if wantsRollout(*f, symptom) && len(f.Nodes) > 0 {
+			f.Rollout = PlanRollout(f.Nodes, nodes, failing)
+		}
 	}
+}
+
+// wantsRollout says whether a finding asks operators to change nodes: a
+// failing check of warning or worse that is not a symptom (its cause is
+// what gets changed), or a probable cause. The runbook (BuildPlan) takes
+// the findings this rule gives a rollout.
+func wantsRollout(f result.Finding, symptom map[string]bool) bool {
+	return (f.Kind == result.KindCheck && f.Severity >= result.SeverityWarning && !symptom[f.Check]) ||
+		(f.Kind == result.KindCorrelation && f.Cause != nil)
+}
+
+func symptomChecks(checks []check.Check) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range checks {
+		out[c.ID] = c.Symptom
+	}
+	return out
+}
+
+// symptomNodes are the nodes where a symptom check fails: the rollout
+// puts them first among the workers.
+func symptomNodes(symptom map[string]bool, results []result.CheckResult) map[string]bool {
 	failing := map[string]bool{}
 	for _, r := range results {
 		if symptom[r.Check] && r.Outcome == result.OutcomeFail {
 			failing[r.Node] = true
 		}
 	}
-	for i := range findings {
-		f := &findings[i]
-		wants := (f.Kind == result.KindCheck && f.Severity >= result.SeverityWarning && !symptom[f.Check]) ||
-			(f.Kind == result.KindCorrelation && f.Cause != nil)
-		if wants && len(f.Nodes) > 0 {
-			f.Rollout = PlanRollout(f.Nodes, nodes, failing)
-		}
-	}
+	return failing
 }

@@ -283,7 +283,7 @@ func (s *replaySession) Close() error { return nil }
 
 // writeReport writes r in format to path and returns the file's size.
 func writeReport(b *testing.B, path, format string, r *result.Report) int64 {
-	f, err := report.New(format, report.Options{FullReport: "report.html"})
+	f, err := report.New(format, report.Options{FullReport: "report.html", Plan: BuildPlan(r, builtinChecksB(b))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -358,4 +358,12 @@ func peakRSSKiB(b *testing.B) int64 {
 	}
 	b.Fatal("no VmHWM in /proc/self/status")
 	return 0
+}
+
+func builtinChecksB(b *testing.B) []check.Check {
+	cs, err := check.BuiltinChecks()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
 }

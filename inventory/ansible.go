@@ -25,6 +25,10 @@ type ansibleValue struct {
 	list []string // kind == valueList
 }
 
+func (v ansibleValue) equal(w ansibleValue) bool {
+	return v.kind == w.kind && v.s == w.s && slices.Equal(v.list, w.list)
+}
+
 type ansibleKind uint8
 
 const (
@@ -43,6 +47,10 @@ type ansibleVar struct {
 	file  string
 	line  int
 	path  string // the field path in errors, e.g. "all.children.masters.vars.ansible_user"
+	// flat is set on a host variable from a --list JSON's _meta.hostvars,
+	// where ansible-inventory writes the variables of the host's groups
+	// too: set there, a variable may be all's.
+	flat bool
 }
 
 // ansibleVars are one level's variables; a later definition of a name in
@@ -268,7 +276,7 @@ func (p *parser) fromAnsible(a *ansibleInventory, roleMap map[string]string) *In
 	roles := maps.Clone(DefaultRoleMap)
 	maps.Copy(roles, roleMap)
 	conv := p.conv
-	vf := &varsFiles{p: p, conv: conv, dir: a.dir, levels: map[string]*level{}}
+	vf := &varsFiles{p: p, conv: conv, dir: a.dir, levels: map[string]*level{}, raw: map[string]ansibleVars{}}
 
 	// Each group's two levels are built once, so a bad value is reported
 	// once, not once per host.
@@ -324,6 +332,7 @@ func (p *parser) fromAnsible(a *ansibleInventory, roleMap map[string]string) *In
 		}
 		inv.Hosts = append(inv.Hosts, host)
 	}
+	inv.Change = p.ansibleChange(a, vf)
 	inv.Warnings = conv.warnings()
 	return inv
 }

@@ -254,12 +254,28 @@ func TestAnsibleInventoryAgrees(t *testing.T) {
 				}
 			}
 
+			// The change variables are all's, so every host has the same.
+			for _, h := range inv.Hosts {
+				vars := list.Meta.Hostvars[h.Name]
+				str := func(k string) string {
+					s, _ := vars[k].(string)
+					return s
+				}
+				want := inventory.Change{ID: str("fleet_audit_change_id"), Title: str("fleet_audit_change_title"), RequestedBy: str("fleet_audit_change_requested_by")}
+				if inv.Change != want {
+					t.Errorf("Change %+v; ansible-inventory's variables for %s say %+v", inv.Change, h.Name, want)
+				}
+			}
+
 			fromList, err := inventory.Load("-", inventory.LoadOptions{Home: home, CurrentUser: "tester", UserSSHConfig: "none", Stdin: bytes.NewReader(out)})
 			if err != nil {
 				t.Fatalf("the --list JSON: %v", err)
 			}
 			if fromList.Format != "ansible-json" {
 				t.Errorf("the --list JSON was read as %q", fromList.Format)
+			}
+			if fromList.Change != inv.Change {
+				t.Errorf("Change from the --list JSON %+v; from the file %+v", fromList.Change, inv.Change)
 			}
 			byName := map[string]inventory.Host{}
 			for _, h := range fromList.Hosts {
@@ -287,7 +303,9 @@ func itoa(n int) string {
 // one variable, so only Ansible's order gives the right answer:
 // host_vars/ > the host line > group_vars/<child> > group_vars/<parent> >
 // group_vars/all > [child:vars] > [parent:vars] > [all:vars], with
-// ansible_group_priority reordering two groups of the same depth.
+// ansible_group_priority reordering two groups of the same depth; the
+// change variables in [all:vars] and group_vars/all.yml, the latter's null
+// replacing a value.
 func writePrecedenceLayout(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -309,6 +327,9 @@ h2
 ansible_host=10.0.0.1
 ansible_user=from-all-vars
 ansible_port=2000
+fleet_audit_change_id=from-all-vars
+fleet_audit_change_title="upgrade the fleet"
+fleet_audit_change_requested_by=from-all-vars
 
 [parent:vars]
 ansible_user=from-parent-vars
@@ -326,7 +347,7 @@ ansible_user=from-aaa-vars
 ansible_port=2400
 ansible_user=from-zzz-vars
 `,
-		"group_vars/all.yml":    "ansible_become_user: svc\n",
+		"group_vars/all.yml":    "ansible_become_user: svc\nfleet_audit_change_id: CHG-4711\nfleet_audit_change_requested_by:\n",
 		"group_vars/parent.yml": "ansible_ssh_private_key_file: ~/.ssh/parent\n",
 		"group_vars/child":      "ansible_ssh_private_key_file: ~/.ssh/child\n",
 		"host_vars/h1.yaml":     "ansible_host: 10.0.0.11\n",
@@ -368,6 +389,9 @@ func TestAnsiblePrecedence(t *testing.T) {
 		if !reflect.DeepEqual(got, want[h.Name]) {
 			t.Errorf("%s:\n got %+v\nwant %+v", h.Name, got, want[h.Name])
 		}
+	}
+	if want := (inventory.Change{ID: "CHG-4711", Title: "upgrade the fleet"}); inv.Change != want {
+		t.Errorf("Change %+v; want %+v", inv.Change, want)
 	}
 }
 
@@ -644,5 +668,154 @@ func TestCommandLineSSHOptions(t *testing.T) {
 		if !slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, want) }) {
 			t.Errorf("errors %q lack %q", msgs, want)
 		}
+	}
+}
+
+// TestAnsibleChange: the change variables are read from the all group of
+// every source, group_vars/all over the inventory's own [all:vars] name by
+// name, and set anywhere else, misspelt or not a plain string they are an
+// error at their file and line.
+func TestAnsibleChange(t *testing.T) {
+	const list = `{"_meta": {"hostvars": {"a": {"fleet_audit_change_id": "CHG-7"}, "b": {"fleet_audit_change_id": %s}}},
+	 "all": {"children": ["ungrouped"]}, "ungrouped": {"hosts": ["a", "b"]}}`
+	for _, tc := range []struct {
+		name  string
+		inv   string // the inventory's file name in files
+		files map[string]string
+		want  inventory.Change
+		errs  []string // each error's start, without the directory
+	}{
+		{
+			name: "INI [all:vars]", inv: "hosts",
+			files: map[string]string{"hosts": "[w]\nh1\n[all:vars]\nfleet_audit_change_id=CHG-4711\nfleet_audit_change_title=\"upgrade prod\"\nfleet_audit_change_requested_by= j.doe \n"},
+			want:  inventory.Change{ID: "CHG-4711", Title: "upgrade prod", RequestedBy: "j.doe"},
+		},
+		{
+			name: "INI integer id", inv: "hosts",
+			files: map[string]string{"hosts": "h1\n[all:vars]\nfleet_audit_change_id=4711\n"},
+			want:  inventory.Change{ID: "4711"},
+		},
+		{
+			name: "YAML all: vars:", inv: "hosts.yml",
+			files: map[string]string{"hosts.yml": "all:\n  vars:\n    fleet_audit_change_id: CHG-1\n    fleet_audit_change_title: upgrade\n  children:\n    w:\n      hosts:\n        h1:\n"},
+			want:  inventory.Change{ID: "CHG-1", Title: "upgrade"},
+		},
+		{
+			name: "script JSON all vars", inv: "inv.json",
+			files: map[string]string{"inv.json": `{"all": {"vars": {"fleet_audit_change_requested_by": "ops"}}, "w": {"hosts": ["h1"]}}`},
+			want:  inventory.Change{RequestedBy: "ops"},
+		},
+		{
+			name: "group_vars/all.yml", inv: "hosts",
+			files: map[string]string{"hosts": "h1\n", "group_vars/all.yml": "fleet_audit_change_id: CHG-2\n"},
+			want:  inventory.Change{ID: "CHG-2"},
+		},
+		{
+			name: "group_vars/all/ files merged", inv: "hosts",
+			files: map[string]string{"hosts": "h1\n", "group_vars/all/a.yml": "fleet_audit_change_id: CHG-3\n", "group_vars/all/b.yml": "fleet_audit_change_title: t\n"},
+			want:  inventory.Change{ID: "CHG-3", Title: "t"},
+		},
+		{
+			// Ansible merges by name: group_vars/all wins for the id only,
+			// and its null is None, no value, over [all:vars]'s title.
+			name: "group_vars/all over [all:vars]", inv: "hosts",
+			files: map[string]string{
+				"hosts":              "h1\n[all:vars]\nfleet_audit_change_id=from-ini\nfleet_audit_change_title=from-ini\nfleet_audit_change_requested_by=from-ini\n",
+				"group_vars/all.yml": "fleet_audit_change_id: from-group-vars\nfleet_audit_change_title:\n",
+			},
+			want: inventory.Change{ID: "from-group-vars", RequestedBy: "from-ini"},
+		},
+		{
+			name: "--list JSON, alike on every host", inv: "list.json",
+			files: map[string]string{"list.json": strings.Replace(list, "%s", `"CHG-7"`, 1)},
+			want:  inventory.Change{ID: "CHG-7"},
+		},
+		{
+			name: "--list JSON, hosts disagree", inv: "list.json",
+			files: map[string]string{"list.json": strings.Replace(list, "%s", `"CHG-8"`, 1)},
+			errs: []string{
+				`list.json:1: _meta.hostvars.a.fleet_audit_change_id: fleet_audit_change_id is set on host a and not alike on every host of _meta.hostvars`,
+				`list.json:1: _meta.hostvars.b.fleet_audit_change_id: fleet_audit_change_id is set on host b and not alike`,
+			},
+		},
+		{
+			name: "on a host or another group", inv: "hosts",
+			files: map[string]string{"hosts": "[w]\nh1 fleet_audit_change_id=CHG-1\nh2\n[w:vars]\nfleet_audit_change_title=t\n"},
+			errs: []string{
+				`hosts:2: h1.fleet_audit_change_id: fleet_audit_change_id is set on host h1: a change ticket is one per run, not per host or group; set it for all ([all:vars], all: vars: or group_vars/all.yml)`,
+				`hosts:5: [w:vars].fleet_audit_change_title: fleet_audit_change_title is set on group w: a change ticket is one per run`,
+			},
+		},
+		{
+			name: "on a YAML host", inv: "hosts.yml",
+			files: map[string]string{"hosts.yml": "all:\n  hosts:\n    h1:\n      fleet_audit_change_id: CHG-1\n"},
+			errs:  []string{`hosts.yml:4: all.hosts.h1.fleet_audit_change_id: fleet_audit_change_id is set on host h1: a change ticket is one per run`},
+		},
+		{
+			name: "in group_vars/ and host_vars/ files", inv: "hosts",
+			files: map[string]string{"hosts": "[w]\nh1\n", "group_vars/w.yml": "ansible_user: u\nfleet_audit_change_id: CHG-1\n", "host_vars/h1/change.yml": "fleet_audit_change_requested_by: me\n"},
+			errs: []string{
+				`group_vars/w.yml:2: fleet_audit_change_id: fleet_audit_change_id is set for group w (group_vars/): a change ticket is one per run`,
+				`host_vars/h1/change.yml:1: fleet_audit_change_requested_by: fleet_audit_change_requested_by is set for host h1 (host_vars/): a change ticket is one per run`,
+			},
+		},
+		{
+			name: "not a plain string", inv: "hosts.yml",
+			files: map[string]string{"hosts.yml": "all:\n  vars:\n    fleet_audit_change_id: [CHG-1]\n    fleet_audit_change_title: {a: b}\n    fleet_audit_change_requested_by: true\n  hosts:\n    h1:\n"},
+			errs: []string{
+				`hosts.yml:3: all.vars.fleet_audit_change_id: fleet_audit_change_id must be a string, got a list`,
+				`hosts.yml:4: all.vars.fleet_audit_change_title: fleet_audit_change_title must be a string, got a mapping`,
+				`hosts.yml:5: all.vars.fleet_audit_change_requested_by: fleet_audit_change_requested_by must be a string, got boolean true`,
+			},
+		},
+		{
+			name: "a template or a line break", inv: "hosts",
+			files: map[string]string{"hosts": "h1\n[all:vars]\nfleet_audit_change_id=\"{{ lookup('env', 'CHG') }}\"\n", "group_vars/all.yml": "fleet_audit_change_title: \"two\\nlines\"\n"},
+			errs: []string{
+				`group_vars/all.yml:1: fleet_audit_change_title: fleet_audit_change_title "two\nlines" contains a control character`,
+				`hosts:3: [all:vars].fleet_audit_change_id: fleet_audit_change_id is a Jinja template; fleet-audit does not evaluate templates, write the value itself`,
+			},
+		},
+		{
+			name: "misspelt", inv: "hosts",
+			files: map[string]string{"hosts": "h1\n[all:vars]\nfleet_audit_change_requestedby=me\n"},
+			errs:  []string{`hosts:3: [all:vars].fleet_audit_change_requestedby: unknown change variable "fleet_audit_change_requestedby" (did you mean fleet_audit_change_requested_by?)`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			for name, text := range tc.files {
+				e.write(t, name, text)
+			}
+			inv, err := inventory.Load(filepath.Join(e.dir, tc.inv), e.opts())
+			if tc.errs == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if inv.Change != tc.want {
+					t.Errorf("Change = %+v; want %+v", inv.Change, tc.want)
+				}
+				// Not ansible_ variables, so never "unused" ones.
+				if len(inv.Warnings) != 0 {
+					t.Errorf("warnings %q", inv.Warnings)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("loaded, Change %+v", inv.Change)
+			}
+			var got []string
+			for _, ie := range flatten(t, err) {
+				got = append(got, strings.TrimPrefix(ie.Error(), e.dir+string(filepath.Separator)))
+			}
+			if len(got) != len(tc.errs) {
+				t.Fatalf("errors:\n%s\nwant %d", strings.Join(got, "\n"), len(tc.errs))
+			}
+			for i := range tc.errs {
+				if !strings.HasPrefix(got[i], tc.errs[i]) {
+					t.Errorf("error %d:\n got %s\nwant %s...", i, got[i], tc.errs[i])
+				}
+			}
+		})
 	}
 }

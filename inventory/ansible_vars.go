@@ -50,20 +50,7 @@ func (c *ansibleConverter) settings(vars ansibleVars) *settings {
 func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 	p := c.p
 	report := func(err error) { p.addIn(v.file, v.line, v.path, err) }
-	str := func() (string, bool) {
-		switch v.value.kind {
-		case valueString, valueInt:
-			if strings.Contains(v.value.s, "{{") || strings.Contains(v.value.s, "{%") {
-				report(kindf(ErrInvalidValue, "%s is a Jinja template; fleet-audit does not evaluate templates, write the value itself (or set it with a host_vars/ file)", v.name))
-				return "", false
-			}
-			return v.value.s, true
-		case valueNull:
-			return "", false
-		}
-		report(kindf(ErrWrongType, "%s must be a string, got %s", v.name, v.value.describe()))
-		return "", false
-	}
+	str := func() (string, bool) { return c.str(v) }
 	switch v.name {
 	case "ansible_host", "ansible_ssh_host":
 		if val, ok := str(); ok {
@@ -174,6 +161,29 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 			c.unsupported[v.name]++
 		}
 	}
+}
+
+// str is v as a string setting: false, reported, when v is a Jinja
+// template or not a scalar; false, silently, when v is null.
+func (c *ansibleConverter) str(v ansibleVar) (string, bool) {
+	switch v.value.kind {
+	case valueString, valueInt:
+		if strings.Contains(v.value.s, "{{") || strings.Contains(v.value.s, "{%") {
+			// A host's own file is the usual home of a value a template
+			// computed per host; the change ticket has no per-host home.
+			fix := " (or set it with a host_vars/ file)"
+			if _, ok := changeKeyOf(v.name); ok {
+				fix = ""
+			}
+			c.p.addIn(v.file, v.line, v.path, kindf(ErrInvalidValue, "%s is a Jinja template; fleet-audit does not evaluate templates, write the value itself%s", v.name, fix))
+			return "", false
+		}
+		return v.value.s, true
+	case valueNull:
+		return "", false
+	}
+	c.p.addIn(v.file, v.line, v.path, kindf(ErrWrongType, "%s must be a string, got %s", v.name, v.value.describe()))
+	return "", false
 }
 
 // ansibleBool is Ansible's boolean() filter over the values it accepts

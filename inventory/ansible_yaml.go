@@ -74,6 +74,9 @@ func (p *parser) parseAnsibleYAML(a *ansibleInventory, root *yaml.Node) {
 		}
 		for _, he := range p.entries(e.v, e.path, "_meta.hostvars") {
 			vars := p.ansibleVarsOf(he.v, he.path, p.file)
+			for i := range vars {
+				vars[i].flat = true
+			}
 			// hostvars names hosts that may be in no group: Ansible adds
 			// them to ungrouped.
 			a.host("", he.key, p.file, he.k.Line, he.path, vars)
@@ -204,6 +207,9 @@ type varsFiles struct {
 	conv   *ansibleConverter
 	dir    string
 	levels map[string]*level
+	// raw are the variables of each kind/name read, for what is checked
+	// by level rather than resolved per host (the change variables).
+	raw map[string]ansibleVars
 }
 
 var varsExtensions = []string{"", ".yml", ".yaml", ".json"}
@@ -243,6 +249,7 @@ func (vf *varsFiles) level(kind, name string) *level {
 			vars.set(v)
 		}
 	}
+	vf.raw[key] = vars
 	l := &level{label: label, s: vf.conv.settings(vars)}
 	vf.levels[key] = l
 	return l

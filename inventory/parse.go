@@ -427,21 +427,12 @@ func (p *parser) bothRoutes(s *settings, e entry) {
 	}
 }
 
-// unknownKey reports e with the most useful hint for where it appears: keys
-// that are valid elsewhere say where they belong.
 // change reads the change key: the ticket the inventory's runs are for.
 func (p *parser) change(e entry) Change {
 	var c Change
 	for _, d := range p.entries(e.v, e.path, "change") {
-		var to *string
-		switch d.key {
-		case "id":
-			to = &c.ID
-		case "title":
-			to = &c.Title
-		case "requested_by":
-			to = &c.RequestedBy
-		default:
+		to := c.field(d.key)
+		if to == nil {
 			p.unknownKey(d, changeKeys, "change")
 			continue
 		}
@@ -449,11 +440,9 @@ func (p *parser) change(e entry) Change {
 		if st != set {
 			continue
 		}
-		s = strings.TrimSpace(s)
-		// Printed in every report's head line, which a line break or an
-		// escape would split or hide.
-		if strings.ContainsFunc(s, unicode.IsControl) {
-			p.add(d.v.Line, d.path, kindf(ErrInvalidValue, "%s %q contains a control character (a line break or an escape)", keyOf(d.path), s))
+		s, err := changeValue(keyOf(d.path), s)
+		if err != nil {
+			p.add(d.v.Line, d.path, err)
 			continue
 		}
 		*to = s
@@ -461,6 +450,33 @@ func (p *parser) change(e entry) Change {
 	return c
 }
 
+// field is the field of c that the change key (one of changeKeys) fills;
+// nil for any other key.
+func (c *Change) field(key string) *string {
+	switch key {
+	case "id":
+		return &c.ID
+	case "title":
+		return &c.Title
+	case "requested_by":
+		return &c.RequestedBy
+	}
+	return nil
+}
+
+// changeValue is a change field's value as reports print it, trimmed; an
+// error when it holds a control character, since it is printed in every
+// report's head line, which a line break or an escape would split or hide.
+func changeValue(name, s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return "", kindf(ErrInvalidValue, "%s %q contains a control character (a line break or an escape)", name, s)
+	}
+	return s, nil
+}
+
+// unknownKey reports e with the most useful hint for where it appears: keys
+// that are valid elsewhere say where they belong.
 func (p *parser) unknownKey(e entry, allowed []string, level string) {
 	var hint string
 	switch {

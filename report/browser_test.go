@@ -252,9 +252,14 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 	}
 	v := verdicts[0]
 	dec := Decide(r)
-	wantClass, wantHead := "passed", dec.Headline
-	if dec.Blocked {
-		wantClass = "failed"
+	// Red only when blocked, green only when every node was audited: an
+	// allowed upgrade with nodes not audited is amber.
+	wantClass, wantHead := "allowed", dec.Headline
+	switch {
+	case dec.Blocked:
+		wantClass = "blocked"
+	case len(dec.NotAudited) > 0:
+		wantClass = "partial"
 	}
 	if h := d.Find("h2"); len(h) == 0 || !h[0].Within("section", "verdict") || !strings.Contains(text(h[0]), wantHead) {
 		add("the first heading is not the decision %q", wantHead)
@@ -486,6 +491,67 @@ func firstScreenProblems(t *testing.T, b *browser.Browser, name, page string, d 
 			out = append(out, fmt.Sprintf("%s: %s is not on the page", name, p.what))
 		case bottoms[i] > firstScreenH:
 			out = append(out, fmt.Sprintf("%s: %s ends at %d px, below the first screen (%d px)", name, p.what, bottoms[i], firstScreenH))
+		}
+	}
+	return out
+}
+
+// TestDecisionOnFirstPage prints the reports of TestDecisionOnFirstScreen
+// on A4 and on Letter: the decision block (the decision, every blocker,
+// every node not audited, and the ticket's fields that end it) is on the
+// first sheet. The block prints in one piece, so its first line and its
+// last (the tool's version) on page one mean all of it is there.
+func TestDecisionOnFirstPage(t *testing.T) {
+	b := browser.Find(t)
+	papers := []browser.Paper{browser.A4, browser.Letter}
+	for _, tt := range []struct {
+		name string
+		r    *result.Report
+	}{
+		{"incident", incidentReport()},
+		{"unreachable", unreachableReport()},
+		{"incident-unreachable", withUnreachable()},
+	} {
+		dir := t.TempDir()
+		page := filepath.Join(dir, tt.name+".html")
+		if err := os.WriteFile(page, render(t, "html", Options{}, tt.r), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pdfs := []string{filepath.Join(dir, "a4.pdf"), filepath.Join(dir, "letter.pdf")}
+		ctx, cancel := stdctx.WithTimeout(stdctx.Background(), 2*time.Minute)
+		err := b.PrintOn(ctx, page, papers, pdfs)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		d := Decide(tt.r)
+		for i, pdf := range pdfs {
+			pages := browser.PDFPages(t, pdf)
+			for _, p := range firstPageProblems(pages[0], d, tt.r) {
+				t.Errorf("%s on %s: %s", tt.name, papers[i].Name, p)
+			}
+			if len(pages) > 1 && len(firstPageProblems(pages[1], d, tt.r)) == 0 {
+				t.Errorf("%s on %s: the second page passes the first-page check too: it cannot fail", tt.name, papers[i].Name)
+			}
+		}
+	}
+}
+
+// firstPageProblems lists what of decision d is missing from a printed
+// page's text.
+func firstPageProblems(page string, d Decision, r *result.Report) []string {
+	flat := strings.Join(strings.Fields(page), " ")
+	wants := []string{d.Headline, "Tool " + strings.TrimSpace(r.Tool.Name+" "+r.Tool.Version)}
+	if len(d.Blockers) > 0 {
+		wants = append(wants, fmt.Sprintf("Blockers (%d)", len(d.Blockers)), fmt.Sprintf("%d. ", len(d.Blockers)))
+	}
+	if len(d.NotAudited) > 0 {
+		wants = append(wants, fmt.Sprintf("Not audited (%d)", len(d.NotAudited)))
+	}
+	var out []string
+	for _, w := range wants {
+		if !strings.Contains(flat, w) {
+			out = append(out, fmt.Sprintf("no %q on the page", w))
 		}
 	}
 	return out

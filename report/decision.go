@@ -9,6 +9,29 @@ import (
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
+// Tone is how a decision reads at a glance. An upgrade allowed while
+// nodes went unaudited is neither green nor a pass: it is a warning, so
+// the colour never says more than the audit saw.
+type Tone string
+
+const (
+	ToneBlocked Tone = "blocked"
+	// TonePartial: allowed, with nodes not (fully) audited.
+	TonePartial Tone = "partial"
+	ToneAllowed Tone = "allowed"
+)
+
+// Mark is the tone's sign before the headline.
+func (t Tone) Mark() string {
+	switch t {
+	case ToneBlocked:
+		return "✘"
+	case TonePartial:
+		return "⚠"
+	}
+	return "✔"
+}
+
 // Decision is what a change board reads first: may the upgrade go ahead,
 // what blocks it, what does not, what was accepted and what nobody looked
 // at. It is derived from the report alone (the gate is never recomputed)
@@ -17,6 +40,9 @@ import (
 type Decision struct {
 	// Blocked: the gate failed or the run was interrupted.
 	Blocked bool
+	// Tone is the decision at a glance: one mark and one colour in every
+	// format.
+	Tone Tone
 	// Headline is the decision in words: "upgrade BLOCKED", "upgrade
 	// allowed", or "upgrade allowed with N nodes NOT audited"; never a bare
 	// "allowed" while NotAudited is not empty.
@@ -123,13 +149,13 @@ func Decide(r *result.Report) Decision {
 	d.Blocked = !r.Gate.Passed || r.Interrupted
 	switch {
 	case r.Interrupted:
-		d.Headline = "upgrade BLOCKED: the run was interrupted"
+		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED: the run was interrupted"
 	case d.Blocked:
-		d.Headline = "upgrade BLOCKED"
+		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED"
 	case len(d.NotAudited) > 0:
-		d.Headline = fmt.Sprintf("upgrade allowed with %s NOT audited", result.Count(len(d.NotAudited), "node"))
+		d.Tone, d.Headline = TonePartial, fmt.Sprintf("upgrade allowed with %s NOT audited", result.Count(len(d.NotAudited), "node"))
 	default:
-		d.Headline = "upgrade allowed"
+		d.Tone, d.Headline = ToneAllowed, "upgrade allowed"
 	}
 	return d
 }

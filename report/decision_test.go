@@ -35,27 +35,28 @@ func TestDecide(t *testing.T) {
 		report     *result.Report
 		blocked    bool
 		headline   string
+		mark       string // the tone's mark: amber ⚠ for allowed with nodes not audited
 		blockers   []string
 		warnings   []string
 		waived     []string
 		notAudited []string
 	}{
-		{name: "clean", report: cleanReport(), headline: "upgrade allowed"},
+		{name: "clean", report: cleanReport(), headline: "upgrade allowed", mark: "✔"},
 		{
-			name: "incident", report: incidentReport(), blocked: true, headline: "upgrade BLOCKED",
+			name: "incident", report: incidentReport(), blocked: true, headline: "upgrade BLOCKED", mark: "✘",
 			// the probable cause first: it is fixed first
 			blockers: []string{"correlation.kubeproxy.healthz-failing", "firewall.ufw-active", "kubeproxy.healthz-failing"},
 			warnings: []string{"cluster.nodes-not-in-inventory", "skew.upgrade-order"},
 			waived:   []string{"conntrack.pressure"},
 		},
-		{name: "waived only", report: waivedOnly(), headline: "upgrade allowed", waived: []string{"firewall.ufw-active"}},
-		{name: "unreachable", report: unreachableReport(), blocked: true, headline: "upgrade BLOCKED", notAudited: []string{"edge-worker-2"}},
+		{name: "waived only", report: waivedOnly(), headline: "upgrade allowed", mark: "✔", waived: []string{"firewall.ufw-active"}},
+		{name: "unreachable", report: unreachableReport(), blocked: true, headline: "upgrade BLOCKED", mark: "✘", notAudited: []string{"edge-worker-2"}},
 		{
-			name: "unreachable allowed", report: allowUnreachable(), headline: "upgrade allowed with 1 node NOT audited",
+			name: "unreachable allowed", report: allowUnreachable(), headline: "upgrade allowed with 1 node NOT audited", mark: "⚠",
 			notAudited: []string{"edge-worker-2"},
 		},
 		{
-			name: "interrupted", report: interrupted(), blocked: true, headline: "upgrade BLOCKED: the run was interrupted",
+			name: "interrupted", report: interrupted(), blocked: true, headline: "upgrade BLOCKED: the run was interrupted", mark: "✘",
 			notAudited: []string{"lab-3"},
 		},
 	}
@@ -71,6 +72,9 @@ func TestDecide(t *testing.T) {
 			d := Decide(tt.report)
 			if d.Blocked != tt.blocked || d.Headline != tt.headline {
 				t.Errorf("Decide = blocked %v %q, want blocked %v %q", d.Blocked, d.Headline, tt.blocked, tt.headline)
+			}
+			if got := d.Tone.Mark(); got != tt.mark {
+				t.Errorf("mark %s (tone %s), want %s", got, d.Tone, tt.mark)
 			}
 			for _, c := range []struct {
 				what      string
@@ -152,6 +156,15 @@ func TestAllowedListsUnaudited(t *testing.T) {
 			if strings.Contains(strings.ReplaceAll(out, "upgrade allowed with", ""), "upgrade allowed") {
 				t.Errorf("%s: a bare \"upgrade allowed\" beside an unaudited node", format)
 			}
+		}
+		// Amber, never the green of an upgrade every node was audited for.
+		col := string(render(t, "terminal", Options{Color: true}, tt.r))
+		if !strings.Contains(col, sgrYellow+"decision: upgrade allowed with") {
+			t.Errorf("the terminal's decision is not in the warning colour:\n%q", col[max(0, len(col)-600):])
+		}
+		md := string(render(t, "markdown", Options{}, tt.r))
+		if !strings.Contains(md, "**⚠ upgrade allowed with") || strings.Contains(md, "✔ upgrade allowed") {
+			t.Error("markdown: the decision is not marked ⚠")
 		}
 	}
 }

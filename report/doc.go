@@ -1,6 +1,8 @@
 // Package report renders a finished result.Report for people and machines:
 // a terminal summary, Markdown for merge requests and change tickets, one
-// self-contained HTML file, JSON (the saved run) and JUnit XML for CI.
+// self-contained HTML file, JSON (the saved run), JUnit XML for CI, and the
+// remediation runbook as Markdown and as an Ansible playbook (plan.go,
+// plan_ansible.go), which fleet-audit never runs.
 //
 // It owns the presentation only. Every formatter gets the whole, finished
 // Report (drift needs the whole fleet, so nothing is streamed) and:
@@ -20,5 +22,8 @@
 // control characters become visible escapes in the terminal, Markdown
 // escapes table and inline syntax, HTML relies on html/template's contextual
 // escaping and never marks node data as safe, and JUnit drops characters
-// XML 1.0 cannot carry.
+// XML 1.0 cannot carry. The plans never put a node's name into a command:
+// it is a comment above the commands, and in the playbook a hosts entry only
+// when an Ansible host pattern matches it exactly; every other text there
+// is tagged !unsafe so Ansible never templates it.
 package report

@@ -82,7 +82,7 @@ type htmlView struct {
 
 // htmlDecision is Decide's result laid out for the top of the page.
 type htmlDecision struct {
-	Blocked           bool
+	Tone              Tone
 	Headline, Gate    string
 	NotAudited        []string
 	Blockers          []htmlBlocker
@@ -374,7 +374,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 // cause is the title of its blocker, said there once above the fold.
 func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) htmlDecision {
 	hd := htmlDecision{
-		Blocked: d.Blocked, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
+		Tone: d.Tone, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
 		NotAudited: texts(unauditedLines(d.NotAudited)),
 	}
 	for _, f := range d.Blockers {

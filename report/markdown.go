@@ -62,11 +62,7 @@ func mdHeader(p func(string, ...any), r *result.Report, d Decision) {
 			gate += ": " + mdText(strings.Join(r.Gate.Reasons, "; "))
 		}
 	}
-	mark := "✔"
-	if d.Blocked {
-		mark = "✘"
-	}
-	line := []string{fmt.Sprintf("**%s %s** · %s", mark, d.Headline, gate), fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
+	line := []string{fmt.Sprintf("**%s %s** · %s", d.Tone.Mark(), d.Headline, gate), fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
 	}

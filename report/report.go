@@ -42,6 +42,11 @@ type Options struct {
 	// explains in a collapsed section (audit.ExplainFindings); nil for
 	// none. It is about the checks, not the run, so it is not in the JSON.
 	Explain map[string]result.Explanation
+	// Plan is the remediation runbook the plan formats write
+	// (audit.PlanFindings); like Explain it is about the checks as well as
+	// the run, so it is not in the JSON and every command that writes a
+	// report builds it. nil makes the plan formats refuse to write.
+	Plan *result.Plan
 }
 
 // formats is the registry. It is an explicit list rather than init-time
@@ -63,6 +68,10 @@ var formats = []struct {
 		func(o Options) Formatter { return &MarkdownSummary{FullReport: o.FullReport} }},
 	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{Explain: o.Explain} }},
 	{"junit", "JUnit XML (a failing testcase per finding the gate fails on)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
+	{"plan", "the remediation runbook in Markdown: per fix, in rollout order, each node's commands, checks and stop condition (fleet-audit never runs it)", "plan.md",
+		func(o Options) Formatter { return &PlanMarkdown{Plan: o.Plan} }},
+	{"plan-ansible", "the remediation runbook as an Ansible playbook, one node at a time (fleet-audit never runs it)", "plan.yml",
+		func(o Options) Formatter { return &PlanAnsible{Plan: o.Plan} }},
 	{"prom", "a Prometheus textfile for node_exporter's textfile collector (name it *.prom)", "fleet-audit.prom", func(o Options) Formatter { return &Prom{} }},
 	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},
 }

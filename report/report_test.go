@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -27,7 +28,19 @@ var scenarios = []struct {
 }
 
 // goldenExt is the file extension of each format's golden file.
-var goldenExt = map[string]string{"html": "html", "json": "json", "junit": "xml", "markdown": "md", "markdown-summary": "summary.md", "prom": "prom", "terminal": "txt"}
+var goldenExt = map[string]string{"html": "html", "json": "json", "junit": "xml", "markdown": "md", "markdown-summary": "summary.md",
+	"plan": "plan.md", "plan-ansible": "plan.yml", "prom": "prom", "terminal": "txt"}
+
+// withPlan is o with the plan of r built as the CLI builds it, from the
+// built-in checks (audit.PlanFindings), for the plan formats.
+func withPlan(o Options, r *result.Report) Options {
+	rules, err := builtin()
+	if err != nil {
+		panic(err)
+	}
+	o.Plan = audit.BuildPlan(r, rules.Checks)
+	return o
+}
 
 func render(t *testing.T, format string, o Options, r *result.Report) []byte {
 	t.Helper()
@@ -50,7 +63,7 @@ func TestGolden(t *testing.T) {
 			r := sc.build()
 			name := fmt.Sprintf("%s.%d.%s", sc.name, r.Gate.ExitCode, goldenExt[format])
 			t.Run(name, func(t *testing.T) {
-				got := render(t, format, Options{}, r)
+				got := render(t, format, withPlan(Options{}, r), r)
 				path := filepath.Join("testdata", name)
 				if *update {
 					if err := os.MkdirAll("testdata", 0o755); err != nil {
@@ -80,7 +93,7 @@ func TestFormatDoesNotMutate(t *testing.T) {
 	for _, build := range builds {
 		r, pristine := build(), build()
 		for _, format := range Names() {
-			render(t, format, Options{Color: true, Width: 60, MaxDriftRows: 1}, r)
+			render(t, format, withPlan(Options{Color: true, Width: 60, MaxDriftRows: 1}, r), r)
 			if !reflect.DeepEqual(r, pristine) {
 				t.Fatalf("%s formatter modified the report", format)
 			}
@@ -89,7 +102,7 @@ func TestFormatDoesNotMutate(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"html", "json", "junit", "markdown", "markdown-summary", "prom", "terminal"}
+	want := []string{"html", "json", "junit", "markdown", "markdown-summary", "plan", "plan-ansible", "prom", "terminal"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
@@ -99,7 +112,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	_, err := New("pdf", Options{})
-	if err == nil || !strings.Contains(err.Error(), `"pdf"`) || !strings.Contains(err.Error(), "html, json, junit, markdown, markdown-summary, prom, terminal") {
+	if err == nil || !strings.Contains(err.Error(), `"pdf"`) || !strings.Contains(err.Error(), "html, json, junit, markdown, markdown-summary, plan, plan-ansible, prom, terminal") {
 		t.Errorf("New(pdf) error = %v, want it to name the format and list the valid ones", err)
 	}
 }

@@ -506,10 +506,7 @@ func (p *termPrinter) drift(r *result.Report, max int) {
 func (p *termPrinter) decision(r *result.Report) {
 	d := Decide(r)
 	p.line("")
-	sgr := sgrGreen
-	if d.Blocked || len(d.NotAudited) > 0 {
-		sgr = sgrRed
-	}
+	sgr := map[Tone]string{ToneBlocked: sgrRed, TonePartial: sgrYellow, ToneAllowed: sgrGreen}[d.Tone]
 	p.line(p.paint(sgr, "decision: "+d.Headline))
 	if len(d.NotAudited) > 0 {
 		p.detail(2, 2, fmt.Sprintf("not audited (%d), the decision does not cover them:", len(d.NotAudited)))

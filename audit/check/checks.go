@@ -44,6 +44,11 @@ type Check struct {
 	// comparator looks for facts that split the fleet the same way, and its
 	// facts are never offered as the cause of another symptom.
 	Symptom bool `yaml:"symptom"`
+	// Plan is how to apply the fix on one node and know it worked, for
+	// the runbook. Every built-in check whose finding gets a rollout (not
+	// a symptom, warning or worse, on nodes) has one; optional in a
+	// user's checks.
+	Plan *Plan `yaml:"plan"`
 	// Source is "file:line" of the check's definition, for error messages
 	// and `fleet-audit probes`.
 	Source string `yaml:"-"`
@@ -247,6 +252,11 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 		case (kind == opNumber || kind == opVersion) && cond.Ref == "" && !comparable(kind, cond.Value):
 			bad("when", "%s: %s needs a %s value, got %q", where, cond.Op, map[opKind]string{opNumber: "numeric", opVersion: "version"}[kind], cond.Value)
 		}
+	}
+	if c.Plan != nil {
+		validatePlan(c.Plan, fieldNode(item, "plan"), line("plan"), func(at int, format string, args ...any) {
+			errs = append(errs, fmt.Errorf("%s:%d: check %q: %s", file, at, c.ID, fmt.Sprintf(format, args...)))
+		})
 	}
 	if len(errs) > 0 {
 		return Check{}, errors.Join(errs...)

@@ -30,8 +30,9 @@ func demoCommand(act func(context.Context, demoOptions, streams) error) *cli.Com
 		Description: `Starts 9 SSH servers on 127.0.0.1 (3 etcd, 2 control-plane, 4 workers), each
 running the real probe scripts with /bin/sh against a simulated node (stub
 commands and files), with UFW active on etcd-1, etcd-2, worker-2 and worker-4.
-It audits them through the same code path as run, writes report.html,
-report.md, results.json, junit.xml and fleet-audit.prom to DIR, and exits 0
+It audits them through the same code path as run, writes every report
+(report.html, report.md, summary.md, results.json, junit.xml,
+fleet-audit.prom, and the runbook plan.md and plan.yml) to DIR, and exits 0
 even though the gate fails, since the failure is the point of the demo.
 
 EXAMPLES:

@@ -109,11 +109,12 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	}
 	for _, f := range append(report.Names(), "terminal") {
 		var a, b bytes.Buffer
-		fa, err := report.New(f, report.Options{})
+		// Each report gets the plan the CLI builds for it.
+		fa, err := report.New(f, report.Options{Plan: planOf(t, want)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fb, _ := report.New(f, report.Options{})
+		fb, _ := report.New(f, report.Options{Plan: planOf(t, got)})
 		if err := fa.Format(&a, want); err != nil {
 			t.Fatal(err)
 		}

@@ -310,11 +310,15 @@ func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, s
 	if err != nil {
 		return err
 	}
+	plan, err := audit.PlanFindings(r)
+	if err != nil {
+		return err
+	}
 	return emit(document{
 		noun:    "report",
 		formats: report.Names(),
 		render: func(w io.Writer, format string) error {
-			f, err := report.New(format, report.Options{FullReport: fullReport(outputs), Explain: explain})
+			f, err := report.New(format, report.Options{FullReport: fullReport(outputs), Explain: explain, Plan: plan})
 			if err != nil {
 				return err
 			}

@@ -354,10 +354,11 @@ users:
 		outputs[rr.name+" stdout"], outputs[rr.name+" stderr"] = []byte(stdout), []byte(stderr)
 	}
 	// Every file format is scanned for leaks. Those that carry no node
-	// facts (the summary keeps only drift, the textfile only metrics) are
-	// named here; any other must show the canary fact, so a new format
-	// either proves the search reaches it or is added here on purpose.
-	noFacts := map[string]bool{"summary.md": true, "fleet-audit.prom": true}
+	// facts (the summary keeps only drift, the textfile only metrics, the
+	// plans only the checks' fixes and the node names) are named here; any
+	// other must show the canary fact, so a new format either proves the
+	// search reaches it or is added here on purpose.
+	noFacts := map[string]bool{"summary.md": true, "fleet-audit.prom": true, "plan.md": true, "plan.yml": true}
 	mustShowFacts := []string{"run stdout", "report -v stdout", "report stdout"}
 	files := 0
 	for _, d := range []string{runDir, reportDir} {

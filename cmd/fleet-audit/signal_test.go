@@ -96,6 +96,9 @@ func TestSignalEndsBlockingReads(t *testing.T) {
 		{"probes --probes with a FIFO, SIGTERM", syscall.SIGTERM, []string{"probes", "--probes", fifoDir}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case is a process of its own (startMain), waiting out
+			// its second beside the others.
+			t.Parallel()
 			r, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)

@@ -1,8 +1,8 @@
+//go:build linux
+
 package main
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,11 +179,15 @@ func TestSudoProbeTimeout(t *testing.T) {
 		{"node timeout", "200s", "15s", 45 * time.Second, 0},
 		{"interrupted", "200s", "100s", 45 * time.Second, 15 * time.Second},
 	}
-	// The cases cannot run side by side: urfave/cli's help and version
-	// flags are package variables that every app's parse writes (a data
-	// race under -race), so two in-process runs must not overlap.
+	// Each case runs the command as its own process (startMain), so the
+	// cases wait out their bounds side by side: in one process they could
+	// not overlap, as urfave/cli's help and version flags are package
+	// variables that every app's parse writes (a data race under -race).
+	// The interrupt is a real SIGINT, which main turns into the run's
+	// cancellation (signal.NotifyContext) as a user's Ctrl-C does.
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			inv := sudoNode(t, login, nil)
 			// A sleep long enough to outlive any test, and unique in ps.
 			marker := fmt.Sprintf("%d", 800000000+i*30000000+int(time.Now().UnixNano()%30000000))
@@ -200,19 +205,26 @@ func TestSudoProbeTimeout(t *testing.T) {
 					}
 				}
 			})
-			ctx := context.Background()
-			if tt.interruptAfter > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tt.interruptAfter)
-				defer cancel()
-			}
 			start := time.Now()
-			var out, errb bytes.Buffer
-			code := run(ctx, []string{"fleet-audit", "run", "-i", inv, "--probes", probes, "--node-timeout", tt.nodeTimeout,
-				"--json", filepath.Join(t.TempDir(), "results.json")}, &out, &errb)
+			var out, errb syncBuffer
+			cmd := startMain(t, nil, &out, &errb, nil, "run", "-i", inv, "--probes", probes, "--node-timeout", tt.nodeTimeout,
+				"--json", filepath.Join(t.TempDir(), "results.json"))
+			if tt.interruptAfter > 0 {
+				time.Sleep(tt.interruptAfter)
+				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, exited := waitExit(t, cmd, 2*tt.within)
+			if !exited {
+				t.Fatalf("still running after %v", 2*tt.within)
+			}
 			stdout, stderr := out.String(), errb.String()
 			wall := time.Since(start)
 			t.Logf("exit %d after %v", code, wall.Round(time.Millisecond))
+			if tt.interruptAfter > 0 && code != int(exitInterrupted) {
+				t.Errorf("exit %d after SIGINT, want %d\nstderr:\n%s", code, exitInterrupted, stderr)
+			}
 			if wall > tt.within {
 				t.Errorf("the run took %v: the root probe's bound did not hold\nstdout:\n%s\nstderr:\n%s", wall, stdout, stderr)
 			}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -91,17 +90,6 @@ func (b *Browser) Screenshot(ctx context.Context, page, png string, width, heigh
 	return err
 }
 
-// PrintPDF loads page and prints it, as with the print dialog and without
-// the browser's header and footer, to pdf: what a change board gets on paper.
-func (b *Browser) PrintPDF(ctx context.Context, page, pdf string) error {
-	abs, err := filepath.Abs(pdf)
-	if err != nil {
-		return fmt.Errorf("print: %w", err)
-	}
-	_, err = b.run(ctx, page, abs, "--print-to-pdf="+abs, "--no-pdf-header-footer")
-	return err
-}
-
 // run starts Chromium on page with mode flags. With output set, that file
 // is the result, else stdout is. A non-zero exit, a timeout and an empty
 // result are errors; stderr is only shown with them, since Chromium always
@@ -118,17 +106,10 @@ func (b *Browser) run(ctx context.Context, page, output string, mode ...string) 
 	}
 	pageURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
-		defer cancel()
-	}
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
 
 	dir := b.TempDir()
-	profile := filepath.Join(dir, "profile")
-	if err := os.Mkdir(profile, 0o700); err != nil {
-		return nil, fmt.Errorf("chromium profile: %w", err)
-	}
 	if output != "" {
 		// A file left from an earlier run must not pass for this run's.
 		if err := os.Remove(output); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -144,23 +125,10 @@ func (b *Browser) run(ctx context.Context, page, output string, mode ...string) 
 	defer stdout.Close()
 	var stderr bytes.Buffer
 
-	args := append(append(append([]string{}, baseFlags...), "--user-data-dir="+profile, "--virtual-time-budget="+virtualTimeBudget), mode...)
-	args = append(args, pageURL)
-	cmd := exec.CommandContext(ctx, b.Path, args...)
-	cmd.Dir = dir
-	cmd.Stdout = stdout
-	cmd.Stderr = &stderr
-	// Its own group, so that a timeout kills the renderer, GPU and
-	// zygote processes too, and never signals the test binary.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitDelay
-	// The launcher script of some distributions reads HOME; keep the
-	// user's real one, and the user's display, out of the test.
-	cmd.Env = append(os.Environ(), "HOME="+dir, "DISPLAY=", "WAYLAND_DISPLAY=")
-
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", b.Path, err)
+	args := append([]string{"--virtual-time-budget=" + virtualTimeBudget}, mode...)
+	cmd, err := b.start(ctx, dir, append(args, pageURL), stdout, &stderr)
+	if err != nil {
+		return nil, err
 	}
 	waitErr := cmd.Wait()
 	// Helpers that outlived the browser belong to this run; none may stay.

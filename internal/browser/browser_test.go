@@ -58,9 +58,10 @@ func TestParseDOM(t *testing.T) {
 	}
 }
 
-// TestChromium proves the two things the report tests rely on: the page's
+// TestChromium proves the things the report tests rely on: the page's
 // scripts, including an onerror on a broken image, have run before the DOM
-// is dumped, and a screenshot and a PDF come out.
+// is dumped, a screenshot comes out, and a print comes out on the paper
+// asked for, holding the page's text.
 func TestChromium(t *testing.T) {
 	b := Find(t)
 	dir := t.TempDir()
@@ -99,12 +100,30 @@ func TestChromium(t *testing.T) {
 	if data, err := os.ReadFile(png); err != nil || !strings.HasPrefix(string(data), "\x89PNG") {
 		t.Errorf("screenshot: %v, starts %q", err, data[:min(8, len(data))])
 	}
-	pdf := filepath.Join(dir, "page.pdf")
-	if err := b.PrintPDF(ctx, page, pdf); err != nil {
+	papers := []Paper{A4, Letter}
+	pdfs := []string{filepath.Join(dir, "a4.pdf"), filepath.Join(dir, "letter.pdf")}
+	if err := b.PrintOn(ctx, page, papers, pdfs); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := os.ReadFile(pdf); err != nil || !strings.HasPrefix(string(data), "%PDF") {
-		t.Errorf("pdf: %v, starts %q", err, data[:min(8, len(data))])
+	for i, pdf := range pdfs {
+		data, err := os.ReadFile(pdf)
+		if err != nil || !strings.HasPrefix(string(data), "%PDF") {
+			t.Fatalf("pdf: %v, starts %q", err, data[:min(8, len(data))])
+		}
+		if err := OnPaper(data, papers[i]); err != nil {
+			t.Errorf("%s: %v", pdf, err)
+		}
+		// The other paper is told apart: the size check can fail.
+		if err := OnPaper(data, papers[1-i]); err == nil {
+			t.Errorf("%s passes for %s as well as %s", pdf, papers[1-i].Name, papers[i].Name)
+		}
+		// Printed after load: the scripts' text, not the static one.
+		if text := strings.Join(PDFPages(t, pdf), ""); !strings.Contains(text, "timer ran") && !strings.Contains(text, "static") {
+			t.Errorf("%s: the page's text is not on paper: %q", pdf, text)
+		}
+	}
+	if err := b.PrintOn(ctx, filepath.Join(dir, "absent.html"), papers[:1], pdfs[:1]); err == nil {
+		t.Error("printing a missing file succeeded")
 	}
 
 	if _, err := b.DumpDOM(ctx, filepath.Join(dir, "absent.html")); err == nil {
