@@ -102,7 +102,8 @@ func BenchmarkBundleOnHealthyNode(b *testing.B) {
 // shell scripts, where a real node runs the tool itself; most end in exec,
 // so a stub costs the one process the tool would. "prelude" is a bundle of
 // no probes, the fixed cost; each "probe=ID" is a bundle of that probe
-// alone, so its framework share (its timeout(1) and shell) is counted with
+// alone, so its framework share (its subshell, and the watchdog every bundle
+// starts, which "prelude" holds too) is counted with
 // it; "all" is the real bundle; "local" is the real bundle on this machine
 // itself, with its real tools and files (ground truth, as
 // TestGroundTruthLocal reads it), where no RKE2 or kube-proxy runs.
@@ -154,7 +155,7 @@ func countedRun(b *testing.B, sess *shSession, bundle []byte) ([]byte, int64) {
 	b.Helper()
 	const trailer = "\nawk 'BEGIN { getline n < \"/proc/sys/kernel/ns_last_pid\"; print \"@@FA_LAST_PID \" n }'\n"
 	cmd := exec.Command("/bin/sh", "-s")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "FLEET_AUDIT_ROOT=" + sess.root}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(sess.root)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if inPIDNamespace(cmd) {
@@ -168,7 +169,7 @@ func countedRun(b *testing.B, sess *shSession, bundle []byte) ([]byte, int64) {
 		}
 		// No namespace after all (a container without CAP_SYS_ADMIN).
 		cmd = exec.Command("/bin/sh", "-s")
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "FLEET_AUDIT_ROOT=" + sess.root}
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(sess.root)...)
 		out.Reset()
 		cmd.Stdout = &out
 	}

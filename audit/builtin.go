@@ -294,7 +294,7 @@ var GoFacts = []GoFact{
 	{medianFactPattern, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false},
 	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent): it sets the node's status, not a fact a check reads.", false},
 	{probe.MetaUID, "the uid the probes that do not need root ran as: printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
-	{probe.MetaTimeout, "whether the node has timeout(1) to bound each probe (timeout or absent): printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
+	{probe.MetaTimeout, "whether the bundle's watchdog bounds each probe (watchdog, or absent on a node without sleep(1)): printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
 }
 
 // WaivableIDs lists every finding id a waiver may name: the checks, the

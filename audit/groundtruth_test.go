@@ -38,8 +38,9 @@ import (
 // It runs under the system /bin/sh and under each shell a node may have as
 // /bin/sh: dash (Debian, Ubuntu), bash in POSIX mode (RHEL: bash invoked as
 // sh), and busybox sh with only busybox's applets on PATH (minimal images).
-// The shell is bind-mounted over /bin/sh in a private mount namespace, since
-// the bundle starts every probe with /bin/sh -c as it would on a node.
+// The shell is bind-mounted over /bin/sh in a private mount namespace, so
+// that it is the session's shell, in whose subshells the probes run, and
+// every /bin/sh a probe's tools start (awk's pipes) as it would be on a node.
 
 // groundShell is one /bin/sh a node may have.
 type groundShell struct {
@@ -50,8 +51,8 @@ type groundShell struct {
 	// whose whole userland is busybox.
 	busyboxApplets bool
 	// bind is false where a private mount namespace cannot be had; the
-	// shell then starts each probe itself, with flags (busybox's applet,
-	// bash's POSIX mode, which bind gets from being called sh).
+	// shell is then the session's shell itself, with flags (busybox's
+	// applet, bash's POSIX mode, which bind gets from being called sh).
 	bind  bool
 	flags []string
 }
@@ -92,11 +93,9 @@ func TestGroundTruthLocal(t *testing.T) {
 				sh.path = testtools.Find(t, sh.path)
 				if !canBindOverBinSh() {
 					// No private mount namespace here (not root, or a
-					// container without CAP_SYS_ADMIN): the bundle starts
-					// each probe with the shell itself instead.
-					argv := append([]string{sh.path}, sh.flags...)
-					t.Logf("cannot bind-mount over /bin/sh here: each probe is started with %s -c", strings.Join(argv, " "))
-					bundle = withProbeShell(t, bundle, argv...)
+					// container without CAP_SYS_ADMIN): the shell runs the
+					// bundle itself instead.
+					t.Logf("cannot bind-mount over /bin/sh here: the bundle runs in %s -s", strings.Join(append([]string{sh.path}, sh.flags...), " "))
 					sh.bind = false
 				}
 			}
@@ -120,9 +119,12 @@ func runBundleLocally(t *testing.T, sh groundShell, bundle []byte) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var cmd *exec.Cmd
-	if !sh.bind {
+	switch {
+	case sh.path == "":
 		cmd = exec.CommandContext(ctx, "/bin/sh", "-s")
-	} else {
+	case !sh.bind:
+		cmd = exec.CommandContext(ctx, sh.path, append(slices.Clip(sh.flags), "-s")...)
+	default:
 		unshare := testtools.Find(t, "unshare")
 		// /bin/sh is a symlink on Debian: the bind follows it and covers
 		// its target, which is what every later /bin/sh resolves to.

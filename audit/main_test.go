@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -55,5 +56,39 @@ func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
 	}
 	if facts["bytewise.max"] != want || facts["bytewise.whole"] != "131072" {
 		t.Errorf("read builtin %q, head %q; want %q and 131072 (stderr %s)", facts["bytewise.max"], facts["bytewise.whole"], want, res.Stderr)
+	}
+}
+
+// TestBundleRefusesNodeShellWithoutShim: the probes run in the session's
+// shell, so a simulated node whose shell was started without its procfs
+// shim would read proc/sys as plain files; the bundle stops there rather
+// than let a harness lose the shim without a word.
+func TestBundleRefusesNodeShellWithoutShim(t *testing.T) {
+	skipShort(t)
+	if nodesim.ProcfsShim == "" {
+		testtools.Require(t, "a C compiler for nodesim's procfs shim")
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, nodesim.Healthy("w1", false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		code int
+	}{
+		{"nodesim.SessionEnv", nodesim.SessionEnv(root), 0},
+		{"FLEET_AUDIT_ROOT alone", []string{"FLEET_AUDIT_ROOT=" + root}, 125},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nonce := probe.NewNonce()
+			res, err := (&shSession{env: tc.env}).Exec(context.Background(), bundleFor(t, nil, probe.Become{}, nonce), 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tc.code || (tc.code != 0) != bytes.Contains(res.Stderr, []byte("LD_PRELOAD")) {
+				t.Errorf("exit %d, stderr %q; want exit %d", res.ExitCode, res.Stderr, tc.code)
+			}
+		})
 	}
 }

@@ -545,3 +545,15 @@ func TestUnitStateOnSystemd253(t *testing.T) {
 	net := runProbe(t, "network", s).Facts
 	wantFacts(t, net, map[string]string{"nm.cloud_setup": "absent"})
 }
+
+// Where systemd does not run (a container), systemctl show and is-active
+// fail but is-enabled still reads the unit files: the probes ask each unit
+// as they did before asking show, so the facts are the ones they always
+// gave there.
+func TestUnitStateWithoutSystemdRunning(t *testing.T) {
+	s := withFile(nodesim.WithSystemdNotRunning(nodesim.WithNMCloudSetup(nodesim.WithNetworkManager(nodesim.Healthy("w1", false), true))), "etc/firewalld/firewalld.conf", "DefaultZone=public\n")
+	fw := runProbe(t, "firewall", s).Facts
+	wantFacts(t, fw, map[string]string{"ufw.active": "absent", "ufw.enabled": "disabled", "firewalld.installed": "yes", "firewalld.active": "absent", "firewalld.enabled": "absent"})
+	net := runProbe(t, "network", s).Facts
+	wantFacts(t, net, map[string]string{"nm.active": "absent", "nm.cloud_setup": "enabled"})
+}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
@@ -32,7 +31,7 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 }
 
 // runProbeOn builds the node from s, applies tweak (if any) to its tree and
-// runs probe id in the bundle, started by shell (a path and its flags)
+// runs probe id in the bundle, in a session of shell (a path and its flags)
 // instead of /bin/sh when shell is set. It returns what the parser kept and
 // the node's raw stdout and stderr.
 func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string), shell []string) (probe.Parsed, string) {
@@ -62,10 +61,9 @@ func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string
 	bundle := bundleFor(t, p, probe.Become{}, nonce)
 	under := "/bin/sh"
 	if shell != nil {
-		bundle = withProbeShell(t, bundle, shell...)
 		under = strings.Join(shell, " ")
 	}
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
+	res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
 	if err != nil {
 		t.Fatalf("probe %s: %v", id, err)
 	}
@@ -134,25 +132,10 @@ func bundleFor(tb testing.TB, probes []probe.Probe, become probe.Become, nonce s
 	return b
 }
 
-// runProbeUnder is runProbe with the probe itself run by shell instead of
-// /bin/sh. The bundle starts every probe with `/bin/sh -c`; the test
-// rewrites that one line and fails if it is no longer there, so it can never
-// quietly test /bin/sh alone.
+// runProbeUnder is runProbe with the session's shell, in whose subshells
+// the probes run, shell instead of /bin/sh.
 func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (probe.Parsed, string) {
 	t.Helper()
 	path := testtools.Find(t, shell[0])
 	return runProbeOn(t, id, s, nil, append([]string{path}, shell[1:]...))
-}
-
-// withProbeShell rewrites the one line of the bundle that starts a probe
-// with /bin/sh -c so that shell (a path and its flags) starts it instead,
-// and fails if the line is no longer there, so a test can never quietly run
-// /bin/sh alone.
-func withProbeShell(t *testing.T, bundle []byte, shell ...string) []byte {
-	t.Helper()
-	const line = "set -- /bin/sh -c\n"
-	if !bytes.Contains(bundle, []byte(line)) {
-		t.Fatalf("the bundle no longer holds %q: update withProbeShell", line)
-	}
-	return bytes.Replace(bundle, []byte(line), []byte("set -- "+strings.Join(shell, " ")+" -c\n"), 1)
 }

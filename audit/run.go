@@ -331,7 +331,7 @@ func execBundle(ctx context.Context, sess Session, probes []probe.Probe, become 
 	}
 	var total time.Duration
 	for _, p := range probes {
-		total += p.Timeout + 3*time.Second // timeout(1)'s -k grace and the framing
+		total += p.Timeout + 3*time.Second // the watchdog's tick and the framing
 	}
 	res, err := sess.Exec(ctx, bundle, total)
 	return probe.ParseOutput(res.Stdout, nonce, probes), res, err

@@ -250,8 +250,9 @@ func ptr(s string) *string { return &s }
 
 // TestLargeProbeRuns runs probes larger than one exec argument may be
 // (Linux MAX_ARG_STRLEN, 32 pages: 128 KiB) under every shell the probes
-// must support: the text reaches the probe's shell on its stdin, never in
-// argv, and the probe then reads an empty stdin as it always did.
+// must support: the text is never an exec argument (the probe runs in a
+// subshell of the session's shell), and the probe reads an empty stdin, not
+// the rest of the bundle.
 func TestLargeProbeRuns(t *testing.T) {
 	const argMax = 32 * 4096
 	probeOfSize := func(size int) probe.Probe {
@@ -273,8 +274,8 @@ func TestLargeProbeRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 				nonce := probe.NewNonce()
-				bundle := withProbeShell(t, bundleFor(t, p, probe.Become{}, nonce), append([]string{testtools.Find(t, sh[0])}, sh[1:]...)...)
-				res, err := (&shSession{root: root}).Exec(context.Background(), bundle, 30*time.Second)
+				shell := append([]string{testtools.Find(t, sh[0])}, sh[1:]...)
+				res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), bundleFor(t, p, probe.Become{}, nonce), 30*time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -28,45 +28,49 @@ func NewNonce() string {
 // command planted early on the login user's PATH never runs as root.
 const rootPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+// aliveFunc defines fa_alive PID START, true while PID runs and is the
+// process that started at START (field 22 of /proc/PID/stat, which tells a
+// reused pid apart; empty without /proc). A process that has ended but not
+// been reaped yet (state Z) is gone too. It needs shproc.TreeFuncs' fa_stat.
+const aliveFunc = `fa_alive() {
+	kill -0 "$1" 2>/dev/null || return 1
+	[ -z "$2" ] && return 0
+	fa_stat "$1" && [ "$fa_start" = "$2" ] && [ "$fa_state" != Z ]
+}
+`
+
 // rootSupervisor runs as root under sudo and runs one probe. The login user
 // cannot signal root processes; sudo relays a signal to its direct child
 // only, and none sent from its own or the command's process group (sudo
 // src/exec_nopty.c, signal_cb_nopty: kill(cmnd_pid) unless getpgid(si_pid)
-// is sudo_pid or cmnd_pid). So timeout(1) on the login side, whose kill of
-// its process group cannot reach root's, leaves the probe's children running
-// with the channel open, and the remote package's kill script, which runs as
+// is sudo_pid or cmnd_pid). So the login side's watchdog, which can kill
+// none of root's processes, would leave the probe's children running with
+// the channel open, and the remote package's kill script, which runs as
 // the login user, cannot stop them either. This supervisor stops it from the root side instead: a watchdog
 // kills the probe's whole process tree when the probe's timeout passes or
 // when the bundle shell that started it is gone (the session was killed:
 // node timeout or Ctrl-C), so no root process outlives the run and keeps the
 // channel open. Arguments: timeout seconds, the bundle shell's pid and its
 // start time (field 22 of /proc/PID/stat, telling a reused pid apart; empty
-// without /proc), then fa_load; the probe text comes on stdin. A killed
-// probe exits 137, which the parser reads as a timeout, as it does
-// timeout -s KILL's.
-const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3 fa_load=$4
+// without /proc); the probe text comes on stdin. The probe runs in a
+// subshell of this one, as the login user's probes run in the bundle's: its
+// text is never an exec argument, whatever its size. A killed probe exits
+// 137, which the parser reads as a timeout.
+const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3
 fa_p=$(cat)
 exec </dev/null
 set --
-` + shproc.TreeFuncs + `# A killed bundle shell its parent has not reaped yet (state Z) is gone too.
-fa_alive() {
-	kill -0 "$fa_w" 2>/dev/null || return 1
-	[ -z "$fa_ws" ] && return 0
-	fa_stat "$fa_w" && [ "$fa_start" = "$fa_ws" ] && [ "$fa_state" != Z ]
-}
-# The probe's text goes to its shell on stdin, never in an argv (see
-# fa_load); $! is the pid of that shell, the pipeline's last command.
-printf '%s\n' "$fa_p" | /bin/sh -c "$fa_load" &
+` + shproc.TreeFuncs + aliveFunc + `( eval "$fa_p" ) &
 fa_c=$!
 fa_me=$$
 (
 	fa_i=0
 	while :; do
 		# Without sleep the loop would spin and kill the probe at once;
-		# it is then unbounded, as under a login without timeout(1).
+		# it is then unbounded, as the login user's probes are.
 		sleep 1 || exit 0
 		fa_i=$((fa_i + 1))
-		if [ "$fa_i" -ge "$fa_t" ] || ! fa_alive; then
+		if [ "$fa_i" -ge "$fa_t" ] || ! fa_alive "$fa_w" "$fa_ws"; then
 			# Only while the probe is still this shell's child: its pid
 			# may have ended and been reused since wait returned.
 			if ! [ -r "/proc/$fa_c/stat" ] || { fa_stat "$fa_c" && [ "$fa_ppid" = "$fa_me" ]; }; then
@@ -83,12 +87,103 @@ kill "$fa_d" 2>/dev/null
 exit "$fa_rc"
 `
 
+// watchdog bounds the login user's probes, which run in subshells of the
+// bundle's shell: nothing is exec'd to start a probe, where timeout(1) and
+// a shell of its own per probe cost two processes and most of a probe's
+// framework time. POSIX sh has no timed read, so time reaches the watchdog
+// as lines on the pipe it reads: a ticker subshell writes "tick" each
+// second, and the bundle (the body, left of the pipe) writes "body PID
+// START TICKER" once, then "start PID SECS" and "end PID" around each
+// probe and "quit" at the end. A probe still running at the SECS+1st tick
+// after its start (between SECS and SECS+1 seconds, within timeout -k 2's
+// SECS to SECS+2) has its whole process tree killed (shproc's fa_kill:
+// stopped first, then KILLed), and exits 137, which the parser reads as a
+// timeout, as it does the root supervisor's kill. At each tick the
+// watchdog also checks that the session's shell and the body still run: if
+// the session was killed (node timeout, Ctrl-C: remote kills the shell, or
+// its whole tree where sshd ignores the signal), or the body died (its
+// channel closed under it), it kills what is left of the body, its probe
+// and the ticker, so nothing of the bundle outlives the session. Without
+// sleep(1) no tick comes: the probes are then unbounded (meta.timeout
+// absent), as they were without timeout(1).
+const watchdog = shproc.TreeFuncs + aliveFunc + `# The ticker's sleep runs in the background so that the TERM that ends the
+# ticker ends it too: nothing of it is left once the bundle is done.
+fa_ticker() {
+	trap 'kill "$fa_sl" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 1 &
+		fa_sl=$!
+		wait "$fa_sl" || exit 0
+		echo tick
+	done
+}
+# fa_begin, in the body: its own identity (a subshell's $$ is the bundle
+# shell's), and the ticker, writing to the watchdog's pipe (fd 9) and
+# holding none of the session's descriptors.
+fa_begin() {
+	fa_s= fa_body=
+	if IFS= read -r fa_s 2>/dev/null </proc/self/stat; then
+		fa_body=${fa_s%% *}
+		fa_s=${fa_s##*) }
+		set -- $fa_s
+		fa_s=${20}
+	fi
+	fa_ticker </dev/null >&9 2>/dev/null 9>&- &
+	fa_tk=$!
+	echo "body ${fa_body:-0} ${fa_s:-0} $fa_tk" >&9
+	unset fa_s
+}
+fa_finish() {
+	echo quit >&9
+	kill "$fa_tk" 2>/dev/null
+}
+fa_watch() {
+	fa_cur= fa_left=0 fa_body= fa_bs= fa_tk=
+	while read -r fa_ev fa_a fa_b fa_c; do
+		case $fa_ev in
+		body) fa_body=${fa_a#0} fa_bs=${fa_b#0} fa_tk=$fa_c ;;
+		start) fa_cur=$fa_a fa_left=$((fa_b + 1)) ;;
+		end) fa_cur= ;;
+		quit) break ;;
+		tick)
+			fa_gone=
+			fa_alive "$fa_self" "$fa_self_start" || fa_gone=1
+			[ -z "$fa_body" ] || fa_alive "$fa_body" "$fa_bs" || fa_gone=1
+			if [ -n "$fa_gone" ]; then
+				if [ -n "$fa_body" ] && fa_alive "$fa_body" "$fa_bs"; then
+					fa_kill "$fa_body"
+				fi
+				# A probe the dead body left: its pid cannot have been
+				# reused within a tick, since the kernel hands pids out
+				# in turn (linux kernel/pid.c, alloc_pid: idr_alloc_cyclic).
+				if [ -n "$fa_cur" ] && fa_stat "$fa_cur" && [ "$fa_state" != Z ]; then
+					fa_kill "$fa_cur"
+				fi
+				break
+			fi
+			[ -n "$fa_cur" ] || continue
+			fa_left=$((fa_left - 1))
+			[ "$fa_left" -gt 0 ] && continue
+			# Only while the probe is still the body's child: it may have
+			# ended and its pid been reused before its end line came.
+			if ! [ -r "/proc/$fa_cur/stat" ] || { fa_stat "$fa_cur" && [ "$fa_ppid" = "$fa_body" ]; }; then
+				fa_kill "$fa_cur"
+			fi
+			fa_cur=
+			;;
+		esac
+	done
+	kill "$fa_tk" 2>/dev/null
+	return 0
+}
+`
+
 // bundlePrelude runs first on the node. It finds the simulated-node stub
 // directory, settles whether sudo can be used without a password (sudo -n
 // never prompts, so a password-wanting sudo cannot hang the run) and defines
 // fa_run, which frames one probe's output with begin/end markers and bounds
-// it: with timeout(1) where the node has it for the login user's probes, with
-// rootSupervisor for root probes run through sudo.
+// it: with the watchdog for the login user's probes, with rootSupervisor
+// for root probes run through sudo.
 var bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
 # A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
 # whose bin/ holds .only has exactly those commands, so a test never sees
@@ -105,13 +200,17 @@ else PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 fi
 export PATH
 # A simulated node may also hold a library that gives its proc/sys files the
-# kernel's read semantics (nodesim's procfs shim); the probes' shells load it.
-if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -r "$FLEET_AUDIT_ROOT/lib/fa-procfs.so" ]; then
-	LD_PRELOAD="$FLEET_AUDIT_ROOT/lib/fa-procfs.so"
-	export LD_PRELOAD
+# kernel's read semantics (nodesim's procfs shim). The probes run in this
+# shell's subshells, so it must have been started with the library
+# preloaded (nodesim.SessionEnv): one started without it would read those
+# files as plain files and hide what the shim exists to catch, so it stops.
+if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -r "$FLEET_AUDIT_ROOT/lib/fa-procfs.so" ] &&
+	[ "${LD_PRELOAD:-}" != "$FLEET_AUDIT_ROOT/lib/fa-procfs.so" ]; then
+	echo "fleet-audit: the simulated node $FLEET_AUDIT_ROOT has the procfs shim, but its shell was not started with LD_PRELOAD=$FLEET_AUDIT_ROOT/lib/fa-procfs.so" >&2
+	exit 125
 fi
-# This shell's identity, which the root side watches to stop its probe when
-# the session is killed.
+# This shell's identity, which the watchdogs (the login user's and the root
+# side's) watch to stop the probe when the session is killed.
 fa_self=$$ fa_self_start=
 if IFS= read -r fa_s 2>/dev/null </proc/$$/stat; then
 	fa_s=${fa_s##*) }
@@ -121,8 +220,8 @@ if IFS= read -r fa_s 2>/dev/null </proc/$$/stat; then
 fi
 unset fa_s
 fa_sup=` + shquote.Quote(rootSupervisor) + `
-fa_timeout=
-if command -v timeout >/dev/null 2>&1; then fa_timeout=timeout; fi
+fa_bound=absent
+if command -v sleep >/dev/null 2>&1; then fa_bound=watchdog; fi
 # The login user's uid, asked once: is_root (_lib.sh) reads it from the
 # environment instead of forking id(1) in every probe. A root probe run
 # through sudo is another user, so fa_run hands it fa_uid empty: it asks
@@ -147,45 +246,44 @@ fi
 echo "@@FA:$fa_n:begin:_meta"
 echo "meta.uid=$fa_uid"
 echo "meta.sudo=$fa_sudo"
-echo "meta.timeout=${fa_timeout:-absent}"
+echo "meta.timeout=$fa_bound"
 echo "@@FA:$fa_n:end:_meta:0"
-# A probe's text is the argument of its shell's -c (fa_via=argv): no
-# process is spent handing it over. Linux refuses an exec whose one
-# argument exceeds MAX_ARG_STRLEN (32 pages, 128 KiB; linux
-# include/uapi/linux/binfmts.h) with E2BIG, exit 126, so a bigger probe
-# (a user's, up to MaxProbeScriptBytes) comes on its shell's stdin instead
-# (fa_via=stdin): fa_load reads it into memory (no file is written on the
-# node), stdin becomes /dev/null again as the probes expect, and the text
-# runs in that shell. printf is a builtin of dash, bash and busybox sh, so
-# the text is never an exec argument on the way in either. Either way the
-# probe's stdin is never the bundle's, which is the session's script.
-fa_load='fa_text=$(cat) && exec </dev/null && eval "$fa_text"'
+` + watchdog + `# A login user's probe runs in a subshell of the body with its stdin
+# /dev/null (never the bundle's, which is the session's script) and
+# without the watchdog's pipe; it sees no positional parameters and not the
+# nonce. Its text is never an exec argument, so its size is bounded by
+# MaxProbeScriptBytes alone.
 fa_run() {
-	fa_id=$1 fa_t=$2 fa_root=$3 fa_via=$4
+	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
-		printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" fa_uid= \
-			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_load"
+		{ printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" fa_uid= \
+			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start"; } 9>&-
+		fa_rc=$?
 	else
-		set -- /bin/sh -c
-		if [ "$fa_via" = argv ]; then set -- "$@" "$fa_p"; else set -- "$@" "$fa_load"; fi
-		if [ -n "$fa_timeout" ]; then set -- "$fa_timeout" -k 2 "$fa_t" "$@"; fi
-		if [ "$fa_via" = argv ]; then
-			"$@" </dev/null
-		else
-			printf '%s\n' "$fa_p" | "$@"
-		fi
+		( unset fa_n; set --; eval "$fa_p" ) </dev/null 9>&- &
+		fa_c=$!
+		echo "start $fa_c $fa_t" >&9
+		wait "$fa_c"
+		fa_rc=$?
+		echo "end $fa_c" >&9
 	fi
-	fa_rc=$?
 	echo
 	echo "@@FA:$fa_n:end:$fa_id:$fa_rc"
 }
+# The body (the probes) writes to the session's stdout, kept here as fd 8,
+# and to the watchdog on fd 9; the watchdog holds none of the session's
+# descriptors, so it never keeps the channel open.
+exec 8>&1
 `
 
-// maxArgBytes is Linux's MAX_ARG_STRLEN, the longest single argument an
-// exec accepts, its terminating NUL included (32 pages of 4 KiB; linux
-// include/uapi/linux/binfmts.h).
-const maxArgBytes = 32 * 4096
+// bundleOpen and bundleClose enclose the probes: the body, whose lines to
+// the watchdog reach it through the pipe between them. The body is parsed
+// whole before it runs.
+const (
+	bundleOpen  = "{\nfa_begin\n"
+	bundleClose = "fa_finish\n} 9>&1 >&8 8>&- | fa_watch >/dev/null 2>&1 8>&-\n"
+)
 
 // Become is how probes that need root get it on a node.
 type Become struct {
@@ -222,11 +320,11 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// Single quotes keep the probe text literal: no expansion happens
 	// until the probe's own shell runs it, and assigning it forks nothing
 	// (a here-document in $(cat) would).
-	quoted := make([]probeText, len(probes))
-	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude)
+	quoted := make([]string, len(probes))
+	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
 	for i, p := range probes {
 		quoted[i] = quotedProbe(lib, p.Script)
-		size += 64 + len(p.ID) + len(quoted[i].word)
+		size += 64 + len(p.ID) + len(quoted[i])
 	}
 	// Sized once: grown by doubling it allocated four times its length,
 	// for every node of the fleet.
@@ -234,17 +332,15 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	b.Grow(size)
 	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\n", nonce, method, sudoAs)
 	b.WriteString(bundlePrelude)
+	b.WriteString(bundleOpen)
 	for i, p := range probes {
-		via := "argv"
-		if quoted[i].size >= maxArgBytes {
-			via = "stdin"
-		}
 		root := 0
 		if p.NeedsRoot {
 			root = 1
 		}
-		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d %s\n", quoted[i].word, p.ID, int(p.Timeout.Seconds()+0.999), root, via)
+		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d\n", quoted[i], p.ID, int(p.Timeout.Seconds()+0.999), root)
 	}
+	b.WriteString(bundleClose)
 	return b.Bytes(), nil
 }
 
@@ -252,24 +348,15 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 // the same probes, and quoting them anew cost three copies of the bundle
 // per node. lib is the embedded Library, the same on every call, so the
 // script alone is the key.
-var quotedTexts sync.Map // script → probeText
+var quotedTexts sync.Map // script → quoted text
 
-// probeText is the text a probe's shell runs, the library then the script:
-// its size, which decides whether it fits in an argument, and the text as
-// one single-quoted word for the bundle.
-type probeText struct {
-	size int
-	word string
-}
-
-// quotedProbe is the library and a probe's script as the text its shell
-// runs.
-func quotedProbe(lib, script string) probeText {
+// quotedProbe is the text a probe's subshell runs, the library then the
+// script, as one single-quoted word for the bundle.
+func quotedProbe(lib, script string) string {
 	if q, ok := quotedTexts.Load(script); ok {
-		return q.(probeText)
+		return q.(string)
 	}
-	text := lib + "\n" + script + "\n"
-	q := probeText{size: len(text), word: shquote.Quote(text)}
+	q := shquote.Quote(lib + "\n" + script + "\n")
 	quotedTexts.Store(script, q)
 	return q
 }

@@ -63,8 +63,8 @@ const (
 	// MetaSudo is how the root side went under become: sudo: ok,
 	// password_required, requiretty or absent.
 	MetaSudo = "meta.sudo"
-	// MetaTimeout is "timeout" when the node has timeout(1) to bound each
-	// probe, else "absent".
+	// MetaTimeout is "watchdog" when the bundle's watchdog bounds each
+	// probe (the node has sleep(1) to tick it), else "absent".
 	MetaTimeout = "meta.timeout"
 )
 
@@ -137,7 +137,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 				r.ExitCode = rc
 				switch {
 				case rc == 124 || rc == 137:
-					r.Status = result.ProbeTimeout // timeout(1) killed it
+					r.Status = result.ProbeTimeout // a watchdog killed it (timeout(1)'s statuses before)
 				case r.Status == result.ProbeTruncated && used > budget[id]:
 				case rc != 0:
 					r.Status = result.ProbeFailed

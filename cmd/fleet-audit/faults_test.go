@@ -27,7 +27,7 @@ const (
 	faultConnectTimeout = 3 * time.Second
 	faultProbeTimeout   = 2 * time.Second
 	// faultMargin is what the run may take beyond connect + probe timeout:
-	// the other probes of the hanging node, timeout(1)'s kill grace, the
+	// the other probes of the hanging node, the watchdog's tick, the
 	// flood being cut, and a 2-core machine under -race. A hang of any
 	// node would blow it many times over: nothing else bounds it below
 	// the two-minute node timeout.
@@ -239,7 +239,7 @@ func startFaultFleet(ctx context.Context, t *testing.T, nodes []faultNode, basti
 			}
 		}
 		cfgs = append(cfgs, sshfleet.NodeConfig{
-			Name: n.name, AuthorizedKeys: auth, Env: []string{"FLEET_AUDIT_ROOT=" + root}, Dir: root,
+			Name: n.name, AuthorizedKeys: auth, Env: nodesim.SessionEnv(root), Dir: root,
 			Fault: n.fault, FloodBytes: n.floodBytes,
 		})
 	}

@@ -137,7 +137,7 @@ func startFloodFleet(b *testing.B) *floodFleet {
 		f.members[m.Name] = m
 		cfgs = append(cfgs, sshfleet.NodeConfig{
 			Name: m.Name, AuthorizedKeys: auth,
-			Env: []string{"FLEET_AUDIT_ROOT=" + root}, Dir: root,
+			Env: nodesim.SessionEnv(root), Dir: root,
 		})
 	}
 	for name, size := range map[string]int64{flood50: 50 << 20, flood500: 500 << 20} {

@@ -267,7 +267,7 @@ users:
 		if err := nodesim.Build(root, m.State); err != nil {
 			t.Fatal(err)
 		}
-		c := sshfleet.NodeConfig{Name: m.Name, AuthorizedKeys: []ssh.PublicKey{plainPub, encPub}, Env: []string{"FLEET_AUDIT_ROOT=" + root}, Dir: root}
+		c := sshfleet.NodeConfig{Name: m.Name, AuthorizedKeys: []ssh.PublicKey{plainPub, encPub}, Env: nodesim.SessionEnv(root), Dir: root}
 		if withPassphrase && m.Name == "node-2" {
 			c.AuthorizedKeys = []ssh.PublicKey{encPub}
 		}
@@ -599,7 +599,7 @@ func (n *recordingNode) session(ch ssh.Channel, reqs <-chan *ssh.Request, root s
 
 func (n *recordingNode) exec(ch ssh.Channel, command, root string) {
 	cmd := exec.Command("/bin/sh", "-c", command)
-	cmd.Env = []string{"FLEET_AUDIT_ROOT=" + root, "PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.Env = append(nodesim.SessionEnv(root), "PATH=/usr/local/bin:/usr/bin:/bin")
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = ch, ch.Stderr()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -43,8 +43,13 @@ func realFleet(t *testing.T, members []nodesim.Member, down, wrongKey map[string
 			port = l.Addr().(*net.TCPAddr).Port
 			l.Close()
 		} else {
+			env := map[string]string{}
+			for _, kv := range nodesim.SessionEnv(root) {
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
+			}
 			srv := sshdtest.Start(t, sshdtest.Options{
-				Env:            map[string]string{"FLEET_AUDIT_ROOT": root},
+				Env:            env,
 				AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
 			})
 			port = srv.Port

@@ -61,7 +61,7 @@ func Start(ctx context.Context, dir string, members []nodesim.Member, o Options)
 		cfgs = append(cfgs, sshfleet.NodeConfig{
 			Name:           m.Name,
 			AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
-			Env:            []string{"FLEET_AUDIT_ROOT=" + root},
+			Env:            nodesim.SessionEnv(root),
 			Dir:            root,
 			Fault:          o.Faults[m.Name],
 			Replay:         o.Replay,

@@ -662,6 +662,14 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 	return s
 }
 
+// WithSystemdNotRunning is a node whose systemctl finds no systemd running
+// (a container, PID 1 something else): is-active and show fail, is-enabled
+// still reads the unit files (see the systemctl stub).
+func WithSystemdNotRunning(s State) State {
+	s.SystemdNotRunning = true
+	return s
+}
+
 // WithSystemd253 is a node whose systemd is v253 or later (Debian 13, Ubuntu
 // 24.04): systemctl is-enabled answers "not-found" (exit 4) for a unit with
 // no unit file, where older ones print nothing on stdout (see the systemctl

@@ -58,6 +58,11 @@ type State struct {
 	// built-in stubs (see Command). Use SetCommand to change them.
 	Commands    []Command
 	RKE2Version string // "" = rke2 not installed
+	// SystemdNotRunning is a node whose PID 1 is not systemd (a
+	// container): it has no run/systemd/system, by which systemd's
+	// sd_booted tells (src/libsystemd/sd-daemon/sd-daemon.c), and its
+	// systemctl reaches no manager (see the systemctl stub).
+	SystemdNotRunning bool
 	// Extra files, relative path → content, for tests (e.g. a config.yaml
 	// holding a token that must never reach a report).
 	Files map[string]string
@@ -82,6 +87,9 @@ func Build(dir string, s State) error {
 		}
 	}
 	w.stub("systemctl")
+	if !s.SystemdNotRunning {
+		w.dir("run/systemd/system")
+	}
 	w.stub("curl")
 	for path, h := range s.HealthHTTP {
 		w.http("10256"+path, h)
@@ -136,6 +144,15 @@ func (w *writer) stub(name string) {
 		return
 	}
 	w.write("bin/"+name, b, 0o755)
+}
+
+func (w *writer) dir(rel string) {
+	if w.err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Join(w.root, filepath.FromSlash(rel)), 0o755); err != nil {
+		w.err = fmt.Errorf("simulated node %s: %w", w.root, err)
+	}
 }
 
 func (w *writer) write(rel string, b []byte, mode os.FileMode) {

@@ -58,7 +58,7 @@ func buildNode(t *testing.T, s State) string {
 // exits to the tool it stands in for: curl(1) (docs/cmdline-opts
 // _EXITCODES.md, write-out.md, max-time.md), systemctl(1) as systemd v252
 // implements it (src/systemctl/systemctl-is-active.c,
-// systemctl-is-enabled.c), iptables -V (program name, "v", version and the
+// systemctl-is-enabled.c, systemctl-show.c), iptables -V (program name, "v", version and the
 // variant in parentheses), ufw's src/backend_iptables.py get_status and
 // rke2's pkg/cli/cmds/root.go version printer.
 func TestStubsAnswerAsUpstream(t *testing.T) {
@@ -107,6 +107,21 @@ func TestStubsAnswerAsUpstream(t *testing.T) {
 		{"is-enabled masked exits 1", base, "", []string{"systemctl", "is-enabled", "masked"}, "masked\n", "", 1, false},
 		{"is-enabled without unit file: stderr only, exit 1", base, "", []string{"systemctl", "is-enabled", "nosuch.service"}, "",
 			"Failed to get unit file state for nosuch.service: No such file or directory\n", 1, false},
+		// systemctl show -p: the asked properties of each unit in the
+		// Unit interface's order, empty ones too, a block per unit in the
+		// order asked with an empty line between, exit 0 even for a unit
+		// systemd does not know.
+		{"show three properties of three units", base, "", []string{"systemctl", "show", "-p", "UnitFileState", "-p", "LoadState", "-p", "ActiveState", "active", "masked.service", "nosuch"},
+			"LoadState=loaded\nActiveState=active\nUnitFileState=enabled\n\n" +
+				"LoadState=masked\nActiveState=inactive\nUnitFileState=masked\n\n" +
+				"LoadState=not-found\nActiveState=inactive\nUnitFileState=\n", "", 0, false},
+		// Without systemd running only is-enabled answers.
+		{"show without systemd running", WithSystemdNotRunning(base), "", []string{"systemctl", "show", "-p", "ActiveState", "active"}, "",
+			"System has not been booted with systemd as init system (PID 1). Can't operate.\nFailed to connect to bus: Host is down\n", 1, false},
+		{"is-active without systemd running", WithSystemdNotRunning(base), "", []string{"systemctl", "is-active", "active"}, "",
+			"System has not been booted with systemd as init system (PID 1). Can't operate.\nFailed to connect to bus: Host is down\n", 1, false},
+		{"is-enabled without systemd running reads the unit file", WithSystemdNotRunning(base), "", []string{"systemctl", "is-enabled", "active"}, "enabled\n", "", 0, false},
+		{"show one property", base, "", []string{"systemctl", "show", "--property=ActiveState", "failed", "reloading"}, "ActiveState=failed\n\nActiveState=reloading\n", "", 0, false},
 		// iptables -V names its backend.
 		{"iptables --version on nf_tables", base, "", []string{"iptables", "--version"}, "iptables v1.8.10 (nf_tables)\n", "", 0, false},
 		{"iptables --version on legacy", legacy, "", []string{"iptables", "-V"}, "iptables v1.8.9 (legacy)\n", "", 0, false},

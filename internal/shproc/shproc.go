@@ -1,7 +1,9 @@
 // Package shproc holds the POSIX sh functions that find and kill a process
-// tree on a node through /proc. Two scripts run them: remote's kill script
-// (a second session that stops a timed-out run) and audit's root supervisor
-// (which stops a root probe under sudo, where the login user cannot).
+// tree on a node through /proc. Three scripts run them: remote's kill script
+// (a second session that stops a timed-out run), the probe bundle's
+// watchdog (which stops a login user's probe at its timeout, and the whole
+// bundle when its session is gone) and its root supervisor (which stops a
+// root probe under sudo, where the login user cannot).
 package shproc
 
 // TreeFuncs defines, in POSIX sh:

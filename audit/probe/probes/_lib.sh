@@ -53,6 +53,70 @@ unit_state() {
 	"" | not-found) fa_us=absent ;;
 	esac
 }
+# unit_states UNIT... asks systemd once for every unit, where a probe would
+# ask is-active and is-enabled of each, and keeps their answers, as
+# unit_state maps them, for unit_state_of. One `systemctl show` gives both:
+#   ActiveState is the property is-active prints (systemctl-is-active.c,
+#     check_unit_generic: get_state_one_unit), "inactive" for a unit
+#     systemd does not know;
+#   UnitFileState is the state of the unit's file (src/core/unit.c,
+#     unit_get_unit_file_state: unit_file_get_state), the word is-enabled
+#     prints (systemctl-is-enabled.c: the manager's GetUnitFileState), and
+#     empty for a unit with no file, which is-enabled calls not-found or
+#     says nothing about: absent either way.
+# show prints each asked property even when empty (systemctl.c: -p sets
+# BUS_PRINT_PROPERTY_SHOW_EMPTY), a block per unit in the order asked, the
+# blocks apart by an empty line (systemctl-show.c, show_one). Ask units by
+# their own names: show answers an alias with its unit's state, where
+# is-enabled says "alias". Where no systemd runs (a container: no
+# /run/systemd/system, by which sd_booted tells, sd-daemon.c) show and
+# is-active fail, reaching no manager (src/shared/bus-util.c,
+# bus_connect_transport), while is-enabled still reads the unit files
+# (systemctl-util.c, install_client_side): is-enabled alone is then asked,
+# of each unit. Should show fail where systemd runs, each unit is asked
+# both, as before.
+unit_states() {
+	fa_units=$fa_nl
+	if ! have systemctl; then
+		for fa_u; do fa_units="$fa_units$fa_u absent absent$fa_nl"; done
+		return 0
+	fi
+	fa_booted=
+	[ -d "$R/run/systemd/system" ] && fa_booted=1
+	if [ -z "$fa_booted" ] ||
+		! fa_o=$(systemctl show -p LoadState -p ActiveState -p UnitFileState "$@" 2>/dev/null) || [ -z "$fa_o" ]; then
+		for fa_u; do
+			fa_a=absent
+			if [ -n "$fa_booted" ]; then
+				unit_state is-active "$fa_u"
+				fa_a=$fa_us
+			fi
+			unit_state is-enabled "$fa_u"
+			fa_units="$fa_units$fa_u $fa_a $fa_us$fa_nl"
+		done
+		return 0
+	fi
+	for fa_u; do
+		fa_a= fa_e=
+		while :; do
+			fa_l=${fa_o%%"$fa_nl"*}
+			if [ "$fa_l" = "$fa_o" ]; then fa_o=; else fa_o=${fa_o#*"$fa_nl"}; fi
+			case $fa_l in
+			"") break ;;
+			ActiveState=*) fa_a=${fa_l#*=} ;;
+			UnitFileState=*) fa_e=${fa_l#*=} ;;
+			esac
+		done
+		fa_units="$fa_units$fa_u ${fa_a:-absent} ${fa_e:-absent}$fa_nl"
+	done
+}
+# unit_state_of UNIT sets fa_ua and fa_ue to what is-active and is-enabled
+# (as unit_state maps them) say of a unit unit_states asked about.
+unit_state_of() {
+	fa_l=${fa_units#*"$fa_nl$1 "}
+	fa_l=${fa_l%%"$fa_nl"*}
+	fa_ua=${fa_l%% *} fa_ue=${fa_l#* }
+}
 # modules_state MOD... sets fa_ms to a line "MOD loaded|builtin|absent" for
 # each module, from every piece of evidence a kernel leaves, because a
 # built-in module is not in /proc/modules and a kernel built without module

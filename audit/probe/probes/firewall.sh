@@ -8,12 +8,20 @@ ufw_policies() {
 		fact "ufw.default_$k" "$1"
 	done
 }
+# One systemctl for the units of both managers (unit_states).
+ufw_here= fwd_here= units=
 if have ufw || [ -e "$R/etc/ufw/ufw.conf" ]; then
+	ufw_here=1 units=ufw
+fi
+if have firewalld || have firewall-cmd || [ -d "$R/etc/firewalld" ]; then
+	fwd_here=1 units="$units firewalld"
+fi
+[ -n "$units" ] && unit_states $units
+if [ -n "$ufw_here" ]; then
 	fact ufw.installed yes
-	unit_state is-active ufw
-	fact ufw.active "$fa_us"
-	unit_state is-enabled ufw
-	fact ufw.enabled "$fa_us"
+	unit_state_of ufw
+	fact ufw.active "$fa_ua"
+	fact ufw.enabled "$fa_ue"
 	# ENABLED= in ufw.conf is what ufw-init obeys at boot, whatever the
 	# unit says: Ubuntu's ufw.service is enabled and "active (exited)" even
 	# when ufw filters nothing. Readable without root; read with no fork.
@@ -95,12 +103,11 @@ else
 	fact ufw.config_enabled absent
 	ufw_policies absent
 fi
-if have firewalld || have firewall-cmd || [ -d "$R/etc/firewalld" ]; then
+if [ -n "$fwd_here" ]; then
 	fact firewalld.installed yes
-	unit_state is-active firewalld
-	fact firewalld.active "$fa_us"
-	unit_state is-enabled firewalld
-	fact firewalld.enabled "$fa_us"
+	unit_state_of firewalld
+	fact firewalld.active "$fa_ua"
+	fact firewalld.enabled "$fa_ue"
 else
 	fact firewalld.installed no
 	fact firewalld.active absent

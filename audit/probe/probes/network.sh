@@ -45,10 +45,19 @@ export LC_ALL
 # NetworkManager must leave Canal's and Calico's cali* and Flannel's
 # flannel* interfaces alone (RKE2 known issues): a managed cali* interface
 # gets its routes and addresses rewritten under the CNI.
+# One systemctl for NetworkManager and nm-cloud-setup's units below
+# (unit_states).
+nm_here=
 if have NetworkManager || [ -d "$R/etc/NetworkManager" ]; then
+	nm_here=1
+	unit_states NetworkManager nm-cloud-setup.service nm-cloud-setup.timer
+else
+	unit_states nm-cloud-setup.service nm-cloud-setup.timer
+fi
+if [ -n "$nm_here" ]; then
 	fact nm.installed yes
-	unit_state is-active NetworkManager
-	fact nm.active "$fa_us"
+	unit_state_of NetworkManager
+	fact nm.active "$fa_ua"
 	# The files in the order NetworkManager merges them (NetworkManager.conf(5);
 	# src/core/nm-config.c read_entire_config()): the *.conf of
 	# /usr/lib/NetworkManager/conf.d, then those of /run/NetworkManager/conf.d,
@@ -269,8 +278,8 @@ fi
 # CNI's routes; RKE2 requires the service and its timer disabled.
 cs=absent
 for u in nm-cloud-setup.service nm-cloud-setup.timer; do
-	unit_state is-enabled "$u"
-	case $fa_us in
+	unit_state_of "$u"
+	case $fa_ue in
 	enabled | enabled-runtime) cs=enabled ;;
 	masked) [ "$cs" = enabled ] || cs=masked ;;
 	disabled) [ "$cs" = absent ] && cs=disabled ;;
