@@ -72,6 +72,7 @@ func TestFaultFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits a fleet of faulty nodes end to end")
 	}
+	t.Parallel()
 	nodes := []faultNode{
 		{name: "healthy-1", status: result.StatusOK, facts: true},
 		{name: "healthy-2", via: "bastion-up", status: result.StatusOK, facts: true},
@@ -93,14 +94,12 @@ func TestFaultFleet(t *testing.T) {
 	if err := os.Mkdir(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	isolateClient(t, dir)
-	args := []string{"fleet-audit", "run", "-i", invPath, "--probes", probes,
+	args := []string{"run", "-i", invPath, "--probes", probes,
 		"--connect-timeout", faultConnectTimeout.String(), "--forks", "20",
 		"--json", filepath.Join(out, "results.json"), "--html", filepath.Join(out, "report.html"),
 		"--markdown", filepath.Join(out, "report.md"), "--junit", filepath.Join(out, "junit.xml")}
-	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	code := run(ctx, args, &stdout, &stderr)
+	code, stdout, stderr := runProcess(ctx, t, dir, nil, args...)
 	wall := time.Since(start)
 	t.Logf("fault run: exit %d in %s (bound %s)", code, wall.Round(time.Millisecond), faultConnectTimeout+faultProbeTimeout+faultMargin)
 	if wall > faultConnectTimeout+faultProbeTimeout+faultMargin {
@@ -109,7 +108,7 @@ func TestFaultFleet(t *testing.T) {
 	}
 	// Nodes not audited fail the gate closed, whatever the findings.
 	if code != 3 {
-		t.Errorf("exit %d, want 3 (nodes not audited)\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		t.Errorf("exit %d, want 3 (nodes not audited)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 
 	data, err := os.ReadFile(filepath.Join(out, "results.json"))
@@ -304,18 +303,17 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits fleets through a bastion end to end")
 	}
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	nodes := []faultNode{{name: "inner", via: "bastion"}}
 	ff := startFaultFleet(ctx, t, nodes, map[string]sshfleet.Fault{"bastion": sshfleet.FaultNone}, map[string]bool{"bastion": true})
-	isolateClient(t, ff.dir)
 	audit1 := func(policy string) (int, *result.Report) {
 		res := filepath.Join(t.TempDir(), "results.json")
-		var stdout, stderr bytes.Buffer
-		code := run(ctx, []string{"fleet-audit", "run", "-i", ff.inventory, "--json", res, "--host-key-policy", policy}, &stdout, &stderr)
+		code, _, stderr := runProcess(ctx, t, ff.dir, nil, "run", "-i", ff.inventory, "--json", res, "--host-key-policy", policy)
 		data, err := os.ReadFile(res)
 		if err != nil {
-			t.Fatalf("%s: exit %d, no results: %v\n%s", policy, code, err, stderr.String())
+			t.Fatalf("%s: exit %d, no results: %v\n%s", policy, code, err, stderr)
 		}
 		var r result.Report
 		if err := json.Unmarshal(data, &r); err != nil {

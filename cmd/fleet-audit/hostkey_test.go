@@ -25,6 +25,7 @@ func TestHostKeyPolicies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits a fleet once per host key policy")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -34,7 +35,6 @@ func TestHostKeyPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	isolateClient(t, dir)
 	known := filepath.Join(dir, "known_hosts")
 
 	// audit1 writes every file format of the registry; out maps each, and
@@ -42,20 +42,19 @@ func TestHostKeyPolicies(t *testing.T) {
 	audit1 := func(policy string) (int, map[string]string, *result.Report) {
 		t.Helper()
 		dir := t.TempDir()
-		args := []string{"fleet-audit", "run", "-i", fl.InventoryPath}
+		args := []string{"run", "-i", fl.InventoryPath}
 		for _, f := range report.FileFormats() {
 			args = append(args, "--"+f.Name, filepath.Join(dir, f.DemoFile))
 		}
 		if policy != "" {
 			args = append(args, "--host-key-policy", policy)
 		}
-		var stdout, stderr bytes.Buffer
-		code := run(ctx, args, &stdout, &stderr)
-		out := map[string]string{"terminal": stdout.String()}
+		code, stdout, stderr := runProcess(ctx, t, dir, nil, args...)
+		out := map[string]string{"terminal": stdout}
 		for _, f := range report.FileFormats() {
 			data, err := os.ReadFile(filepath.Join(dir, f.DemoFile))
 			if err != nil {
-				t.Fatalf("%s: no %s report (exit %d): %v\n%s", policy, f.Name, code, err, stderr.String())
+				t.Fatalf("%s: no %s report (exit %d): %v\n%s", policy, f.Name, code, err, stderr)
 			}
 			out[f.Name] = string(data)
 		}
@@ -139,8 +138,7 @@ func TestHostKeyPolicies(t *testing.T) {
 		t.Errorf("strict after accept-new: exit %d, %s, warnings %q", code, status(r), r.Warnings)
 	}
 	// A bad policy is a usage error.
-	var stdout, stderr bytes.Buffer
-	if code := run(ctx, []string{"fleet-audit", "run", "-i", fl.InventoryPath, "--host-key-policy", "yes"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--host-key-policy") {
-		t.Errorf("--host-key-policy yes: exit %d, stderr %q", code, stderr.String())
+	if code, _, stderr := runProcess(ctx, t, dir, nil, "run", "-i", fl.InventoryPath, "--host-key-policy", "yes"); code != 2 || !strings.Contains(stderr, "--host-key-policy") {
+		t.Errorf("--host-key-policy yes: exit %d, stderr %q", code, stderr)
 	}
 }

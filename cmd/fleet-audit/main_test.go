@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +48,35 @@ func isolateClient(t *testing.T, home string) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	t.Setenv("HOME", home)
 	t.Setenv("NO_COLOR", "1")
+}
+
+// runProcess runs fleet-audit as a process of its own (this test binary as
+// main, see TestMain), isolated as isolateClient isolates an in-process run:
+// no agent, home as HOME, plain output; extra are more NAME=value settings.
+// Unlike run() in this process it can run beside other tests (t.Parallel):
+// urfave/cli's help and version flags are package variables that every
+// app's parse writes, and the environment is the process's. A race the
+// child's detector finds makes it exit 66 (GORACE exitcode), which no test
+// expects.
+func runProcess(ctx context.Context, t *testing.T, home string, extra []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Args[0] = "fleet-audit"
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "SSH_AUTH_SOCK" || name == "HOME" || name == "NO_COLOR" || name == asMainEnv
+	}), append([]string{asMainEnv + "=1", "SSH_AUTH_SOCK=", "HOME=" + home, "NO_COLOR=1"}, extra...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+	default:
+		t.Fatalf("fleet-audit %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
 
 // scriptFleets are the simulated fleets a script may name as

@@ -29,6 +29,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits the incident fleet four times")
 	}
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -39,12 +40,10 @@ func TestMergeEqualsOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	isolateClient(t, dir)
 	cli := func(argv ...string) (int, string) {
 		t.Helper()
-		var stdout, stderr bytes.Buffer
-		code := run(ctx, append([]string{"fleet-audit"}, argv...), &stdout, &stderr)
-		return code, stderr.String()
+		code, _, stderr := runProcess(ctx, t, dir, nil, argv...)
+		return code, stderr
 	}
 
 	single := filepath.Join(out, "single.json")

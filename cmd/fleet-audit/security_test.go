@@ -159,7 +159,8 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits fleets end to end")
 	}
-	isolateClient(t, t.TempDir())
+	t.Parallel()
+	home := t.TempDir()
 	secret := func(label string) string { return "SECRET-" + label + "-" + probe.NewNonce() }
 	text := map[string]string{
 		"A rke2 token":                 secret("A"),
@@ -203,8 +204,11 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 	// whose variable holds a wrong passphrase, so the failure path runs;
 	// no passphrase may reach any output.
 	const passEnv, wrongEnv = "FLEET_AUDIT_TEST_KEY_PASSPHRASE", "FLEET_AUDIT_TEST_WRONG_PASSPHRASE"
-	t.Setenv(passEnv, text["D identity passphrase"])
-	t.Setenv(wrongEnv, text["I wrong passphrase"])
+	cliEnv := []string{passEnv + "=" + text["D identity passphrase"], wrongEnv + "=" + text["I wrong passphrase"]}
+	cli := func(args ...string) (int, string, string) {
+		t.Helper()
+		return runProcess(context.Background(), t, home, cliEnv, args...)
+	}
 	passphraseLine, hostPassphrase := "", map[string]string{}
 	withPassphrase := inventoryKnows(t, "defaults:\n  passphrase_env: X\nhosts:\n  h: {address: 127.0.0.1}\n")
 	if withPassphrase {
@@ -308,7 +312,7 @@ users:
 	outputs := map[string][]byte{}
 	runDir, reportDir := t.TempDir(), t.TempDir()
 	results := filepath.Join(runDir, "results.json")
-	code, stdout, stderr := runCLI(t, append([]string{"run", "-i", inv, "-v", "--connect-timeout", "5s"}, everyReport(runDir)...)...)
+	code, stdout, stderr := cli(append([]string{"run", "-i", inv, "-v", "--connect-timeout", "5s"}, everyReport(runDir)...)...)
 	outputs["run stdout"], outputs["run stderr"] = []byte(stdout), []byte(stderr)
 	if code != int(exitUnaudited) {
 		t.Fatalf("run: exit %d, want %d (node-4 rejects the key)\nstdout:\n%s\nstderr:\n%s", code, exitUnaudited, stdout, stderr)
@@ -347,7 +351,7 @@ users:
 		{"report", []string{"report", results}},
 		{"report -q", []string{"report", results, "-q"}},
 	} {
-		code, stdout, stderr := runCLI(t, rr.args...)
+		code, stdout, stderr := cli(rr.args...)
 		if code != int(exitUnaudited) {
 			t.Fatalf("%s: exit %d, want %d\nstderr:\n%s", rr.name, code, exitUnaudited, stderr)
 		}
@@ -756,10 +760,12 @@ func TestInjectionRejectedOrInert(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits fleets end to end")
 	}
-	t.Setenv("SSH_AUTH_SOCK", "")
-	t.Setenv("NO_COLOR", "1")
+	t.Parallel()
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	cli := func(t *testing.T, args ...string) (int, string, string) {
+		t.Helper()
+		return runProcess(context.Background(), t, home, nil, args...)
+	}
 	dir := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "PWNED")
 	touch := "touch " + marker
@@ -910,9 +916,9 @@ func TestInjectionRejectedOrInert(t *testing.T) {
 			}
 			inv, lines := writeInjectionInventory(t, cdir, c.group, c.host, fields)
 			node.take()
-			icode, istdout, istderr := runCLI(t, "inventory", "-i", inv)
+			icode, istdout, istderr := cli(t, "inventory", "-i", inv)
 			results := filepath.Join(cdir, "results.json")
-			code, stdout, stderr := runCLI(t, "run", "-i", inv, "--connect-timeout", "5s", "--node-timeout", "60s", "--json", results)
+			code, stdout, stderr := cli(t, "run", "-i", inv, "--connect-timeout", "5s", "--node-timeout", "60s", "--json", results)
 			rec := node.take()
 			defer os.Remove(marker) // so one failure does not fail every later case
 			if icode == int(exitUsage) {

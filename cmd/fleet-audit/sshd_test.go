@@ -108,7 +108,7 @@ func TestRealSSHD(t *testing.T) {
 	if _, ok := sshdtest.Available(); !ok && os.Getenv("FLEET_AUDIT_REQUIRE_SSHD") != "1" {
 		t.Skip("sshd not installed (set FLEET_AUDIT_REQUIRE_SSHD=1 to fail instead)")
 	}
-	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Parallel()
 	drifted := nodesim.Clean(3)
 	drifted[2].State = nodesim.WithUFWActive(drifted[2].State)
 	drifted[1].State.Sysctls = map[string]string{"net.ipv4.ip_forward": "0", "net.bridge.bridge-nf-call-iptables": "1",
@@ -144,9 +144,10 @@ func TestRealSSHD(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			inv := realFleet(t, tt.members, tt.down, tt.wrongKey)
 			results := filepath.Join(t.TempDir(), "results.json")
-			code, stdout, stderr := runCLI(t, "run", "-i", inv, "--json", results, "--connect-timeout", "5s")
+			code, stdout, stderr := runProcess(context.Background(), t, t.TempDir(), nil, "run", "-i", inv, "--json", results, "--connect-timeout", "5s")
 			if code != tt.want {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.want, stdout, stderr)
 			}
