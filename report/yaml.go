@@ -153,25 +153,7 @@ func yamlMapAt(b *bytes.Buffer, n *yamlNode, indent int, inline bool) {
 			b.WriteString(strings.Repeat(" ", indent))
 		}
 		b.WriteString(k + ":")
-		yamlValueAfterKey(b, n.items[i], indent)
-	}
-}
-
-// yamlValueAfterKey writes a mapping value after its "key:".
-func yamlValueAfterKey(b *bytes.Buffer, v *yamlNode, indent int) {
-	switch {
-	case v.kind == yamlScalar:
-		b.WriteString(" " + v.scalar + "\n")
-	case len(v.items) == 0 && v.kind == yamlMap:
-		b.WriteString(" {}\n")
-	case len(v.items) == 0:
-		b.WriteString(" []\n")
-	case v.kind == yamlMap:
-		b.WriteString("\n")
-		yamlMapAt(b, v, indent+2, false)
-	default:
-		b.WriteString("\n")
-		yamlSeqAt(b, v, indent+2)
+		yamlValue(b, n.items[i], indent, false)
 	}
 }
 
@@ -179,20 +161,31 @@ func yamlValueAfterKey(b *bytes.Buffer, v *yamlNode, indent int) {
 func yamlSeqAt(b *bytes.Buffer, n *yamlNode, indent int) {
 	for _, item := range n.items {
 		b.WriteString(strings.Repeat(" ", indent) + "-")
-		switch {
-		case item.kind == yamlScalar:
-			b.WriteString(" " + item.scalar + "\n")
-		case len(item.items) == 0 && item.kind == yamlMap:
-			b.WriteString(" {}\n")
-		case len(item.items) == 0:
-			b.WriteString(" []\n")
-		case item.kind == yamlMap:
-			b.WriteString(" ")
-			yamlMapAt(b, item, indent+2, true)
-		default:
-			b.WriteString("\n")
-			yamlSeqAt(b, item, indent+2)
-		}
+		yamlValue(b, item, indent, true)
+	}
+}
+
+// yamlValue writes v after its mapping key's "key:" or, inSeq, after its
+// sequence's "-", both at indent: a scalar or an empty collection on the
+// same line, a mapping or sequence below it, indented two more (a mapping
+// under a dash starts on the dash's line).
+func yamlValue(b *bytes.Buffer, v *yamlNode, indent int, inSeq bool) {
+	switch {
+	case v.kind == yamlScalar:
+		b.WriteString(" " + v.scalar + "\n")
+	case len(v.items) == 0 && v.kind == yamlMap:
+		b.WriteString(" {}\n")
+	case len(v.items) == 0:
+		b.WriteString(" []\n")
+	case v.kind == yamlMap && inSeq:
+		b.WriteString(" ")
+		yamlMapAt(b, v, indent+2, true)
+	case v.kind == yamlMap:
+		b.WriteString("\n")
+		yamlMapAt(b, v, indent+2, false)
+	default:
+		b.WriteString("\n")
+		yamlSeqAt(b, v, indent+2)
 	}
 }
 
