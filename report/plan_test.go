@@ -218,19 +218,7 @@ func TestPlanAnsiblePlays(t *testing.T) {
 	r := incidentReport()
 	o := withPlan(Options{}, r)
 	out := render(t, "plan-ansible", o, r)
-	var plays []struct {
-		Name              string           `yaml:"name"`
-		Hosts             []string         `yaml:"hosts"`
-		Serial            int              `yaml:"serial"`
-		AnyErrorsFatal    bool             `yaml:"any_errors_fatal"`
-		MaxFailPercentage *int             `yaml:"max_fail_percentage"`
-		Become            bool             `yaml:"become"`
-		GatherFacts       bool             `yaml:"gather_facts"`
-		Tasks             []map[string]any `yaml:"tasks"`
-	}
-	if err := yaml.Unmarshal(out, &plays); err != nil {
-		t.Fatal(err)
-	}
+	plays := testtools.ReadPlays(t, out)
 	var want [][]string
 	var all []string
 	for _, fx := range o.Plan.Fixes {

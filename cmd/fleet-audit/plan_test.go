@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -119,29 +117,13 @@ func TestDemoPlan(t *testing.T) {
 	}
 }
 
-// ansiblePlay is what the tests read back of a play.
-type ansiblePlay struct {
-	Name              string           `yaml:"name"`
-	Hosts             []string         `yaml:"hosts"`
-	Serial            int              `yaml:"serial"`
-	AnyErrorsFatal    bool             `yaml:"any_errors_fatal"`
-	MaxFailPercentage *int             `yaml:"max_fail_percentage"`
-	Become            bool             `yaml:"become"`
-	GatherFacts       bool             `yaml:"gather_facts"`
-	Tasks             []map[string]any `yaml:"tasks"`
-}
-
-func readPlaybook(t *testing.T, path string) []ansiblePlay {
+func readPlaybook(t *testing.T, path string) []testtools.AnsiblePlay {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plays []ansiblePlay
-	if err := yaml.Unmarshal(data, &plays); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return plays
+	return testtools.ReadPlays(t, data)
 }
 
 // planOf is the plan the CLI builds for r.
