@@ -84,6 +84,20 @@ func waitGone(t *testing.T, root string) {
 	}
 }
 
+// hangThenQuick is a healthy simulated node and two probes for it, one
+// that hangs with the given timeout and a quick one after it, the shell sh
+// found here, and the hanging probe's marker (unique in ps, from base).
+func hangThenQuick(t *testing.T, sh []string, timeout string, base int) (root string, probes []probe.Probe, nonce string, shell []string, marker int) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "node")
+	if err := nodesim.Build(root, nodesim.Healthy("n", false)); err != nil {
+		t.Fatal(err)
+	}
+	marker = base + int(time.Now().UnixNano()%1000)
+	probes = []probe.Probe{hangingProbe(t, timeout, marker), quickProbe(t)}
+	return root, probes, probe.NewNonce(), append([]string{testtools.Find(t, sh[0])}, sh[1:]...), marker
+}
+
 // TestWatchdogBoundsEachProbe runs, under every shell a node may have as
 // /bin/sh, a bundle whose first probe hangs with a grandchild in the
 // background: the watchdog kills the probe's whole tree when its timeout
@@ -94,14 +108,7 @@ func TestWatchdogBoundsEachProbe(t *testing.T) {
 	skipShort(t)
 	for i, sh := range probeShells {
 		t.Run(strings.Join(sh, " "), func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "node")
-			if err := nodesim.Build(root, nodesim.Healthy("n", false)); err != nil {
-				t.Fatal(err)
-			}
-			marker := 700000000 + i*1000 + int(time.Now().UnixNano()%1000)
-			probes := []probe.Probe{hangingProbe(t, "1s", marker), quickProbe(t)}
-			nonce := probe.NewNonce()
-			shell := append([]string{testtools.Find(t, sh[0])}, sh[1:]...)
+			root, probes, nonce, shell, _ := hangThenQuick(t, sh, "1s", 700000000+i*1000)
 			res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), bundleFor(t, probes, probe.Become{}, nonce), time.Minute)
 			if err != nil {
 				t.Fatalf("%v; stderr %s", err, res.Stderr)
@@ -136,14 +143,7 @@ func TestWatchdogOutlivesNoSession(t *testing.T) {
 	skipShort(t)
 	for i, sh := range probeShells {
 		t.Run(strings.Join(sh, " "), func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "node")
-			if err := nodesim.Build(root, nodesim.Healthy("n", false)); err != nil {
-				t.Fatal(err)
-			}
-			marker := 710000000 + i*1000 + int(time.Now().UnixNano()%1000)
-			probes := []probe.Probe{hangingProbe(t, "300s", marker), quickProbe(t)}
-			nonce := probe.NewNonce()
-			shell := append([]string{testtools.Find(t, sh[0])}, sh[1:]...)
+			root, probes, nonce, shell, marker := hangThenQuick(t, sh, "300s", 710000000+i*1000)
 			cmd := exec.Command(shell[0], append(slices.Clip(shell[1:]), "-s")...)
 			cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(root)...)
 			cmd.Stdin = bytes.NewReader(bundleFor(t, probes, probe.Become{}, nonce))
