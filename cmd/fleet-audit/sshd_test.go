@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
@@ -36,12 +36,12 @@ func realFleet(t *testing.T, members []nodesim.Member, down, wrongKey map[string
 		}
 		port := 0
 		if down[m.Name] {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
+			fd, p, err := sshfleet.BoundPort()
 			if err != nil {
 				t.Fatal(err)
 			}
-			port = l.Addr().(*net.TCPAddr).Port
-			l.Close()
+			t.Cleanup(func() { syscall.Close(fd) })
+			port = p
 		} else {
 			env := map[string]string{}
 			for _, kv := range nodesim.SessionEnv(root) {

@@ -217,7 +217,7 @@ func (f *Fleet) startNode(cfg NodeConfig) (*Node, error) {
 		}
 	}
 	if cfg.Fault == FaultRefuse {
-		fd, port, err := boundPort()
+		fd, port, err := BoundPort()
 		if err != nil {
 			return nil, fmt.Errorf("refusing port: %w", err)
 		}
@@ -386,11 +386,13 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 	}
 }
 
-// boundPort binds a TCP socket to a free loopback port and does not listen
+// BoundPort binds a TCP socket to a free loopback port and does not listen
 // on it: the kernel answers a connection there with a reset (connection
 // refused), and, as the socket does not set SO_REUSEADDR, refuses to bind
-// the port for anyone else (ip(7), SO_REUSEADDR) until fd is closed.
-func boundPort() (fd, port int, err error) {
+// the port for anyone else (ip(7), SO_REUSEADDR) until fd is closed. It is
+// how a test has a node that refuses: a port merely closed again could be
+// handed to another test's server running beside it.
+func BoundPort() (fd, port int, err error) {
 	// SOCK_CLOEXEC is Linux's; the demo, and with it this package, is
 	// built for macOS too.
 	syscall.ForkLock.RLock()
