@@ -63,6 +63,12 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 		limited = " (" + l.Describe() + ")"
 	}
 	fmt.Fprintf(s.out, "%s: %s, %s%s\n", cmp.Or(inv.File, "host list"), formatName(inv.Format), result.Count(len(inv.Hosts), "host"), limited)
+	// The change ticket the inventory names, as every report will print it
+	// (the flags of a run override it field by field), so it can be
+	// checked before the run.
+	if parts := changeOf(inv.Change, nil).Parts(); len(parts) > 0 {
+		fmt.Fprintf(s.out, "%s\n", strings.Join(parts, " · "))
+	}
 	out := &errWriter{w: s.out}
 	t := tablewriter.NewTable(out)
 	t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
