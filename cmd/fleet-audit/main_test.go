@@ -62,10 +62,7 @@ func runProcess(ctx context.Context, t *testing.T, home string, extra []string, 
 	t.Helper()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Args[0] = "fleet-audit"
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return name == "SSH_AUTH_SOCK" || name == "HOME" || name == "NO_COLOR" || name == asMainEnv
-	}), append([]string{asMainEnv + "=1", "SSH_AUTH_SOCK=", "HOME=" + home, "NO_COLOR=1"}, extra...)...)
+	cmd.Env = mainEnv(home, extra...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -77,6 +74,17 @@ func runProcess(ctx context.Context, t *testing.T, home string, extra []string, 
 		t.Fatalf("fleet-audit %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errb.String())
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// mainEnv is the environment of this test binary run as fleet-audit (see
+// TestMain): this process's, with the client isolated as isolateClient
+// does, then extra NAME=value settings.
+func mainEnv(home string, extra ...string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "SSH_AUTH_SOCK" || name == "HOME" || name == "NO_COLOR" || name == asMainEnv
+	})
+	return append(append(env, asMainEnv+"=1", "SSH_AUTH_SOCK=", "HOME="+home, "NO_COLOR=1"), extra...)
 }
 
 // scriptFleets are the simulated fleets a script may name as

@@ -44,7 +44,7 @@ func startMain(t *testing.T, stdin *os.File, stdout, stderr *syncBuffer, attr *s
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Args[0] = "fleet-audit"
-	cmd.Env = append(os.Environ(), asMainEnv+"=1", "NO_COLOR=1", "SSH_AUTH_SOCK=", "HOME="+t.TempDir())
+	cmd.Env = mainEnv(t.TempDir())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
