@@ -256,7 +256,7 @@ func reportDOMProblems(d *browser.DOM, r *result.Report) []string {
 	// allowed upgrade with nodes not audited is amber.
 	wantClass, wantHead := "allowed", dec.Headline
 	switch {
-	case dec.Blocked:
+	case dec.Blocked():
 		wantClass = "blocked"
 	case len(dec.NotAudited) > 0:
 		wantClass = "partial"

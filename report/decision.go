@@ -38,10 +38,8 @@ func (t Tone) Mark() string {
 // and every human format renders it at the top, so no format can say
 // "allowed" while another lists an unaudited node.
 type Decision struct {
-	// Blocked: the gate failed or the run was interrupted.
-	Blocked bool
 	// Tone is the decision at a glance: one mark and one colour in every
-	// format.
+	// format. ToneBlocked: the gate failed or the run was interrupted.
 	Tone Tone
 	// Headline is the decision in words: "upgrade BLOCKED", "upgrade
 	// allowed", or "upgrade allowed with N nodes NOT audited"; never a bare
@@ -110,6 +108,10 @@ func skippedCount(gs []SkippedGroup) int {
 	return n
 }
 
+// Blocked says the upgrade may not go ahead: the gate failed or the run
+// was interrupted.
+func (d Decision) Blocked() bool { return d.Tone == ToneBlocked }
+
 // Decide derives the decision from r. Interrupted runs are never allowed:
 // a run cut short has not seen what it did not reach.
 func Decide(r *result.Report) Decision {
@@ -146,11 +148,10 @@ func Decide(r *result.Report) Decision {
 		d.NotAudited = append(d.NotAudited, Unaudited{Node: n.Name, Status: n.Status, Partial: n.Status.HasFacts(), Message: msg, Probes: probes})
 	}
 	d.Skipped = skippedGroups(r.Checks, audited)
-	d.Blocked = !r.Gate.Passed || r.Interrupted
 	switch {
 	case r.Interrupted:
 		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED: the run was interrupted"
-	case d.Blocked:
+	case !r.Gate.Passed:
 		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED"
 	case len(d.NotAudited) > 0:
 		d.Tone, d.Headline = TonePartial, fmt.Sprintf("upgrade allowed with %s NOT audited", result.Count(len(d.NotAudited), "node"))

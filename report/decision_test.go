@@ -70,8 +70,8 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := Decide(tt.report)
-			if d.Blocked != tt.blocked || d.Headline != tt.headline {
-				t.Errorf("Decide = blocked %v %q, want blocked %v %q", d.Blocked, d.Headline, tt.blocked, tt.headline)
+			if d.Blocked() != tt.blocked || d.Headline != tt.headline {
+				t.Errorf("Decide = blocked %v %q, want blocked %v %q", d.Blocked(), d.Headline, tt.blocked, tt.headline)
 			}
 			if got := d.Tone.Mark(); got != tt.mark {
 				t.Errorf("mark %s (tone %s), want %s", got, d.Tone, tt.mark)
@@ -94,7 +94,7 @@ func TestDecide(t *testing.T) {
 			if !slices.Equal(na, tt.notAudited) {
 				t.Errorf("not audited = %q, want %q", na, tt.notAudited)
 			}
-			if !d.Blocked && len(d.NotAudited) > 0 && !strings.Contains(d.Headline, "NOT audited") {
+			if !d.Blocked() && len(d.NotAudited) > 0 && !strings.Contains(d.Headline, "NOT audited") {
 				t.Errorf("allowed with unaudited nodes reads %q", d.Headline)
 			}
 		})

@@ -489,7 +489,7 @@ func checkOwnMarkup(doc *hnode) []string {
 func checkSummaryLine(doc *hnode, r *result.Report) []string {
 	d := Decide(r)
 	verdict := "✔ " + d.Headline + " · Gate: passed"
-	if d.Blocked {
+	if d.Blocked() {
 		verdict = "✘ " + d.Headline + " · Gate: passed"
 	}
 	if !r.Gate.Passed {
