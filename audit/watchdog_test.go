@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,22 +47,9 @@ func quickProbe(t *testing.T) probe.Probe {
 
 // sessionProcesses lists the pids whose environment holds root as
 // FLEET_AUDIT_ROOT: every process a bundle on that simulated node started,
-// subshells included (a fork shares its parent's environment block).
+// subshells included.
 func sessionProcesses(root string) []int {
-	want := "\x00FLEET_AUDIT_ROOT=" + root + "\x00"
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && strings.Contains("\x00"+string(environ), want) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return testtools.ProcessesWithEnv("FLEET_AUDIT_ROOT="+root, "")
 }
 
 // waitGone polls until no process of the node's sessions is left, and

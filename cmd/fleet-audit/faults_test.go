@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -174,7 +174,7 @@ func TestFaultFleet(t *testing.T) {
 	}
 	// The hanging probe was killed on the node when its timeout passed,
 	// not left behind for the fleet's Close to find.
-	if left := processesRunning("sleep\x00100000\x00", "FLEET_AUDIT_ROOT="+filepath.Join(dir, "nodes", "hangs")); len(left) > 0 {
+	if left := testtools.ProcessesWithEnv("FLEET_AUDIT_ROOT="+filepath.Join(dir, "nodes", "hangs"), "sleep\x00100000\x00"); len(left) > 0 {
 		t.Errorf("the hanging probe's process outlived the run: pids %v", left)
 	}
 	if n := byName["bastion-up"].Accepted(); n != 1 {
@@ -344,27 +344,4 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 	if n := r.Nodes[0]; code != 0 || n.Status != result.StatusOK || len(r.Warnings) != 0 {
 		t.Errorf("strict after accept-new: exit %d, %s: %s, warnings %q", code, n.Status, n.Message, r.Warnings)
 	}
-}
-
-// processesRunning lists the pids whose command line starts with cmdline
-// (NUL-separated, as in /proc/PID/cmdline) and whose environment holds
-// env: this test's, not another test run's on the same machine.
-func processesRunning(cmdline, env string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.HasPrefix(string(b), cmdline) {
-			continue
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && strings.Contains("\x00"+string(environ), "\x00"+env+"\x00") {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
