@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -95,18 +96,14 @@ func notAuditedNames(r *result.Report) []string {
 
 // planTitle is the plan's title: the change it is for, else the inventory.
 func planTitle(r *result.Report) string {
-	t := "Remediation plan"
-	switch {
-	case r.Change != nil && r.Change.ID != "" && r.Change.Title != "":
-		t += ": " + r.Change.ID + " " + r.Change.Title
-	case r.Change != nil && r.Change.ID != "":
-		t += ": " + r.Change.ID
-	case r.Change != nil && r.Change.Title != "":
-		t += ": " + r.Change.Title
-	case r.Inventory != "":
-		t += ": " + r.Inventory
+	var of string
+	if r.Change != nil {
+		of = strings.TrimSpace(r.Change.ID + " " + r.Change.Title)
 	}
-	return t
+	if of = cmp.Or(of, r.Inventory); of == "" {
+		return "Remediation plan"
+	}
+	return "Remediation plan: " + of
 }
 
 // planAbout are the facts under the title: the change's fields, the target
