@@ -107,12 +107,20 @@ func inertProblems(d *browser.DOM) []string {
 	return out
 }
 
-func loadInChromium(t *testing.T, b *browser.Browser, name, page string) *browser.DOM {
+// pageFile writes page, an HTML document, to a file named for name for
+// the browser to load.
+func pageFile(t *testing.T, name, page string) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), name+".html")
 	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return file
+}
+
+func loadInChromium(t *testing.T, b *browser.Browser, name, page string) *browser.DOM {
+	t.Helper()
+	file := pageFile(t, name, page)
 	ctx, cancel := stdctx.WithTimeout(stdctx.Background(), 2*time.Minute)
 	defer cancel()
 	d, err := b.LoadDOM(ctx, file)
@@ -461,10 +469,7 @@ const firstScreenW, firstScreenH = 1280, 800
 // blocker and the not audited list, each when d has it.
 func firstScreenProblems(t *testing.T, b *browser.Browser, name, page string, d Decision) []string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), name+".html")
-	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := pageFile(t, name, page)
 	ctx, cancel := stdctx.WithTimeout(stdctx.Background(), 2*time.Minute)
 	defer cancel()
 	parts := []struct {
@@ -513,10 +518,7 @@ func TestDecisionOnFirstPage(t *testing.T) {
 		{"incident-unreachable", withUnreachable()},
 	} {
 		dir := t.TempDir()
-		page := filepath.Join(dir, tt.name+".html")
-		if err := os.WriteFile(page, render(t, "html", Options{}, tt.r), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		page := pageFile(t, tt.name, string(render(t, "html", Options{}, tt.r)))
 		pdfs := []string{filepath.Join(dir, "a4.pdf"), filepath.Join(dir, "letter.pdf")}
 		ctx, cancel := stdctx.WithTimeout(stdctx.Background(), 2*time.Minute)
 		err := b.PrintOn(ctx, page, papers, pdfs)
