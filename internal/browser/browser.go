@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -95,16 +97,10 @@ func (b *Browser) Screenshot(ctx context.Context, page, png string, width, heigh
 // result are errors; stderr is only shown with them, since Chromium always
 // complains there (D-Bus, GPU, crash reporter) without anything being wrong.
 func (b *Browser) run(ctx context.Context, page, output string, mode ...string) ([]byte, error) {
-	abs, err := filepath.Abs(page)
+	pageURL, err := fileURL(page)
 	if err != nil {
-		return nil, fmt.Errorf("chromium: %w", err)
+		return nil, err
 	}
-	if st, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("chromium: %w", err)
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("chromium: %s is not a regular file", abs)
-	}
-	pageURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
@@ -155,6 +151,56 @@ func (b *Browser) run(ctx context.Context, page, output string, mode ...string) 
 		return nil, fail("empty output in %s", result)
 	}
 	return data, nil
+}
+
+// fileURL is the file: URL of page, a regular file.
+func fileURL(page string) (string, error) {
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		return "", fmt.Errorf("chromium: %w", err)
+	}
+	if st, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("chromium: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("chromium: %s is not a regular file", abs)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), nil
+}
+
+// start starts the browser in dir (a new empty directory) with the base
+// flags, a fresh profile and args, in its own process group that a
+// cancelled ctx kills; extra become its fds 3, 4 and on.
+func (b *Browser) start(ctx context.Context, dir string, args []string, stdout io.Writer, stderr *bytes.Buffer, extra ...*os.File) (*exec.Cmd, error) {
+	profile := filepath.Join(dir, "profile")
+	if err := os.Mkdir(profile, 0o700); err != nil {
+		return nil, fmt.Errorf("chromium profile: %w", err)
+	}
+	all := append(append(append([]string{}, baseFlags...), "--user-data-dir="+profile), args...)
+	cmd := exec.CommandContext(ctx, b.Path, all...)
+	cmd.Dir = dir
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.ExtraFiles = extra
+	// Its own group, so that a timeout kills the renderer, GPU and
+	// zygote processes too, and never signals the test binary.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = waitDelay
+	// The launcher script of some distributions reads HOME; keep the
+	// user's real one, and the user's display, out of the test.
+	cmd.Env = append(os.Environ(), "HOME="+dir, "DISPLAY=", "WAYLAND_DISPLAY=")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", b.Path, err)
+	}
+	return cmd, nil
+}
+
+// withDefaultTimeout gives ctx DefaultTimeout when it has no deadline.
+func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultTimeout)
 }
 
 // tail is the last n lines of s.

@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -49,11 +47,10 @@ func (b *Browser) PrintOn(ctx context.Context, page string, papers []Paper, pdfs
 	if len(papers) != len(pdfs) {
 		return fmt.Errorf("print: %d papers for %d files", len(papers), len(pdfs))
 	}
-	abs, err := filepath.Abs(page)
+	pageURL, err := fileURL(page)
 	if err != nil {
-		return fmt.Errorf("print: %w", err)
+		return err
 	}
-	pageURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
 
@@ -249,42 +246,6 @@ func (s *devtools) printAll(pageURL string, papers []Paper, pdfs []string) error
 		}
 	}
 	return nil
-}
-
-// start starts the browser in dir (a new empty directory) with the base
-// flags, a fresh profile and args, in its own process group that a
-// cancelled ctx kills; extra become its fds 3, 4 and on.
-func (b *Browser) start(ctx context.Context, dir string, args []string, stdout io.Writer, stderr *bytes.Buffer, extra ...*os.File) (*exec.Cmd, error) {
-	profile := filepath.Join(dir, "profile")
-	if err := os.Mkdir(profile, 0o700); err != nil {
-		return nil, fmt.Errorf("chromium profile: %w", err)
-	}
-	all := append(append(append([]string{}, baseFlags...), "--user-data-dir="+profile), args...)
-	cmd := exec.CommandContext(ctx, b.Path, all...)
-	cmd.Dir = dir
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.ExtraFiles = extra
-	// Its own group, so that a timeout kills the renderer, GPU and
-	// zygote processes too, and never signals the test binary.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitDelay
-	// The launcher script of some distributions reads HOME; keep the
-	// user's real one, and the user's display, out of the test.
-	cmd.Env = append(os.Environ(), "HOME="+dir, "DISPLAY=", "WAYLAND_DISPLAY=")
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", b.Path, err)
-	}
-	return cmd, nil
-}
-
-// withDefaultTimeout gives ctx DefaultTimeout when it has no deadline.
-func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, DefaultTimeout)
 }
 
 // mediaBox is a page's size in a PDF as Chromium (Skia) writes it, in
