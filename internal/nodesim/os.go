@@ -1,6 +1,7 @@
 package nodesim
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -278,6 +279,11 @@ func WithOS(s State, os OS) State {
 	} else {
 		nft := IPTablesSave("iptables-nft-save", ver, true, "ACCEPT")
 		setSaves(&s, nft, nft, "")
+		s.SetCommand(Command{Name: "nft", Args: "list tables", Out: NFTTables()})
+		// The nf_tables backend of iptables runs on the nf_tables module.
+		if !slices.Contains(s.Modules, "nf_tables") {
+			s.Modules = append(slices.Clone(s.Modules), "nf_tables")
+		}
 	}
 	if os.Family != "debian" {
 		// update-alternatives --query is Debian's (dpkg); RHEL's
