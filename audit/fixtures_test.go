@@ -70,6 +70,9 @@ func factScenarios() map[string]factScenario {
 	for _, c := range cniScenarios {
 		add(c.fixture(), factScenario{fleet: c.fleet, probes: cniProbes})
 	}
+	for name, s := range osScenarios() {
+		add(name, s)
+	}
 	return m
 }
 

@@ -394,7 +394,7 @@ func TestHostProbesNeverPrintSecrets(t *testing.T) {
 		"multus":           hostFiles(nodesim.WithCNI(base, "multus+canal", false), map[string]string{"etc/cni/net.d/multus.d/multus.kubeconfig": "users:\n- name: multus\n  user:\n    token: eyJhbGciOiJSUzI1NiJ9.s3cr3t\n"}),
 	}
 	for name, s := range states {
-		for _, p := range []string{"host", "network", "rke2", "os", "sysctl", "modules"} {
+		for _, p := range []string{"host", "network", "rke2", "os", "sysctl", "modules", "selinux"} {
 			parsed := runProbe(t, p, s)
 			for k, v := range parsed.Facts {
 				for _, sec := range secrets {

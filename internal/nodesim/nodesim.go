@@ -58,6 +58,10 @@ type State struct {
 	// built-in stubs (see Command). Use SetCommand to change them.
 	Commands    []Command
 	RKE2Version string // "" = rke2 not installed
+	// RKE2Path is where the rke2 binary is, relative to the node root:
+	// "usr/local/bin/rke2" (install.sh's tarball layout) or "usr/bin/rke2"
+	// (the RPMs); "" = bin/rke2, found on the node's PATH only.
+	RKE2Path string
 	// SystemdNotRunning is a node whose PID 1 is not systemd (a
 	// container): it has no run/systemd/system, by which systemd's
 	// sd_booted tells (src/libsystemd/sd-daemon/sd-daemon.c), and its
@@ -111,7 +115,11 @@ func Build(dir string, s State) error {
 	}
 	if s.RKE2Version != "" {
 		w.file("state/rke2.version-output", RKE2VersionOutput(s.RKE2Version))
-		w.stub("rke2")
+		if s.RKE2Path == "" {
+			w.stub("rke2")
+		} else {
+			w.stubAt("rke2", s.RKE2Path)
+		}
 	}
 	for p, c := range s.Files {
 		w.file(p, c)
@@ -137,13 +145,16 @@ func (w *writer) file(rel, content string) {
 	w.write(rel, []byte(content), 0o644)
 }
 
-func (w *writer) stub(name string) {
+func (w *writer) stub(name string) { w.stubAt(name, "bin/"+name) }
+
+// stubAt installs stub name at rel, relative to the node root.
+func (w *writer) stubAt(name, rel string) {
 	b, err := stubs.ReadFile("stubs/" + name)
 	if err != nil {
 		w.err = fmt.Errorf("embedded stub %s: %w", name, err)
 		return
 	}
-	w.write("bin/"+name, b, 0o755)
+	w.write(rel, b, 0o755)
 }
 
 func (w *writer) dir(rel string) {

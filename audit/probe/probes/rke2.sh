@@ -28,10 +28,18 @@ first_version() {
 		case ${x#*.} in [0-9]*) fa_v=$w && return ;; esac
 	done
 }
+# rke2 on PATH, else where its installs put it: install.sh's tarball in
+# /usr/local (or /opt/rke2 where /usr/local is read-only), the RPMs in
+# /usr/bin (rke2-packaging rke2-common.spec, %{_bindir}). Those paths are
+# the node's, so under $R like every file a probe reads.
 bin=
-for x in rke2 /usr/local/bin/rke2 /opt/rke2/bin/rke2 /usr/bin/rke2; do
-	if have "$x"; then bin=$x; break; fi
-done
+if have rke2; then
+	bin=rke2
+else
+	for x in /usr/local/bin/rke2 /opt/rke2/bin/rke2 /usr/bin/rke2; do
+		if [ -f "$R$x" ] && [ -x "$R$x" ]; then bin=$R$x; break; fi
+	done
+fi
 if [ -n "$bin" ]; then
 	# "rke2 version v1.31.4+rke2r1 (abcdef0)": the first such line.
 	out=$($to "$bin" --version 2>/dev/null)
