@@ -70,6 +70,9 @@ func factScenarios() map[string]factScenario {
 	for _, c := range cniScenarios {
 		add(c.fixture(), factScenario{fleet: c.fleet, probes: cniProbes})
 	}
+	for name, fleet := range cniAgentScenarios() {
+		add(name, factScenario{fleet: fleet, probes: cniAgentProbes})
+	}
 	return m
 }
 

@@ -58,6 +58,9 @@ type State struct {
 	// built-in stubs (see Command). Use SetCommand to change them.
 	Commands    []Command
 	RKE2Version string // "" = rke2 not installed
+	// OS is the node's operating system as its kubelet reports it
+	// (runtime.GOOS): "" is linux, "windows" a Windows agent (WindowsAgent).
+	OS string
 	// SystemdNotRunning is a node whose PID 1 is not systemd (a
 	// container): it has no run/systemd/system, by which systemd's
 	// sd_booted tells (src/libsystemd/sd-daemon/sd-daemon.c), and its
