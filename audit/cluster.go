@@ -316,6 +316,42 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 	if len(ambiguous) > 0 {
 		c.Ambiguous = ambiguous
 	}
+	for _, k := range k8sNames {
+		why := notApplicable(perNode[k])
+		if why == "" {
+			continue
+		}
+		if c.NotApplicable == nil {
+			c.NotApplicable = map[string]string{}
+		}
+		c.NotApplicable[k] = why
+		if i, ok := match[k]; ok {
+			// Whatever the SSH attempt gave (a Windows node has no POSIX
+			// sh: usually an error) is no finding about the node.
+			n := &nodes[i]
+			n.Status, n.Message, n.Error, n.Probes = result.StatusNotApplicable, why, "", []result.ProbeRun{}
+		}
+	}
+}
+
+// nodeOSFact is the cluster probe's node fact naming a node's operating
+// system: its kubelet's nodeInfo.operatingSystem, else its
+// kubernetes.io/os label.
+const nodeOSFact = "k8s.node.os"
+
+// notApplicable says why the audit does not apply to a Kubernetes node
+// with these facts, "" when it does: the probes are POSIX sh run over SSH,
+// so a node whose kubelet runs on another OS (RKE2's Windows agents) is
+// not audited. A node whose OS is unknown is audited.
+func notApplicable(f map[string]string) string {
+	os := f[nodeOSFact]
+	switch os {
+	case "", "linux", "unknown", "absent":
+		return ""
+	case "windows":
+		return "Windows node (kubernetes.io/os=windows): not audited, the probes are POSIX sh run over SSH"
+	}
+	return fmt.Sprintf("%s node (kubernetes.io/os=%s): not audited, the probes are POSIX sh run over SSH", os, os)
 }
 
 // suffixMatch is the one node whose name (byName: lower-cased name → node

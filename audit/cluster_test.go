@@ -404,6 +404,8 @@ func healthyK8s() map[string]string {
 		"k8s.kubeproxy.liveness_path": "/healthz", "k8s.kubeproxy.startup_path": "/healthz",
 		"k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.kubeproxy.previous_rbac_denials": "none",
 		"k8s.kubeproxy.previous_rbac_can_i": "none",
+		"k8s.node.os":                       "linux", "k8s.cni.agent": "canal", "k8s.cni.agent.health": "ok", "k8s.cni.multus.health": "none",
+		"k8s.cni.agent.problem": "none",
 	}
 }
 
@@ -415,6 +417,7 @@ func healthyClusterFacts() map[string]string {
 		"cluster.kubeproxy.logs_checked": "0", "cluster.kubeproxy.ds": "absent", "cluster.kubeproxy.ds.liveness_path": "absent",
 		"cluster.kubeproxy.ds.startup_path": "absent", "cluster.rbac.kube_proxy_can_get_nodes": "yes",
 		"cluster.rbac.crb.kube_proxy": "system:kube-proxy", "cluster.rbac.crb.node_proxier": "system:node-proxier",
+		"cluster.cni.agents": "canal", "cluster.cni.agent.unhealthy": "0",
 	}
 }
 
@@ -478,6 +481,24 @@ func TestClusterChecks(t *testing.T) {
 		{name: "RBAC undecided: can-i did not answer, neither transient nor real",
 			node: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "yes", "k8s.kubeproxy.previous_rbac_denials": "watch:services", "k8s.kubeproxy.previous_rbac_can_i": "unknown", "k8s.kubeproxy.pod.restarts": "2"},
 			fail: map[string]string{"k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "CNI agent crash-looping", node: map[string]string{"k8s.cni.agent.health": "crashloop", "k8s.cni.agent.problem": "canal kube-system/rke2-canal-x: CrashLoopBackOff (calico-node), 17 restarts"},
+			fail: map[string]string{"k8s.cni-agent-unhealthy": "bad"}},
+		{name: "CNI agent not ready", node: map[string]string{"k8s.cni.agent.health": "not-ready"},
+			fail: map[string]string{"k8s.cni-agent-unhealthy": "bad"}},
+		{name: "CNI agent restarting", node: map[string]string{"k8s.cni.agent.health": "restarting"},
+			fail: map[string]string{"k8s.cni-agent-unhealthy": "bad"}},
+		{name: "Cilium agent crash-looping without kube-proxy",
+			node: map[string]string{"k8s.cni.agent": "cilium", "k8s.cni.agent.health": "crashloop", "k8s.kubeproxy.pod.name": "absent", "k8s.kubeproxy.pod.phase": "absent", "k8s.kubeproxy.pod.reason": "absent", "k8s.kubeproxy.pod.ready": "absent"},
+			// The missing kube-proxy pod is another check's (kube-proxy-free clusters).
+			fail: map[string]string{"k8s.cni-agent-unhealthy-no-kube-proxy": "bad", "k8s.kubeproxy-pod-missing": "bad"}},
+		{name: "Multus crash-looping", node: map[string]string{"k8s.cni.multus.health": "crashloop"},
+			fail: map[string]string{"k8s.cni-multus-unhealthy": "bad"}},
+		{name: "no CNI agent pod while peers have one", node: map[string]string{"k8s.cni.agent": "absent", "k8s.cni.agent.health": "absent"},
+			fail: map[string]string{"k8s.cni-agent-missing": "bad"}},
+		{name: "no Multus pod while peers have one", node: map[string]string{"k8s.cni.multus.health": "absent"},
+			fail: map[string]string{"k8s.cni-multus-unhealthy": "bad"}},
+		{name: "a cluster without known CNI agents is no finding", node: map[string]string{"k8s.cni.agent": "none", "k8s.cni.agent.health": "none"},
+			cluster: map[string]string{"cluster.cni.agents": "none"}, fail: map[string]string{}},
 		{name: "DaemonSet liveness on /healthz, pods restarting",
 			cluster: map[string]string{"cluster.kubeproxy.ds": "present", "cluster.kubeproxy.ds.liveness_path": "/healthz", "cluster.kubeproxy.ds.startup_path": "/healthz", "cluster.kubeproxy.restarted": "2"},
 			fail:    map[string]string{"cluster.kubeproxy-ds-liveness-healthz": result.ClusterNode}},

@@ -73,6 +73,9 @@ func factScenarios() map[string]factScenario {
 	for name, s := range osScenarios() {
 		add(name, s)
 	}
+	for name, fleet := range cniAgentScenarios() {
+		add(name, factScenario{fleet: fleet, probes: cniAgentProbes})
+	}
 	return m
 }
 

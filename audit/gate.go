@@ -15,7 +15,8 @@ type GatePolicy struct {
 // EvaluateGate computes the verdict once from the findings and node
 // statuses. A finding at or above FailOn fails with 1 unless a waiver
 // accepts it; otherwise a node that was not fully audited fails with 3
-// unless allowed; an interrupted run is 130 whatever else happened, since
+// unless allowed (a node the audit does not apply to is not one of them,
+// and is counted apart); an interrupted run is 130 whatever else happened, since
 // its picture is incomplete. The reasons say how many findings were waived,
 // also when the gate passed, because a pass that rests on waivers is not
 // the same statement as a clean fleet.
@@ -42,11 +43,21 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 		waivedReason = fmt.Sprintf("%d %s waived", waived, result.Plural(waived, "finding"))
 		g.Reasons = append(g.Reasons, waivedReason)
 	}
-	unaudited := 0
+	unaudited, notApplicable := 0, 0
 	for _, n := range r.Nodes {
-		if n.Status != result.StatusOK {
+		switch {
+		case n.Status == result.StatusNotApplicable:
+			notApplicable++
+		case n.Status.Unaudited():
 			unaudited++
 		}
+	}
+	// Said also when the gate passes: a pass that leaves nodes out is not
+	// the same statement as one over every node.
+	naReason := ""
+	if notApplicable > 0 {
+		naReason = fmt.Sprintf("%d of %d %s not applicable (not audited: not Linux)", notApplicable, len(r.Nodes), result.Plural(len(r.Nodes), "node"))
+		g.Reasons = append(g.Reasons, naReason)
 	}
 	if unaudited > 0 {
 		reason := fmt.Sprintf("%d of %d %s not fully audited", unaudited, len(r.Nodes), result.Plural(len(r.Nodes), "node"))
@@ -71,6 +82,9 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 		g.Reasons = []string{}
 		if waivedReason != "" {
 			g.Reasons = append(g.Reasons, waivedReason)
+		}
+		if naReason != "" {
+			g.Reasons = append(g.Reasons, naReason)
 		}
 	}
 	return g

@@ -55,6 +55,11 @@ type Decision struct {
 	// NotAudited are the nodes that were not fully audited: no facts, or
 	// some probes that did not finish ok.
 	NotAudited []Unaudited
+	// NotApplicable are the nodes the audit does not apply to (Windows
+	// nodes: the probes are POSIX sh), each "name: reason", the
+	// Kubernetes nodes no inventory host names among them: not failures
+	// and not unaudited, but never silently left out.
+	NotApplicable []string
 	// Skipped are the checks skipped on nodes that were audited, because
 	// a fact they need was not reported, grouped by the nodes they were
 	// skipped on: in a large fleet most skips share one node set, and a
@@ -135,6 +140,10 @@ func Decide(r *result.Report) Decision {
 				probes = append(probes, pr.ID+": "+string(pr.Status))
 			}
 		}
+		if n.Status == result.StatusNotApplicable {
+			d.NotApplicable = append(d.NotApplicable, n.Name+": "+n.Message)
+			continue
+		}
 		if n.Status == result.StatusOK && len(probes) == 0 {
 			continue
 		}
@@ -146,6 +155,11 @@ func Decide(r *result.Report) Decision {
 			msg = n.Error
 		}
 		d.NotAudited = append(d.NotAudited, Unaudited{Node: n.Name, Status: n.Status, Partial: n.Status.HasFacts(), Message: msg, Probes: probes})
+	}
+	if r.Cluster != nil {
+		for _, l := range r.Cluster.NotApplicableK8sNodes() {
+			d.NotApplicable = append(d.NotApplicable, l+" (not in the inventory)")
+		}
 	}
 	d.Skipped = skippedGroups(r.Checks, audited)
 	switch {

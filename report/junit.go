@@ -36,7 +36,9 @@ var _ Formatter = (*JUnit)(nil)
 //	          skipped (with why) when no node could be judged.
 //	nodes     one test case per node: passed, with its findings and facts
 //	          in <system-out>, or <error> when it was not fully audited (the
-//	          gate's "not fully audited"); and "(cluster)", the cluster's
+//	          gate's "not fully audited"), or <skipped> with the reason
+//	          when the audit does not apply to it (not_applicable, a
+//	          Windows node); and "(cluster)", the cluster's
 //	          own view, skipped when its probes did not run (the gate does
 //	          not fail on that).
 //
@@ -392,7 +394,9 @@ func nodeCase(n result.Node, fs []result.Finding, idx []int) junitCase {
 		}
 	}
 	tc.SystemOut = &junitText{Text: xmlText(b.String(), true)}
-	if n.Status != result.StatusOK {
+	if n.Status == result.StatusNotApplicable {
+		tc.Skipped = &junitSkipped{Message: xmlText(n.Status.String()+": "+n.Message, false)}
+	} else if n.Status != result.StatusOK {
 		msg := n.Status.String()
 		if n.Message != "" {
 			msg += ": " + n.Message
@@ -416,6 +420,9 @@ func clusterCase(r *result.Report, fs []result.Finding, idx []int) junitCase {
 	factLines(&b, clusterFacts(c), c.Facts)
 	for _, k := range c.UnjoinedK8sNodes() {
 		b.WriteString("# kubernetes node " + result.UnjoinedLabel(r.Partial()) + ": " + k + "\n")
+	}
+	for _, l := range c.NotApplicableK8sNodes() {
+		b.WriteString("# kubernetes node not applicable, not in the inventory: " + l + "\n")
 	}
 	for _, p := range c.Probes {
 		if p.Stderr != "" {

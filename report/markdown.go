@@ -106,6 +106,11 @@ func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing ma
 		na = append(na, mdText(l))
 	}
 	list(fmt.Sprintf("**Not audited (%d)**: the decision does not cover what the audit did not see", len(d.NotAudited)), na)
+	var napp []string
+	for _, l := range d.NotApplicable {
+		napp = append(napp, mdText(l))
+	}
+	list(fmt.Sprintf("**Not applicable (%d)**: not audited on purpose", len(d.NotApplicable)), napp)
 	if len(d.Blockers) > 0 {
 		p("\n**Blockers (%d)**, in the order to fix them:\n\n", len(d.Blockers))
 		for i, f := range d.Blockers {

@@ -84,6 +84,14 @@ func (m *MarkdownSummary) Format(w io.Writer, r *result.Report) error {
 		}
 		s.items(mdTableHead("Status", "Nodes", "Count"), rows, "status")
 	}
+	if len(d.NotApplicable) > 0 {
+		s.put("\n## Nodes not applicable\n\n")
+		rows := make([]string, len(d.NotApplicable))
+		for i, l := range d.NotApplicable {
+			rows[i] = "- " + mdText(l) + "\n"
+		}
+		s.items("", rows, "node")
+	}
 
 	s.put("\n## Drift\n\n")
 	if len(r.Drift) == 0 {

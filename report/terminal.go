@@ -514,6 +514,12 @@ func (p *termPrinter) decision(r *result.Report) {
 			p.detail(4, 3, l)
 		}
 	}
+	if len(d.NotApplicable) > 0 {
+		p.detail(2, 2, fmt.Sprintf("not applicable (%d), not audited on purpose:", len(d.NotApplicable)))
+		for _, l := range d.NotApplicable {
+			p.detail(4, 3, l)
+		}
+	}
 	ids := func(fs []result.Finding, line func(result.Finding) string) string {
 		out := make([]string, len(fs))
 		for i, f := range fs {

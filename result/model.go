@@ -110,6 +110,11 @@ const (
 	// StatusShardMissing: the node belongs to a shard whose results were
 	// not given to fleet-audit merge, so nothing is known of it.
 	StatusShardMissing
+	// StatusNotApplicable: the audit does not apply to the node (the
+	// cluster view says it is a Windows node, and the probes are POSIX
+	// sh); not a failure, and not "could not judge": the gate does not
+	// count it as unaudited, and every report lists it apart.
+	StatusNotApplicable
 )
 
 var statusNames = map[NodeStatus]string{
@@ -129,6 +134,7 @@ var statusNames = map[NodeStatus]string{
 	StatusError:                "error",
 	StatusProbeFailed:          "probe_failed",
 	StatusShardMissing:         "shard_missing",
+	StatusNotApplicable:        "not_applicable",
 }
 
 // statusMeanings are the human lines a report shows for a status whose
@@ -147,7 +153,13 @@ var statusMeanings = map[NodeStatus]string{
 	StatusOutputTruncated: "the node printed more than the output cap; the session was closed and partial facts kept",
 	StatusConnectionLost:  "the connection dropped during the probes; partial facts kept",
 	StatusShardMissing:    "the results of this node's shard were not given to fleet-audit merge",
+	StatusNotApplicable:   "the cluster view says the node is not Linux (a Windows agent): the probes are POSIX sh, so it is not audited, on purpose",
 }
+
+// Unaudited says whether a node in this status is one the audit could not
+// fully judge: what the gate exits 3 for (unless allowed) and the reports
+// list as not audited. A not-applicable node is not one of them.
+func (s NodeStatus) Unaudited() bool { return s != StatusOK && s != StatusNotApplicable }
 
 // Meaning is the one-line explanation of a status for an operator, with
 // the fix where there is one; "" for the statuses explained per node.
@@ -291,6 +303,11 @@ type Cluster struct {
 	// Ambiguous maps a Kubernetes node name to the inventory nodes that
 	// matched it at the same priority; its facts were joined to none.
 	Ambiguous map[string][]string `json:"ambiguous,omitempty"`
+	// NotApplicable maps each Kubernetes node the audit does not apply to
+	// (a Windows node) to why. An inventory host joined to one is
+	// StatusNotApplicable; one the inventory does not list (discover
+	// leaves them out) is not counted among UnjoinedK8sNodes.
+	NotApplicable map[string]string `json:"not_applicable,omitempty"`
 	// NodeFacts are the per-node facts the cluster probes reported, by
 	// Kubernetes node name, as they were before the join. Only a shard
 	// keeps them: its join saw its own nodes alone, and merge joins them
@@ -600,12 +617,27 @@ func (r *Report) Parts() []string {
 	return out
 }
 
-// UnjoinedK8sNodes lists the Kubernetes nodes the inventory does not name.
+// UnjoinedK8sNodes lists the Kubernetes nodes the inventory does not name
+// and the audit applies to.
 func (c *Cluster) UnjoinedK8sNodes() []string {
 	var out []string
 	for k, inv := range c.Joined {
-		if _, ambiguous := c.Ambiguous[k]; inv == "" && !ambiguous {
+		_, ambiguous := c.Ambiguous[k]
+		if _, na := c.NotApplicable[k]; inv == "" && !ambiguous && !na {
 			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NotApplicableK8sNodes lists the Kubernetes nodes the audit does not apply
+// to that no inventory host names, each with its reason ("name: reason").
+func (c *Cluster) NotApplicableK8sNodes() []string {
+	var out []string
+	for k, why := range c.NotApplicable {
+		if c.Joined[k] == "" {
+			out = append(out, k+": "+why)
 		}
 	}
 	sort.Strings(out)

@@ -383,12 +383,13 @@ func limitOf(inv *inventory.Inventory) *result.Limit {
 }
 
 // writeRetryFile writes the nodes that were not fully audited, one per
-// line, for --limit @FILE (Ansible's retry files). Every audited node
+// line, for --limit @FILE (Ansible's retry files); a node the audit does
+// not apply to is not retried. Every audited node
 // means an empty file: a stale list from an earlier run must not survive.
 func writeRetryFile(path string, r *result.Report) error {
 	return writeFileAtomic(path, func(w io.Writer) error {
 		for _, n := range r.Nodes {
-			if n.Status != result.StatusOK {
+			if n.Status.Unaudited() {
 				if _, err := fmt.Fprintln(w, n.Name); err != nil {
 					return err
 				}

@@ -129,6 +129,40 @@ func TestMapNodesHostile(t *testing.T) {
 	}
 }
 
+// A node whose kubelet does not run on Linux (an RKE2 Windows agent) is
+// not written: the probes are POSIX sh. The kubelet's
+// nodeInfo.operatingSystem says so, else the kubernetes.io/os label; a
+// node that says neither is written.
+func TestMapNodesNotLinux(t *testing.T) {
+	ip := Address{"InternalIP", "10.0.0.9"}
+	withOS := func(name, nodeInfo string, labels map[string]string) Node {
+		n := node(name, labels, ip)
+		n.Status.NodeInfo.OperatingSystem = nodeInfo
+		return n
+	}
+	for _, tc := range []struct {
+		name    string
+		n       Node
+		written bool
+	}{
+		{"linux by both", withOS("l", "linux", labels()), true},
+		{"windows by nodeInfo", withOS("w", "windows", nil), false},
+		{"windows by label only", withOS("w", "", map[string]string{"kubernetes.io/os": "windows"}), false},
+		{"nodeInfo wins over the label", withOS("w", "windows", labels()), false},
+		{"unknown OS is written", withOS("u", "", nil), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := MapNodes([]Node{tc.n})
+			if got := len(m.Hosts) == 1; got != tc.written {
+				t.Fatalf("written = %v, want %v (skipped %q)", got, tc.written, m.Skipped)
+			}
+			if !tc.written && (len(m.Skipped) != 1 || !strings.Contains(m.Skipped[0].Reason, "not a Linux node")) {
+				t.Errorf("skipped %q, want one with why", m.Skipped)
+			}
+		})
+	}
+}
+
 func TestParseNodeList(t *testing.T) {
 	for _, tc := range []struct{ in, wantErr string }{
 		{`{"kind":"NodeList","items":[]}`, ""},
@@ -290,8 +324,12 @@ func TestDiscoverThroughKubectl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Source.Context != kubefake.Context || d.Source.Nodes != 5 || len(d.Hosts) != 5 {
-		t.Errorf("source %+v, %d hosts; want the current context %q and 5 nodes", d.Source, len(d.Hosts), kubefake.Context)
+	// rke2-win-1, a Windows agent, is listed but not written.
+	if d.Source.Context != kubefake.Context || d.Source.Nodes != 6 || len(d.Hosts) != 5 {
+		t.Errorf("source %+v, %d hosts; want the current context %q, 6 nodes and 5 hosts", d.Source, len(d.Hosts), kubefake.Context)
+	}
+	if !strings.Contains(string(d.Text), `node "rke2-win-1": not a Linux node (kubernetes.io/os="windows")`) {
+		t.Errorf("the header does not say why the Windows node is left out:\n%s", d.Text)
 	}
 	if !slices.Contains(srv.Requests(), "GET /api/v1/nodes") {
 		t.Errorf("kubectl made the requests %q, none for the node list", srv.Requests())

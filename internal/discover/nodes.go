@@ -25,7 +25,25 @@ type Node struct {
 	} `json:"metadata"`
 	Status struct {
 		Addresses []Address `json:"addresses"`
+		// NodeInfo.OperatingSystem is the kubelet's runtime.GOOS (core/v1
+		// NodeSystemInfo).
+		NodeInfo struct {
+			OperatingSystem string `json:"operatingSystem"`
+		} `json:"nodeInfo"`
 	} `json:"status"`
+}
+
+// osLabel is the well-known label the kubelet sets to its runtime.GOOS
+// (k8s.io/api core/v1 well_known_labels.go LabelOSStable).
+const osLabel = "kubernetes.io/os"
+
+// os is the node's operating system: nodeInfo.operatingSystem, else its
+// kubernetes.io/os label, else "" (unknown).
+func (n Node) os() string {
+	if n.Status.NodeInfo.OperatingSystem != "" {
+		return n.Status.NodeInfo.OperatingSystem
+	}
+	return n.Metadata.Labels[osLabel]
 }
 
 // Address is core/v1 NodeAddress: Type is one of NodeHostName
@@ -98,8 +116,11 @@ type Mapping struct {
 }
 
 // MapNodes maps nodes to hosts, sorted by name. A node whose name the
-// inventory would refuse, whose name repeats, or that has no usable
-// address is skipped.
+// inventory would refuse, whose name repeats, that has no usable address,
+// or that is not a Linux node is skipped. A Windows node (an RKE2 Windows
+// agent) is left out rather than written and marked: fleet-audit's probes
+// are POSIX sh, so it could only ever end as a failed node, and a run
+// judges it from the cluster view as not applicable anyway.
 func MapNodes(nodes []Node) Mapping {
 	var m Mapping
 	seen := map[string]bool{}
@@ -107,6 +128,10 @@ func MapNodes(nodes []Node) Mapping {
 		name := n.Metadata.Name
 		if err := inventory.CheckName("host name", name); err != nil {
 			m.Skipped = append(m.Skipped, Skipped{name, err.Error()})
+			continue
+		}
+		if os := n.os(); os != "" && os != "linux" {
+			m.Skipped = append(m.Skipped, Skipped{name, fmt.Sprintf("not a Linux node (%s=%q): not audited, the probes are POSIX sh run over SSH", osLabel, os)})
 			continue
 		}
 		if seen[name] {

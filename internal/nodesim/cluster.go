@@ -30,6 +30,9 @@ const (
 	KubectlDS      = "* -n kube-system get ds kube-proxy *"
 	KubectlCanI    = "* auth can-i get nodes --as=system:kube-proxy" // KubectlCanIFor("get", "nodes")
 	KubectlCRB     = "* get clusterrolebinding system:kube-proxy system:node-proxier *"
+	// The CNI agents' pods, by their two label keys (cniAgents).
+	KubectlAgentPodsK8sApp = "* get pods -A -l k8s-app in (canal,calico-node,cilium) -o jsonpath=*"
+	KubectlAgentPodsApp    = "* get pods -A -l app in (flannel,rke2-multus) -o jsonpath=*"
 )
 
 // KubectlCanIFor is the glob of `auth can-i VERB RESOURCE --as=system:kube-proxy`
@@ -228,10 +231,13 @@ func listening(s State, port int) bool {
 // installed is a Kubernetes node (Ready while its rke2 unit is active), one
 // listening on 10256 has a kube-proxy mirror pod, Running 1/1 where its
 // /healthz answers 200 and CrashLoopBackOff with climbing restarts
-// elsewhere. The first crash-looping pod's previous log holds the seed's
+// elsewhere. A Linux member has a pod of each CNI agent its
+// /etc/cni/net.d says it runs (cniAgents), in CrashLoopBackOff where the
+// agent is not alive (WithCNIAgentCrashLoop). The first crash-looping pod's previous log holds the seed's
 // transient RBAC denial, while can-i says yes: the red herring.
 func WithCluster(fleet []Member) []Member {
 	var nodes, pods strings.Builder
+	agentPods := map[string]string{}
 	var logs []Command
 	server := ""
 	herring := false
@@ -246,12 +252,20 @@ func WithCluster(fleet []Member) []Member {
 		name := K8sNodeName(m.Name)
 		ip := fmt.Sprintf("10.0.0.%d", 11+i)
 		ready := "Unknown" // the kubelet stopped posting status
-		if s.Units["rke2-server"].Active == "active" || s.Units["rke2-agent"].Active == "active" {
+		if s.Units["rke2-server"].Active == "active" || s.Units["rke2-agent"].Active == "active" || s.Units[windowsService].Active == "active" {
 			ready = "True"
 		}
+		// kubelet labels its node kubernetes.io/os with its runtime.GOOS
+		// and reports the same as nodeInfo.operatingSystem (kubernetes
+		// pkg/kubelet/kubelet_node_status.go initialNode,
+		// nodestatus.MachineInfo).
+		goos := s.KubeletOS
+		if goos == "" {
+			goos = "linux"
+		}
 		labels := map[string]string{
-			"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/instance-type": "rke2", "beta.kubernetes.io/os": "linux",
-			"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+			"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/instance-type": "rke2", "beta.kubernetes.io/os": goos,
+			"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": goos,
 			"node.kubernetes.io/instance-type": "rke2",
 		}
 		if isServer(s) {
@@ -266,7 +280,14 @@ func WithCluster(fleet []Member) []Member {
 		if err != nil {
 			panic(err) // a map of strings always marshals
 		}
-		fmt.Fprintf(&nodes, "%s\t%s\t%s\t%s\t%s\t%s\n", name, ready, s.RKE2Version, s.RKE2Version, ip, lj)
+		fmt.Fprintf(&nodes, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, ready, s.RKE2Version, s.RKE2Version, ip, lj, goos)
+		// The agents' DaemonSets select kubernetes.io/os: linux nodes
+		// (rke2-canal daemonset.yaml nodeSelector).
+		if goos == "linux" {
+			for k, v := range agentPodLines(s, name, 17+2*i) {
+				agentPods[k] += v
+			}
+		}
 		if isServer(s) {
 			for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 				fmt.Fprintf(&pods, "%s-%s\t%s\tRunning\t%s\t\t\t\t\t\t\t\t\t\t\n", c, name, name, c)
@@ -301,6 +322,8 @@ func WithCluster(fleet []Member) []Member {
 		{Args: KubectlVersion, Out: versionJSON(server)},
 		{Args: KubectlNodes, Out: nodes.String()},
 		{Args: KubectlPods, Out: pods.String()},
+		{Args: KubectlAgentPodsK8sApp, Out: agentPods["k8s-app"]},
+		{Args: KubectlAgentPodsApp, Out: agentPods["app"]},
 		// RKE2 runs kube-proxy as a static pod, not a DaemonSet: the API's
 		// NotFound status message (apimachinery errors.NewNotFound,
 		// `<resource>.<group> "<name>" not found`) behind kubectl's prefix.

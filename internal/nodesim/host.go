@@ -341,6 +341,7 @@ func healthyHost(s *State, server bool) {
 	}
 	s.Files[cniDir+"10-canal.conflist"] = canalConflist
 	s.Files[cniDir+"calico-kubeconfig"] = calicoKubeconfig
+	*s = withAgentsAlive(*s)
 	if cfg, ok := s.Files[rke2Config]; ok && server && !strings.Contains(cfg, "\ncni:") {
 		s.Files[rke2Config] = cfg + "cni: canal\n"
 	}
@@ -651,6 +652,11 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 		}
 		s.Files[rke2Config] = strings.Join(lines, "\n") + "\n"
 	}
+	// The agents of the CNI before stop with its files.
+	for _, a := range cniAgents {
+		s = agentAlive(s, a, false)
+	}
+	s = withAgentsAlive(s)
 	if kubeProxyReplacement {
 		delete(s.Files, podManifests+"kube-proxy.yaml")
 		// The manifests directory still exists: RKE2 runs its other static
@@ -680,4 +686,17 @@ func WithSystemd253(s State) State {
 	f["state/systemd/.v253"] = ""
 	s.Files = f
 	return s
+}
+
+// windowsService is the Windows service RKE2 registers on a Windows agent
+// (rke2-docs docs/install/quickstart.md, Windows agent: `rke2.exe agent
+// service --add`, then `Start-Service rke2`).
+const windowsService = "rke2"
+
+// WindowsAgent is an RKE2 Windows agent: a Kubernetes node of the cluster
+// whose kubelet reports operatingSystem windows, and no POSIX sh to run
+// the probes in (a test's transport answers for its SSH side).
+func WindowsAgent(hostname string) State {
+	return State{Hostname: hostname, KubeletOS: "windows", RKE2Version: "v1.31.4+rke2r1",
+		Units: map[string]Unit{windowsService: {Active: "active", Enabled: "enabled"}}}
 }

@@ -62,6 +62,10 @@ type State struct {
 	// "usr/local/bin/rke2" (install.sh's tarball layout) or "usr/bin/rke2"
 	// (the RPMs); "" = bin/rke2, found on the node's PATH only.
 	RKE2Path string
+	// KubeletOS is the node's operating system as its kubelet reports it
+	// (runtime.GOOS): "" is linux, "windows" a Windows agent (WindowsAgent).
+	// The distribution of a Linux node is WithOS's.
+	KubeletOS string
 	// SystemdNotRunning is a node whose PID 1 is not systemd (a
 	// container): it has no run/systemd/system, by which systemd's
 	// sd_booted tells (src/libsystemd/sd-daemon/sd-daemon.c), and its

@@ -3,9 +3,9 @@
 # needs_root: true
 # timeout: 110s
 # scope: cluster
-# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
-# node_facts: k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
-# volatile: k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
+# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
+# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
+# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
 
 # RKE2's own kubectl with rke2.yaml talks to the API server on this node
 # (127.0.0.1:6443), exactly as an SRE does when cluster networking is
@@ -98,13 +98,29 @@ fact cluster.server_version "${v:-unknown}"
 # Nodes and kube-system pods in two calls, joined by one awk that prints the
 # per-node lines itself (folding CR/LF as fact does): a fact call per value
 # would cost two forks for every key of every node of a large cluster.
-nodes=$(kc get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.conditions[?(@.type=="Ready")].status}{"\t"}{.status.nodeInfo.kubeletVersion}{"\t"}{.status.nodeInfo.kubeProxyVersion}{"\t"}{.status.addresses[?(@.type=="InternalIP")].address}{"\t"}{.metadata.labels}{"\n"}{end}' 2>/dev/null)
+nodes=$(kc get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.conditions[?(@.type=="Ready")].status}{"\t"}{.status.nodeInfo.kubeletVersion}{"\t"}{.status.nodeInfo.kubeProxyVersion}{"\t"}{.status.addresses[?(@.type=="InternalIP")].address}{"\t"}{.metadata.labels}{"\t"}{.status.nodeInfo.operatingSystem}{"\n"}{end}' 2>/dev/null)
 nrc=$?
 # RKE2 runs kube-proxy as a static pod (mirror pod kube-proxy-<node>, label
 # component=kube-proxy); kubeadm-style clusters run a DaemonSet (label
 # k8s-app=kube-proxy). No single selector matches both, so the filter is awk's.
 pods=$(kc -n kube-system get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.spec.nodeName}{"\t"}{.status.phase}{"\t"}{.metadata.labels.component}{"\t"}{.metadata.labels.k8s-app}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].ready}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].restartCount}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.waiting.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.running.startedAt}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.terminated.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].lastState.terminated.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].lastState.terminated.exitCode}{"\t"}{.spec.containers[?(@.name=="kube-proxy")].livenessProbe.httpGet.path}{"\t"}{.spec.containers[?(@.name=="kube-proxy")].startupProbe.httpGet.path}{"\n"}{end}' 2>/dev/null)
 prc=$?
+# The CNI agents' DaemonSet pods, by the labels RKE2's charts give them
+# (rancher/rke2-charts packages/*/charts/templates): rke2-canal
+# daemonset.yaml (kube-system, k8s-app=canal; calico-node and kube-flannel
+# containers, init install-cni and flexvol-driver), rke2-cilium
+# cilium-agent/daemonset.yaml (kube-system, k8s-app=cilium), rke2-flannel
+# (kube-system, app=flannel), rke2-multus daemonSet.yaml (kube-system,
+# app=rke2-multus, container kube-rke2-multus); rke2-calico's operator
+# makes calico-system/calico-node, k8s-app=calico-node (tigera/operator
+# pkg/common/common.go, pkg/render/node.go). Two label keys, so two calls,
+# each only of the agents' pods: listing every pod of a large cluster
+# would cost more than the rest of the probe. Per container:
+# name/ready/restarts/waiting reason/last exit time, space-separated.
+agent_tpl='{range .items[*]}{.metadata.namespace}{"\t"}{.metadata.name}{"\t"}{.spec.nodeName}{"\t"}{.status.phase}{"\t"}{.metadata.labels.k8s-app}{"\t"}{.metadata.labels.app}{"\t"}{.metadata.ownerReferences[0].kind}{"\t"}{range .status.initContainerStatuses[*]}{.name}/{.ready}/{.restartCount}/{.state.waiting.reason}/{.lastState.terminated.finishedAt}{" "}{end}{"\t"}{range .status.containerStatuses[*]}{.name}/{.ready}/{.restartCount}/{.state.waiting.reason}/{.lastState.terminated.finishedAt}{" "}{end}{"\n"}{end}'
+agents=$(kc get pods -A -l 'k8s-app in (canal,calico-node,cilium)' -o jsonpath="$agent_tpl" 2>/dev/null)
+arc=$?
+agents2=$(kc get pods -A -l 'app in (flannel,rke2-multus)' -o jsonpath="$agent_tpl" 2>/dev/null) || arc=1
 # kubeproxy_pods prints name<TAB>node<TAB>restarts for each kube-proxy pod.
 kubeproxy_pods() {
 	printf '%s\n' "$pods" | awk -F "$tab" '
@@ -117,16 +133,87 @@ kubeproxy_pods() {
 	printf '%s\n' "$nodes"
 	printf '@@pods %s\n' "$prc"
 	printf '%s\n' "$pods"
-} | awk -F "$tab" '
+	printf '@@agents %s\n' "$arc"
+	printf '%s\n%s\n' "$agents" "$agents2"
+} | awk -F "$tab" -v now="$(date +%s)" '
 	function emit(node, key, val) {
 		gsub(/[\r\n]/, " ", val)
 		if (val == "") val = "absent"
 		print "@" node " " key "=" val
 	}
+	# epoch reads the RFC 3339 UTC time the API server writes (metav1.Time,
+	# "2006-01-02T15:04:05Z"), -1 for anything else: POSIX awk has no
+	# mktime. Days since 1970-01-01 by the days_from_civil algorithm
+	# (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms").
+	function epoch(ts,   y, m, d, era, yoe, doy) {
+		if (ts !~ /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z$/) return -1
+		y = substr(ts, 1, 4) + 0; m = substr(ts, 6, 2) + 0; d = substr(ts, 9, 2) + 0
+		if (m <= 2) y--
+		era = int(y / 400); yoe = y - era * 400
+		doy = int((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1
+		d = era * 146097 + yoe * 365 + int(yoe / 4) - int(yoe / 100) + doy - 719468
+		return ((d * 24 + substr(ts, 12, 2)) * 60 + substr(ts, 15, 2)) * 60 + substr(ts, 18, 2)
+	}
+	# containers judges the container list of one pod ($8 init, $9 the others)
+	# into st (its rank: 0 ok, 1 restarting, 2 not-ready, 3 crashloop),
+	# why, ctr and rs (restarts of them all). A container that stopped
+	# within the last hour and runs again is "restarting": an old restart
+	# (an OOM kill weeks ago) is no upgrade blocker, a crash loop caught
+	# between two back-offs is.
+	function containers(list, init,   n, i, c, f, r) {
+		n = split(list, c, " ")
+		for (i = 1; i <= n; i++) {
+			if (split(c[i], f, "/") < 5) continue
+			r = f[3] + 0; rs += r
+			if (f[4] == "CrashLoopBackOff") {
+				if (st < 3) { st = 3; why = (init ? "Init:" : "") f[4]; ctr = f[1] }
+			} else if (f[4] != "") {
+				if (st < 2) { st = 2; why = (init ? "Init:" : "") f[4]; ctr = f[1] }
+			} else if (!init && f[2] != "true") {
+				if (st < 2) { st = 2; why = "NotReady"; ctr = f[1] }
+			} else if (0 < r && 0 <= epoch(f[5]) && now - epoch(f[5]) < 3600) {
+				if (st < 1) { st = 1; why = "Restarted"; ctr = f[1] }
+			}
+		}
+	}
+	BEGIN { word[0] = "ok"; word[1] = "restarting"; word[2] = "not-ready"; word[3] = "crashloop" }
 	/^@@nodes / { sect = "n"; nrc = substr($0, 9); next }
 	/^@@pods / { sect = "p"; prc = substr($0, 8); next }
+	/^@@agents / { sect = "a"; arc = substr($0, 10); next }
+	sect == "a" && 9 <= NF {
+		# The namespace and label of each agent, as in the charts above;
+		# only DaemonSet pods scheduled to a node are agents of a node.
+		cni = ""
+		if ($1 == "kube-system" && $5 == "canal") cni = "canal"
+		else if ($1 == "calico-system" && $5 == "calico-node") cni = "calico"
+		else if ($1 == "kube-system" && $5 == "cilium") cni = "cilium"
+		else if ($1 == "kube-system" && $6 == "flannel") cni = "flannel"
+		else if ($1 == "kube-system" && $6 == "rke2-multus") cni = "multus"
+		if (cni == "" || $7 != "DaemonSet" || $3 == "") next
+		agentcni[cni] = 1
+		st = 0; why = ""; ctr = ""; rs = 0
+		containers($8, 1)
+		containers($9, 0)
+		if ($4 != "Running" && st < 2) { st = 2; why = ($4 == "" ? "unknown" : $4); ctr = "" }
+		if (st >= 1) bad++
+		r = (cni == "multus" ? "m" : "p")
+		# Two pods of one agent on a node (a rollout caught midway): the worse counts.
+		if ((r SUBSEP $3) in rank && st <= rank[r, $3]) next
+		rank[r, $3] = st
+		if (r == "p") primary[$3] = cni
+		if (st >= 1) problem[r, $3] = cni " " $1 "/" $2 ": " why (ctr == "" ? "" : " (" ctr ")") ", " rs " restarts"
+		else delete problem[r, $3]
+		agentnode[$3] = 1
+		next
+	}
 	sect == "n" && 6 <= NF && $1 != "" {
 		node[$1] = 1; count++
+		# The OS as the kubelet reports it (nodeInfo.operatingSystem, its
+		# runtime.GOOS), else its kubernetes.io/os label.
+		os = $7
+		if (os == "" && match($6, /"kubernetes\.io\/os":"[^"]*"/)) os = substr($6, RSTART + 18, RLENGTH - 19)
+		nodeos[$1] = (os == "" ? "unknown" : os)
+		emit($1, "k8s.node.os", nodeos[$1])
 		ready = ($2 == "" ? "Unknown" : $2)
 		if (ready != "True") notready++
 		emit($1, "k8s.node.ready", ready)
@@ -182,6 +269,34 @@ kubeproxy_pods() {
 		print "cluster.kubeproxy.pods=" (prc + 0 == 0 ? pods + 0 : "error")
 		print "cluster.kubeproxy.crashloop=" (prc + 0 == 0 ? crash + 0 : "error")
 		print "cluster.kubeproxy.restarted=" (prc + 0 == 0 ? restarted + 0 : "error")
+		agents = ""
+		for (c in agentcni) if (c != "multus") { prim = 1; agents = agents (agents == "" ? "" : ",") c }
+		if ("multus" in agentcni) agents = agents (agents == "" ? "" : ",") "multus"
+		print "cluster.cni.agents=" (arc + 0 == 0 ? (agents == "" ? "none" : agents) : "error")
+		print "cluster.cni.agent.unhealthy=" (arc + 0 == 0 ? bad + 0 : "error")
+		if (arc + 0 != 0) exit
+		# A node the DaemonSets select (every Linux node: their
+		# nodeSelector is kubernetes.io/os: linux, and they tolerate every
+		# NoSchedule and NoExecute taint) without the pod its peers have
+		# is "absent"; a non-Linux node is no node of theirs.
+		# Without the node list, the nodes the agents run on are the ones known.
+		if (nrc + 0 != 0) for (n in agentnode) nodeos[n] = "unknown"
+		for (n in nodeos) {
+			if (nodeos[n] != "linux" && nodeos[n] != "unknown") continue
+			if (n in primary) {
+				emit(n, "k8s.cni.agent", primary[n])
+				emit(n, "k8s.cni.agent.health", word[rank["p", n]])
+			} else {
+				emit(n, "k8s.cni.agent", prim ? "absent" : "none")
+				emit(n, "k8s.cni.agent.health", prim ? "absent" : "none")
+			}
+			if (("m" SUBSEP n) in rank) emit(n, "k8s.cni.multus.health", word[rank["m", n]])
+			else emit(n, "k8s.cni.multus.health", ("multus" in agentcni) ? "absent" : "none")
+			p = ""
+			if (("p" SUBSEP n) in problem) p = problem["p", n]
+			if (("m" SUBSEP n) in problem) p = p (p == "" ? "" : "; ") problem["m", n]
+			emit(n, "k8s.cni.agent.problem", p == "" ? "none" : p)
+		}
 	}'
 
 ci=$(kc auth can-i get nodes --as=system:kube-proxy 2>/dev/null)
