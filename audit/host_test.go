@@ -316,21 +316,21 @@ func TestHostNetworkProbe(t *testing.T) {
 		{"no NetworkManager", agent, map[string]string{"nm.installed": "no", "nm.active": "absent", "nm.cni_unmanaged": "absent", "nm.cloud_setup": "absent"}},
 		{"NetworkManager with RKE2's drop-in", nodesim.WithNetworkManager(agent, true), map[string]string{
 			"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "yes"}},
-		{"NetworkManager managing cali*", nodesim.WithNetworkManagerManagingCNI(agent), map[string]string{"nm.active": "active", "nm.cni_unmanaged": "no"}},
+		{"NetworkManager managing cali*", nodesim.WithNetworkManagerManagingCNI(agent), map[string]string{"nm.active": "active", "nm.cni_unmanaged": "missing:cali*,flannel*"}},
 		{"NetworkManager stopped", hostUnits(nodesim.WithNetworkManager(agent, false), map[string]nodesim.Unit{"NetworkManager": {Active: "inactive", Enabled: "disabled"}}),
 			map[string]string{"nm.installed": "yes", "nm.active": "inactive"}},
 		{"only cali* unmanaged", hostFiles(nodesim.WithNetworkManager(agent, false), map[string]string{nmConf + "calico.conf": "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:tunl*\n"}),
-			map[string]string{"nm.cni_unmanaged": "missing-flannel"}},
+			map[string]string{"nm.cni_unmanaged": "missing:flannel*"}},
 		{"appended across drop-ins", hostFiles(nodesim.WithNetworkManager(agent, false), map[string]string{
 			nmConf + "10-calico.conf":  "[keyfile]\nunmanaged-devices=interface-name:cali*\n",
 			nmConf + "20-flannel.conf": "# flannel too\n[keyfile]\nunmanaged-devices+=interface-name:flannel*\n"}),
 			map[string]string{"nm.cni_unmanaged": "yes"}},
 		{"a later drop-in replaces the value", hostFiles(nodesim.WithNetworkManager(agent, true), map[string]string{
 			nmConf + "zz-site.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}),
-			map[string]string{"nm.cni_unmanaged": "no"}},
+			map[string]string{"nm.cni_unmanaged": "missing:cali*,flannel*"}},
 		{"key in the wrong section", hostFiles(nodesim.WithNetworkManager(agent, false), map[string]string{
 			nmConf + "rke2-canal.conf": "[main]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n"}),
-			map[string]string{"nm.cni_unmanaged": "no"}},
+			map[string]string{"nm.cni_unmanaged": "missing:cali*,flannel*"}},
 		{"everything unmanaged", hostFiles(nodesim.WithNetworkManager(agent, false), map[string]string{
 			"etc/NetworkManager/NetworkManager.conf": "[main]\nplugins=keyfile\n[keyfile]\nunmanaged-devices=*\n"}),
 			map[string]string{"nm.cni_unmanaged": "yes"}},
@@ -502,11 +502,14 @@ func TestHostChecks(t *testing.T) {
 		{"server missing 10250", true, map[string]string{"port.10250.listening": "no"}, []string{"port.10250-missing"}},
 		{"ports unknown are not blamed", true, map[string]string{"port.6443.listening": "unknown", "port.10250.listening": "unknown"}, nil},
 		{"NetworkManager with RKE2's drop-in", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "yes"}, nil},
-		{"NetworkManager managing cali*", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "no"}, []string{"network.nm-manages-cni"}},
-		{"NetworkManager missing flannel*", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "missing-flannel"}, []string{"network.nm-manages-cni"}},
-		{"NetworkManager stopped", false, map[string]string{"nm.installed": "yes", "nm.active": "inactive", "nm.cni_unmanaged": "no"}, nil},
-		{"NetworkManager beside Cilium", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "no", "cni.name": "cilium", "cni.configured": "cilium"}, nil},
-		{"NetworkManager, unknown CNI", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "no", "cni.name": "unknown", "cni.configured": "unset"}, []string{"network.nm-manages-cni"}},
+		{"NetworkManager managing cali*", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "missing:cali*,flannel*"}, []string{"network.nm-manages-cni"}},
+		{"NetworkManager missing flannel*", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "missing:flannel*"}, []string{"network.nm-manages-cni"}},
+		{"NetworkManager stopped", false, map[string]string{"nm.installed": "yes", "nm.active": "inactive", "nm.cni_unmanaged": "missing:cali*,flannel*"}, nil},
+		// Neither RKE2 nor Cilium documents which interfaces NetworkManager
+		// must leave to Cilium, and an unrecognised CNI names none.
+		{"NetworkManager beside Cilium", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "undocumented", "cni.name": "cilium", "cni.configured": "cilium"}, nil},
+		{"NetworkManager, unknown CNI", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "undocumented", "cni.name": "unknown", "cni.configured": "unset"}, nil},
+		{"NetworkManager missing Calico's tunl*", false, map[string]string{"nm.installed": "yes", "nm.active": "active", "nm.cni_unmanaged": "missing:tunl*", "cni.name": "calico", "cni.configured": "calico"}, []string{"network.nm-manages-cni"}},
 		{"nm-cloud-setup enabled", false, map[string]string{"nm.cloud_setup": "enabled"}, []string{"network.nm-cloud-setup"}},
 		{"nm-cloud-setup masked", false, map[string]string{"nm.cloud_setup": "masked"}, nil},
 		{"firewalld with canal", false, map[string]string{"firewalld.active": "active"}, []string{"network.firewalld-with-canal"}},

@@ -120,7 +120,7 @@ func TestKubeProxyHealthProbe(t *testing.T) {
 		p.Minor, p.SyncLate = 27, late
 		return nodesim.WithProxyHealth(healthy(), p)
 	}
-	draining := func(late bool) nodesim.State {
+	beingDeleted := func(late bool) nodesim.State {
 		p := nodesim.LateProxy(10 * time.Minute)
 		p.Ineligible, p.SyncLate = true, late
 		return nodesim.WithProxyHealth(healthy(), p)
@@ -143,11 +143,11 @@ func TestKubeProxyHealthProbe(t *testing.T) {
 			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "503", "kubeproxy.healthz.stale_seconds": "1129.1",
 			"kubeproxy.healthz.node_eligible": "true", "kubeproxy.health": "unhealthy",
 		}},
-		{"draining node: healthz 503, livez 200", draining(false), map[string]string{
+		{"node being deleted: healthz 503, livez 200", beingDeleted(false), map[string]string{
 			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "200", "kubeproxy.healthz.node_eligible": "false",
 			"kubeproxy.health": "ineligible",
 		}},
-		{"draining node with a late sync loop", draining(true), map[string]string{
+		{"node being deleted with a late sync loop", beingDeleted(true), map[string]string{
 			"kubeproxy.healthz.code": "503", "kubeproxy.livez.code": "503", "kubeproxy.health": "unhealthy",
 		}},
 		{"1.27 late: no /livez", old(true), map[string]string{
@@ -160,7 +160,7 @@ func TestKubeProxyHealthProbe(t *testing.T) {
 		{"answers that contradict each other", withHealthz(healthy(), 503,
 			`{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC","currentTime": "2026-12-02 10:00:30 +0000 UTC", "nodeEligible": true}`),
 			map[string]string{"kubeproxy.health": "unknown"}},
-		{"monotonic clock suffix and draining node", withHealthz(healthy(), 503,
+		{"monotonic clock suffix and a node being deleted", withHealthz(healthy(), 503,
 			`{"lastUpdated": "2026-12-02 10:00:00.5 +0000 UTC m=+2466.131578404","currentTime": "2026-12-02 10:02:00.5 +0000 UTC m=+2586.131578404", "nodeEligible": false}`),
 			map[string]string{"kubeproxy.healthz.stale_seconds": "120.0", "kubeproxy.healthz.node_eligible": "false", "kubeproxy.healthz.code": "503"}},
 		{"positive zone offset", withHealthz(healthy(), 200,
@@ -506,7 +506,7 @@ func TestKubeProxyChecks(t *testing.T) {
 		// Cilium replaces kube-proxy: nothing on 10256 is expected.
 		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf"}, nil, result.OutcomePass},
 		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "unhealthy"}, nil, result.OutcomeFail},
-		// A draining node's /healthz 503 is not a kube-proxy fault.
+		// A /healthz 503 of a node being deleted is not a kube-proxy fault.
 		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, result.OutcomePass},
 		{"kubeproxy.node-not-eligible", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, result.OutcomeFail},
 	}

@@ -557,3 +557,33 @@ func TestUnitStateWithoutSystemdRunning(t *testing.T) {
 	net := runProbe(t, "network", s).Facts
 	wantFacts(t, net, map[string]string{"nm.active": "absent", "nm.cloud_setup": "enabled"})
 }
+
+// TestHostIPTablesIsNoRKE2Gate pins the severity of the checks whose
+// premise is the host's iptables package: RKE2's kube-proxy and CNIs run
+// their image's iptables (k3s-root's, whose iptables-detect picks each
+// node's backend: k3s-io/k3s-root iptables-detect/iptables-detect.sh,
+// rancher/image-build-kubernetes Dockerfile), so a host iptables 1.8.4 and
+// nodes on different backends are worth knowing, never a gate. Two
+// backends on one node still are (iptables.kube-rules-both-backends).
+func TestHostIPTablesIsNoRKE2Gate(t *testing.T) {
+	r := judgeNetfilter(t, "netfilter-planted")
+	want := map[string]result.Severity{
+		"iptables.version-buggy":            result.SeverityInfo,
+		"iptables.backend-mixed":            result.SeverityInfo,
+		"iptables.kube-rules-both-backends": result.SeverityCritical,
+	}
+	seen := map[string]bool{}
+	for _, f := range r.Findings {
+		if w, ok := want[f.Check]; ok {
+			seen[f.Check] = true
+			if f.Severity != w {
+				t.Errorf("%s on %v is %s, want %s", f.Check, f.Nodes, f.Severity, w)
+			}
+		}
+	}
+	for c := range want {
+		if !seen[c] {
+			t.Errorf("%s not found on the planted fleet", c)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -26,7 +27,91 @@ func nmFiles(s nodesim.State, files map[string]string) nodesim.State {
 	return s
 }
 
-const rke2NMDropIn = "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n"
+// rke2NMDropIn is /etc/NetworkManager/conf.d/rke2-canal.conf as RKE2's
+// known issues give it: Calico's list plus flannel*.
+const rke2NMDropIn = "[keyfile]\nunmanaged-devices=" + rke2NMList + "\n"
+
+const (
+	calicoNMList = "interface-name:cali*;interface-name:tunl*;interface-name:vxlan.calico;interface-name:vxlan-v6.calico;interface-name:wireguard.cali;interface-name:wg-v6.cali"
+	rke2NMList   = "interface-name:flannel*;" + calicoNMList
+)
+
+// TestNetworkManagerPerCNI pins that NetworkManager is judged against the
+// interfaces the node's own CNI creates: Calico's list (Calico's "Configure
+// NetworkManager": cali*, tunl*, vxlan.calico, vxlan-v6.calico,
+// wireguard.cali, wg-v6.cali), Flannel's flannel*, Canal's cali* and
+// flannel* (RKE2's rke2-canal.conf, a superset, passes too). Exactly the
+// CNI's list finds nothing, one pattern short is found, and Cilium, for
+// which neither RKE2 nor Cilium documents a list, is not judged.
+func TestNetworkManagerPerCNI(t *testing.T) {
+	var nmCheck check.Check
+	for _, c := range builtinChecks(t) {
+		if c.ID == "network.nm-manages-cni" {
+			nmCheck = c
+		}
+	}
+	cases := []struct {
+		name, cni, list string
+		want            string // nm.cni_unmanaged
+		found           bool   // network.nm-manages-cni fails
+	}{
+		{"Canal: cali* and flannel*", "canal", "interface-name:cali*;interface-name:flannel*", "yes", false},
+		{"Canal: RKE2's rke2-canal.conf", "canal", rke2NMList, "yes", false},
+		{"Canal without flannel*", "canal", calicoNMList, "missing:flannel*", true},
+		{"Calico: Calico's list", "calico", calicoNMList, "yes", false},
+		{"Calico: RKE2's rke2-canal.conf", "calico", rke2NMList, "yes", false},
+		{"Calico with Canal's two patterns", "calico", "interface-name:cali*;interface-name:flannel*", "missing:tunl*,vxlan.calico,vxlan-v6.calico,wireguard.cali,wg-v6.cali", true},
+		{"Calico without wg-v6.cali", "calico", strings.TrimSuffix(calicoNMList, ";interface-name:wg-v6.cali"), "missing:wg-v6.cali", true},
+		{"Calico by type: VXLAN and WireGuard devices", "calico", "interface-name:cali*;interface-name:tunl*;type:vxlan;type:wireguard", "yes", false},
+		{"Flannel: flannel*", "flannel", "interface-name:flannel*", "yes", false},
+		{"Flannel with Calico's list", "flannel", calicoNMList, "missing:flannel*", true},
+		{"Multus over Calico: Calico's list", "multus+calico", calicoNMList, "yes", false},
+		{"Multus over Flannel without flannel*", "multus+flannel", "interface-name:cali*", "missing:flannel*", true},
+		{"Cilium: nothing documented", "cilium", "", "undocumented", false},
+		{"no CNI config yet", "none", "", "undocumented", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := nodesim.WithCNI(nodesim.WithNetworkManager(nodesim.Healthy("w1", false), false), c.cni, false)
+			s = nmFiles(s, map[string]string{nodesim.NMEtcConfD + "cni.conf": "[keyfile]\nunmanaged-devices=" + c.list + "\n"})
+			facts := runProbe(t, "network", s).Facts
+			hostWant(t, facts, map[string]string{"nm.cni_unmanaged": c.want})
+			want := result.OutcomePass
+			if c.found {
+				want = result.OutcomeFail
+			}
+			if got, detail := nmCheck.Evaluate(facts); got != want {
+				t.Errorf("%s: %s (%s), want %s", nmCheck.ID, got, detail, want)
+			}
+		})
+	}
+}
+
+// TestNetworkManagerDevicesPerCNI pins that nmcli's devices are read for
+// the node's own CNI's patterns only: Calico's tunl0 counts on a Calico
+// node, and is no business of a Canal node's.
+func TestNetworkManagerDevicesPerCNI(t *testing.T) {
+	cases := []struct {
+		name, cni string
+		devices   []string
+		want      string // nm.cni_devices
+	}{
+		{"Calico: tunl0 managed", "calico", []string{"eth0:connected", "cali3f1a2b4c5d6:unmanaged", "tunl0:connected (externally)"}, "managed"},
+		{"Calico: vxlan.calico managed", "calico", []string{"vxlan.calico:disconnected", "cali3f1a2b4c5d6:unmanaged"}, "managed"},
+		{"Calico: all unmanaged", "calico", []string{"eth0:connected", "tunl0:unmanaged", "vxlan.calico:unmanaged", "wireguard.cali:unmanaged"}, "unmanaged"},
+		{"Canal: tunl0 is not Canal's", "canal", []string{"eth0:connected", "tunl0:connected (externally)", "flannel.1:unmanaged"}, "unmanaged"},
+		{"Flannel: a cali* veth is not Flannel's", "flannel", []string{"cali3f1a2b4c5d6:disconnected", "flannel.1:unmanaged"}, "unmanaged"},
+		{"Flannel: flannel-wg managed", "flannel", []string{"flannel-wg:connected (externally)"}, "managed"},
+		{"Cilium: nothing documented", "cilium", []string{"cilium_host:connected (externally)"}, "undocumented"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := nodesim.WithCNI(nodesim.WithNetworkManager(nodesim.Healthy("w1", false), true), c.cni, false)
+			s = nodesim.WithNMCLIDevices(s, c.devices...)
+			hostWant(t, runProbe(t, "network", s).Facts, map[string]string{"nm.cni_devices": c.want})
+		})
+	}
+}
 
 // TestNetworkManagerConfigPrecedence pins the order in which NetworkManager
 // merges its configuration (src/core/nm-config.c read_entire_config(),
@@ -47,18 +132,18 @@ func TestNetworkManagerConfigPrecedence(t *testing.T) {
 		want  string // nm.cni_unmanaged
 	}{
 		{"Debian: RKE2's drop-in", nodesim.WithNetworkManager(agent, true), "yes"},
-		{"Debian: no drop-in", debian, "no"},
+		{"Debian: no drop-in", debian, "missing:cali*,flannel*"},
 		{"RHEL: NetworkManager-config-server's 00-server.conf and RKE2's drop-in", nmFiles(debian, map[string]string{
 			lib + "00-server.conf":  "# This configuration file changes NetworkManager's behavior to\n[main]\nno-auto-default=*\nignore-carrier=*\n",
 			etc + "rke2-canal.conf": rke2NMDropIn}), "yes"},
 		{"Ubuntu 22.04, networkd renders: the distribution's list leaves everything unmanaged", ubuntu, "yes"},
-		{"Ubuntu 22.04, netplan renders with NetworkManager: its empty /run file shadows the distribution's list", ubuntuNetplan, "no"},
+		{"Ubuntu 22.04, netplan renders with NetworkManager: its empty /run file shadows the distribution's list", ubuntuNetplan, "missing:cali*,flannel*"},
 		{"Ubuntu 22.04 with netplan and RKE2's drop-in", nmFiles(ubuntuNetplan, map[string]string{etc + "rke2-canal.conf": rke2NMDropIn}), "yes"},
-		{"an /etc file shadows the /usr/lib file of the same name", nmFiles(ubuntu, map[string]string{etc + nodesim.UbuntuGloballyManaged: ""}), "no"},
+		{"an /etc file shadows the /usr/lib file of the same name", nmFiles(ubuntu, map[string]string{etc + nodesim.UbuntuGloballyManaged: ""}), "missing:cali*,flannel*"},
 		{"an /etc file shadows the /run file of the same name", nmFiles(debian, map[string]string{
-			run + "90-cni.conf": rke2NMDropIn, etc + "90-cni.conf": "# site: let NetworkManager have them\n"}), "no"},
+			run + "90-cni.conf": rke2NMDropIn, etc + "90-cni.conf": "# site: let NetworkManager have them\n"}), "missing:cali*,flannel*"},
 		{"a /run file shadows the /usr/lib file of the same name", nmFiles(debian, map[string]string{
-			lib + "50-cni.conf": rke2NMDropIn, run + "50-cni.conf": ""}), "no"},
+			lib + "50-cni.conf": rke2NMDropIn, run + "50-cni.conf": ""}), "missing:cali*,flannel*"},
 		{"/usr/lib is read before NetworkManager.conf", nmFiles(debian, map[string]string{
 			nodesim.NMConf:         "[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n",
 			lib + "00-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "yes"},
@@ -67,30 +152,30 @@ func TestNetworkManagerConfigPrecedence(t *testing.T) {
 			run + "zz-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "yes"},
 		{"/etc/NetworkManager/conf.d is read after NetworkManager.conf", nmFiles(debian, map[string]string{
 			nodesim.NMConf:         "[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n",
-			etc + "00-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "no"},
+			etc + "00-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "missing:cali*,flannel*"},
 		{"directory by directory, not by name across them", nmFiles(debian, map[string]string{
 			lib + "90-cni.conf":    rke2NMDropIn,
-			run + "10-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "no"},
+			run + "10-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n"}), "missing:cali*,flannel*"},
 		{"by name within a directory", nmFiles(debian, map[string]string{
 			etc + "10-docker.conf": "[keyfile]\nunmanaged-devices=interface-name:docker0\n",
 			etc + "20-cni.conf":    rke2NMDropIn}), "yes"},
 		{"nm-system-settings.conf is read instead of NetworkManager.conf", nmFiles(debian, map[string]string{
 			nodesim.NMConf: "[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n",
-			"etc/NetworkManager/nm-system-settings.conf": "[main]\nplugins=keyfile\n"}), "no"},
+			"etc/NetworkManager/nm-system-settings.conf": "[main]\nplugins=keyfile\n"}), "missing:cali*,flannel*"},
 		{"+= appends across directories", nmFiles(ubuntuNetplan, map[string]string{
 			run + "50-calico.conf":  "[keyfile]\nunmanaged-devices+=interface-name:cali*\n",
 			etc + "60-flannel.conf": "[keyfile]\nunmanaged-devices+=interface-name:flannel*\n"}), "yes"},
 		{"-= removes an entry", nmFiles(debian, map[string]string{
 			lib + "10-cni.conf":  rke2NMDropIn,
-			etc + "90-site.conf": "[keyfile]\nunmanaged-devices-=interface-name:flannel*\n"}), "missing-flannel"},
+			etc + "90-site.conf": "[keyfile]\nunmanaged-devices-=interface-name:flannel*\n"}), "missing:flannel*"},
 		{"the last assignment of a key in one file wins", nmFiles(debian, map[string]string{
-			etc + "rke2-canal.conf": rke2NMDropIn + "unmanaged-devices=interface-name:cali*\n"}), "missing-flannel"},
+			etc + "rke2-canal.conf": rke2NMDropIn + "unmanaged-devices=interface-name:cali*\n"}), "missing:flannel*"},
 		{"a section given twice is one section", nmFiles(debian, map[string]string{
 			etc + "rke2-canal.conf": "[keyfile]\nunmanaged-devices=interface-name:cali*\n[main]\ndns=default\n[keyfile]\nunmanaged-devices+=interface-name:flannel*\n"}), "yes"},
 		{"CRLF line endings", nmFiles(debian, map[string]string{
 			etc + "rke2-canal.conf": "[keyfile]\r\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\r\n"}), "yes"},
 		{"a file not named *.conf is not read", nmFiles(debian, map[string]string{
-			etc + "rke2-canal.conf.disabled": rke2NMDropIn}), "no"},
+			etc + "rke2-canal.conf.disabled": rke2NMDropIn}), "missing:cali*,flannel*"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,24 +198,27 @@ func TestNetworkManagerDeviceSpecs(t *testing.T) {
 		{"RKE2's list", "interface-name:cali*;interface-name:flannel*", "yes"},
 		{"commas separate too", "interface-name:cali*,interface-name:flannel*", "yes"},
 		{"~ is a glob as well", "interface-name:~cali*;interface-name:~flannel*", "yes"},
-		{"= is an exact name, not a glob", "interface-name:=cali*;interface-name:flannel*", "missing-cali"},
+		{"= is an exact name, not a glob", "interface-name:=cali*;interface-name:flannel*", "missing:cali*"},
 		{"? matches one character", "interface-name:cali???????????;interface-name:flannel.?", "yes"},
-		{"a glob that covers only some cali* names", "interface-name:calia*;interface-name:flannel*", "missing-cali"},
+		{"a glob that covers only some cali* names", "interface-name:calia*;interface-name:flannel*", "missing:cali*"},
 		{"tags are case-insensitive", "Interface-Name:cali*;INTERFACE-NAME:flannel*", "yes"},
-		{"a space after the tag is part of the name", "interface-name: cali*;interface-name:flannel*", "missing-cali"},
+		{"a space after the tag is part of the name", "interface-name: cali*;interface-name:flannel*", "missing:cali*"},
 		{"spaces around entries are trimmed", "  interface-name:cali* ;\tinterface-name:flannel*  ", "yes"},
-		{"an escaped separator does not split", `interface-name:cali*\;interface-name:flannel*`, "no"},
-		{"a bare name matches that exact interface only", "cali*;flannel.1", "missing-cali"},
+		{"an escaped separator does not split", `interface-name:cali*\;interface-name:flannel*`, "missing:cali*,flannel*"},
+		{"a bare name matches that exact interface only", "cali*;flannel.1", "missing:cali*"},
 		{"everything", "*", "yes"},
-		{"by device type: cali* are veths, flannel.1 is VXLAN", "type:veth;type:vxlan", "yes"},
+		// A veth's type is "ethernet" (nm-device.c get_type_description
+		// renames NMDeviceVeth's), its driver "veth".
+		{"by device type: cali* are veths of type ethernet, flannel.1 is VXLAN", "type:ethernet;type:vxlan", "yes"},
+		{"type:veth names no NetworkManager type", "type:veth;type:vxlan", "missing:cali*"},
 		{"by driver", "driver:veth;driver:vxlan", "yes"},
-		{"a MAC says nothing about random veth MACs", "mac:00:11:22:33:44:55;interface-name:flannel*", "missing-cali"},
-		{"except wins over a match", "*,except:interface-name:flannel*", "missing-flannel"},
+		{"a MAC says nothing about random veth MACs", "mac:00:11:22:33:44:55;interface-name:flannel*", "missing:cali*"},
+		{"except wins over a match", "*,except:interface-name:flannel*", "missing:flannel*"},
 		{"Ubuntu's list: all but Wi-Fi and modems", "*,except:type:wifi,except:type:gsm,except:type:cdma", "yes"},
 		{"a list of excepts alone leaves every other device unmanaged", "except:type:wifi", "yes"},
-		{"a list of excepts alone that names cali*", "except:interface-name:cali*", "missing-cali"},
+		{"a list of excepts alone that names cali*", "except:interface-name:cali*", "missing:cali*"},
 		{"except of a bare name is no fuzzy match", "*,except:flannel.1", "yes"},
-		{"empty", "", "no"},
+		{"empty", "", "missing:cali*,flannel*"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -238,7 +326,7 @@ func TestNetworkProbeUnderEveryShell(t *testing.T) {
 		state     nodesim.State
 		unmanaged string // nm.cni_unmanaged
 	}{
-		"Ubuntu 22.04 with netplan": {nodesim.WithUbuntuNetworkManager(nodesim.Healthy("w1", false), true), "no"},
+		"Ubuntu 22.04 with netplan": {nodesim.WithUbuntuNetworkManager(nodesim.Healthy("w1", false), true), "missing:cali*,flannel*"},
 		"Ubuntu 22.04":              {nodesim.WithUbuntuNetworkManager(nodesim.Healthy("w1", false), false), "yes"},
 		// /run shadows /usr/lib; -= takes "*" out of /run's list, leaving
 		// one except and two matches that cover cali* and flannel.1.

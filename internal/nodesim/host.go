@@ -215,8 +215,10 @@ current-context: calico-context
 `
 )
 
-// rke2NMConf is the NetworkManager drop-in RKE2's docs prescribe.
-const rke2NMConf = "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n"
+// rke2NMConf is the NetworkManager drop-in RKE2's docs prescribe
+// (rke2-docs known_issues.md, "NetworkManager": rke2-canal.conf), Calico's
+// list plus flannel*.
+const rke2NMConf = "[keyfile]\nunmanaged-devices=interface-name:flannel*;interface-name:cali*;interface-name:tunl*;interface-name:vxlan.calico;interface-name:vxlan-v6.calico;interface-name:wireguard.cali;interface-name:wg-v6.cali\n"
 
 // nmMainConf is a distribution's stock NetworkManager.conf.
 const nmMainConf = "[main]\nplugins=ifupdown,keyfile\n\n[ifupdown]\nmanaged=false\n"
@@ -519,8 +521,8 @@ func WithLoad(s State, load1, load15 float64) State {
 }
 
 // WithNetworkManager runs NetworkManager; with rke2Conf it carries RKE2's
-// drop-in leaving cali* and flannel* unmanaged, without it NetworkManager
-// manages Canal's interfaces.
+// drop-in leaving Calico's and Flannel's interfaces unmanaged, without it
+// NetworkManager manages the CNI's interfaces.
 func WithNetworkManager(s State, rke2Conf bool) State {
 	s.Files = hostFiles(s)
 	s.Files["etc/NetworkManager/NetworkManager.conf"] = nmMainConf

@@ -104,10 +104,12 @@ func WithProxyHealth(s State, p ProxyHealth) State {
 	return s
 }
 
-// WithNodeDraining is a node being drained for deletion (the
-// ToBeDeletedByClusterAutoscaler taint or a deletionTimestamp): kube-proxy
-// itself is healthy, and only /healthz says 503 with nodeEligible false.
-func WithNodeDraining(s State) State {
+// WithNodeBeingDeleted is a node on its way out (a deletionTimestamp or the
+// cluster autoscaler's ToBeDeletedByClusterAutoscaler taint; cordon and
+// drain set neither, kubernetes pkg/proxy/healthcheck/proxy_health.go
+// SyncNode): kube-proxy itself is healthy, and only /healthz says 503 with
+// nodeEligible false.
+func WithNodeBeingDeleted(s State) State {
 	p := HealthyProxy()
 	p.Ineligible = true
 	return WithProxyHealth(s, p)

@@ -20,8 +20,8 @@ func TestProxyHealthUpstreamSemantics(t *testing.T) {
 	}{
 		{"healthy", 31, false, false, 200, 200, "true", true},
 		{"sync loop late", 31, true, false, 503, 503, "true", false},
-		{"draining node", 31, false, true, 503, 200, "false", true},
-		{"draining node with a late sync loop", 31, true, true, 503, 503, "false", false},
+		{"node being deleted", 31, false, true, 503, 200, "false", true},
+		{"node being deleted with a late sync loop", 31, true, true, 503, 503, "false", false},
 		{"1.28, the first with /livez", 28, true, false, 503, 503, "true", false},
 		{"1.27 healthy: no /livez", 27, false, false, 200, 404, "", true},
 		{"1.27 late", 27, true, false, 503, 404, "", false},
@@ -56,7 +56,7 @@ func TestProxyHealthUpstreamSemantics(t *testing.T) {
 }
 
 // An eligible node never serves /healthz 503 with /livez 200: that is the
-// answer of a draining node only, whatever the sync state.
+// answer of a node being deleted only, whatever the sync state.
 func TestProxyHealthEligibleNeverSplits(t *testing.T) {
 	for _, minor := range []int{27, 28, 31, 34} {
 		for _, late := range []bool{false, true} {

@@ -59,8 +59,8 @@ func Healthy(hostname string, server bool) State {
 // WithUFWActive is the seed incident's drift: UFW enabled and running, and
 // kube-proxy's rule syncs failing as a consequence for the last 19 minutes.
 // Its health server then answers 503 on /healthz and on /livez alike (see
-// ProxyHealth): the seed's "healthz 503, livez 200" is what a draining node
-// serves, not a failing sync loop.
+// ProxyHealth): the seed's "healthz 503, livez 200" is what a node being
+// deleted or scaled down serves, not a failing sync loop.
 func WithUFWActive(s State) State {
 	s.UFW = "active"
 	s.Units = copyUnits(s.Units)

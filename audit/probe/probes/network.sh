@@ -42,9 +42,11 @@ done
 LC_ALL=C
 export LC_ALL
 
-# NetworkManager must leave Canal's and Calico's cali* and Flannel's
-# flannel* interfaces alone (RKE2 known issues): a managed cali* interface
-# gets its routes and addresses rewritten under the CNI.
+# NetworkManager must leave the CNI's interfaces alone (RKE2 known issues):
+# one it manages gets its routes and addresses rewritten under the CNI.
+# Which interfaces those are depends on the CNI, known only further down:
+# this part finds which CNI interfaces NetworkManager's files and nmcli
+# leave unmanaged, and the end of the probe judges them for the CNI.
 # One systemctl for NetworkManager and nm-cloud-setup's units below
 # (unit_states).
 nm_here=
@@ -104,16 +106,24 @@ if [ -n "$nm_here" ]; then
 	# applied where it appears with its last value (nm-config.c
 	# read_config()). The list is split as nm_match_spec_split() does and
 	# matched as nm_match_spec_device() does (src/core/nm-core-utils.c)
-	# against what Canal creates: Calico's veths, "cali" and 11 hex digits
-	# of a hash (libcalico-go VethNameForWorkload; two names, so that a glob
-	# covering only some of them is not taken for all), device type and
-	# driver "veth", and Flannel's VXLAN device flannel.1, type and driver
-	# "vxlan". A MAC, a driver version, s390 subchannels or a DHCP plugin
-	# are unknown here and match nothing; [device*] sections with
+	# against one sample of each interface pattern a CNI creates (nm_cni
+	# below), with the type and driver NetworkManager matches "type:" and
+	# "driver:" against (NetworkManagerUtils.c
+	# nm_match_spec_device_data_init_from_device: the device's type
+	# description, which nm-device.c get_type_description() derives from its
+	# class, "ethernet" for a veth, "vxlan", "iptunnel", "wireguard"; the
+	# driver ethtool reports, "veth" and "vxlan"; for ipip and wireguard
+	# devices not known here, so a "driver:" entry never matches them).
+	# Calico's veths are "cali" and 11 hex digits of a hash (libcalico-go
+	# VethNameForWorkload; two names, so that a glob covering only some of
+	# them is not taken for all); Flannel's VXLAN device is flannel.<VNI>,
+	# flannel.1 by default (flannel pkg/backend/vxlan). It prints the
+	# patterns left unmanaged. A MAC, a driver version, s390 subchannels or a
+	# DHCP plugin are unknown here and match nothing; [device*] sections with
 	# "managed=", udev's NM_UNMANAGED, [.config] enable= conditions and
 	# NetworkManager-intern.conf are not read: nm.cni_devices is the runtime
 	# answer for those.
-	fact nm.cni_unmanaged "$(awk '
+	nm_left=$(awk '
 		function isspace(c) { return c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\f" || c == "\v" }
 		# nm_match_spec_split: "," and ";" separate, "\" escapes (\s \t
 		# \n \r \\ \, \; and otherwise kept with the character), blanks
@@ -179,7 +189,7 @@ if [ -n "$nm_here" ]; then
 		# match_device_eval: tags are case-insensitive; interface-name:
 		# takes "=" (exact) or "~"/nothing (a glob, or the exact name); a
 		# bare entry is the exact name (or a MAC) unless under except:.
-		function evalspec(s, fuzzy, name, type,   l, p, pat) {
+		function evalspec(s, fuzzy, name, type, drv,   l, p, pat) {
 			if (s == "*") return 1
 			l = tolower(s)
 			if (substr(l, 1, 5) == "type:") return substr(s, 6) == type
@@ -190,15 +200,14 @@ if [ -n "$nm_here" ]; then
 				else if (substr(p, 1, 1) == "~") p = substr(p, 2)
 				return p == name || (pat && glob(p, name))
 			}
-			# veth and vxlan are both the type and the driver name.
-			if (substr(l, 1, 7) == "driver:") return substr(s, 8) == type
+			if (substr(l, 1, 7) == "driver:") return drv != "" && substr(s, 8) == drv
 			if (substr(l, 1, 17) == "s390-subchannels:" || substr(l, 1, 12) == "dhcp-plugin:") return 0
 			return fuzzy && s == name
 		}
 		# nm_match_spec_device then _match_result: an except: that matches
 		# wins; a list of nothing but except: entries matches every device
 		# none of them names. Unmanaged means MATCH.
-		function unmanaged(name, type,   i, s, ex, hasex, hasnot, m, mex) {
+		function unmanaged(name, type, drv,   i, s, ex, hasex, hasnot, m, mex) {
 			hasex = hasnot = m = mex = 0
 			for (i = 1; i <= ncur; i++) {
 				s = cur[i]
@@ -206,7 +215,7 @@ if [ -n "$nm_here" ]; then
 				ex = tolower(substr(s, 1, 7)) == "except:"
 				if (ex) { s = substr(s, 8); hasex = 1 } else hasnot = 1
 				if ((ex && mex) || (!ex && m)) continue
-				if (!evalspec(s, !ex, name, type)) continue
+				if (!evalspec(s, !ex, name, type, drv)) continue
 				if (ex) mex = 1; else m = 1
 			}
 			if (hasex && !hasnot) return !mex
@@ -235,44 +244,28 @@ if [ -n "$nm_here" ]; then
 		}
 		END {
 			flush()
-			cali = unmanaged("cali0123456789a", "veth") && unmanaged("califedcba98765", "veth")
-			flannel = unmanaged("flannel.1", "vxlan")
-			print cali && flannel ? "yes" : cali ? "missing-flannel" : flannel ? "missing-cali" : "no"
-		}' "$@")"
-	# NetworkManager's own view where nmcli exists: a cali* or flannel*
-	# device in any state but "unmanaged" is one it manages, whatever the
-	# files say (a [device] section with managed=, `nmcli device set X
-	# managed yes`, a drop-in written but never loaded). Terse output is one
+			if (unmanaged("cali0123456789a", "ethernet", "veth") && unmanaged("califedcba98765", "ethernet", "veth")) printf " cali*"
+			if (unmanaged("tunl0", "iptunnel", "")) printf " tunl*"
+			if (unmanaged("vxlan.calico", "vxlan", "vxlan")) printf " vxlan.calico"
+			if (unmanaged("vxlan-v6.calico", "vxlan", "vxlan")) printf " vxlan-v6.calico"
+			if (unmanaged("wireguard.cali", "wireguard", "")) printf " wireguard.cali"
+			if (unmanaged("wg-v6.cali", "wireguard", "")) printf " wg-v6.cali"
+			if (unmanaged("flannel.1", "vxlan", "vxlan")) printf " flannel*"
+			print ""
+		}' "$@")
+	# NetworkManager's own view where nmcli exists: terse output is one
 	# "DEVICE:STATE" line per device, the state untranslated (nmcli(1);
 	# src/nmcli/utils.c _print_do escapes a ':' inside a value, which an
-	# interface name cannot hold). Pods come and go with their veths, hence
-	# "none" on a node that runs none yet.
+	# interface name cannot hold). The end of the probe reads it.
+	nm_devs=absent
 	if have nmcli; then
 		if have timeout; then set -- timeout 5; else set --; fi
-		if out=$("$@" nmcli -t -f DEVICE,STATE device 2>/dev/null); then
-			devs=none
-			while IFS= read -r l; do
-				case $l in
-				cali* | flannel*)
-					if [ "${l#*:}" != unmanaged ]; then devs=managed; break; fi
-					devs=unmanaged
-					;;
-				esac
-			done <<EOF
-$out
-EOF
-			fact nm.cni_devices "$devs"
-		else
-			fact nm.cni_devices unknown
-		fi
-	else
-		fact nm.cni_devices absent
+		nm_devs=unknown
+		nm_out=$("$@" nmcli -t -f DEVICE,STATE device 2>/dev/null) && nm_devs=listed
 	fi
 else
 	fact nm.installed no
 	fact nm.active absent
-	fact nm.cni_unmanaged absent
-	fact nm.cni_devices absent
 fi
 # nm-cloud-setup rewrites the routing tables on cloud images and breaks the
 # CNI's routes; RKE2 requires the service and its timer disabled.
@@ -403,3 +396,65 @@ fact cni.kube_proxy_replaced "$kpr"
 # and RKE2 itself turns it on at start, so "off" means something reverted
 # the host setup. Only Cilium without kube-proxy has no use for it.
 if [ "$kpr" = yes ]; then fact cni.bridge_nf_required no; else fact cni.bridge_nf_required yes; fi
+
+# The interface patterns each CNI creates, the ones NetworkManager must
+# leave unmanaged:
+# - Calico: cali* (workload veths), tunl* (IP-in-IP), vxlan.calico and
+#   vxlan-v6.calico (VXLAN), wireguard.cali and wg-v6.cali (WireGuard),
+#   Calico's own list (docs.tigera.io, "Configure NetworkManager").
+# - Flannel: flannel* (flannel.<VNI> for VXLAN, flannel-wg for WireGuard).
+# - Canal, Calico's policy on Flannel's network: cali* and flannel*. RKE2's
+#   rke2-canal.conf (rke2-docs known_issues.md) is Calico's whole list plus
+#   flannel*, a superset, and the file the remediation writes.
+# - Cilium: RKE2 documents nothing, and Cilium documents NetworkManager only
+#   for AWS ENI devices (cilium/cilium PR #16186); the cilium*/lxc* lists
+#   seen elsewhere are no upstream's. An unrecognised CNI names no
+#   interfaces either. Both are "undocumented", which no check judges.
+# nm.cni_unmanaged is "yes" when the files leave all of the node's CNI's
+# patterns unmanaged, else "missing:" and the patterns they leave to
+# NetworkManager. nm.cni_devices is what nmcli says of the interfaces of
+# those patterns present now: "managed" when one is in any state but
+# "unmanaged" (a [device] section with managed=, `nmcli device set X managed
+# yes`, a drop-in written but never loaded: whatever the files say), "none"
+# when there is none (pods come and go with their veths).
+case $name in
+canal | multus+canal) nm_cni="cali* flannel*" ;;
+calico | multus+calico) nm_cni="cali* tunl* vxlan.calico vxlan-v6.calico wireguard.cali wg-v6.cali" ;;
+flannel | multus+flannel) nm_cni="flannel*" ;;
+*) nm_cni= ;;
+esac
+if [ -z "$nm_here" ]; then
+	fact nm.cni_unmanaged absent
+	fact nm.cni_devices absent
+elif [ -z "$nm_cni" ]; then
+	fact nm.cni_unmanaged undocumented
+	fact nm.cni_devices undocumented
+else
+	set -f # the patterns are words here, never globs of this directory
+	miss=
+	for p in $nm_cni; do
+		case " $nm_left " in
+		*" $p "*) ;;
+		*) miss=$miss${miss:+,}$p ;;
+		esac
+	done
+	fact nm.cni_unmanaged "${miss:+missing:}${miss:-yes}"
+	if [ "$nm_devs" = listed ]; then
+		nm_devs=none
+		while IFS= read -r l; do
+			for p in $nm_cni; do
+				# A NetworkManager glob ("*" and "?") is a case pattern.
+				case ${l%%:*} in
+				$p)
+					if [ "${l#*:}" != unmanaged ]; then nm_devs=managed; break 2; fi
+					nm_devs=unmanaged
+					;;
+				esac
+			done
+		done <<EOF
+$nm_out
+EOF
+	fi
+	set +f
+	fact nm.cni_devices "$nm_devs"
+fi
