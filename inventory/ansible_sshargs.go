@@ -104,9 +104,10 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 		if s.proxyCommand.state != unset {
 			return
 		}
-		// A ProxyJump given first sets ssh's proxy command to none
-		// (readconf.c parse_jump); "ProxyJump none" does not.
-		if s.proxyJump.state == set && len(s.proxyJump.v) > 0 {
+		// A ProxyJump given first, none included, makes ssh skip a later
+		// ProxyCommand (readconf.c parse_jump and oProxyCommand; see
+		// sshConfigLookup.route).
+		if s.proxyJump.state == set {
 			return
 		}
 		command, err := checkProxyCommand(value)
