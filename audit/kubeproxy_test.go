@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -705,5 +706,52 @@ func TestKubeProxySyncAgeUnderEachAwk(t *testing.T) {
 	}
 	if _, ok := awks["Debian 13 mawk"]; !ok {
 		t.Skipf("the newer mawk was not tried: %s is unset", newerMawkEnv)
+	}
+}
+
+// kube-proxy is asked where it listens, in every address family RKE2
+// runs and with or without a proxy in the login environment: RKE2 binds
+// its health server to ::1 on a node whose first node-ip is IPv6 (k3s
+// kubeProxyArgs), and a login's http_proxy (/etc/environment) would send
+// a plain curl for 127.0.0.1 to the proxy. Where the manifest cannot be
+// read, both loopbacks are asked.
+func TestKubeProxyProbeAddressFamiliesAndProxy(t *testing.T) {
+	hideManifest := func(root string) {
+		p := filepath.Join(root, filepath.FromSlash(nodesim.KubeProxyManifest))
+		if err := os.Rename(p, p+".unreadable"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shapes := []struct {
+		name  string
+		shape func(nodesim.State) nodesim.State
+		addr  string
+	}{
+		{"IPv4", func(s nodesim.State) nodesim.State { return s }, "127.0.0.1:10256"},
+		{"dual-stack", nodesim.WithDualStack, "127.0.0.1:10256"},
+		{"IPv6-primary", nodesim.WithIPv6Primary, "[::1]:10256"},
+		{"dual-stack, IPv6 first", func(s nodesim.State) nodesim.State { return nodesim.WithIPv6Primary(nodesim.WithDualStack(s)) }, "[::1]:10256"},
+	}
+	for _, sh := range shapes {
+		for _, proxied := range []bool{false, true} {
+			for _, readable := range []bool{true, false} {
+				name := fmt.Sprintf("%s/proxy=%v/manifest readable=%v", sh.name, proxied, readable)
+				t.Run(name, func(t *testing.T) {
+					s := sh.shape(healthy())
+					if proxied {
+						s = nodesim.WithHTTPProxyEnv(s)
+					}
+					var tweak func(string)
+					if !readable {
+						tweak = hideManifest
+					}
+					wantFacts(t, runProbeTweaked(t, "kubeproxy", s, tweak).Facts, map[string]string{
+						"kubeproxy.health": "healthy", "kubeproxy.healthz.code": "200", "kubeproxy.livez.code": "200",
+						"kubeproxy.healthz.address": sh.addr, "kubeproxy.port10256.listening": "yes",
+						"kubeproxy.metrics.status": "ok", "kubeproxy.metrics.sync_age_seconds": "4",
+					})
+				})
+			}
+		}
 	}
 }
