@@ -345,6 +345,8 @@ func TestKubeProxyModeProbe(t *testing.T) {
 		state nodesim.State
 		want  map[string]string
 	}{
+		// /etc/environment's http_proxy must not take 127.0.0.1 to the proxy.
+		{"healthy, proxied login", nodesim.WithHTTPProxyEnv(ipvs), map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.mode.source": "proxyMode"}},
 		{"healthy iptables", healthy(), map[string]string{
 			"kubeproxy.mode": "iptables", "kubeproxy.mode.source": "proxyMode", "kubeproxy.mode.configured": "iptables",
 			"kubeproxy.mode.missing_modules": "none", "kubeproxy.module.ip_vs": "absent", "kubeproxy.module.nf_conntrack": "loaded",
