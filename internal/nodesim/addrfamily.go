@@ -113,14 +113,30 @@ func WithIPv6Primary(s State) State {
 		cidrs = append(cidrs, ipv4ClusterCIDR)
 	}
 	s = withIPFamilies(s, cidrs)
-	return withKubeProxyManifest(s, "--healthz-bind-address=::1")
+	if _, ok := s.Files[KubeProxyManifest]; !ok {
+		return s
+	}
+	return withKubeProxyFlag(s, "--healthz-bind-address=::1")
+}
+
+// withKubeProxyFlag sets one flag in the node's kube-proxy manifest and
+// keeps the others it has (withKubeProxyManifest renders RKE2's defaults
+// and the flags given).
+func withKubeProxyFlag(s State, flag string) State {
+	var flags []string
+	for _, l := range strings.Split(s.Files[KubeProxyManifest], "\n") {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(l), "- --"); ok {
+			flags = append(flags, "--"+f)
+		}
+	}
+	return withKubeProxyManifest(s, append(flags, flag)...)
 }
 
 // withIPFamilies gives the node's kube-proxy the cluster CIDRs cidrs and
 // what RKE2 sets up for their families (see WithDualStack).
 func withIPFamilies(s State, cidrs []string) State {
 	if _, ok := s.Files[KubeProxyManifest]; ok {
-		s = withKubeProxyManifest(s, "--cluster-cidr="+strings.Join(cidrs, ","))
+		s = withKubeProxyFlag(s, "--cluster-cidr="+strings.Join(cidrs, ","))
 	}
 	v6 := false
 	for _, c := range cidrs {
