@@ -521,7 +521,7 @@ func TestHostChecks(t *testing.T) {
 			"sysctl.net.bridge.bridge-nf-call-iptables": "absent", "sysctl.net.bridge.bridge-nf-call-ip6tables": "absent"},
 			[]string{"module.br-netfilter", "sysctl.bridge-nf-call-iptables"}},
 		{"br_netfilter missing on dual-stack canal", false, map[string]string{"module.br_netfilter": "absent", "net.ip_families": "dual",
-			"sysctl.net.ipv6.conf.all.forwarding": "1",
+			"sysctl.net.ipv6.conf.all.forwarding":       "1",
 			"sysctl.net.bridge.bridge-nf-call-iptables": "absent", "sysctl.net.bridge.bridge-nf-call-ip6tables": "absent"},
 			[]string{"module.br-netfilter", "sysctl.bridge-nf-call-iptables", "sysctl.bridge-nf-call-ip6tables"}},
 		{"IPv6 forwarding off on IPv4", false, map[string]string{"sysctl.net.ipv6.conf.all.forwarding": "0"}, nil},
