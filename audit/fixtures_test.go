@@ -266,13 +266,14 @@ func TestFactsFixtures(t *testing.T) {
 	}
 }
 
-// clockFacts are measured against the node's clock during the run (the
-// age of kube-proxy's last sync: the node's clock minus a timestamp
-// nodesim's curl serves relative to the real clock), so on nodesim they
-// move by a second or so from run to run. A fixture keeps the value it was
-// written with; what the probe makes of the metrics is tested by
-// TestKubeProxyMetricsProbe.
-var clockFacts = []string{"kubeproxy.metrics.sync_age_seconds"}
+// clockFacts hold or are measured against the node's clock during the run
+// (kube-proxy's health bodies carry its clock, which nodesim's curl serves
+// as the real one; the age of its last sync where no body carries a time
+// is the node's clock minus a timestamp served the same way), so on
+// nodesim they move from run to run. A fixture keeps the value it was
+// written with; what the probe makes of them is tested by
+// TestKubeProxyHealthProbe and TestKubeProxyMetricsProbe.
+var clockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body"}
 
 // keepClockFacts gives the run's nodes the fixture's values of clockFacts
 // wherever both have them.

@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,17 +16,26 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // wantFacts compares the facts a case names; a value "~lo..hi" accepts any
-// number in that range, for ages that depend on the second the probe ran.
+// number in that range, for ages that depend on the second the probe ran,
+// and "re:EXPR" any value the regular expression matches whole, for texts
+// holding the node's time.
 func wantFacts(t *testing.T, got, want map[string]string) {
 	t.Helper()
 	for k, w := range want {
 		g, ok := got[k]
 		if !ok {
 			t.Errorf("%s not emitted", k)
+			continue
+		}
+		if expr, ok := strings.CutPrefix(w, "re:"); ok {
+			if !regexp.MustCompile("^(?:" + expr + ")$").MatchString(g) {
+				t.Errorf("%s = %q, want a match of %s", k, g, expr)
+			}
 			continue
 		}
 		if lo, hi, isRange := strings.Cut(strings.TrimPrefix(w, "~"), ".."); strings.HasPrefix(w, "~") && isRange {
@@ -113,7 +125,10 @@ func withCommand(s nodesim.State, c nodesim.Command) nodesim.State {
 }
 
 func TestKubeProxyHealthProbe(t *testing.T) {
-	live := nodesim.HealthyProxy().Answers()["/livez"].Body
+	// kube-proxy's times as Go's Time.String() prints them in UTC, with
+	// the monotonic reading of a process started 985 s ago.
+	goNow := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? \+0000 UTC m=\+985\.000000000`
+	live := `re:\{"lastUpdated": "` + goNow + `","currentTime": "` + goNow + `"\}`
 	// An answer of kube-proxy 1.27: /healthz only, without nodeEligible.
 	old := func(late bool) nodesim.State {
 		p := nodesim.HealthyProxy()
@@ -330,6 +345,8 @@ func TestKubeProxyModeProbe(t *testing.T) {
 		state nodesim.State
 		want  map[string]string
 	}{
+		// /etc/environment's http_proxy must not take 127.0.0.1 to the proxy.
+		{"healthy, proxied login", nodesim.WithHTTPProxyEnv(ipvs), map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.mode.source": "proxyMode"}},
 		{"healthy iptables", healthy(), map[string]string{
 			"kubeproxy.mode": "iptables", "kubeproxy.mode.source": "proxyMode", "kubeproxy.mode.configured": "iptables",
 			"kubeproxy.mode.missing_modules": "none", "kubeproxy.module.ip_vs": "absent", "kubeproxy.module.nf_conntrack": "loaded",
@@ -637,6 +654,106 @@ func TestKubeProxyEBPFFleet(t *testing.T) {
 	for _, n := range r.Nodes {
 		if n.Facts["kubeproxy.mode"] != "ebpf" {
 			t.Errorf("%s: mode %q, want ebpf", n.Name, n.Facts["kubeproxy.mode"])
+		}
+	}
+}
+
+// newerMawkEnv names the wrapper .ci/newer-mawk.sh writes: Debian 13's mawk
+// 1.3.4 20250131, run on this machine with its own C library.
+const newerMawkEnv = "FLEET_AUDIT_NEWER_MAWK"
+
+// The sync age is read under every awk a node may have, the real ones:
+// this machine's, busybox's, and Debian 13's mawk, whose srand() returns
+// nanoseconds since the epoch (mawk bi_funct.c initial_seed), which made
+// every healthy kube-proxy's last sync look decades old. Both ways of
+// getting the time are held: kube-proxy's own currentTime, and the node's
+// date(1) where no health body carries one.
+func TestKubeProxySyncAgeUnderEachAwk(t *testing.T) {
+	skipShort(t)
+	awks := map[string]string{"this machine's awk": ""}
+	if p := os.Getenv(newerMawkEnv); p != "" {
+		out, err := exec.Command(p, "BEGIN { srand(); print srand() }").Output()
+		if err != nil {
+			t.Fatalf("%s=%s: %v", newerMawkEnv, p, err)
+		}
+		if n, _ := strconv.ParseFloat(strings.TrimSpace(string(out)), 64); n < 1e15 {
+			t.Fatalf("%s=%s says srand() is %s: not the nanosecond mawk (.ci/newer-mawk.sh DIR writes DIR/bin/awk)", newerMawkEnv, p, out)
+		}
+		awks["Debian 13 mawk"] = p
+	} else if os.Getenv(testtools.RequireEnv) == "1" {
+		t.Errorf("%s is unset and %s=1 requires it: run .ci/newer-mawk.sh DIR and set %s=DIR/bin/awk", newerMawkEnv, testtools.RequireEnv, newerMawkEnv)
+	} else {
+		t.Logf("%s unset: Debian 13's mawk is not tried (run .ci/newer-mawk.sh DIR and set %s=DIR/bin/awk)", newerMawkEnv, newerMawkEnv)
+	}
+	if p, err := exec.LookPath("busybox"); err == nil {
+		awks["busybox awk"] = p
+	}
+	noHealth := healthy()
+	noHealth.HealthHTTP = nil
+	for name, awk := range awks {
+		for _, c := range []struct {
+			name  string
+			state nodesim.State
+			want  string
+		}{
+			{"kube-proxy's clock", healthy(), "4"},
+			{"the node's clock (no health answer)", noHealth, "~3..15"},
+		} {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				s := c.state
+				s.Awk = awk
+				wantFacts(t, runProbe(t, "kubeproxy", s).Facts, map[string]string{"kubeproxy.metrics.sync_age_seconds": c.want})
+			})
+		}
+	}
+	if _, ok := awks["Debian 13 mawk"]; !ok {
+		t.Skipf("the newer mawk was not tried: %s is unset", newerMawkEnv)
+	}
+}
+
+// kube-proxy is asked where it listens, in every address family RKE2
+// runs and with or without a proxy in the login environment: RKE2 binds
+// its health server to ::1 on a node whose first node-ip is IPv6 (k3s
+// kubeProxyArgs), and a login's http_proxy (/etc/environment) would send
+// a plain curl for 127.0.0.1 to the proxy. Where the manifest cannot be
+// read, both loopbacks are asked.
+func TestKubeProxyProbeAddressFamiliesAndProxy(t *testing.T) {
+	hideManifest := func(root string) {
+		p := filepath.Join(root, filepath.FromSlash(nodesim.KubeProxyManifest))
+		if err := os.Rename(p, p+".unreadable"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shapes := []struct {
+		name  string
+		shape func(nodesim.State) nodesim.State
+		addr  string
+	}{
+		{"IPv4", func(s nodesim.State) nodesim.State { return s }, "127.0.0.1:10256"},
+		{"dual-stack", nodesim.WithDualStack, "127.0.0.1:10256"},
+		{"IPv6-primary", nodesim.WithIPv6Primary, "[::1]:10256"},
+		{"dual-stack, IPv6 first", func(s nodesim.State) nodesim.State { return nodesim.WithIPv6Primary(nodesim.WithDualStack(s)) }, "[::1]:10256"},
+	}
+	for _, sh := range shapes {
+		for _, proxied := range []bool{false, true} {
+			for _, readable := range []bool{true, false} {
+				name := fmt.Sprintf("%s/proxy=%v/manifest readable=%v", sh.name, proxied, readable)
+				t.Run(name, func(t *testing.T) {
+					s := sh.shape(healthy())
+					if proxied {
+						s = nodesim.WithHTTPProxyEnv(s)
+					}
+					var tweak func(string)
+					if !readable {
+						tweak = hideManifest
+					}
+					wantFacts(t, runProbeTweaked(t, "kubeproxy", s, tweak).Facts, map[string]string{
+						"kubeproxy.health": "healthy", "kubeproxy.healthz.code": "200", "kubeproxy.livez.code": "200",
+						"kubeproxy.healthz.address": sh.addr, "kubeproxy.port10256.listening": "yes",
+						"kubeproxy.metrics.status": "ok", "kubeproxy.metrics.sync_age_seconds": "4",
+					})
+				})
+			}
 		}
 	}
 }

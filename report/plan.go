@@ -219,6 +219,20 @@ func tries(v result.Verification) string {
 	return fmt.Sprintf(" (retry up to %d times, %d s apart)", v.Retries, v.Delay)
 }
 
+// httpCheck is the shell line that prints the status a node's loopback URL
+// (http://127.0.0.1:PORT/PATH, as check's plan.go accepts it) answers,
+// asked where the node's own servers may listen: 127.0.0.1 first, then
+// ::1, where RKE2 binds kube-proxy's and kubelet's health servers on a
+// node whose first node-ip is IPv6 (k3s pkg/daemons/agent/agent_linux.go
+// kubeProxyArgs and kubeletArgs). Never through a proxy: a login's
+// http_proxy (/etc/environment) would take 127.0.0.1 to it (curl
+// --noproxy).
+func httpCheck(url string) string {
+	rest := strings.TrimPrefix(url, "http://127.0.0.1")
+	return "for h in 127.0.0.1 '[::1]'; do c=$(curl -s --noproxy '*' -m 5 -o /dev/null -w '%{http_code}' http://$h" + rest +
+		"); [ \"$c\" != 000 ] && break; done; echo \"$c\""
+}
+
 // codeFence is a fence of backticks longer than any run of backticks at
 // the start of a line of the block, so no line can close it.
 func codeFence(lines []string) string {
@@ -232,12 +246,12 @@ func codeFence(lines []string) string {
 
 // verifyShell is a verification as the command an operator types on the
 // node, and what passing looks like. The HTTP check is the seed incident's
-// own curl; the port check connects as Ansible's wait_for does, with
-// bash's /dev/tcp (bash(1), REDIRECTION).
+// own curl (httpCheck); the port check connects as Ansible's wait_for
+// does, with bash's /dev/tcp (bash(1), REDIRECTION).
 func verifyShell(v result.Verification) (cmd, want string) {
 	switch {
 	case v.HTTP != "":
-		return "curl -s -o /dev/null -w '%{http_code}' " + v.HTTP, fmt.Sprintf("prints %d", v.Status)
+		return httpCheck(v.HTTP), fmt.Sprintf("prints %d", v.Status)
 	case v.Port != 0:
 		return fmt.Sprintf("timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d'", v.Port), "exits 0"
 	case v.Expect != "":

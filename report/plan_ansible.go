@@ -74,7 +74,6 @@ type ansiblePlay struct {
 type ansibleTask struct {
 	Name    unsafeText     `yaml:"name"`
 	Shell   *ansibleShell  `yaml:"ansible.builtin.shell,omitempty"`
-	URI     *ansibleURI    `yaml:"ansible.builtin.uri,omitempty"`
 	WaitFor *ansibleWait   `yaml:"ansible.builtin.wait_for,omitempty"`
 	Pause   *ansiblePause  `yaml:"ansible.builtin.pause,omitempty"`
 	Fail    *ansibleFail   `yaml:"ansible.builtin.fail,omitempty"`
@@ -93,11 +92,6 @@ type ansibleTask struct {
 
 type ansibleShell struct {
 	Cmd unsafeText `yaml:"cmd"`
-}
-
-type ansibleURI struct {
-	URL        unsafeText `yaml:"url"`
-	StatusCode int        `yaml:"status_code"`
 }
 
 type ansibleWait struct {
@@ -269,9 +263,11 @@ func ansibleTasks(st result.FixSteps) []ansibleTask {
 		t := ansibleTask{Name: unsafeText("check: " + v.What), Register: "check", Retries: v.Retries, Delay: v.Delay, ChangedWhen: &no}
 		switch {
 		case v.HTTP != "":
-			t.URI = &ansibleURI{URL: unsafeText(v.HTTP), StatusCode: v.Status}
-			t.Vars = map[string]unsafeText{"want_status": unsafeText(fmt.Sprint(v.Status))}
-			t.Until = "check.status == want_status | int"
+			// The uri module asks one address; the node's server may
+			// listen on ::1 instead (httpCheck).
+			t.Shell = &ansibleShell{Cmd: unsafeText(httpCheck(v.HTTP))}
+			t.Vars = map[string]unsafeText{"want_output": unsafeText(fmt.Sprint(v.Status))}
+			t.Until = "check.stdout | trim == want_output"
 		case v.Port != 0:
 			// wait_for polls by itself until its timeout: no until.
 			t = ansibleTask{Name: t.Name, ChangedWhen: &no, WaitFor: &ansibleWait{Host: "127.0.0.1", Port: v.Port, State: "started", Timeout: v.Retries * v.Delay}}

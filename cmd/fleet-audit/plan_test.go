@@ -75,7 +75,7 @@ func TestDemoPlan(t *testing.T) {
 	for _, want := range []string{
 		"# Remediation plan: CHG-18", "target version `v1.32.5+rke2r1`", "fleet-audit never runs this plan",
 		"resolves `correlation.k8s.kubeproxy-crashloop`, `firewall.ufw-active`",
-		"systemctl disable ufw", "`curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:10256/healthz` prints 200",
+		"systemctl disable ufw", "curl -s --noproxy '*' -m 5 -o /dev/null -w '%{http_code}' http://$h:10256/healthz); [ \"$c\" != 000 ] && break; done; echo \"$c\"` prints 200",
 		"**Stop the rollout if**",
 	} {
 		if !strings.Contains(string(md), want) {

@@ -211,6 +211,11 @@ func healthyNetfilter(s *State, server bool) {
 	const ver = "v1.8.10 (nf_tables)"
 	nft := IPTablesSave("iptables-nft-save", ver, true, "ACCEPT")
 	setSaves(s, nft, nft, "")
+	// kube-proxy programs both families wherever ip6tables works, also in
+	// an IPv4-only cluster (cmd/kube-proxy/app/server_linux.go
+	// platformCheckSupported: dual-stack when both iptables interfaces are
+	// present); the rule text is IPv4's, only the counts are read.
+	s.SetCommand(Command{Name: "ip6tables-save", Args: "*", Out: IPTablesSave("ip6tables-nft-save", ver, true, "ACCEPT")})
 	s.SetCommand(Command{Name: "update-alternatives", Args: "--query iptables", Out: alternativesQuery("auto", "/usr/sbin/iptables-nft")})
 	s.SetCommand(Command{Name: "nft", Args: "list tables", Out: NFTTables()})
 	// The nf_tables backend of iptables runs on the nf_tables module.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -48,12 +49,24 @@ type State struct {
 	Units   map[string]Unit
 	Sysctls map[string]string // dotted name → value; absent key = file missing
 	Modules []string          // loaded modules, listed in /proc/modules (procModules)
-	// Listening ports shown in /proc/net/tcp (LISTEN on 127.0.0.1, procNetTCP).
+	// Listening ports shown in /proc/net/tcp (LISTEN on 127.0.0.1,
+	// procNetTCP), but for kube-proxy's, which listen where its manifest's
+	// bind addresses say (kubeProxyBinds).
 	Listening []int
-	// HealthHTTP maps a path on 127.0.0.1:10256 ("/healthz") to its answer.
+	// Listening6 are ports listening on ::1, shown in /proc/net/tcp6.
+	Listening6 []int
+	// HealthHTTP maps a path on kube-proxy's health server ("/healthz") to
+	// its answer; it answers on the address its manifest's
+	// --healthz-bind-address says (127.0.0.1:10256 without a manifest).
 	HealthHTTP map[string]HTTP
-	// HTTP maps "port/path" on 127.0.0.1 (e.g. "10249/metrics") to its answer.
+	// HTTP maps "port/path" on 127.0.0.1 (e.g. "10250/healthz") or
+	// "[::1]:port/path" on ::1 to its answer; kube-proxy's metrics port
+	// 10249 answers where --metrics-bind-address says.
 	HTTP map[string]HTTP
+	// LoginEnv is the node's /etc/environment, which pam_env puts into
+	// every login session (SessionEnv applies it), e.g. a corporate
+	// http_proxy.
+	LoginEnv map[string]string
 	// Commands are the answers of simulated commands other than the
 	// built-in stubs (see Command). Use SetCommand to change them.
 	Commands    []Command
@@ -66,6 +79,10 @@ type State struct {
 	// (runtime.GOOS): "" is linux, "windows" a Windows agent (WindowsAgent).
 	// The distribution of a Linux node is WithOS's.
 	KubeletOS string
+	// Awk is the awk the node runs, a path on this machine (e.g. Debian
+	// 13's mawk through .ci/newer-mawk.sh's wrapper, or busybox, which
+	// runs its awk applet when called as awk); "" = this machine's awk.
+	Awk string
 	// SystemdNotRunning is a node whose PID 1 is not systemd (a
 	// container): it has no run/systemd/system, by which systemd's
 	// sd_booted tells (src/libsystemd/sd-daemon/sd-daemon.c), and its
@@ -86,8 +103,26 @@ func Build(dir string, s State) error {
 		w.file("proc/sys/"+strings.ReplaceAll(k, ".", "/"), v+"\n")
 	}
 	w.file("proc/modules", procModules(s.Modules))
-	w.file("proc/net/tcp", procNetTCP(s.Listening))
-	w.file("proc/net/tcp6", procNetTCP6Header)
+	health, metrics := kubeProxyBinds(s)
+	var v4, v6 []int
+	for _, p := range s.Listening {
+		bind := loopbackBind{hosts: []string{"127.0.0.1"}, port: p}
+		switch p {
+		case 10256:
+			bind = health
+		case 10249:
+			bind = metrics
+		}
+		for _, h := range bind.hosts {
+			if h == "::1" {
+				v6 = append(v6, bind.port)
+			} else {
+				v4 = append(v4, bind.port)
+			}
+		}
+	}
+	w.file("proc/net/tcp", procNetTCP(v4))
+	w.file("proc/net/tcp6", procNetTCP6(append(v6, s.Listening6...)))
 	for name, u := range s.Units {
 		w.file("state/systemd/"+name+".active", u.Active+"\n")
 		if u.Enabled != "" {
@@ -100,12 +135,36 @@ func Build(dir string, s State) error {
 	}
 	w.stub("curl")
 	for path, h := range s.HealthHTTP {
-		w.http("10256"+path, h)
+		for _, host := range health.hosts {
+			w.http(host, health.port, path, h)
+		}
 	}
-	for portPath, h := range s.HTTP {
-		w.http(portPath, h)
+	for key, h := range s.HTTP {
+		host, portPath := "127.0.0.1", key
+		if rest, ok := strings.CutPrefix(key, "[::1]:"); ok {
+			host, portPath = "::1", rest
+		}
+		port, path, _ := strings.Cut(portPath, "/")
+		if port == "10249" && host == "127.0.0.1" {
+			for _, mh := range metrics.hosts {
+				w.http(mh, metrics.port, "/"+path, h)
+			}
+			continue
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			w.err = fmt.Errorf("simulated node: HTTP key %q: %w", key, err)
+			continue
+		}
+		w.http(host, p, "/"+path, h)
+	}
+	if len(s.LoginEnv) > 0 {
+		w.file(loginEnvFile, environmentFile(s.LoginEnv))
 	}
 	w.commands(s.Commands)
+	if s.Awk != "" {
+		w.link("bin/awk", s.Awk)
+	}
 	w.hostTools()
 	w.procfsShim()
 	if s.IPTables != "" {
@@ -131,8 +190,10 @@ func Build(dir string, s State) error {
 	return w.err
 }
 
-func (w *writer) http(portPath string, h HTTP) {
-	base := "state/http/" + strings.ReplaceAll(portPath, "/", "_")
+// http writes the answer of a server listening on host:port for path, as
+// the curl stub looks it up.
+func (w *writer) http(host string, port int, path string, h HTTP) {
+	base := fmt.Sprintf("state/http/%s_%d%s", host, port, strings.ReplaceAll(path, "/", "_"))
 	if h.Hang {
 		w.file(base+".hang", "")
 	}
@@ -159,6 +220,17 @@ func (w *writer) stubAt(name, rel string) {
 		return
 	}
 	w.write(rel, b, 0o755)
+}
+
+// link makes rel a symbolic link to target, a path on this machine.
+func (w *writer) link(rel, target string) {
+	w.dir(filepath.Dir(filepath.FromSlash(rel)))
+	if w.err != nil {
+		return
+	}
+	if err := os.Symlink(target, filepath.Join(w.root, filepath.FromSlash(rel))); err != nil {
+		w.err = fmt.Errorf("simulated node %s: %w", w.root, err)
+	}
 }
 
 func (w *writer) dir(rel string) {
@@ -219,9 +291,22 @@ func procNetTCP(ports []int) string {
 	return out
 }
 
-// procNetTCP6Header is /proc/net/tcp6 with no socket: tcp6_seq_show's
-// header line, which, unlike IPv4's, is not padded (net/ipv6/tcp_ipv6.c).
+// procNetTCP6Header is /proc/net/tcp6's header line: tcp6_seq_show's,
+// which, unlike IPv4's, is not padded (net/ipv6/tcp_ipv6.c).
 const procNetTCP6Header = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+
+// procNetTCP6 is /proc/net/tcp6 with a socket listening on ::1 for each
+// port, as net/ipv6/tcp_ipv6.c get_tcp6_sock prints it: the address as
+// four 32-bit words in hex, each as a little-endian CPU reads it (::1 is
+// 00000000000000000000000001000000), state 0A for TCP_LISTEN, unpadded.
+func procNetTCP6(ports []int) string {
+	out := procNetTCP6Header
+	for i, p := range ports {
+		out += fmt.Sprintf("%4d: %08X%08X%08X%08X:%04X %08X%08X%08X%08X:%04X %02X %08X:%08X %02X:%08X %08X %5d %8d %d %d %016x %d %d %d %d %d\n",
+			i, 0, 0, 0, 0x01000000, p, 0, 0, 0, 0, 0, 0x0A, 0, 0, 0, 0, 0, 0, 0, 20000+i, 1, 0, 100, 0, 0, 10, 0)
+	}
+	return out
+}
 
 // UFWConf is /etc/ufw/ufw.conf as ufw ships it (ufw conf/ufw.conf), with
 // ENABLED= as `ufw enable` / `ufw disable` leave it.

@@ -38,8 +38,10 @@ type ProxyHealth struct {
 	Started, LastUpdated, Now time.Time
 }
 
-// proxyHealthNow is the clock of every simulated health answer: fixed, so
-// reports of simulated fleets do not change from run to run.
+// proxyHealthNow is the Now of every simulated ProxyHealth. The answers
+// carry the times relative to it (goTime), and the curl stub turns them
+// into the node's clock at request time: kube-proxy's currentTime is the
+// node's time, as the sync timestamps of its metrics are.
 var proxyHealthNow = time.Date(2026, 12, 2, 10, 0, 1, 200_000_000, time.UTC)
 
 // HealthyProxy is a v1.31 kube-proxy that synced half a second ago.
@@ -90,8 +92,14 @@ func (p ProxyHealth) Answers() map[string]HTTP {
 // goTime is what %q prints for a time.Time kube-proxy read from its clock:
 // Time.String(), with the monotonic reading ("m=+985.614392118") that
 // clock.RealClock's time.Now() carries, counted from the process start.
+// The wall clock part is @TIME-<seconds before Now>@, which the curl stub
+// prints as Time.String() of that instant; the zero time (no sync ever)
+// is printed as it is.
 func (p ProxyHealth) goTime(t time.Time) string {
 	s := t.String()
+	if !t.IsZero() {
+		s = "@TIME-" + ftoa(p.Now.Sub(t).Seconds()) + "@"
+	}
 	if !p.Started.IsZero() && !t.Before(p.Started) {
 		s += fmt.Sprintf(" m=+%.9f", t.Sub(p.Started).Seconds())
 	}

@@ -33,7 +33,10 @@ func Healthy(hostname string, server bool) State {
 			svc:   {Active: "active", Enabled: "enabled"},
 		},
 		Sysctls: map[string]string{
-			"net.ipv4.ip_forward":                 "1",
+			"net.ipv4.ip_forward": "1",
+			// RKE2 sets IPv6 forwarding only in an IPv6 or dual-stack
+			// cluster (WithDualStack); the kernel's default is 0.
+			"net.ipv6.conf.all.forwarding":        "0",
 			"net.bridge.bridge-nf-call-iptables":  "1",
 			"net.bridge.bridge-nf-call-ip6tables": "1",
 			"net.netfilter.nf_conntrack_count":    "817",

@@ -97,3 +97,70 @@ func files(t *testing.T, root string) []string {
 	}
 	return out
 }
+
+// TestCurlStubProxyRules pins the curl stub to curl's own proxy rules
+// (curl(1) ENVIRONMENT, libcurl CURLOPT_NOPROXY): http_proxy in lower case
+// only, ALL_PROXY as the fallback, no_proxy and --noproxy ("*" for every
+// host, a host or a domain it is in, IPv6 without brackets, --noproxy
+// winning over no_proxy, an empty --noproxy proxying every host); and to
+// answering on the address a server listens on: kube-proxy's health on
+// ::1 once RKE2 binds it there.
+func TestCurlStubProxyRules(t *testing.T) {
+	v4 := Healthy("n", false)
+	v6 := WithIPv6Primary(v4)
+	const proxy = "http_proxy=http://proxy.corp.example:3128"
+	tests := []struct {
+		name  string
+		state State
+		env   []string
+		args  []string
+		want  string
+	}{
+		{"no proxy", v4, nil, []string{"http://127.0.0.1:10256/healthz"}, "200"},
+		{"http_proxy takes 127.0.0.1 to the proxy", v4, []string{proxy}, []string{"http://127.0.0.1:10256/healthz"}, "000"},
+		{"HTTP_PROXY is never read", v4, []string{"HTTP_PROXY=http://proxy.corp.example:3128"}, []string{"http://127.0.0.1:10256/healthz"}, "200"},
+		{"ALL_PROXY is", v4, []string{"ALL_PROXY=http://proxy.corp.example:3128"}, []string{"http://127.0.0.1:10256/healthz"}, "000"},
+		{"--noproxy '*'", v4, []string{proxy}, []string{"--noproxy", "*", "http://127.0.0.1:10256/healthz"}, "200"},
+		{"no_proxy names the host", v4, []string{proxy, "no_proxy=localhost,127.0.0.1"}, []string{"http://127.0.0.1:10256/healthz"}, "200"},
+		{"no_proxy names a domain only", v4, []string{proxy, "no_proxy=.corp.example"}, []string{"http://127.0.0.1:10256/healthz"}, "000"},
+		{"NO_PROXY '*'", v4, []string{proxy, "NO_PROXY=*"}, []string{"http://127.0.0.1:10256/healthz"}, "200"},
+		{"an empty --noproxy proxies all", v4, []string{proxy, "no_proxy=*"}, []string{"--noproxy", "", "http://127.0.0.1:10256/healthz"}, "000"},
+		{"IPv6 no_proxy entry without brackets", v6, []string{proxy, "no_proxy=::1"}, []string{"http://[::1]:10256/healthz"}, "200"},
+		{"IPv6-primary: health on ::1", v6, nil, []string{"http://[::1]:10256/healthz"}, "200"},
+		{"IPv6-primary: nothing on 127.0.0.1:10256", v6, nil, []string{"http://127.0.0.1:10256/healthz"}, "000"},
+		{"IPv6-primary: metrics stay on 127.0.0.1", v6, nil, []string{"http://127.0.0.1:10249/metrics"}, "200"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "node")
+			if err := Build(root, tc.state); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(filepath.Join(root, "bin/curl"), append([]string{"-s", "-o", "/dev/null", "-w", "%{http_code}"}, tc.args...)...)
+			cmd.Env = append([]string{"PATH=" + filepath.Join(root, "bin"), "FLEET_AUDIT_ROOT=" + root}, tc.env...)
+			out, _ := cmd.Output()
+			if string(out) != tc.want {
+				t.Errorf("curl %v with %v printed %q, want %q", tc.args, tc.env, out, tc.want)
+			}
+		})
+	}
+}
+
+// A node's /etc/environment reaches its login sessions as pam_env puts it
+// there: comments and lines without "=" skipped, "export " and matching
+// quotes dropped.
+func TestSessionEnvReadsEtcEnvironment(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "# proxy\nhttp_proxy=\"http://p:3128\"\nexport no_proxy='.corp'\nPATHX\n\nLANG=C.UTF-8\n"
+	if err := os.WriteFile(filepath.Join(root, "etc/environment"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := SessionEnv(root)
+	want := []string{"FLEET_AUDIT_ROOT=" + root, "http_proxy=http://p:3128", "no_proxy=.corp", "LANG=C.UTF-8"}
+	if !slices.Equal(got, want) {
+		t.Errorf("SessionEnv = %q, want %q", got, want)
+	}
+}

@@ -2,8 +2,8 @@
 # description: iptables version, backend and selected alternative; as root, kube-proxy's rules in iptables-save and in the other backend
 # needs_root: true
 # timeout: 20s
-# facts: iptables.version iptables.backend iptables.alternative iptables.save.lines iptables.kube_chains iptables.kube_rules iptables.duplicate_rules iptables.forward_policy iptables.other_backend.kube_rules iptables.dual_backend
-# volatile: iptables.save.lines iptables.kube_chains iptables.kube_rules iptables.duplicate_rules iptables.other_backend.kube_rules
+# facts: iptables.version iptables.backend iptables.alternative iptables.save.lines iptables.kube_chains iptables.kube_rules iptables.duplicate_rules iptables.forward_policy iptables.other_backend.kube_rules iptables.dual_backend iptables.ip6.kube_rules
+# volatile: iptables.save.lines iptables.kube_chains iptables.kube_rules iptables.duplicate_rules iptables.other_backend.kube_rules iptables.ip6.kube_rules
 backend=absent
 if have iptables; then
 	# "iptables v1.8.10 (nf_tables)"; releases before 1.8 print no backend
@@ -163,5 +163,32 @@ else
 			fi
 			;;
 		esac
+	fi
+fi
+
+# kube-proxy's IPv6 rules, which a dual-stack or IPv6 cluster's Services
+# need (checks judge them only there: net.ip_families). ip6tables-save
+# must not load a module either: the legacy one loads ip6_tables where
+# /proc/net/ip6_tables_names is missing (iptables xtables_load_ko), the
+# nf_tables one autoloads nf_tables. Without that module there is no rule.
+if ! have ip6tables-save; then
+	fact iptables.ip6.kube_rules absent
+elif ! is_root; then
+	fact iptables.ip6.kube_rules not-root
+else
+	v6=asked
+	case $backend in
+	legacy) [ -e "$R/proc/net/ip6_tables_names" ] || v6=unloaded ;;
+	nf_tables) modules_state nf_tables && [ "$fa_ms" = "nf_tables absent" ] && v6=unloaded ;;
+	esac
+	if [ $v6 = unloaded ]; then
+		fact iptables.ip6.kube_rules 0
+	else
+		stats=$(awk -v cmds=ip6tables-save "$save_stats" </dev/null)
+		set -f
+		# shellcheck disable=SC2086
+		set -- $stats
+		set +f
+		if [ $# = 5 ]; then fact iptables.ip6.kube_rules "$3"; else fact iptables.ip6.kube_rules error; fi
 	fi
 fi

@@ -1,8 +1,8 @@
 # id: kubeproxy
-# description: kube-proxy /healthz and /livez on 127.0.0.1:10256 and its sync metrics on 127.0.0.1:10249, asked from the node itself
+# description: kube-proxy /healthz and /livez (127.0.0.1:10256, or [::1] on IPv6-primary nodes) and its sync metrics (127.0.0.1:10249), asked from the node itself
 # needs_root: false
 # timeout: 20s
-# facts: kubeproxy.port10256.listening kubeproxy.health kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.healthz.stale_seconds kubeproxy.livez.code kubeproxy.livez.body kubeproxy.metrics.status kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
+# facts: kubeproxy.port10256.listening kubeproxy.healthz.address kubeproxy.health kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.healthz.stale_seconds kubeproxy.livez.code kubeproxy.livez.body kubeproxy.metrics.status kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
 # volatile: kubeproxy.healthz.body kubeproxy.livez.body kubeproxy.healthz.stale_seconds kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
 
 # Health and metrics share one probe (one shell and one timeout(1) fewer per
@@ -12,45 +12,101 @@
 # symptom's own probe as its cause, and a missing ip_vs module must be able to
 # explain a failing /healthz.
 #
-# One curl asks all three endpoints (it runs every URL of its command line
-# in turn, and -w writes after each transfer, a failed one too: curl(1),
-# write-out.md), each answer closed by a "@@FA_HTTP <code>" line; one awk
-# reads them with /proc/net/tcp and prints every fact. Only loopback is ever
-# asked. wget, where curl is missing, is run once per endpoint.
+# Where kube-proxy listens: its manifest's --healthz-bind-address and
+# --metrics-bind-address, where this login can read it (RKE2's
+# pod-manifests directory is 0700 root). RKE2 binds health to ::1 instead
+# of 127.0.0.1 when the node's first node-ip is IPv6 (k3s
+# pkg/daemons/agent/agent_linux.go kubeProxyArgs) and leaves metrics on
+# kube-proxy's default 127.0.0.1:10249; an address without a port keeps
+# the default one (kube-proxy cmd/kube-proxy/app/options.go). Without the
+# manifest both loopbacks are asked, 127.0.0.1 first: the one nothing
+# listens on refuses at once, and the answer that connected counts.
+#
+# One curl asks every endpoint (it runs every URL of its command line in
+# turn, and -w writes after each transfer, a failed one too: curl(1),
+# write-out.md), each answer closed by a "@@FA_HTTP <code> <url>" line; one
+# awk reads them with /proc/net/tcp and prints every fact. Only loopback is
+# ever asked, and never through a proxy: a login environment's http_proxy
+# (/etc/environment, which pam_env reads) would send 127.0.0.1 to the
+# proxy, so curl gets --noproxy '*' (curl 7.19.4 and later), and the wget
+# branch drops the proxy variables (GNU and busybox wget read http_proxy;
+# only GNU wget has --no-proxy, busybox has -Y off). wget, where curl is
+# missing, is run once per URL.
 #
 # The staleness of /healthz comes from the two times in its own body, so it
-# depends on no clock; the sync age needs the node's. Label values may hold
-# spaces, so a sample's value is taken after the closing brace. Series of
-# both IP families (ip_family labels, newer kube-proxy) are summed per
-# bucket, and the family that synced longest ago counts for the age.
+# depends on no clock. The sync age is kube-proxy's own currentTime (the
+# /healthz body, else /livez's) minus its last sync timestamp: one clock
+# gives both. Only where no health body carries a time is the node's
+# date(1) asked. Never awk's srand(): mawk 1.3.4 built with clock_gettime
+# seeds from, and returns, nanoseconds since the epoch (bi_funct.c
+# initial_seed: tv_sec * 1e9 + tv_nsec; Debian 13's mawk 1.3.4-20250131
+# prints 1.8e18 for BEGIN { srand(); print srand() }), which made every
+# sync look decades old. Label values may hold spaces, so a sample's value
+# is taken after the closing brace. Series of both IP families (ip_family
+# labels, newer kube-proxy) are summed per bucket, and the family that
+# synced longest ago counts for the age.
+kpm=$R/var/lib/rancher/rke2/agent/pod-manifests/kube-proxy.yaml
+hz="127.0.0.1:10256 [::1]:10256"
+mx=127.0.0.1:10249
+if [ -r "$kpm" ]; then
+	# One "- --flag=value" line per argument; the last of a repeated flag
+	# wins, as in kube-proxy's flag parsing. 0.0.0.0 is reached at
+	# 127.0.0.1, :: (both families) at ::1.
+	set -f
+	# shellcheck disable=SC2046
+	set -- $(awk '
+	function addr(v, port,   h) {
+		if (v ~ /^\[.*\]:[0-9]+$/) { sub(/^\[::\]/, "[::1]", v); return v }
+		if (v ~ /^[0-9.]+:[0-9]+$/) { sub(/^0\.0\.0\.0:/, "127.0.0.1:", v); return v }
+		if (v == "::" || v == "::1") return "[::1]:" port
+		if (v == "0.0.0.0") return "127.0.0.1:" port
+		return v ":" port
+	}
+	{ sub(/^[ \t]*-[ \t]*/, "") }
+	sub(/^--healthz-bind-address=/, "") { h = addr($0, 10256) }
+	sub(/^--metrics-bind-address=/, "") { m = addr($0, 10249) }
+	END { print (h == "" ? "127.0.0.1:10256" : h), (m == "" ? "127.0.0.1:10249" : m) }' "$kpm" 2>/dev/null)
+	set +f
+	[ $# = 2 ] && hz=$1 mx=$2
+fi
+urls=
+for a in $hz; do urls="$urls http://$a/healthz http://$a/livez"; done
+urls="$urls http://$mx/metrics"
 if have curl; then
-	curl -s -m 5 -w '\n@@FA_HTTP %{http_code}\n' \
-		http://127.0.0.1:10256/healthz http://127.0.0.1:10256/livez http://127.0.0.1:10249/metrics 2>/dev/null
+	# shellcheck disable=SC2086
+	curl -s --noproxy '*' -m 5 -w '\n@@FA_HTTP %{http_code} %{url_effective}\n' $urls 2>/dev/null
 elif have wget; then
-	for u in http://127.0.0.1:10256/healthz http://127.0.0.1:10256/livez http://127.0.0.1:10249/metrics; do
+	unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY
+	for u in $urls; do
 		# wget has no -w; GNU wget exits 8 on an HTTP error status, which
 		# is an answer (a 503 /healthz), not a dead port.
 		b=$(wget -q -T 5 -O - "$u" 2>/dev/null)
 		case $? in
-		0) printf '%s\n@@FA_HTTP 200\n' "$b" ;;
-		8) printf '%s\n@@FA_HTTP http-error\n' "$b" ;;
-		*) printf '\n@@FA_HTTP 000\n' ;;
+		0) printf '%s\n@@FA_HTTP 200 %s\n' "$b" "$u" ;;
+		8) printf '%s\n@@FA_HTTP http-error %s\n' "$b" "$u" ;;
+		*) printf '\n@@FA_HTTP 000 %s\n' "$u" ;;
 		esac
 	done
 else
-	printf '\n@@FA_HTTP absent\n\n@@FA_HTTP absent\n\n@@FA_HTTP absent\n'
+	printf '\n@@FA_HTTP absent /healthz\n\n@@FA_HTTP absent /livez\n\n@@FA_HTTP absent /metrics\n'
 fi | awk -v root="$R" "$fa_awk_fact"'
 # put prints a fact with the blanks around its value trimmed.
 function put(k, v) { sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v); fact(k, v) }
-function answer(w, b, c) { code[w] = c; body[w] = b }
+# answer keeps the answer of endpoint w: the first one that connected, of the
+# addresses asked in turn.
+function answer(w, b, c, a) {
+	if ((w in code) && code[w] != "000") return
+	code[w] = c; body[w] = b; addr[w] = a
+}
 # secs turns Go time.Time.String() ("2026-12-02 10:00:00.5 +0000 UTC
-# m=+12.3") into seconds since an arbitrary epoch; only differences are used.
+# m=+12.3") into Unix time: days from the civil date (March-based years;
+# 719469 is the count of 1970-01-01), then the time of day and the zone.
 function secs(t,   a, d, c, y, m, s, sign) {
 	if (split(t, a, " ") < 3 || split(a[1], d, "-") != 3 || split(a[2], c, ":") != 3) return ""
 	y = d[1] + 0; m = d[2] + 0
 	if (y <= 1) return "zero"
 	if (m <= 2) { y--; m += 12 }
-	s = (365 * y + int(y / 4) - int(y / 100) + int(y / 400) + int((153 * (m - 3) + 2) / 5) + d[3]) * 86400
+	s = (365 * y + int(y / 4) - int(y / 100) + int(y / 400) + int((153 * (m - 3) + 2) / 5) + d[3] - 719469) * 86400
 	s += c[1] * 3600 + c[2] * 60 + c[3]
 	sign = substr(a[3], 1, 1) == "-" ? -1 : 1
 	return s - sign * (substr(a[3], 2, 2) * 3600 + substr(a[3], 4, 2) * 60)
@@ -160,20 +216,26 @@ function health(   w, c, b, t, el, lu, ct, st, d, hc, lc, h) {
 	else h = "unknown"
 	put("kubeproxy.health", h)
 }
-# The lines of each answer, up to its "@@FA_HTTP" line: the health bodies
-# are joined by blanks, the metrics read line by line.
+# The lines of each answer are kept up to its "@@FA_HTTP <code> <url>"
+# line, which says whose they are: a health body is joined by blanks, the
+# first metrics answer that connected is read line by line.
 /^@@FA_HTTP / {
-	n++
-	if (n == 1) answer("healthz", hb, $2)
-	else if (n == 2) answer("livez", hb, $2)
-	else mcode = $2
-	hb = ""; hl = 0
+	w = $3; sub(/.*\//, "", w); a = $3; sub(/^[a-z]*:\/\//, "", a); sub(/\/.*/, "", a)
+	if (w != "metrics") {
+		hb = ""
+		for (i = 1; i <= nl; i++) hb = hb (i > 1 ? " " : "") line[i]
+		answer(w, hb, $2, a)
+	} else if (mcode == "" || mcode == "000") {
+		mcode = $2
+		for (i = 1; i <= nl; i++) metric(line[i])
+	}
+	nl = 0
 	next
 }
-n < 2 { hb = hb (hl++ ? " " : "") $0; next }
-n == 2 { metric($0) }
+{ line[++nl] = $0 }
 END {
 	put("kubeproxy.port10256.listening", listening())
+	put("kubeproxy.healthz.address", code["healthz"] == "" || code["healthz"] == "000" || code["healthz"] == "absent" ? "none" : addr["healthz"])
 	health()
 	status = mcode == "200" ? "ok" : mcode == "absent" ? "absent" : (mcode == "000" || mcode == "") ? "connect-failed" : "http-" mcode
 	put("kubeproxy.metrics.status", status)
@@ -194,11 +256,16 @@ END {
 		if (oldest == "" || last[f] < oldest) oldest = last[f]
 		if ((f in queued) && worst < queued[f] - last[f]) worst = queued[f] - last[f]
 	}
-	# The clock of the node, without date(1): srand() seeds from the time of day
-	# and the next call returns that seed (POSIX awk, srand).
-	srand(); now = srand()
+	# The clock of kube-proxy (see the top), else the one of the node.
+	now = jtime(body["healthz"], "currentTime")
+	if (now == "" || now == "zero") now = jtime(body["livez"], "currentTime")
+	if ((now == "" || now == "zero") && ("last" in seen)) {
+		c = "exec date +%s 2>/dev/null"
+		if ((c | getline now) <= 0) now = ""
+		close(c)
+	}
 	age = now - oldest
-	val("sync_age_seconds", "last" in seen, "%.0f", age < 0 ? 0 : age)
+	val("sync_age_seconds", ("last" in seen) && now != "", "%.0f", age < 0 ? 0 : age)
 	val("queue_lag_seconds", "last" in seen, "%.0f", worst)
 	val("restore_failures", "fails" in seen, "%.0f", fails)
 	val("endpoint_changes_pending", "epend" in seen, "%.0f", epend)

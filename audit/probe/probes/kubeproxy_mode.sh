@@ -143,11 +143,12 @@ else
 fi
 fact kubeproxy.bpftool.maps "$maps"
 fact kubeproxy.bpftool.cilium_lb_maps "$lbmaps"
-# kube-proxy's metrics server answers /proxyMode with the mode it runs in.
+# kube-proxy's metrics server answers /proxyMode with the mode it runs in,
+# asked never through a login's http_proxy (see kubeproxy.sh).
 if have curl; then
-	pm=$(curl -s -m 3 -w '\n%{http_code}' http://127.0.0.1:10249/proxyMode 2>/dev/null)
+	pm=$(curl -s --noproxy '*' -m 3 -w '\n%{http_code}' http://127.0.0.1:10249/proxyMode 2>/dev/null)
 elif have wget; then
-	pm=$(wget -q -T 3 -O - http://127.0.0.1:10249/proxyMode 2>/dev/null) && pm="$pm
+	pm=$(unset http_proxy HTTP_PROXY all_proxy ALL_PROXY; wget -q -T 3 -O - http://127.0.0.1:10249/proxyMode 2>/dev/null) && pm="$pm
 200"
 else
 	pm=

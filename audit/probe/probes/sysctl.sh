@@ -1,8 +1,8 @@
 # id: sysctl
-# description: forwarding and bridge-netfilter sysctls, conntrack table use, and the table size kube-proxy sets on this node (from its flags in RKE2's static pod)
+# description: forwarding and bridge-netfilter sysctls, the cluster's IP families, conntrack table use, and the table size kube-proxy sets on this node (from its flags in RKE2's static pod)
 # needs_root: false
 # timeout: 10s
-# facts: sysctl.net.ipv4.ip_forward sysctl.net.bridge.bridge-nf-call-iptables sysctl.net.bridge.bridge-nf-call-ip6tables conntrack.count conntrack.max conntrack.kube_proxy_max
+# facts: sysctl.net.ipv4.ip_forward sysctl.net.ipv6.conf.all.forwarding sysctl.net.bridge.bridge-nf-call-iptables sysctl.net.bridge.bridge-nf-call-ip6tables net.ip_families conntrack.count conntrack.max conntrack.kube_proxy_max
 # volatile: conntrack.count
 # role_scoped: conntrack.max conntrack.kube_proxy_max
 
@@ -29,7 +29,19 @@ elif [ -d "$kpm" ] && [ -x "$kpm" ] && [ ! -e "$kpm/kube-proxy.yaml" ]; then
 else
 	kps=unknown
 fi
-awk -v root="$R" -v kps="$kps" -v kpm="$kpm/kube-proxy.yaml" "$fa_awk_fact"'
+# The cluster's IP families decide which IPv6 settings matter: RKE2 turns
+# IPv6 forwarding and bridge-nf-call-ip6tables on only when its cluster
+# CIDRs hold an IPv6 range (k3s pkg/agent/run.go run: enableIPv6 :=
+# dualCluster || clusterIPv6, then pkg/agent/syssetup kernelSysctls). The
+# same ranges are kube-proxy's --cluster-cidr (k3s kubeProxyArgs), read
+# from its manifest where readable; else the cluster-cidr key of
+# config.yaml (a server's; the file holds the join token, so that key
+# alone is read, and never printed); else "unknown", which no check
+# judges. A server whose config.yaml sets no cluster-cidr runs RKE2's
+# IPv4 default, but an agent's never sets it: absent is unknown too.
+cfg=$R/etc/rancher/rke2/config.yaml
+[ -r "$cfg" ] || cfg=
+awk -v root="$R" -v kps="$kps" -v kpm="$kpm/kube-proxy.yaml" -v cfg="$cfg" "$fa_awk_fact"'
 function rd(path,   v, st) {
 	v = ""
 	st = (getline v < (root path))
@@ -43,9 +55,30 @@ function flag(l, name,   v) {
 	v = substr(l, RSTART, RLENGTH); sub(/^[^=]*=/, "", v)
 	return v
 }
+# families names the IP families of a comma-separated CIDR list: ipv4,
+# ipv6, dual, or unknown for an empty one.
+function families(l,   n, c, i, v4, v6) {
+	gsub(/["\047 \t]/, "", l)
+	n = split(l, c, ",")
+	for (i = 1; i <= n; i++) {
+		if (index(c[i], ":")) v6 = 1
+		else if (c[i] ~ /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\/[0-9]+$/) v4 = 1
+	}
+	return v4 && v6 ? "dual" : v6 ? "ipv6" : v4 ? "ipv4" : "unknown"
+}
 BEGIN {
-	n = split("net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables", ks, " ")
+	n = split("net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables", ks, " ")
 	for (i = 1; i <= n; i++) fact("sysctl." ks[i], rd(key(ks[i])))
+	fam = "unknown"
+	if (kps == "readable") {
+		while ((getline l < kpm) > 0) if (match(l, /--cluster-cidr=[^ \t]+/)) fam = families(substr(l, RSTART + 15, RLENGTH - 15))
+		close(kpm)
+	}
+	if (fam == "unknown" && cfg != "") {
+		while ((getline l < cfg) > 0) if (sub(/^cluster-cidr:[ \t]*/, "", l)) { sub(/[ \t]*#.*$/, "", l); fam = families(l) }
+		close(cfg)
+	}
+	fact("net.ip_families", fam)
 	fact("conntrack.count", rd("/proc/sys/net/netfilter/nf_conntrack_count"))
 	fact("conntrack.max", rd("/proc/sys/net/netfilter/nf_conntrack_max"))
 	# Cores are counted like Go runtime.NumCPU on an unrestricted process:
