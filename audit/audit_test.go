@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ type shSession struct {
 	// /bin/sh: the probes run in its subshells, so it is the shell they
 	// run under.
 	shell []string
+	// attr, when set, starts the shell as another user (Credential), for
+	// the tests that run the bundle as a real unprivileged login.
+	attr *syscall.SysProcAttr
 }
 
 func (t *shTransport) Open(ctx context.Context, h Target) (Session, error) {
@@ -63,6 +67,10 @@ func (s *shSession) Exec(ctx context.Context, script []byte, timeout time.Durati
 	cmd := exec.CommandContext(ctx, shell[0], append(slices.Clip(shell[1:]), "-s")...)
 	cmd.Env = append(append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(s.root)...), s.env...)
 	cmd.Stdin = bytes.NewReader(script)
+	if s.attr != nil {
+		// The test's working directory may be closed to that user.
+		cmd.SysProcAttr, cmd.Dir = s.attr, "/"
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

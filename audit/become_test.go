@@ -33,7 +33,9 @@ exec "$@"
 
 // asNonRoot turns a simulated node into one whose login user is not root
 // (the suite runs as root in CI) and whose sudo behaves as kind; "absent"
-// takes sudo away.
+// takes sudo away. Only id(1) and sudo are faked: the probes still run as
+// root, so no file permission bites. TestBecomeSudoAgainstPrivateRKE2Dirs
+// runs the bundle as a real unprivileged user through the real sudo.
 func asNonRoot(t *testing.T, root, kind string) {
 	t.Helper()
 	bin := filepath.Join(root, "bin")

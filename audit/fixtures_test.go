@@ -45,12 +45,17 @@ type factScenario struct {
 // variants live beside the tests that judge them.
 func factScenarios() map[string]factScenario {
 	m := map[string]factScenario{
-		"incident":          {fleet: nodesim.Incident},
-		"clean-3":           {fleet: func() []nodesim.Member { return nodesim.Clean(3) }},
-		"planted":           {fleet: nodesim.Planted},
-		"kubeproxy-modes":   {fleet: kubeProxyModesFleet},
-		"kubeproxy-ebpf":    {fleet: kubeProxyEBPFFleet},
-		"netfilter-planted": {fleet: netfilterPlantedFleet, probes: netfilterProbes},
+		"incident":           {fleet: nodesim.Incident},
+		"clean-3":            {fleet: func() []nodesim.Member { return nodesim.Clean(3) }},
+		"planted":            {fleet: nodesim.Planted},
+		"kubeproxy-modes":    {fleet: kubeProxyModesFleet},
+		"kubeproxy-ebpf":     {fleet: kubeProxyEBPFFleet},
+		"netfilter-planted":  {fleet: netfilterPlantedFleet, probes: netfilterProbes},
+		"kpfree-cilium":      {fleet: func() []nodesim.Member { return kubeProxyFreeFleet(nodesim.WithCiliumKPR, nil) }},
+		"kpfree-calico-ebpf": {fleet: func() []nodesim.Member { return kubeProxyFreeFleet(nodesim.WithCalicoEBPF, nil) }},
+		"kpfree-cilium-planted": {fleet: func() []nodesim.Member {
+			return kubeProxyFreeFleet(nodesim.WithCiliumKPR, kubeProxyFreePlants)
+		}},
 	}
 	add := func(name string, s factScenario) {
 		if _, ok := m[name]; ok {

@@ -339,7 +339,17 @@ func TestKubeProxyModeProbe(t *testing.T) {
 			"    - --kubeconfig=/var/lib/rancher/rke2/agent/kubeproxy.kubeconfig\n    command:\n    - kube-proxy\n"
 	}
 	const denied = "Can't initialize ipvs: Permission denied (you must be root)\n"
-	strict := "KVStore:                 Ok   Disabled\nKubeProxyReplacement:    Strict   [eth0 192.168.10.21 (Direct Routing)]\nCilium:                  Ok   1.13.4 (v1.13.4-4061cdfc)\n"
+	// The agent's answer on its socket, as a test sets it.
+	agentSays := func(s nodesim.State, h nodesim.HTTP) nodesim.State {
+		socks := map[string]map[string]nodesim.HTTP{}
+		for k, v := range s.Sockets {
+			socks[k] = v
+		}
+		socks[nodesim.CiliumSock] = map[string]nodesim.HTTP{"/v1/healthz": h}
+		s.Sockets = socks
+		return s
+	}
+	kpr := nodesim.WithCiliumKPR(healthy())
 	cases := []struct {
 		name  string
 		state nodesim.State
@@ -407,30 +417,40 @@ func TestKubeProxyModeProbe(t *testing.T) {
 		{"kube-proxy down, mode in a config file", withFile(down(healthy()), nodesim.KubeProxyManifest, manifest("    - --config=/etc/kube-proxy/config.yaml\n")),
 			map[string]string{"kubeproxy.mode.configured": "unknown", "kubeproxy.mode": "unknown", "kubeproxy.mode.source": "none"}},
 		{"no kube-proxy at all", noManifest(down(healthy())), map[string]string{"kubeproxy.mode": "absent", "kubeproxy.mode.source": "none"}},
-		{"cilium replaces kube-proxy", nodesim.WithEBPF(healthy()), map[string]string{
+		{"cilium replaces kube-proxy", kpr, map[string]string{
 			"kubeproxy.mode": "ebpf", "kubeproxy.mode.source": "cilium", "kubeproxy.mode.configured": "absent",
 			"kubeproxy.cilium.agent": "socket", "kubeproxy.cilium.status": "Ok", "kubeproxy.cilium.kube_proxy_replacement": "True",
-			"kubeproxy.bpftool.maps": "8", "kubeproxy.bpftool.cilium_lb_maps": "5", "kubeproxy.mode.missing_modules": "none",
+			"kubeproxy.cilium.health_port": "ok", "kubeproxy.calico.bpf_nat": "no", "cni.kube_proxy_replaced": "yes", "cni.bridge_nf_required": "no",
+			"kubeproxy.bpftool.maps": "absent", "kubeproxy.bpftool.cilium_lb_maps": "absent", "kubeproxy.mode.missing_modules": "none",
 		}},
-		{"older cilium says Strict", withCommand(nodesim.WithEBPF(healthy()), nodesim.Command{Name: "cilium", Args: "status -H unix://*/var/run/cilium/cilium.sock", Out: strict}),
-			map[string]string{"kubeproxy.mode": "ebpf", "kubeproxy.cilium.kube_proxy_replacement": "Strict"}},
-		{"cilium-dbg is the agent CLI of newer releases", func() nodesim.State {
-			s := nodesim.WithEBPF(healthy())
-			s.RemoveCommand("cilium")
-			return withCommand(s, nodesim.Command{Name: "cilium-dbg", Args: "status -H unix://*/var/run/cilium/cilium.sock", Out: strict})
-		}(), map[string]string{"kubeproxy.mode": "ebpf", "kubeproxy.cilium.status": "Ok"}},
-		{"cilium agent not answering", withCommand(nodesim.WithEBPF(healthy()), nodesim.Command{Name: "cilium", Args: "status -H unix://*/var/run/cilium/cilium.sock", RC: 1,
-			Out: "Error: Unable to reach agent: Get \"http://localhost/v1/healthz\": dial unix /var/run/cilium/cilium.sock: connect: connection refused\n"}),
-			map[string]string{"kubeproxy.cilium.status": "error", "kubeproxy.cilium.kube_proxy_replacement": "unknown", "kubeproxy.mode": "absent"}},
-		{"cilium socket, no agent CLI on the host", func() nodesim.State {
-			s := nodesim.WithEBPF(healthy())
-			s.RemoveCommand("cilium")
-			return s
-		}(), map[string]string{"kubeproxy.cilium.agent": "socket", "kubeproxy.cilium.status": "no-cli", "kubeproxy.cilium.kube_proxy_replacement": "unknown"}},
-		{"cilium without kube-proxy replacement, kube-proxy running", withCommand(withFile(healthy(), "var/run/cilium/cilium.sock", ""),
-			nodesim.Command{Name: "cilium", Args: "status -H *", Out: "KubeProxyReplacement:    False\nCilium:                  Ok   1.16.5 (v1.16.5-ad688277)\n"}),
-			map[string]string{"kubeproxy.mode": "iptables", "kubeproxy.cilium.kube_proxy_replacement": "False"}},
-		{"bpftool without root", withCommand(nodesim.WithEBPF(healthy()), nodesim.Command{Name: "bpftool", Args: "map list", RC: 255,
+		{"bpftool from the distribution lists Cilium's maps", nodesim.WithBPFTool(kpr), map[string]string{
+			"kubeproxy.bpftool.maps": "8", "kubeproxy.bpftool.cilium_lb_maps": "5",
+		}},
+		// Before Cilium 1.14 the mode was Strict, Probe, Partial or Disabled.
+		{"older cilium says Strict", agentSays(kpr, nodesim.HTTP{Code: 200, Body: nodesim.CiliumStatus("Strict")}),
+			map[string]string{"kubeproxy.mode": "ebpf", "kubeproxy.cilium.kube_proxy_replacement": "Strict", "cni.kube_proxy_replaced": "yes"}},
+		{"older cilium replacing only partly", agentSays(kpr, nodesim.HTTP{Code: 200, Body: nodesim.CiliumStatus("Partial")}),
+			map[string]string{"kubeproxy.mode": "absent", "kubeproxy.cilium.kube_proxy_replacement": "Partial", "cni.kube_proxy_replaced": "no"}},
+		{"cilium agent down, its socket left", nodesim.WithCiliumAgentDown(kpr), map[string]string{
+			"kubeproxy.cilium.agent": "socket", "kubeproxy.cilium.status": "not-answering", "kubeproxy.cilium.kube_proxy_replacement": "unknown",
+			"kubeproxy.cilium.health_port": "connect-failed", "kubeproxy.mode": "absent", "cni.kube_proxy_replaced": "unknown", "cni.bridge_nf_required": "yes",
+		}},
+		{"cilium agent failing", agentSays(kpr, nodesim.HTTP{Code: 500, Body: "{}\n"}),
+			map[string]string{"kubeproxy.cilium.status": "error", "kubeproxy.cilium.kube_proxy_replacement": "unknown"}},
+		{"cilium with kube-proxy", nodesim.WithCNI(healthy(), "cilium", false), map[string]string{
+			"kubeproxy.mode": "iptables", "kubeproxy.cilium.status": "Ok", "kubeproxy.cilium.kube_proxy_replacement": "False",
+			"cni.kube_proxy_replaced": "no", "cni.bridge_nf_required": "yes",
+		}},
+		{"calico eBPF dataplane", nodesim.WithCalicoEBPF(healthy()), map[string]string{
+			"kubeproxy.mode": "ebpf", "kubeproxy.mode.source": "calico", "kubeproxy.mode.configured": "absent", "kubeproxy.calico.bpf_nat": "yes",
+			"kubeproxy.cilium.agent": "absent", "cni.kube_proxy_replaced": "yes", "cni.bridge_nf_required": "no",
+		}},
+		// Calico pins programs and maps in iptables mode too (XDP for
+		// untracked deny rules): only its NAT maps tell the BPF dataplane.
+		// The map name here stands for any of those.
+		{"calico iptables mode with a pinned map", withFile(nodesim.WithCNI(healthy(), "calico", false), "sys/fs/bpf/tc/globals/cali_v4_ip_sets", ""),
+			map[string]string{"kubeproxy.mode": "iptables", "kubeproxy.calico.bpf_nat": "no", "cni.kube_proxy_replaced": "no"}},
+		{"bpftool without root", withCommand(nodesim.WithBPFTool(kpr), nodesim.Command{Name: "bpftool", Args: "map list", RC: 255,
 			Out: "Error: can't get next map: Operation not permitted\n"}),
 			map[string]string{"kubeproxy.bpftool.maps": "denied", "kubeproxy.bpftool.cilium_lb_maps": "denied"}},
 		{"kube-proxy reports a mode this audit does not know", withHTTP(healthy(), "10249/proxyMode", nodesim.HTTP{Code: 200, Body: "userspace"}),
@@ -520,8 +540,41 @@ func TestKubeProxyChecks(t *testing.T) {
 		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "100"}, nil, result.OutcomePass},
 		{"kubeproxy.ipvs-services-below-peers", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.ipvs.virtual_services": "1"}, nil, result.OutcomeFail},
 		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed"}, nil, result.OutcomeFail},
-		// Cilium replaces kube-proxy: nothing on 10256 is expected.
-		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf"}, nil, result.OutcomePass},
+		// RKE2 wrote no kube-proxy manifest (disable-kube-proxy): nothing on
+		// 10256 is expected, whatever serves Services.
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf", "kubeproxy.mode.configured": "absent"}, nil, result.OutcomePass},
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "absent", "kubeproxy.mode.configured": "absent"}, nil, result.OutcomePass},
+		// Root could not read the manifest: neither there nor gone.
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "unreadable"}, nil, result.OutcomeSkip},
+		// The manifest is there, the mode in a config file: kube-proxy is meant to run.
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "unknown"}, nil, result.OutcomeFail},
+		// No manifest while the cluster runs kube-proxy elsewhere.
+		{"kubeproxy.missing-on-node", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "absent",
+			"cni.kube_proxy_replaced": "no"}, map[string]string{"cluster.kubeproxy.pods": "3"}, result.OutcomeFail},
+		{"kubeproxy.missing-on-node", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "absent",
+			"cni.kube_proxy_replaced": "no"}, map[string]string{"cluster.kubeproxy.pods": "0"}, result.OutcomePass},
+		{"kubeproxy.missing-on-node", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "absent",
+			"cni.kube_proxy_replaced": "no"}, nil, result.OutcomeSkip},
+		{"kubeproxy.missing-on-node", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "absent",
+			"cni.kube_proxy_replaced": "yes"}, map[string]string{"cluster.kubeproxy.pods": "3"}, result.OutcomePass},
+		{"kubeproxy.cilium-agent-down", map[string]string{"kubeproxy.mode.configured": "absent", "kubeproxy.cilium.agent": "socket",
+			"kubeproxy.cilium.status": "not-answering", "kubeproxy.cilium.health_port": "connect-failed"}, nil, result.OutcomeFail},
+		// Without root the socket is unreadable: not judged.
+		{"kubeproxy.cilium-agent-down", map[string]string{"kubeproxy.mode.configured": "absent", "kubeproxy.cilium.agent": "socket",
+			"kubeproxy.cilium.status": "unreadable", "kubeproxy.cilium.health_port": "connect-failed"}, nil, result.OutcomeSkip},
+		// With kube-proxy beside it the agent is the CNI's concern, not the Service dataplane's.
+		{"kubeproxy.cilium-agent-down", map[string]string{"kubeproxy.mode.configured": "iptables", "kubeproxy.cilium.agent": "socket",
+			"kubeproxy.cilium.status": "not-answering", "kubeproxy.cilium.health_port": "connect-failed"}, nil, result.OutcomePass},
+		{"kubeproxy.cilium-agent-down", map[string]string{"kubeproxy.mode.configured": "absent", "kubeproxy.cilium.agent": "socket",
+			"kubeproxy.cilium.status": "Failure", "kubeproxy.cilium.health_port": "http-503"}, nil, result.OutcomePass},
+		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "iptables.kube_proxy_chains": "14"}, nil, result.OutcomeFail},
+		// kube-proxy runs here: its chains are live, not stale.
+		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "no", "iptables.kube_proxy_chains": "14"}, nil, result.OutcomePass},
+		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "iptables.kube_proxy_chains": "0"}, nil, result.OutcomePass},
+		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "iptables.kube_proxy_chains": "not-root"}, nil, result.OutcomeSkip},
+		{"kubeproxy.stale-nftables-table", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "nft.kube_proxy_table": "yes"}, nil, result.OutcomeFail},
+		{"kubeproxy.stale-nftables-table", map[string]string{"cni.kube_proxy_replaced": "unknown", "kubeproxy.healthz.code": "connect-failed", "nft.kube_proxy_table": "yes"}, nil, result.OutcomePass},
+		{"kubeproxy.stale-nftables-table", map[string]string{"cni.kube_proxy_replaced": "no", "nft.kube_proxy_table": "yes"}, nil, result.OutcomePass},
 		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "unhealthy"}, nil, result.OutcomeFail},
 		// A /healthz 503 of a node being deleted is not a kube-proxy fault.
 		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "ineligible", "kubeproxy.healthz.code": "503", "kubeproxy.healthz.node_eligible": "false"}, nil, result.OutcomePass},
@@ -641,9 +694,9 @@ func TestKubeProxyScenarioFleet(t *testing.T) {
 func kubeProxyEBPFFleet() []nodesim.Member {
 	fleet := nodesim.Clean(3)
 	for i := range fleet {
-		fleet[i].State = nodesim.WithEBPF(fleet[i].State)
+		fleet[i].State = nodesim.WithCiliumKPR(fleet[i].State)
 	}
-	return fleet
+	return nodesim.WithCluster(fleet)
 }
 
 func TestKubeProxyEBPFFleet(t *testing.T) {

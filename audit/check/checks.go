@@ -339,6 +339,9 @@ func (c Check) Evaluate(facts map[string]string) (outcome result.Outcome, detail
 				return result.OutcomeSkip, why
 			}
 		}
+		if slices.Contains(probe.Unjudgeable, v) && !cond.names(v) {
+			return result.OutcomeSkip, fmt.Sprintf("%s=%s: not readable without root, so neither present nor absent", cond.Fact, v)
+		}
 		holds, known := cond.holds(v, facts)
 		if !known {
 			return result.OutcomeSkip, fmt.Sprintf("%s=%s is not comparable with %s %s", cond.Fact, v, cond.Op, cond.operand(facts))
@@ -381,6 +384,20 @@ func (cond Condition) peerGroup(facts map[string]string) string {
 		return "audited nodes"
 	}
 	return "nodes with " + cond.Peers + "=" + facts[cond.Peers]
+}
+
+// names says whether the condition itself mentions value v: its Value, or
+// one of its list's words.
+func (cond Condition) names(v string) bool {
+	if knownOps[cond.Op] == opList {
+		for _, w := range strings.Split(cond.Value, ",") {
+			if strings.TrimSpace(w) == v {
+				return true
+			}
+		}
+		return false
+	}
+	return cond.Ref == "" && cond.Value == v
 }
 
 // operand is what the fact is compared with: the Ref fact's value or Value.

@@ -18,6 +18,14 @@ var probeFS embed.FS
 // libFile is prepended to every probe; it is not a probe itself.
 const libFile = "probes/_lib.sh"
 
+// Unjudgeable are the values a probe gives a fact it could not look at
+// for want of privilege: "unreadable" (a file, directory or socket root
+// keeps to itself, such as RKE2's 0700 pod-manifests). It does not say
+// whether the thing is there, so a check's condition skips on it unless it
+// names the value itself. ("not-root" is not one of them: the checks that
+// read it weigh it on purpose, as firewall.ufw-active does.)
+var Unjudgeable = []string{"unreadable"}
+
 // Scopes of probes and checks.
 const (
 	// ScopeNode probes run on every node; ScopeNode checks judge every

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,94 +17,9 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
-
-// requireTools says whether a missing prerequisite fails the test instead
-// of skipping it, as in CI.
-func requireTools() bool {
-	return os.Getenv(sshdtest.RequireEnv) == "1" || os.Getenv("FLEET_AUDIT_REQUIRE_TOOLS") == "1"
-}
-
-func randomHex(t *testing.T, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
-
-// sudoLogin creates a throw-away system user that may run anything as root
-// through sudo without a password (the README's become: sudo setup), and
-// removes it and its sudoers drop-in when the test ends. Creating a user
-// needs root; CI runs as root.
-func sudoLogin(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		if requireTools() {
-			t.Fatalf("%s, and %s=1 or FLEET_AUDIT_REQUIRE_TOOLS=1", why, sshdtest.RequireEnv)
-		}
-		t.Skip(why)
-	}
-	if os.Geteuid() != 0 {
-		missing("creating a non-root login with sudo needs root")
-	}
-	for _, tool := range []string{"sudo", "visudo", "useradd", "userdel"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing(tool + " not installed (apt-get install sudo passwd)")
-		}
-	}
-	tag := randomHex(t, 4)
-	name := "fa-sudo-" + tag
-	// -p '*': a locked ("!") password makes sshd refuse the account even for
-	// key logins when it runs without PAM (OpenSSH auth.c allowed_user).
-	if out, err := exec.Command("useradd", "-M", "-r", "-s", "/bin/sh", "-p", "*", name).CombinedOutput(); err != nil {
-		t.Fatalf("useradd: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("userdel", name).CombinedOutput(); err != nil {
-			t.Errorf("userdel %s: %v: %s", name, err, out)
-		}
-	})
-	rule := name + " ALL=(ALL) NOPASSWD: ALL\n"
-	draft := filepath.Join(t.TempDir(), "sudoers")
-	if err := os.WriteFile(draft, []byte(rule), 0o440); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("visudo", "-cf", draft).CombinedOutput(); err != nil {
-		t.Fatalf("visudo -cf: %v: %s", err, out)
-	}
-	// sudo reads drop-ins only from /etc/sudoers.d, and skips names with a dot.
-	dropIn := "/etc/sudoers.d/fleet-audit-test-" + tag
-	if err := os.WriteFile(dropIn, []byte(rule), 0o440); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := os.Remove(dropIn); err != nil {
-			t.Errorf("remove %s: %v", dropIn, err)
-		}
-	})
-	if out, err := exec.Command("sudo", "-n", "-u", name, "sudo", "-n", "true").CombinedOutput(); err != nil {
-		t.Fatalf("%s cannot use sudo without a password: %v: %s", name, err, out)
-	}
-	return name
-}
-
-// publicDir is a directory the login user can read, removed when the test
-// ends: t.TempDir's directories are private to the user running the test.
-func publicDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "fa-sudo-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // sudoNode starts a real sshd that the non-root login reaches with
 // become: sudo, and writes the inventory. env is the sessions' environment.
@@ -117,7 +30,7 @@ func sudoNode(t *testing.T, login string, env map[string]string) string {
 	srv := sshdtest.Start(t, sshdtest.Options{
 		Env:            env,
 		AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
-		KeysDir:        publicDir(t),
+		KeysDir:        testtools.PublicDir(t),
 	})
 	known := filepath.Join(dir, "known_hosts")
 	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
@@ -163,7 +76,7 @@ func TestSudoProbeTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: logs in through sshd and sudo")
 	}
-	login := sudoLogin(t)
+	login := testtools.SudoLogin(t).Name
 	tests := []struct {
 		name         string
 		probeTimeout string
@@ -191,7 +104,7 @@ func TestSudoProbeTimeout(t *testing.T) {
 			inv := sudoNode(t, login, nil)
 			// A sleep long enough to outlive any test, and unique in ps.
 			marker := fmt.Sprintf("%d", 800000000+i*30000000+int(time.Now().UnixNano()%30000000))
-			probes := publicDir(t)
+			probes := testtools.PublicDir(t)
 			probe := fmt.Sprintf("# id: sleeper\n# description: a root probe that never ends by itself\n# needs_root: true\n# timeout: %s\n# facts: sleeper.done\n\nsleep %s\nfact sleeper.done yes\n", tt.probeTimeout, marker)
 			if err := os.WriteFile(filepath.Join(probes, "sleeper.sh"), []byte(probe), 0o644); err != nil {
 				t.Fatal(err)
@@ -262,8 +175,8 @@ func TestSudoProbePath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: logs in through sshd and sudo")
 	}
-	login := sudoLogin(t)
-	planted := publicDir(t)
+	login := testtools.SudoLogin(t).Name
+	planted := testtools.PublicDir(t)
 	commands := []string{"iptables", "nft", "ip"}
 	for _, c := range commands {
 		if err := os.WriteFile(filepath.Join(planted, c), []byte("#!/bin/sh\necho planted\n"), 0o755); err != nil {
@@ -271,7 +184,7 @@ func TestSudoProbePath(t *testing.T) {
 		}
 	}
 	inv := sudoNode(t, login, map[string]string{"PATH": planted + ":/usr/local/bin:/usr/bin:/bin"})
-	probes := publicDir(t)
+	probes := testtools.PublicDir(t)
 	for _, p := range []struct{ id, root string }{{"asroot", "true"}, {"aslogin", "false"}} {
 		var facts, body strings.Builder
 		fmt.Fprintf(&facts, "%s.uid %s.path", p.id, p.id)
@@ -319,7 +232,7 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: logs in through sshd and sudo")
 	}
-	login := sudoLogin(t)
+	login := testtools.SudoLogin(t).Name
 	inv := sudoNode(t, login, nil)
 	probes, err := probe.BuiltinProbes()
 	if err != nil {
@@ -327,7 +240,7 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 	}
 	ignore := func(p string) bool { return goTestTempDir.MatchString(filepath.Base(p)) }
 	// Who each side runs as, next to the built-in probes.
-	whoami := publicDir(t)
+	whoami := testtools.PublicDir(t)
 	// The root one is over Linux's 128 KiB limit on one exec argument, so
 	// it also shows the root side takes the probe text on stdin.
 	pad := "# " + strings.Repeat("x", 1000) + "\n"
@@ -360,7 +273,7 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 	// Negative control: a root probe that writes is caught the same way.
 	tmpFile := filepath.Join(os.TempDir(), "fleet-audit-negctl-"+probe.NewNonce())
 	t.Cleanup(func() { _ = os.Remove(tmpFile) })
-	writer := publicDir(t)
+	writer := testtools.PublicDir(t)
 	probe := "# id: writer\n# description: writes as root\n# needs_root: true\n# timeout: 5s\n# facts: writer.done\n\n: >" + tmpFile + "\nfact writer.done yes\n"
 	if err := os.WriteFile(filepath.Join(writer, "writer.sh"), []byte(probe), 0o644); err != nil {
 		t.Fatal(err)

@@ -145,6 +145,10 @@ func WithCNIAgentCrashLoop(s State) State {
 	if a == nil {
 		panic("nodesim: WithCNIAgentCrashLoop on a node without a CNI agent")
 	}
+	if a.cni == "cilium" {
+		// Its API socket stops answering too (WithCiliumAgentDown).
+		return WithCiliumAgentDown(s)
+	}
 	return agentAlive(s, *a, false)
 }
 

@@ -330,6 +330,14 @@ func healthyHost(s *State, server bool) {
 	s.SetCommand(Command{Name: "df", Args: "-P *", Out: DF(false, 40)})
 	s.SetCommand(Command{Name: "df", Args: "-Pi *", Out: DF(true, 7)})
 	setRKE2Binaries(s, s.RKE2Version)
+	// RKE2 keeps its agent directory and the static pod manifests in it
+	// private to root (k3s pkg/agent: agent dir 0700; rancher/rke2
+	// pkg/executor/staticpod: manifests dir 0700), and systemd mounts the
+	// BPF filesystem 0700 (see bpfFS).
+	s.DirModes = copyDirModes(s.DirModes)
+	s.DirModes["var/lib/rancher/rke2/agent"] = 0o700
+	s.DirModes[strings.TrimSuffix(podManifests, "/")] = 0o700
+	s.DirModes[bpfFS] = 0o700
 	// The kubelet's directory exists on every joined node.
 	s.Files["var/lib/kubelet/cpu_manager_state"] = `{"policyName":"none","defaultCpuSet":"","checksum":1353318690}`
 	*s = withKubeProxyManifest(*s)
@@ -612,10 +620,17 @@ func WithoutPort(s State, port int) State {
 	return s
 }
 
-// WithCNI replaces the node's CNI config with the one RKE2 writes for name:
+// WithCNI replaces the node's CNI with the one RKE2 deploys for name:
 // canal, calico, cilium, flannel, multus+<one of those>, or "none" for an
-// empty /etc/cni/net.d; on a server, config.yaml's cni: says the same. kubeProxyReplacement (Cilium only) also removes
-// kube-proxy: no static pod and nothing on 10256.
+// empty /etc/cni/net.d; on a server, config.yaml's cni: says the same. The
+// CNI config is the one its chart writes, its chains replace Canal's in
+// iptables, and Cilium runs its agent (see withCiliumAgent).
+// kubeProxyReplacement, for Cilium and Calico only, makes the CNI serve
+// Services instead of kube-proxy, as in a cluster started with
+// disable-kube-proxy: true: Cilium's agent reports KubeProxyReplacement
+// True, Calico runs its eBPF dataplane (canal cannot: rke2-canal mounts no
+// /sys/fs/bpf), and kube-proxy is gone with its chains. It is the one home
+// of those shapes: WithCiliumKPR and WithCalicoEBPF call it.
 func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 	s.Files = hostFiles(s)
 	for k := range s.Files {
@@ -659,13 +674,20 @@ func WithCNI(s State, name string, kubeProxyReplacement bool) State {
 		s = agentAlive(s, a, false)
 	}
 	s = withAgentsAlive(s)
-	if kubeProxyReplacement {
-		delete(s.Files, podManifests+"kube-proxy.yaml")
-		// The manifests directory still exists: RKE2 runs its other static
-		// pods (or none, on an agent) from it.
-		s.Files[podManifests+".keep"] = ""
-		s = WithoutPort(s, 10256)
-		s.HealthHTTP = nil
+	replaced := kubeProxyReplacement && (base == "cilium" || base == "calico")
+	switch {
+	case base == "cilium" && replaced:
+		s = withCiliumAgent(s, "True")
+	case base == "cilium":
+		s = withCiliumAgent(s, "False")
+	case base == "calico" && replaced:
+		s = withCalicoBPF(s)
+	}
+	if replaced {
+		s = withoutKubeProxyAtAll(s)
+	}
+	if base != "none" {
+		renderSaves(&s, base, !replaced)
 	}
 	return s
 }

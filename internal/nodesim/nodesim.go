@@ -91,6 +91,17 @@ type State struct {
 	// Extra files, relative path → content, for tests (e.g. a config.yaml
 	// holding a token that must never reach a report).
 	Files map[string]string
+	// Sockets are Unix domain sockets, relative path → what the server
+	// behind it answers, keyed by URL path ("/v1/healthz"). The socket file
+	// is a real one (mode 0660, as the Cilium agent leaves its API socket:
+	// cilium pkg/api/socket.go SetDefaultPermissions); a nil map is a
+	// socket whose server is gone, which a crashed agent leaves behind:
+	// connecting to it is refused. The curl stub answers --unix-socket
+	// requests from them.
+	Sockets map[string]map[string]HTTP
+	// DirModes are directory permissions, relative path → mode, set once
+	// everything is written (e.g. RKE2's 0700 agent directories).
+	DirModes map[string]os.FileMode
 }
 
 // Build writes the simulated node into dir, which must be empty or absent.
@@ -187,7 +198,57 @@ func Build(dir string, s State) error {
 	for p, c := range s.Files {
 		w.file(p, c)
 	}
+	for p, answers := range s.Sockets {
+		w.socket(p)
+		for path, h := range answers {
+			w.unixHTTP(p, path, h)
+		}
+	}
+	for p, m := range s.DirModes {
+		w.dir(p)
+		w.chmod(p, m)
+	}
 	return w.err
+}
+
+// unixHTTP writes one answer of the server behind socket sock, where the
+// curl stub looks for it: state/unix/<socket path>/<URL path>, '/' as '_'.
+func (w *writer) unixHTTP(sock, path string, h HTTP) {
+	base := "state/unix/" + strings.ReplaceAll(sock, "/", "_") + "/" + strings.ReplaceAll(path, "/", "_")
+	if h.Hang {
+		w.file(base+".hang", "")
+	}
+	w.file(base+".code", fmt.Sprintf("%d\n", h.Code))
+	w.file(base+".body", h.Body)
+}
+
+// socket creates a Unix domain socket file with nothing listening on it:
+// mknod(2) makes the inode without bind(2), so the path may be longer than
+// sun_path allows, and a connect(2) to it is refused, as it is to the
+// socket a dead server left behind.
+func (w *writer) socket(rel string) {
+	if w.err != nil {
+		return
+	}
+	p := filepath.Join(w.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.err = fmt.Errorf("simulated node %s: %w", w.root, err)
+		return
+	}
+	if err := mksock(p); err != nil {
+		w.err = fmt.Errorf("simulated node %s: socket %s: %w", w.root, rel, err)
+		return
+	}
+	w.chmod(rel, 0o660)
+}
+
+func (w *writer) chmod(rel string, m os.FileMode) {
+	if w.err != nil {
+		return
+	}
+	if err := os.Chmod(filepath.Join(w.root, filepath.FromSlash(rel)), m); err != nil {
+		w.err = fmt.Errorf("simulated node %s: %w", w.root, err)
+	}
 }
 
 // http writes the answer of a server listening on host:port for path, as

@@ -2,8 +2,8 @@
 # description: iptables version, backend and selected alternative; as root, kube-proxy's rules in iptables-save and in the other backend
 # needs_root: true
 # timeout: 20s
-# facts: iptables.version iptables.backend iptables.alternative iptables.save.lines iptables.kube_chains iptables.kube_rules iptables.duplicate_rules iptables.forward_policy iptables.other_backend.kube_rules iptables.dual_backend iptables.ip6.kube_rules
-# volatile: iptables.save.lines iptables.kube_chains iptables.kube_rules iptables.duplicate_rules iptables.other_backend.kube_rules iptables.ip6.kube_rules
+# facts: iptables.version iptables.backend iptables.alternative iptables.save.lines iptables.kube_chains iptables.kube_proxy_chains iptables.kube_rules iptables.duplicate_rules iptables.forward_policy iptables.other_backend.kube_rules iptables.dual_backend iptables.ip6.kube_rules
+# volatile: iptables.save.lines iptables.kube_chains iptables.kube_proxy_chains iptables.kube_rules iptables.duplicate_rules iptables.other_backend.kube_rules iptables.ip6.kube_rules
 backend=absent
 if have iptables; then
 	# "iptables v1.8.10 (nf_tables)"; releases before 1.8 print no backend
@@ -53,8 +53,17 @@ if [ -z "$alt" ] && [ -L "$R/etc/alternatives/iptables" ]; then
 fi
 fact iptables.alternative "${alt:-absent}"
 
+# kp_chains matches the chains kube-proxy alone creates (kubernetes
+# pkg/proxy/iptables/proxier.go: its fixed chains and the per-Service and
+# per-endpoint prefixes; KUBE-XLB- before 1.26), never kubelet's:
+# KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY and KUBE-FIREWALL, and before
+# 1.28 also KUBE-MARK-DROP, KUBE-MARK-MASQ and KUBE-POSTROUTING, which
+# kube-proxy shares (pkg/kubelet/kubelet_network_linux.go; fleet-shapes.md
+# §5). The stale-chain check's cleanup command uses the same expression.
+kp_chains='^KUBE-(SERVICES|EXTERNAL-SERVICES|NODEPORTS|FORWARD|PROXY-FIREWALL|PROXY-CANARY|(SVC|SVL|EXT|FW|SEP|XLB)-)'
 # save_stats is an awk program that runs each *-save command of cmds and
-# prints, in one pass, a line per command: lines, KUBE- chains, rules in or jumping to KUBE- chains,
+# prints, in one pass, a line per command: lines, KUBE- chains, kube-proxy's
+# own chains among them (kp_chains), rules in or jumping to KUBE- chains,
 # duplicated -A lines (the iptables 1.8.0-1.8.4 bug) and the filter FORWARD
 # policy, or "error" when the command failed. awk runs the commands itself
 # and close() tells whether one failed (non-zero: its exit status in mawk and
@@ -62,8 +71,8 @@ fact iptables.alternative "${alt:-absent}"
 # no shell between them (exec). The names are this probe's own constants,
 # never input.
 save_stats='
-function stats(cmd,   l, n, kc, kr, dup, fp, t, k, w, seen) {
-	n = kc = kr = dup = 0; fp = ""; t = ""
+function stats(cmd,   l, n, kc, kpc, kr, dup, fp, t, k, w, seen) {
+	n = kc = kpc = kr = dup = 0; fp = ""; t = ""
 	cmd = "exec " cmd " 2>/dev/null"
 	while ((cmd | getline l) > 0) {
 		n++
@@ -72,6 +81,7 @@ function stats(cmd,   l, n, kc, kr, dup, fp, t, k, w, seen) {
 		if (l ~ /^:/) {
 			if (t == "filter" && w[1] == ":FORWARD") fp = w[2]
 			if (substr(w[1], 1, 6) == ":KUBE-") kc++
+			if (substr(w[1], 2) ~ kp) kpc++
 			continue
 		}
 		if (l ~ /^-A /) {
@@ -82,7 +92,7 @@ function stats(cmd,   l, n, kc, kr, dup, fp, t, k, w, seen) {
 		}
 	}
 	if (close(cmd) != 0) return "error"
-	return sprintf("%d %d %d %d %s", n, kc, kr, dup, (fp == "" ? "none" : fp))
+	return sprintf("%d %d %d %d %d %s", n, kc, kpc, kr, dup, (fp == "" ? "none" : fp))
 }
 BEGIN {
 	m = split(cmds, c, " ")
@@ -90,7 +100,7 @@ BEGIN {
 }'
 
 root_facts() {
-	for k in save.lines kube_chains kube_rules duplicate_rules forward_policy other_backend.kube_rules dual_backend; do
+	for k in save.lines kube_chains kube_proxy_chains kube_rules duplicate_rules forward_policy other_backend.kube_rules dual_backend; do
 		fact "iptables.$k" "$1"
 	done
 }
@@ -115,27 +125,28 @@ else
 		# as nft's would (nftables.sh): a probe must not change the
 		# kernel. Without the module that backend holds no rule at all.
 		other_state=unloaded
-		stats=$(awk -v cmds=iptables-save "$save_stats" </dev/null)
+		stats=$(awk -v cmds=iptables-save -v kp="$kp_chains" "$save_stats" </dev/null)
 	elif [ -z "$other" ] || ! have "$other"; then
 		other_state=absent
-		stats=$(awk -v cmds=iptables-save "$save_stats" </dev/null)
+		stats=$(awk -v cmds=iptables-save -v kp="$kp_chains" "$save_stats" </dev/null)
 	else
 		other_state=asked
-		stats=$(awk -v cmds="iptables-save $other" "$save_stats" </dev/null)
+		stats=$(awk -v cmds="iptables-save $other" -v kp="$kp_chains" "$save_stats" </dev/null)
 	fi
 	set -f
 	# shellcheck disable=SC2086
 	set -- ${stats%%"$fa_nl"*}
 	set +f
-	if [ $# != 5 ]; then
+	if [ $# != 6 ]; then
 		root_facts error
 	else
 		fact iptables.save.lines "$1"
 		fact iptables.kube_chains "$2"
-		fact iptables.kube_rules "$3"
-		fact iptables.duplicate_rules "$4"
-		fact iptables.forward_policy "$5"
-		kube=$3
+		fact iptables.kube_proxy_chains "$3"
+		fact iptables.kube_rules "$4"
+		fact iptables.duplicate_rules "$5"
+		fact iptables.forward_policy "$6"
+		kube=$4
 		case $other_state in
 		unloaded)
 			fact iptables.other_backend.kube_rules 0
@@ -150,12 +161,12 @@ else
 			# shellcheck disable=SC2086
 			set -- ${stats#*"$fa_nl"}
 			set +f
-			if [ $# != 5 ]; then
+			if [ $# != 6 ]; then
 				fact iptables.other_backend.kube_rules error
 				fact iptables.dual_backend error
 			else
-				fact iptables.other_backend.kube_rules "$3"
-				if [ "$3" -gt 0 ] && [ "$kube" -gt 0 ]; then
+				fact iptables.other_backend.kube_rules "$4"
+				if [ "$4" -gt 0 ] && [ "$kube" -gt 0 ]; then
 					fact iptables.dual_backend yes
 				else
 					fact iptables.dual_backend no
@@ -184,11 +195,11 @@ else
 	if [ $v6 = unloaded ]; then
 		fact iptables.ip6.kube_rules 0
 	else
-		stats=$(awk -v cmds=ip6tables-save "$save_stats" </dev/null)
+		stats=$(awk -v cmds=ip6tables-save -v kp="$kp_chains" "$save_stats" </dev/null)
 		set -f
 		# shellcheck disable=SC2086
 		set -- $stats
 		set +f
-		if [ $# = 5 ]; then fact iptables.ip6.kube_rules "$3"; else fact iptables.ip6.kube_rules error; fi
+		if [ $# = 6 ]; then fact iptables.ip6.kube_rules "$4"; else fact iptables.ip6.kube_rules error; fi
 	fi
 fi

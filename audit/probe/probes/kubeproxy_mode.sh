@@ -1,12 +1,14 @@
 # id: kubeproxy_mode
-# description: kube-proxy's proxy mode (asked from kube-proxy, else read from the IPVS table, nftables, Cilium or RKE2's kube-proxy manifest) and the kernel modules that mode needs
+# description: kube-proxy's proxy mode (asked from kube-proxy, else read from the IPVS table, nftables, Cilium's agent, Calico's BPF maps or RKE2's kube-proxy manifest), whether a CNI replaces kube-proxy, and the kernel modules that mode needs
 # needs_root: true
 # timeout: 20s
-# facts: kubeproxy.mode kubeproxy.mode.source kubeproxy.mode.configured kubeproxy.mode.missing_modules kubeproxy.module.ip_vs kubeproxy.module.ip_vs_rr kubeproxy.module.ip_vs_wrr kubeproxy.module.ip_vs_sh kubeproxy.module.nf_conntrack kubeproxy.module.nf_tables kubeproxy.ipvs.virtual_services kubeproxy.ipvs.real_servers kubeproxy.ipvs.schedulers kubeproxy.ipvs.scheduler_module kubeproxy.cilium.agent kubeproxy.cilium.status kubeproxy.cilium.kube_proxy_replacement kubeproxy.bpftool.maps kubeproxy.bpftool.cilium_lb_maps
+# facts: kubeproxy.mode kubeproxy.mode.source kubeproxy.mode.configured kubeproxy.mode.missing_modules kubeproxy.module.ip_vs kubeproxy.module.ip_vs_rr kubeproxy.module.ip_vs_wrr kubeproxy.module.ip_vs_sh kubeproxy.module.nf_conntrack kubeproxy.module.nf_tables kubeproxy.ipvs.virtual_services kubeproxy.ipvs.real_servers kubeproxy.ipvs.schedulers kubeproxy.ipvs.scheduler_module kubeproxy.cilium.agent kubeproxy.cilium.status kubeproxy.cilium.kube_proxy_replacement kubeproxy.cilium.health_port kubeproxy.calico.bpf_nat cni.kube_proxy_replaced cni.bridge_nf_required kubeproxy.bpftool.maps kubeproxy.bpftool.cilium_lb_maps
 # volatile: kubeproxy.ipvs.virtual_services kubeproxy.ipvs.real_servers kubeproxy.bpftool.maps
 
-# Root only adds detail (ipvsadm, nft, bpftool and the Cilium socket need
-# it); without it the mode still comes from kube-proxy's own /proxyMode.
+# Root only adds detail (ipvsadm, nft, bpftool, the Cilium socket and
+# RKE2's 0700 pod-manifests directory need it); without it the mode still
+# comes from kube-proxy's own /proxyMode. What root alone could tell is
+# "unreadable" then, never a guess.
 # Nothing here may load a module: ipvsadm modprobes ip_vs when it is missing
 # and nft's netlink request autoloads nf_tables, so each runs only when its
 # module is already there.
@@ -76,8 +78,16 @@ while [ $# -ge 2 ]; do
 	shift 2
 done
 s_miss=${s_miss:--}
-# RKE2's agent directory may be closed to a non-root audit user.
-if [ "$configured" = absent ] && [ -e "$R$manifest" ]; then configured=denied; fi
+# RKE2's agent directory and its pod-manifests are 0700 root (k3s
+# pkg/agent, rancher/rke2 pkg/executor/staticpod): a directory on the way
+# that may not be searched hides the manifest, which is then unreadable,
+# not absent.
+if [ "$configured" = absent ]; then
+	for d in /var/lib/rancher/rke2 /var/lib/rancher/rke2/agent /var/lib/rancher/rke2/agent/pod-manifests; do
+		if [ -d "$R$d" ] && [ ! -x "$R$d" ]; then configured=unreadable; fi
+	done
+	if [ -e "$R$manifest" ] && [ ! -r "$R$manifest" ]; then configured=unreadable; fi
+fi
 fact kubeproxy.module.ip_vs "$m_ip_vs"
 fact kubeproxy.module.ip_vs_rr "$m_rr"
 fact kubeproxy.module.ip_vs_wrr "$m_wrr"
@@ -110,27 +120,119 @@ fi
 fact kubeproxy.ipvs.virtual_services "$vs"
 fact kubeproxy.ipvs.real_servers "$rs"
 fact kubeproxy.ipvs.schedulers "$sched"
-# A Cilium agent on this node has its socket here. Only the agent CLI is
-# asked, pinned to that socket with -H: cilium-cli, which would go to the
-# API server instead, has no -H and fails without leaving the node.
+# Cilium's agent (fleet-shapes.md §2). RKE2 installs no cilium or
+# cilium-dbg on the host; what the host has is the agent's API socket
+# (cilium pkg/defaults RuntimePath, the chart's cilium-run hostPath), mode
+# 0660 root (pkg/api/socket.go), and its socket-free health endpoint on
+# 127.0.0.1:9879 (the chart's probes: GET /healthz with "brief: true"; 200
+# while the agent's state is Ok or Disabled, else 503, no body). As root the
+# socket is asked GET /v1/healthz only, which changes nothing (its PATCH,
+# PUT and DELETE operations would: cilium api/v1/openapi.yaml); the answer
+# is a StatusResponse whose cilium.state is the agent's state and whose
+# kube-proxy-replacement.mode says whether it replaces kube-proxy ('True'/
+# 'False'; Disabled, Strict, Probe or Partial before Cilium 1.14).
+# --noproxy: a login environment's http_proxy must not take loopback.
 sock=$R/var/run/cilium/cilium.sock
-agent=absent cstatus=absent kpr=absent
-if [ -e "$sock" ]; then
-	agent=socket cstatus=no-cli kpr=unknown
-	for b in cilium-dbg cilium; do
-		if have "$b"; then
-			set -- $($to "$b" status -H "unix://$sock" 2>&1 | awk '
-				$1 == "Cilium:" { c = $2 }
-				$1 == "KubeProxyReplacement:" { k = $2 }
-				END { print (c ~ /^[A-Za-z]+$/ ? c : "error"), (k ~ /^[A-Za-z]+$/ ? k : "unknown") }')
-			cstatus=$1 kpr=$2
-			break
+agent=absent cstatus=absent kpr=absent hport=absent
+if [ -S "$sock" ]; then
+	agent=socket cstatus=unknown kpr=unknown hport=unknown
+	if have curl; then
+		h=$(curl -s --noproxy '*' -m 3 -o /dev/null -H 'brief: true' -w '%{http_code}' http://127.0.0.1:9879/healthz 2>/dev/null)
+		case $h in
+		200) hport=ok ;;
+		000 | "") hport=connect-failed ;;
+		*) hport=http-$h ;;
+		esac
+		if is_root; then
+			set -- $(curl -s --noproxy '*' -m 5 --unix-socket "$sock" -w '\n%{http_code}\n' http://localhost/v1/healthz 2>/dev/null | awk '
+# jget is the string at a path of object keys ("cilium.state") in the JSON
+# text s, or "": a scanner that keeps the path, since a key such as "mode"
+# also sits deeper (features.nodePort.mode) and the generated models write
+# features first.
+function jget(s, want,   n, i, j, k, c, d, str, p, key, arr) {
+	n = length(s); d = 0
+	for (i = 1; i <= n; i++) {
+		c = substr(s, i, 1)
+		if (c == "{" || c == "[") { d++; arr[d] = c == "["; key[d] = "" }
+		else if (c == "}" || c == "]") d--
+		else if (c == "\"") {
+			str = ""
+			for (i++; i <= n; i++) {
+				c = substr(s, i, 1)
+				if (c == "\\") { str = str c substr(s, i + 1, 1); i++; continue }
+				if (c == "\"") break
+				str = str c
+			}
+			for (j = i + 1; substr(s, j, 1) ~ /[ \t\r\n]/; j++) ;
+			if (!arr[d] && substr(s, j, 1) == ":") { key[d] = str; i = j; continue }
+			p = ""
+			for (k = 1; k <= d; k++) p = p (k > 1 ? "." : "") (arr[k] ? "[]" : key[k])
+			if (p == want) return str
+		}
+	}
+	return ""
+}
+{ if (NR > 1) body = body prev "\n"; prev = $0 }
+END {
+	code = prev
+	if (code == "000" || code == "") { print "not-answering", "unknown"; exit }
+	if (code != "200") { print "error", "unknown"; exit }
+	st = jget(body, "cilium.state"); m = jget(body, "kube-proxy-replacement.mode")
+	print (st ~ /^[A-Za-z]+$/ ? st : "error"), (m ~ /^[A-Za-z]+$/ ? m : "unknown")
+}')
+			cstatus=${1:-error} kpr=${2:-unknown}
+		else
+			# The socket is root's: what it would say is unreadable.
+			cstatus=unreadable kpr=unreadable
 		fi
-	done
+	fi
 fi
 fact kubeproxy.cilium.agent "$agent"
 fact kubeproxy.cilium.status "$cstatus"
 fact kubeproxy.cilium.kube_proxy_replacement "$kpr"
+fact kubeproxy.cilium.health_port "$hport"
+# Calico's eBPF dataplane pins its NAT maps in the BPF filesystem (felix
+# bpf/nat: cali_v4_nat_fe, versioned cali_v4_nat_fe3; cali_v6_ for IPv6).
+# Calico also attaches XDP programs in iptables mode (xdpEnabled, on by
+# default in rke2-calico), so only the NAT maps tell the BPF dataplane.
+# systemd mounts /sys/fs/bpf 0700: without root that is unreadable.
+bpfd=$R/sys/fs/bpf
+cnat=absent
+if [ -d "$bpfd" ]; then
+	if [ ! -x "$bpfd" ] || { [ -d "$bpfd/tc/globals" ] && [ ! -x "$bpfd/tc/globals" ]; }; then
+		cnat=unreadable
+	else
+		cnat=no
+		for f in "$bpfd"/tc/globals/cali_v4_nat_fe* "$bpfd"/tc/globals/cali_v6_nat_fe*; do
+			if [ -e "$f" ]; then cnat=yes; fi
+		done
+	fi
+fi
+fact kubeproxy.calico.bpf_nat "$cnat"
+# kube-proxy is replaced when RKE2 removed its manifest (disable-kube-proxy;
+# RKE2's Bootstrap removes it on every start and writes it back only when
+# kube-proxy is enabled: fleet-shapes.md §1) and a CNI serves Services:
+# Cilium's agent says so, or Calico's BPF NAT maps are there. What could
+# not be looked at is unknown.
+case $configured in
+absent)
+	case $kpr:$cnat in
+	True:* | true:* | Strict:* | *:yes) rep=yes ;;
+	unreadable:* | unknown:* | *:unreadable) rep=unknown ;;
+	*) rep=no ;;
+	esac
+	;;
+unreadable) rep=unknown ;;
+*) rep=no ;;
+esac
+fact cni.kube_proxy_replaced "$rep"
+# bridge-nf-call matters wherever kube-proxy's iptables rules must see
+# bridged traffic: Canal and Flannel bridge pods on cni0; Calico's iptables
+# dataplane relies on it for hostPort/portmap and multus secondary bridges,
+# and RKE2 itself turns it on at start, so "off" means something reverted
+# the host setup. Only a CNI that replaces kube-proxy has no use for it;
+# any doubt keeps the bridge checks on.
+if [ "$rep" = yes ]; then fact cni.bridge_nf_required no; else fact cni.bridge_nf_required yes; fi
 if have bpftool; then
 	# Map names are cut to 15 characters: cilium_lb4_serv, cilium_lb4_back...
 	set -- $($to bpftool map list 2>&1 | awk '
@@ -171,6 +273,7 @@ if [ -z "$mode" ]; then
 	True | true | Strict) mode=ebpf source=cilium ;;
 	esac
 fi
+if [ -z "$mode" ] && [ "$cnat" = yes ]; then mode=ebpf source=calico; fi
 if [ -z "$mode" ]; then
 	case $vs in
 	0 | absent) ;;
@@ -188,7 +291,7 @@ fi
 if [ -z "$mode" ]; then
 	case $configured in
 	absent) ;;
-	unknown | denied) looked=no ;;
+	unknown | unreadable) looked=no ;;
 	*) mode=$configured source=manifest ;;
 	esac
 fi

@@ -2,15 +2,14 @@
 # description: ports RKE2 roles listen on, NetworkManager and nm-cloud-setup against the CNI, which CNI the node runs
 # needs_root: false
 # timeout: 15s
-# facts: port.6443.listening port.9345.listening port.2379.listening port.2380.listening port.10250.listening nm.installed nm.active nm.cni_unmanaged nm.cni_devices nm.cloud_setup cni.name cni.config_file cni.configured cni.kube_proxy_replaced cni.bridge_nf_required
+# facts: port.6443.listening port.9345.listening port.2379.listening port.2380.listening port.10250.listening nm.installed nm.active nm.cni_unmanaged nm.cni_devices nm.cloud_setup cni.name cni.config_file cni.configured
 # volatile: nm.cni_devices
 # role_scoped: port.6443.listening port.9345.listening port.2379.listening port.2380.listening
 # server_only: cni.configured
 
 # Listening TCP sockets from /proc/net/tcp{,6} (no root needed, unlike
 # ss -p): state 0A is LISTEN, the port is the hex after the last ':' of
-# local_address. 10256 is read too, only to tell a replaced kube-proxy from
-# a present one below; its fact belongs to the kubeproxy probe.
+# local_address.
 set --
 for f in /proc/net/tcp /proc/net/tcp6; do
 	[ -r "$R$f" ] && set -- "$@" "$R$f"
@@ -20,20 +19,15 @@ if [ $# -gt 0 ]; then
 		FNR > 1 && $4 == "0A" { n = split($2, a, ":"); l[a[n]] = 1 }
 		END {
 			# 6443 kube-apiserver, 9345 rke2 supervisor, 2379/2380 etcd
-			# client/peer, 10250 kubelet, 10256 kube-proxy health.
-			split("6443:192B 9345:2481 2379:094B 2380:094C 10250:280A 10256:2810", p, " ")
-			for (i = 1; i <= 6; i++) { split(p[i], d, ":"); printf "%s=%s ", d[1], (d[2] in l) ? "yes" : "no" }
+			# client/peer, 10250 kubelet.
+			split("6443:192B 9345:2481 2379:094B 2380:094C 10250:280A", p, " ")
+			for (i = 1; i <= 5; i++) { split(p[i], d, ":"); printf "%s=%s ", d[1], (d[2] in l) ? "yes" : "no" }
 		}' "$@")
 else
-	ports="6443=unknown 9345=unknown 2379=unknown 2380=unknown 10250=unknown 10256=unknown"
+	ports="6443=unknown 9345=unknown 2379=unknown 2380=unknown 10250=unknown"
 fi
-kp_listen=unknown
 for pv in $ports; do
-	if [ "${pv%%=*}" = 10256 ]; then
-		kp_listen=${pv#*=}
-	else
-		fact "port.${pv%%=*}.listening" "${pv#*=}"
-	fi
+	fact "port.${pv%%=*}.listening" "${pv#*=}"
 done
 
 # File names are ordered as bytes, the way NetworkManager sorts its conf.d
@@ -377,26 +371,6 @@ else
 	fi
 fi
 fact cni.configured "$conf"
-# Cilium with kube-proxy replacement: RKE2 was started with
-# disable-kube-proxy (no kube-proxy static pod) and nothing serves kube-proxy's
-# health port. Any doubt (unreadable manifests) counts as kube-proxy present,
-# so the bridge checks stay on.
-kpr=no
-case $name in
-cilium | multus+cilium)
-	if [ ! -e "$R/var/lib/rancher/rke2/agent/pod-manifests/kube-proxy.yaml" ] && [ -x "$R/var/lib/rancher/rke2/agent/pod-manifests" ] && [ "$kp_listen" = no ]; then
-		kpr=yes
-	fi
-	;;
-esac
-fact cni.kube_proxy_replaced "$kpr"
-# bridge-nf-call matters wherever kube-proxy's iptables rules must see
-# bridged traffic: Canal and Flannel bridge pods on cni0; Calico's iptables
-# dataplane relies on it for hostPort/portmap and multus secondary bridges,
-# and RKE2 itself turns it on at start, so "off" means something reverted
-# the host setup. Only Cilium without kube-proxy has no use for it.
-if [ "$kpr" = yes ]; then fact cni.bridge_nf_required no; else fact cni.bridge_nf_required yes; fi
-
 # The interface patterns each CNI creates, the ones NetworkManager must
 # leave unmanaged:
 # - Calico: cali* (workload veths), tunl* (IP-in-IP), vxlan.calico and

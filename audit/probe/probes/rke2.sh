@@ -1,6 +1,6 @@
 # id: rke2
 # description: RKE2, containerd and kubelet versions, the active rke2 service and which static pods RKE2 runs here (never reads config.yaml: it holds the join token)
-# needs_root: false
+# needs_root: true
 # timeout: 15s
 # facts: rke2.version rke2.service rke2.server.active rke2.agent.active rke2.containerd.version rke2.kubelet.version rke2.manifest.etcd rke2.manifest.kube-apiserver rke2.manifest.kube-proxy
 # role_scoped: rke2.service rke2.server.active rke2.agent.active rke2.manifest.etcd rke2.manifest.kube-apiserver
@@ -97,10 +97,13 @@ fact rke2.service "$svc"
 # server started with disable-etcd has no etcd.yaml, one with
 # disable-apiserver no kube-apiserver.yaml, and disable-kube-proxy (as with
 # Cilium's kube-proxy replacement) removes kube-proxy.yaml. Only existence
-# is tested; the files are never read.
+# is tested; the files are never read. RKE2 keeps the agent directory and
+# pod-manifests 0700 root (k3s pkg/agent, rancher/rke2
+# pkg/executor/staticpod), hence needs_root: a login user sees nothing
+# there, and where this probe still runs without root (no sudo), a
+# directory on the way that it may not search hides the files: that is
+# "unreadable", which no check takes for present or absent.
 md=$R/var/lib/rancher/rke2/agent/pod-manifests
-# A directory on the way that we may not search (0700 root as non-root)
-# hides the files: that is "unreadable", not "absent".
 blind=no
 for d in "$R/var/lib/rancher/rke2" "$R/var/lib/rancher/rke2/agent" "$md"; do
 	if [ -d "$d" ] && [ ! -x "$d" ]; then blind=yes; fi

@@ -1,0 +1,95 @@
+package testtools
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// SudoUser is a throw-away login made by SudoLogin.
+type SudoUser struct {
+	Name     string
+	UID, GID uint32
+}
+
+// SudoLogin creates a throw-away system user that may run anything as root
+// through sudo without a password (the README's become: sudo setup), and
+// removes it and its sudoers drop-in when the test ends. Creating a user
+// needs root, which CI has: without it, or without sudo, visudo, useradd
+// or userdel, the test skips, or fails when RequireEnv is set.
+func SudoLogin(t testing.TB) SudoUser {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Require(t, "root, to create a non-root login with sudo")
+	}
+	for _, tool := range []string{"sudo", "visudo", "useradd", "userdel"} {
+		Find(t, tool)
+	}
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	tag := hex.EncodeToString(b)
+	name := "fa-sudo-" + tag
+	// -p '*': a locked ("!") password makes sshd refuse the account even for
+	// key logins when it runs without PAM (OpenSSH auth.c allowed_user).
+	if out, err := exec.Command("useradd", "-M", "-r", "-s", "/bin/sh", "-p", "*", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("userdel", name).CombinedOutput(); err != nil {
+			t.Errorf("userdel %s: %v: %s", name, err, out)
+		}
+	})
+	rule := name + " ALL=(ALL) NOPASSWD: ALL\n"
+	draft := filepath.Join(t.TempDir(), "sudoers")
+	if err := os.WriteFile(draft, []byte(rule), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("visudo", "-cf", draft).CombinedOutput(); err != nil {
+		t.Fatalf("visudo -cf: %v: %s", err, out)
+	}
+	// sudo reads drop-ins only from /etc/sudoers.d, and skips names with a dot.
+	dropIn := "/etc/sudoers.d/fleet-audit-test-" + tag
+	if err := os.WriteFile(dropIn, []byte(rule), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(dropIn); err != nil {
+			t.Errorf("remove %s: %v", dropIn, err)
+		}
+	})
+	if out, err := exec.Command("sudo", "-n", "-u", name, "sudo", "-n", "true").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot use sudo without a password: %v: %s", name, err, out)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%s: uid %q, gid %q", name, u.Uid, u.Gid)
+	}
+	return SudoUser{Name: name, UID: uint32(uid), GID: uint32(gid)}
+}
+
+// PublicDir is a directory every user can read, removed when the test
+// ends: t.TempDir's directories are private to the user running the test.
+func PublicDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fa-public-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
