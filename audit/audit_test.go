@@ -29,6 +29,12 @@ type shTransport struct {
 	// calls records the hosts opened, so a test can verify each was used.
 	mu    sync.Mutex
 	calls map[string]int
+	// shell and env are every session's shell and extra environment (see
+	// shSession): the login shell and pam_env of the simulated nodes.
+	shell []string
+	env   []string
+	// attr starts every session as another user (see shSession).
+	attr *syscall.SysProcAttr
 }
 
 type shSession struct {
@@ -54,7 +60,7 @@ func (t *shTransport) Open(ctx context.Context, h Target) (Session, error) {
 	if !ok {
 		return nil, fmt.Errorf("shTransport: unexpected host %q", h.Name)
 	}
-	return &shSession{root: root}, nil
+	return &shSession{root: root, shell: t.shell, env: t.env, attr: t.attr}, nil
 }
 
 func (s *shSession) Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error) {

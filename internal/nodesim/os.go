@@ -271,15 +271,15 @@ func WithOS(s State, os OS) State {
 	s.Kernel = os.Kernel
 	s.IPTables = os.IPTables
 	ver := strings.TrimPrefix(os.IPTables, "iptables ")
+	// The node's rules stay those of its CNI and kube-proxy (none of
+	// kube-proxy's where it does not run or runs in nftables mode), saved
+	// by this release's iptables.
+	renderSaves(&s, cniOf(s), kubeProxyIPTablesChains(s))
 	if strings.HasSuffix(ver, "(legacy)") {
-		legacy := IPTablesSave("iptables-save", strings.TrimSuffix(ver, " (legacy)"), true, "ACCEPT")
-		setSaves(&s, legacy, "", legacy)
 		s.SetCommand(Command{Name: "nft", Args: "list tables", Out: ""})
 		s = WithoutNFTables(s)
 	} else {
-		nft := IPTablesSave("iptables-nft-save", ver, true, "ACCEPT")
-		setSaves(&s, nft, nft, "")
-		s.SetCommand(Command{Name: "nft", Args: "list tables", Out: NFTTables()})
+		s.SetCommand(Command{Name: "nft", Args: "list tables", Out: NFTTables(kubeProxyNFTables(s)...)})
 		// The nf_tables backend of iptables runs on the nf_tables module.
 		if !slices.Contains(s.Modules, "nf_tables") {
 			s.Modules = append(slices.Clone(s.Modules), "nf_tables")
@@ -431,4 +431,23 @@ func WithSELinuxPermissive(s State) State {
 func WithoutRKE2SELinuxModule(s State) State {
 	s.SetCommand(Command{Name: "semodule", Args: "-l", Out: semoduleList(false)})
 	return s
+}
+
+// kubeProxyIPTablesChains says whether kube-proxy keeps chains in
+// iptables on the node: it runs (RKE2 wrote its static pod) in iptables or
+// ipvs mode; in nftables mode it removes them at start (kubernetes
+// cmd/kube-proxy/app/server_linux.go platformCleanup).
+func kubeProxyIPTablesChains(s State) bool {
+	m, ok := s.Files[KubeProxyManifest]
+	return ok && !strings.Contains(m, "--proxy-mode=nftables")
+}
+
+// kubeProxyNFTables are kube-proxy's own nftables tables where it runs in
+// nftables mode (kubernetes pkg/proxy/nftables/proxier.go: table
+// kube-proxy in the ip and ip6 families).
+func kubeProxyNFTables(s State) []string {
+	if m, ok := s.Files[KubeProxyManifest]; ok && strings.Contains(m, "--proxy-mode=nftables") {
+		return []string{"table ip kube-proxy", "table ip6 kube-proxy"}
+	}
+	return nil
 }
