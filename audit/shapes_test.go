@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -292,4 +293,64 @@ func mawkDate(v string) int {
 	f := strings.Fields(v)
 	n, _ := strconv.Atoi(f[len(f)-1])
 	return n
+}
+
+// TestKubeProxyFreeRHELFleetFindsEachPlantOnItsNode is the issue's
+// acceptance on the shape it was wrong on: a Rocky 9 fleet on Cilium's
+// kube-proxy replacement, audited by a non-root login through sudo. With
+// a crash-looping agent on one node, kube-proxy's chains left behind on
+// another and SELinux left Permissive on a third among Enforcing peers,
+// each is found on exactly its node, and nothing else is.
+func TestKubeProxyFreeRHELFleetFindsEachPlantOnItsNode(t *testing.T) {
+	skipShort(t)
+	login := shapeLogin(t)
+	c := shapeCase{shape: nodesim.Shape{OS: nodesim.Rocky9, Net: netNamed(t, "cilium-kpr"), Family: nodesim.Families[0]}, sudo: true}
+	fleet := c.shape.Members(5)
+	plants := map[string]struct {
+		apply func(nodesim.State) nodesim.State
+		want  []string
+	}{
+		fleet[1].Name: {nodesim.WithCiliumAgentDown, []string{"critical k8s.cni-agent-unhealthy-no-kube-proxy", "critical kubeproxy.cilium-agent-down"}},
+		fleet[2].Name: {nodesim.WithStaleKubeProxyChains, []string{"warning kubeproxy.stale-iptables-chains"}},
+		fleet[3].Name: {nodesim.WithSELinuxPermissive, []string{"warning selinux.mode-changes-at-reboot", "warning selinux.mode-mixed"}},
+	}
+	for i := range fleet {
+		if p, ok := plants[fleet[i].Name]; ok {
+			fleet[i].State = p.apply(fleet[i].State)
+		}
+	}
+	r := runShape(t, c, login, nodesim.WithCluster(fleet))
+	got := map[string][]string{}
+	for _, f := range r.Findings {
+		if f.Severity < result.SeverityWarning {
+			continue
+		}
+		if len(f.Nodes) == 0 {
+			t.Errorf("fleet-level %s %s: %s", f.Severity, f.Check, f.Summary)
+		}
+		for _, n := range f.Nodes {
+			got[n] = append(got[n], f.Severity.String()+" "+f.Check)
+		}
+	}
+	want := map[string][]string{}
+	for n, p := range plants {
+		want[n] = p.want
+	}
+	for n := range got {
+		slices.Sort(got[n])
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("findings by node =\n%v\nwant\n%v", got, want)
+	}
+}
+
+func netNamed(t *testing.T, name string) nodesim.Net {
+	t.Helper()
+	for _, n := range nodesim.Nets {
+		if n.Name == name {
+			return n
+		}
+	}
+	t.Fatalf("no network shape %q", name)
+	return nodesim.Net{}
 }
