@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,39 @@ func docTexts(t *testing.T) []userText {
 	return out
 }
 
+// probeComments are the probes' comments, a paragraph per run of comment
+// lines: they explain to the next engineer what a fact means.
+func probeComments(t *testing.T) []userText {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "probe", "probes", "*.sh"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no probe scripts under ../probe/probes: %v", err)
+	}
+	var out []userText
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var para []string
+		flush := func(line int) {
+			if len(para) > 0 {
+				out = append(out, userText{fmt.Sprintf("%s comment before line %d", filepath.Base(f), line), strings.Join(para, " ")})
+				para = nil
+			}
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if c, ok := strings.CutPrefix(strings.TrimSpace(l), "#"); ok {
+				para = append(para, strings.TrimSpace(c))
+			} else {
+				flush(i + 1)
+			}
+		}
+		flush(0)
+	}
+	return out
+}
+
 // sentences splits a text at ". ", "; " and ": ", so that two claims of one
 // paragraph are not read as one.
 var sentenceEnd = regexp.MustCompile(`[.;:]\s`)
@@ -95,7 +129,7 @@ func TestNoTextSaysDrainTurnsHealthz(t *testing.T) {
 	drain := regexp.MustCompile(`(?i)\b(drain|cordon)`)
 	healthz := regexp.MustCompile(`(?i)503|eligib`)
 	denies := regexp.MustCompile(`(?i)\b(not|never|neither|nor)\b`)
-	for _, u := range append(builtinTexts(t), docTexts(t)...) {
+	for _, u := range slices.Concat(builtinTexts(t), docTexts(t), probeComments(t)) {
 		for _, s := range sentenceEnd.Split(u.text, -1) {
 			if denies.MatchString(s) {
 				continue

@@ -190,8 +190,9 @@ function health(   w, c, b, t, el, lu, ct, st, d, hc, lc, h) {
 		put("kubeproxy." w ".code", c)
 		put("kubeproxy." w ".body", (body[w] == "" ? "absent" : substr(body[w], 1, 2048)))
 	}
-	# KEP-3836: since 1.28 /healthz also fails on a node being drained or
-	# deleted; the body says so with "nodeEligible": false.
+	# KEP-3836: since 1.28 /healthz also fails on a Node being deleted or
+	# marked ToBeDeletedByClusterAutoscaler (SyncNode; cordon and drain set
+	# neither); the body says so with "nodeEligible": false.
 	b = body["healthz"]; t = b; gsub(/[ \t]/, "", t)
 	el = index(t, "\"nodeEligible\":false") ? "false" : index(t, "\"nodeEligible\":true") ? "true" : "absent"
 	put("kubeproxy.healthz.node_eligible", el)
@@ -204,7 +205,7 @@ function health(   w, c, b, t, el, lu, ct, st, d, hc, lc, h) {
 	# (pkg/proxy/healthcheck/proxy_health.go, 1.28+): both endpoints run
 	# the same sync-health test and /healthz also requires nodeEligible. So
 	# a late or failing sync loop answers 503 on both; /healthz 503 with
-	# /livez 200 means only that the node is being drained or deleted.
+	# /livez 200 means only that the Node is being deleted or scaled down.
 	# Before 1.28 there is no /livez (404) and /healthz 503 is the loop.
 	hc = code["healthz"]; lc = code["livez"]
 	if (hc == "200") h = "healthy"
