@@ -15,6 +15,8 @@
 # already uses, read from its sources at run time, suite trixie) and keeps
 # its lists and cache in DIR: the machine's apt state is not touched.
 set -euo pipefail
+# Pipelines end in sed -n 1p, never head: head exits after its line and the
+# writer's SIGPIPE (141) fails the pipeline under pipefail.
 dir=${1:?usage: newer-mawk.sh DIR}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
@@ -48,8 +50,8 @@ apt-get -qq "${apt_opts[@]}" update
 for deb in "$dir"/debs/mawk_*.deb "$dir"/debs/libc6_*.deb; do
 	dpkg-deb -x "$deb" "$dir/root"
 done
-loader=$(find "$dir/root/usr/lib64" "$dir/root/usr/lib" -name 'ld-linux*.so.*' -type f 2>/dev/null | head -n 1)
-libdir=$(dirname "$(find "$dir/root/usr/lib" -name 'libc.so.6' | head -n 1)")
+loader=$(find "$dir/root/usr/lib64" "$dir/root/usr/lib" -name 'ld-linux*.so.*' -type f 2>/dev/null | sed -n 1p)
+libdir=$(dirname "$(find "$dir/root/usr/lib" -name 'libc.so.6' | sed -n 1p)")
 if [ -z "$loader" ] || [ -z "$libdir" ]; then
 	echo "newer-mawk.sh: no dynamic loader or libc.so.6 in the extracted libc6" >&2
 	exit 1
@@ -59,7 +61,7 @@ cat >"$dir/bin/awk" <<WRAP
 exec "$loader" --library-path "$libdir" "$dir/root/usr/bin/mawk" "\$@"
 WRAP
 chmod 0755 "$dir/bin/awk"
-"$dir/bin/awk" -W version 2>&1 | head -n 1
+"$dir/bin/awk" -W version 2>&1 | sed -n 1p
 if ! "$dir/bin/awk" 'BEGIN { srand(); exit !(srand() > 1e15) }'; then
 	echo "newer-mawk.sh: $dir/bin/awk does not return nanoseconds from srand(); not the mawk this is for" >&2
 	exit 1
