@@ -104,10 +104,9 @@ func (c *ansibleConverter) sshOption(s *settings, v ansibleVar, key, value strin
 		if s.proxyCommand.state != unset {
 			return
 		}
-		// A ProxyJump given first, none included, makes ssh skip a later
-		// ProxyCommand (readconf.c parse_jump and oProxyCommand; see
-		// sshConfigLookup.route).
-		if s.proxyJump.state == set {
+		// A ProxyJump given first sets ssh's proxy command to none
+		// (readconf.c parse_jump); "ProxyJump none" does not.
+		if s.proxyJump.state == set && len(s.proxyJump.v) > 0 {
 			return
 		}
 		command, err := checkProxyCommand(value)

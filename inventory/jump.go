@@ -154,15 +154,12 @@ func (sc *sshConfigLookup) identitiesOnly(hop, alias string) (bool, bool) {
 // with the key that decided (none included). As in ssh, the first of the
 // two in the file wins: a ProxyJump sets the proxy command to none
 // (readconf.c parse_jump), a ProxyCommand makes a later ProxyJump
-// inactive, and "ProxyJump none" given first sets the jump host to
-// "none", which makes a later ProxyCommand skipped (readconf.c
-// oProxyCommand: "Ignore ProxyCommand if ProxyJump already specified"),
-// so the connection is direct, as ssh -G of OpenSSH 9.2p1 prints it.
+// inactive, and "ProxyJump none" leaves the ProxyCommand free.
 func (sc *sshConfigLookup) route(hop, alias string, found func(key string)) route {
 	rawJump := sc.get(alias, "ProxyJump")
 	rawCommand := sc.get(alias, "ProxyCommand")
-	useCommand := rawCommand != "" && rawJump == ""
-	if rawCommand != "" && rawJump != "" {
+	useCommand := rawCommand != "" && (rawJump == "" || strings.EqualFold(rawJump, "none"))
+	if rawCommand != "" && rawJump != "" && !strings.EqualFold(rawJump, "none") {
 		first, ok := sc.firstKey(alias, "ProxyJump", "ProxyCommand")
 		if !ok {
 			whom := fmt.Sprintf("%q", alias)
@@ -186,8 +183,6 @@ func (sc *sshConfigLookup) route(hop, alias string, found func(key string)) rout
 		}
 		found("ProxyCommand")
 		return routeOf(command)
-	case strings.EqualFold(rawJump, "none"):
-		found("ProxyJump")
 	case rawJump != "":
 		hops, err := parseJumpList(rawJump)
 		if err != nil {

@@ -367,12 +367,13 @@ hosts:
 			source: map[string]string{"proxy_jump": "ssh_config"},
 		},
 		{
-			// readconf.c: parse_jump sets the jump host to "none", and a
-			// ProxyCommand after any ProxyJump is skipped (oProxyCommand),
-			// so the connection is direct, as ssh -G shows.
-			name: "ProxyJump none first: a direct connection, the ProxyCommand after it skipped",
-			yaml: "hosts:\n  node3:\n", host: "node3", want: options{},
-			source: map[string]string{"proxy_jump": "ssh_config", "proxy_command": "builtin"},
+			// readconf.c parse_jump: "none" leaves the proxy command unset,
+			// so the ProxyCommand after it applies (as ssh -G shows), and
+			// its ssh -W form is dialled as the jump it stands for.
+			name: "ProxyJump none leaves ProxyCommand in force",
+			yaml: "hosts:\n  node3:\n", host: "node3",
+			want:   options{Jumps: []inventory.Jump{{Name: "legacy", Address: "legacy", Port: 22, User: "tester", IdentityFiles: []string{common}}}},
+			source: map[string]string{"proxy_jump": "builtin", "proxy_command": "ssh_config"},
 		},
 		{
 			name: "the first of ProxyJump and ProxyCommand wins: ProxyJump",
