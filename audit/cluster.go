@@ -217,7 +217,9 @@ func apiUnanswered(f map[string]string) string {
 // next, so os.hostname, which the node itself reports, never takes a name
 // the inventory gives another host. Two hosts matching one Kubernetes node
 // at the same priority (or two Kubernetes nodes one host) is ambiguous: the
-// facts go to neither and Cluster.Ambiguous names them.
+// facts go to neither and Cluster.Ambiguous names them, unless the
+// inventory name settles the tie (namesK8sNode), as it outranks what a
+// node says of itself.
 func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, nodes []result.Node) {
 	lower := strings.ToLower
 	// Each tier's candidates are looked up in an index of the nodes by
@@ -256,11 +258,41 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 		return m || a
 	}
 	assign := func(claims map[string][]int) {
+		// A node's reported hostname and its kubelet's InternalIP are
+		// both said by the node itself; the inventory name is the
+		// operator's. So a tie at the address or hostname tier that the
+		// inventory name settles (exactly one claimant whose name is the
+		// Kubernetes node's dash or dot suffix) is no tie: otherwise one
+		// host repeating another's hostname unjoins the other's facts.
+		for k, is := range claims {
+			if len(is) > 1 {
+				if named := slices.DeleteFunc(slices.Clone(is), func(i int) bool { return !namesK8sNode(nodes[i].Name, k) }); len(named) == 1 {
+					claims[k] = named
+				}
+			}
+		}
 		byNode := map[int][]string{}
 		for k, is := range claims {
 			if len(is) == 1 {
 				byNode[is[0]] = append(byNode[is[0]], k)
 			}
+		}
+		for i, ks := range byNode {
+			if len(ks) < 2 {
+				continue
+			}
+			named := slices.DeleteFunc(slices.Clone(ks), func(k string) bool { return !namesK8sNode(nodes[i].Name, k) })
+			if len(named) != 1 {
+				continue
+			}
+			// The Kubernetes nodes the name does not settle stay unjoined
+			// (named as not in the inventory), not ambiguous.
+			for _, k := range ks {
+				if k != named[0] {
+					delete(claims, k)
+				}
+			}
+			byNode[i] = named
 		}
 		for k, is := range claims {
 			if len(is) > 1 || len(byNode[is[0]]) > 1 {
@@ -368,6 +400,13 @@ func suffixMatch(k8sName string, byName map[string][]int, taken map[int]bool) (i
 		return hits[0], true
 	}
 	return 0, false
+}
+
+// namesK8sNode says whether the inventory name is the Kubernetes node's
+// name or what follows a dash or a dot in it, as suffixMatch matches.
+func namesK8sNode(name, k8sName string) bool {
+	name, k8sName = strings.ToLower(name), strings.ToLower(k8sName)
+	return name != "" && (k8sName == name || strings.HasSuffix(k8sName, "-"+name) || strings.HasSuffix(k8sName, "."+name))
 }
 
 // mergeSorted is the union of two ascending lists, ascending.

@@ -349,6 +349,30 @@ func TestJoinNodeFactsPriority(t *testing.T) {
 			findings: "cluster.node-match-ambiguous[a b]",
 		},
 		{
+			// The issue 27 attack: worker-9 reports the hostname etcd-1's
+			// Kubernetes node has, which made the hostname tier a tie and
+			// dropped etcd-1's CrashLoopBackOff into an ambiguity warning.
+			name:    "a spoofed hostname does not tie with the host the inventory names",
+			nodes:   []result.Node{node("etcd-1", "etcd-1.example", "cluster-a-etcd-1"), node("worker-9", "10.0.0.9", "cluster-a-etcd-1")},
+			perNode: map[string]map[string]string{"cluster-a-etcd-1": crash},
+			joined:  map[string]string{"cluster-a-etcd-1": "etcd-1"}, crashing: "etcd-1",
+		},
+		{
+			name:    "a hostname equal to another host's inventory name takes nothing",
+			nodes:   []result.Node{node("worker-9", "10.0.0.9", "etcd-1"), node("etcd-1", "10.0.0.1", "cluster-a-etcd-1")},
+			perNode: map[string]map[string]string{"etcd-1": crash},
+			joined:  map[string]string{"etcd-1": "etcd-1"}, crashing: "etcd-1",
+		},
+		{
+			// A kubelet sets its own node's InternalIP: a second Kubernetes
+			// node claiming etcd-1's address does not unjoin etcd-1's own.
+			name:    "a spoofed InternalIP does not tie with the node the inventory names",
+			nodes:   []result.Node{node("etcd-1", "10.0.0.1", "")},
+			perNode: map[string]map[string]string{"cluster-a-etcd-1": {"k8s.node.internal_ip": "10.0.0.1", "k8s.kubeproxy.pod.reason": "CrashLoopBackOff"}, "evil": {"k8s.node.internal_ip": "10.0.0.1"}},
+			joined:  map[string]string{"cluster-a-etcd-1": "etcd-1", "evil": ""}, crashing: "etcd-1",
+			findings: "cluster.nodes-not-in-inventory[]",
+		},
+		{
 			name:    "one host the suffix of two Kubernetes nodes: neither joined",
 			nodes:   []result.Node{node("etcd-1", "10.0.0.1", "")},
 			perNode: map[string]map[string]string{"a-etcd-1": crash, "b-etcd-1": crash},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"regexp"
 	"strings"
 
@@ -25,8 +26,9 @@ var _ Formatter = (*PlanAnsible)(nil)
 // (https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_advanced_syntax.html,
 // "Unsafe or raw strings"; ansible/ansible
 // lib/ansible/parsing/yaml/constructor.py registers the tag). A node's name goes into a play's hosts list only when it is a
-// plain host name an Ansible host pattern matches exactly (ansibleHost);
-// otherwise the playbook refuses to run and says so in its first play.
+// plain host name an Ansible host pattern matches exactly and that cannot
+// name the control machine (ansibleHost); otherwise the playbook refuses
+// to run and says so in its first play.
 type PlanAnsible struct {
 	Plan *result.Plan
 }
@@ -128,8 +130,28 @@ func (unsafeText) yamlTag() string { return "!unsafe" }
 // comment says the names must be the inventory's host names.
 var ansibleHostName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
+// ansibleHost says whether a node's name can go into a play's hosts. Not
+// the names of Ansible's own groups (all, ungrouped), nor a name that may
+// be the control machine, where the fix would run with become: when the
+// inventory has no such host, Ansible makes a pattern in C.LOCALHOST
+// ('127.0.0.1', 'localhost', '::1') the implicit localhost, connection
+// local (ansible/ansible lib/ansible/inventory/manager.py,
+// _match_one_pattern and get_hosts; lib/ansible/constants.py), and a
+// host without ansible_host is dialled by its name, which the resolver
+// takes to loopback for localhost in any case and for any 127.0.0.0/8
+// address.
 func ansibleHost(name string) bool {
-	return ansibleHostName.MatchString(name) && name != "all" && name != "ungrouped"
+	if !ansibleHostName.MatchString(name) {
+		return false
+	}
+	switch strings.ToLower(name) {
+	case "all", "ungrouped", "localhost":
+		return false
+	}
+	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
+		return false
+	}
+	return true
 }
 
 func (a *PlanAnsible) Format(w io.Writer, r *result.Report) error {
@@ -162,10 +184,10 @@ func (a *PlanAnsible) Format(w io.Writer, r *result.Report) error {
 		// Running the rest would skip these nodes silently: the playbook
 		// stops before any change instead.
 		refuse := ansiblePlay{
-			Name:  "refuse: some nodes of this plan cannot be named in an Ansible host pattern",
+			Name:  "refuse: some nodes of this plan cannot be named unambiguously in an Ansible host pattern",
 			Hosts: []string{"localhost"}, Serial: 1, AnyErrorsFatal: true, Become: false, GatherFacts: false,
 			Tasks: []ansibleTask{{Name: "stop before any change", Fail: &ansibleFail{Msg: unsafeText(fmt.Sprintf(
-				"%d node(s) of this plan have names that are not plain host names (listed at the top of this file); apply the plan to them by hand, or rename them in the inventory, and write the plan again", len(unaddressable)))}}},
+				"%d node(s) of this plan have names that are not plain host names, or that Ansible or the resolver takes for this control machine (listed at the top of this file); apply the plan to them by hand, or rename them in the inventory, and write the plan again", len(unaddressable)))}}},
 		}
 		plays = append([]ansiblePlay{refuse}, plays...)
 	}
@@ -221,7 +243,7 @@ func ansibleHead(r *result.Report, plan *result.Plan, unaddressable []string) st
 		lines = append(lines, "", "Not audited, so what they need is unknown and they are in no play: "+strings.Join(na, ", "))
 	}
 	if len(unaddressable) > 0 {
-		lines = append(lines, "", "Not plain host names, so not in any play (the first play refuses to run):")
+		lines = append(lines, "", "Not plain host names, or names of the control machine (localhost, a loopback address), so not in any play (the first play refuses to run):")
 		for _, n := range unaddressable {
 			lines = append(lines, "  "+fmt.Sprintf("%q", n))
 		}

@@ -264,7 +264,7 @@ func TestPlanFormatsNeedAPlan(t *testing.T) {
 // The playbook does what the plan says when Ansible runs it: the texts
 // tagged !unsafe reach the shell untemplated, each kind of check passes
 // against a live answer, and a node whose check never passes stops the
-// playbook before the next step. Run on localhost with the local
+// playbook before the next step. Run on this machine with the local
 // connection and become off (-e ansible_become=false overrides the play's
 // become: https://docs.ansible.com/ansible/latest/reference_appendices/general_precedence.html), in
 // a temporary directory.
@@ -303,7 +303,9 @@ func TestPlanAnsibleRunsLocally(t *testing.T) {
 		}
 		ctx, cancel := stdcontext.WithTimeout(stdcontext.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "-i", "localhost,", "-c", "local", "-e", "ansible_become=false", pb)
+		// The node is named node-1 (a plan never puts localhost in a
+		// play), run here through -c local.
+		cmd := exec.CommandContext(ctx, bin, "-i", "node-1,", "-c", "local", "-e", "ansible_become=false", pb)
 		cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "ANSIBLE_LOCAL_TEMP="+t.TempDir(), "ANSIBLE_HOME="+t.TempDir(), "ANSIBLE_RETRY_FILES_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -312,7 +314,7 @@ func TestPlanAnsibleRunsLocally(t *testing.T) {
 		return nil
 	}
 	fix := func(check string, st result.FixSteps) result.Fix {
-		return result.Fix{Check: check, Title: check, Steps: st, Rollout: []result.RolloutStep{{Class: result.ClassWorker, Nodes: []string{"localhost"}}}}
+		return result.Fix{Check: check, Title: check, Steps: st, Rollout: []result.RolloutStep{{Class: result.ClassWorker, Nodes: []string{"node-1"}}}}
 	}
 	if err := run(&result.Plan{Fixes: []result.Fix{fix("a", steps("first", "2"))}}); err != nil {
 		t.Fatalf("a plan whose checks pass failed: %v", err)
@@ -338,5 +340,69 @@ func TestPlanAnsibleRunsLocally(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "fourth")); err == nil {
 		t.Error("the commands after an unconfirmed manual step ran")
+	}
+}
+
+// A node named as Ansible names the control machine (its implicit
+// localhost: ansible/ansible lib/ansible/inventory/manager.py gives a
+// pattern in C.LOCALHOST, constants.py ('127.0.0.1', 'localhost', '::1'),
+// the implicit localhost when the inventory has no such host) or as the
+// resolver does (a loopback address) is in no play that changes anything:
+// the fix would run on the control machine with become. ansible-playbook
+// --list-hosts, with an inventory of the other node only, shows every
+// play that changes something targets that node alone.
+func TestPlanAnsibleNeverTargetsTheControlMachine(t *testing.T) {
+	for _, n := range []string{"localhost", "LocalHost", "127.0.0.1", "127.1.2.3", "::1", "all", "ungrouped", "etcd-1"} {
+		if got, want := ansibleHost(n), n == "etcd-1"; got != want {
+			t.Errorf("ansibleHost(%q) = %v, want %v", n, got, want)
+		}
+	}
+	names := []string{"localhost", "127.0.0.1", "etcd-1"}
+	r := newReport("local")
+	for _, n := range names {
+		r.Nodes = append(r.Nodes, result.Node{Name: n, Status: result.StatusOK, Roles: []string{"worker"}, Facts: map[string]string{}})
+	}
+	plan := &result.Plan{Fixes: []result.Fix{{Check: "a", Title: "a", Steps: result.FixSteps{Commands: []string{"true"}},
+		Rollout: []result.RolloutStep{{Class: result.ClassWorker, Nodes: names}}}}}
+	out := render(t, "plan-ansible", Options{Plan: plan}, r)
+	for _, p := range testtools.ReadPlays(t, out) {
+		if p.Become && !slices.Equal(p.Hosts, []string{"etcd-1"}) {
+			t.Errorf("play %q becomes root on %v", p.Name, p.Hosts)
+		}
+	}
+	bin := testtools.Find(t, "ansible-playbook")
+	dir := t.TempDir()
+	pb, inv := filepath.Join(dir, "plan.yml"), filepath.Join(dir, "hosts.ini")
+	if err := os.WriteFile(pb, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inv, []byte("[nodes]\netcd-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := stdcontext.WithTimeout(stdcontext.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-i", inv, "--list-hosts", pb)
+	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "ANSIBLE_LOCAL_TEMP="+t.TempDir(), "ANSIBLE_HOME="+t.TempDir())
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ansible-playbook --list-hosts: %v\n%s", err, got)
+	}
+	// Output: "  play #N (PATTERN): NAME ..." then "    hosts (K):" and
+	// one host per line.
+	plays := strings.Split(string(got), "  play #")[1:]
+	if len(plays) == 0 {
+		t.Fatalf("--list-hosts listed no play:\n%s", got)
+	}
+	for _, p := range plays {
+		_, hostsPart, _ := strings.Cut(p, "hosts (")
+		_, hostLines, _ := strings.Cut(hostsPart, "\n")
+		hosts := strings.Fields(hostLines)
+		header, _, _ := strings.Cut(p, "\n")
+		if strings.Contains(header, ": refuse") {
+			continue // become: false, and only ansible.builtin.fail
+		}
+		if !slices.Equal(hosts, []string{"etcd-1"}) {
+			t.Errorf("play %s targets %v, want [etcd-1]\n%s", header, hosts, got)
+		}
 	}
 }

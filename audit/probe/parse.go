@@ -38,8 +38,13 @@ var (
 		// A key naming a secret, then : or = and a value: config.yaml's
 		// token: and agent-token:, kubeconfig's token:, id-token: and
 		// client-key-data:, aws_secret_access_key=, password: in YAML,
-		// key=value or JSON. "tokens=3" and "kind: Secret" name no secret.
-		`(?i:(token|password|passwd|secret|secret[_-]?access[_-]?key|client-key-data|private[_-]?key|api[_-]?key)["']?[ \t]*[:=][ \t]*["']?[^\s"',}])`,
+		// key=value or JSON, secret_key: (S3 clients, Django). "tokens=3",
+		// "kind: Secret" and secretKeyRef: name no secret.
+		`(?i:(token|password|passwd|secret|secret[_-]?(access[_-]?)?key|client-key-data|private[_-]?key|api[_-]?key)["']?[ \t]*[:=][ \t]*["']?[^\s"',}])`,
+		// HTTP Basic credentials (RFC 7617: base64 of user:password) in an
+		// Authorization or Proxy-Authorization header; the challenge
+		// "WWW-Authenticate: Basic realm=" carries none.
+		`(?i:authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+[A-Za-z0-9+/]{4,}=*)`,
 		// JWTs (a Kubernetes service account token): base64url header
 		// starting {" , payload and signature.
 		`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`,
@@ -52,6 +57,15 @@ var (
 		// GitHub tokens: ghp_/gho_/ghu_/ghs_/ghr_ + 36, fine-grained github_pat_.
 		`\bgh[pousr]_[A-Za-z0-9]{36}\b`,
 		`\bgithub_pat_[A-Za-z0-9_]{22,}`,
+		// The vendor token prefixes gitleaks knows (config/gitleaks.toml,
+		// rules slack-bot-token/slack-user-token, gitlab-pat,
+		// stripe-access-token, gcp-api-key), each with a body long enough
+		// that the bare prefix in a sentence stays readable. GitLab's
+		// routable tokens are longer than the classic 20 characters.
+		`\bxox[abposre]-[0-9A-Za-z-]{10,}`,
+		`\bglpat-[0-9A-Za-z_-]{20,}`,
+		`\b[rs]k_(live|test|prod)_[0-9A-Za-z]{10,}`,
+		`\bAIza[0-9A-Za-z_-]{35}`,
 	}, "|"))
 )
 

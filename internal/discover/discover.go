@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/report"
 )
 
 // DefaultTimeout bounds everything kubectl does for one discovery. It is
@@ -20,12 +25,12 @@ const DefaultTimeout = 2 * time.Minute
 // ErrNoKubectl is returned when there is no kubectl to run.
 var ErrNoKubectl = errors.New("kubectl is not installed (not found in PATH)")
 
-// Bounds on what kubectl's output is kept: a NodeList of thousands of
-// nodes is tens of MiB; a kubectl's error is a few lines.
-const (
-	maxNodeList = 256 << 20
-	maxStderr   = 16 << 10
-)
+// Bounds on what kubectl's output is read: a NodeList of Kubernetes'
+// largest supported cluster (5,000 nodes) is up to a few hundred MiB,
+// streamed (decodeNodeList); a kubectl's error is a few lines, kept.
+var maxNodeList int64 = 256 << 20
+
+const maxStderr = 16 << 10
 
 // Options say which cluster to list and how.
 type Options struct {
@@ -71,18 +76,30 @@ func Discover(ctx context.Context, o Options) (*Discovery, error) {
 		// Named in the header, and passed to the listing so that the
 		// header names the context that was listed. Without a current
 		// context the listing says why it fails.
-		if out, err := kubectl(ctx, path, o, "", "config", "current-context"); err == nil {
-			src.Context = strings.TrimSpace(string(out))
+		var name []byte
+		if err := kubectl(ctx, path, o, "", func(r io.Reader) (err error) {
+			name, err = io.ReadAll(io.LimitReader(r, 4<<10))
+			return err
+		}, "config", "current-context"); err == nil {
+			src.Context = strings.TrimSpace(string(name))
 		}
 	}
 	src.Listed = now()
-	out, err := kubectl(ctx, path, o, src.Context, "get", "--raw", "/api/v1/nodes")
-	if err != nil {
+	// The list is decoded as it streams: a NodeList of thousands of
+	// nodes is tens to hundreds of MiB, of which a few fields are kept.
+	var nodes []Node
+	var parseErr error
+	if err := kubectl(ctx, path, o, src.Context, func(r io.Reader) error {
+		nodes, parseErr = decodeNodeList(r)
+		if errors.Is(parseErr, errTooLong) {
+			return parseErr
+		}
+		return nil
+	}, "get", "--raw", "/api/v1/nodes"); err != nil {
 		return nil, err
 	}
-	nodes, err := ParseNodeList(out)
-	if err != nil {
-		return nil, fmt.Errorf("kubectl get --raw /api/v1/nodes: %w", err)
+	if parseErr != nil {
+		return nil, fmt.Errorf("kubectl get --raw /api/v1/nodes: %w", parseErr)
 	}
 	src.Nodes = len(nodes)
 	d := &Discovery{Source: src, Mapping: MapNodes(nodes)}
@@ -92,9 +109,11 @@ func Discover(ctx context.Context, o Options) (*Discovery, error) {
 		}
 		return nil, fmt.Errorf("none of the cluster's %d nodes can be written to an inventory:\n%s", len(nodes), strings.Join(d.Warnings(), "\n"))
 	}
-	if d.Text, err = Render(src, d.Mapping); err != nil {
+	text, err := Render(src, d.Mapping)
+	if err != nil {
 		return nil, err
 	}
+	d.Text = text
 	return d, nil
 }
 
@@ -123,10 +142,14 @@ func (d *Discovery) Inventory(file string, opts inventory.LoadOptions) (*invento
 	return inv, nil
 }
 
-// kubectl runs path with the kubeconfig and context flags, then args. The
-// flags are written --flag=value so that no value, whatever it starts
-// with, can be read as another flag.
-func kubectl(ctx context.Context, path string, o Options, contextName string, args ...string) ([]byte, error) {
+// kubectl runs path with the kubeconfig and context flags, then args, and
+// hands its standard output to read as it streams (bounded by
+// maxNodeList). The flags are written --flag=value so that no value,
+// whatever it starts with, can be read as another flag. Its errors hold
+// kubectl's argv and stderr made visible as the reports show node text
+// (report.OneLine, line by line): both come from the user's kubeconfig or
+// the cluster and reach a terminal.
+func kubectl(ctx context.Context, path string, o Options, contextName string, read func(io.Reader) error, args ...string) error {
 	var argv []string
 	if o.Kubeconfig != "" {
 		argv = append(argv, "--kubeconfig="+o.Kubeconfig)
@@ -139,49 +162,119 @@ func kubectl(ctx context.Context, path string, o Options, contextName string, ar
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, argv...)
+	// stop ends kubectl early when its output is not wanted (too long,
+	// not JSON), through the same Cancel as the deadline.
+	kctx, stop := context.WithCancel(tctx)
+	defer stop()
+	cmd := exec.CommandContext(kctx, path, argv...)
 	cmd.Stdin = o.Stdin
-	stdout, stderr := &capped{max: maxNodeList}, &capped{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if !isTerminal(o.Stdin) {
+		// kubectl and what it starts (a credential plugin, its helpers)
+		// get a process group of their own, killed whole on Ctrl-C or
+		// the deadline: killing kubectl alone left them running. With a
+		// terminal on stdin they stay in ours, since a background group
+		// that reads the terminal is stopped (SIGTTIN, termios(3)) and
+		// a plugin's prompt would hang; Ctrl-C at that terminal reaches
+		// the whole foreground group anyway.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	stderr := &capped{max: maxStderr}
+	cmd.Stderr = stderr
 	// A credential plugin kubectl started may hold the pipes after
 	// kubectl is killed; the deadline must still hold.
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
-	what := "kubectl " + strings.Join(argv, " ")
+	what := report.OneLine("kubectl " + strings.Join(argv, " "))
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	out := &bounded{r: pipe, left: maxNodeList}
+	readErr := read(out)
+	if readErr == nil {
+		// What follows the answer is read and dropped, so that kubectl
+		// is never blocked on a pipe nobody reads.
+		_, readErr = io.Copy(io.Discard, out)
+	}
+	if readErr != nil {
+		stop()
+	}
+	err = cmd.Wait()
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("%s: no answer within %s: %w", what, timeout, ctx.Err())
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%s: no answer within %s: %w", what, timeout, tctx.Err())
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%s: %w", what, ctx.Err())
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	case out.over:
+		return fmt.Errorf("%s: printed more than %d MiB: fleet-audit reads at most that much of a node list", what, maxNodeList>>20)
 	case err != nil:
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return nil, fmt.Errorf("%s: %w: %s", what, err, msg)
+			lines := strings.Split(msg, "\n")
+			for i, l := range lines {
+				lines[i] = report.OneLine(l)
+			}
+			return fmt.Errorf("%s: %w: %s", what, err, strings.Join(lines, "\n"))
 		}
-		return nil, fmt.Errorf("%s: %w", what, err)
-	case stdout.over:
-		return nil, fmt.Errorf("%s: printed more than %d MiB", what, maxNodeList>>20)
+		return fmt.Errorf("%s: %w", what, err)
+	case readErr != nil:
+		return fmt.Errorf("%s: %w", what, readErr)
 	}
-	return stdout.Bytes(), nil
+	return nil
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// errTooLong is what bounded returns past its bound.
+var errTooLong = errors.New("output over the bound")
+
+// bounded reads r up to left bytes; a byte more is errTooLong, and over
+// says so.
+type bounded struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.left <= 0 {
+		// At the bound: only the end of the output is within it.
+		n, err := b.r.Read(p[:1])
+		if n > 0 {
+			b.over = true
+			return 0, errTooLong
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // capped keeps the first max bytes written to it and swallows the rest,
 // so that kubectl is never blocked on a pipe nobody reads.
 type capped struct {
 	strings.Builder
-	max  int
-	over bool
+	max int
 }
 
 func (c *capped) Write(p []byte) (int, error) {
 	if room := c.max - c.Len(); len(p) > room {
-		c.over = true
 		c.Builder.Write(p[:max(room, 0)])
 		return len(p), nil
 	}
 	return c.Builder.Write(p)
 }
-
-// Bytes is what was kept.
-func (c *capped) Bytes() []byte { return []byte(c.String()) }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -405,5 +409,128 @@ func TestDiscoverInterrupted(t *testing.T) {
 	_, err := Discover(ctx, Options{Kubectl: hang, Context: "c"})
 	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "no answer within") {
 		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+// fakeKubectl writes a script standing in for kubectl.
+func fakeKubectl(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubectl")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// What kubectl says on stderr and the context name reach the user's
+// terminal in the error: an OSC 52 clipboard write, a screen clear or a
+// bidi override in them arrives made visible, as in every report.
+func TestDiscoverErrorIsEscaped(t *testing.T) {
+	kubectl := fakeKubectl(t, `printf 'error: \033]52;c;cHduZWQ=\007 \033[2J\342\200\256evil\nsecond line\n' >&2; exit 1`+"\n")
+	_, err := Discover(context.Background(), Options{Kubectl: kubectl, Context: "prod\x1b[2J\u202e"})
+	if err == nil {
+		t.Fatal("a failing kubectl gave no error")
+	}
+	msg := err.Error()
+	for _, raw := range []string{"\x1b", "\x07", "\u202e"} {
+		if strings.Contains(msg, raw) {
+			t.Errorf("the error holds %q raw: %q", raw, msg)
+		}
+	}
+	for _, shown := range []string{`\x1b]52;c;cHduZWQ=\x07`, `\x1b[2J`, `\u202eevil`, "--context=prod\\x1b[2J\\u202e", "\nsecond line"} {
+		if !strings.Contains(msg, shown) {
+			t.Errorf("the error does not show %q: %q", shown, msg)
+		}
+	}
+}
+
+// Ctrl-C (or the deadline) stops what kubectl started too: a credential
+// plugin left behind would go on waiting for a browser login. The
+// stand-in starts a child that would outlive it, then waits.
+func TestDiscoverInterruptedKillsKubectlsChildren(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	kubectl := fakeKubectl(t, "sleep 60 &\necho $! > '"+pidFile+"'\nwait\n")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() {
+		for range 100 {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop()
+	}()
+	_, err := Discover(ctx, Options{Kubectl: kubectl, Context: "c"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := false
+	for range 100 {
+		// A zombie child of nobody's is reaped by init; kill(pid, 0)
+		// fails once it is gone.
+		if syscall.Kill(pid, 0) != nil {
+			gone = true
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !gone {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("kubectl's child %d still runs after the interrupt", pid)
+	}
+}
+
+// A huge node list is read as it streams, so its size costs time, not
+// memory: 64 MiB of nodes allocate a small part of that, and an answer
+// over the bound is an error that says so.
+func TestDiscoverLargeAnswerIsStreamed(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "nodes.json")
+	f, err := os.Create(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 64<<10)
+	fmt.Fprint(f, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[`)
+	const n = 1024
+	for i := range n {
+		if i > 0 {
+			fmt.Fprint(f, ",")
+		}
+		fmt.Fprintf(f, `{"metadata":{"name":"node-%d","annotations":{"pad":%q}},"status":{"addresses":[{"type":"InternalIP","address":"10.0.%d.%d"}]}}`, i, pad, i/250, i%250+1)
+	}
+	fmt.Fprint(f, "]}")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	kubectl := fakeKubectl(t, "exec cat '"+list+"'\n")
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d, err := Discover(context.Background(), Options{Kubectl: kubectl, Context: "c"})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Hosts) != n {
+		t.Errorf("%d hosts, want %d", len(d.Hosts), n)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("a 64 MiB node list allocated %d MiB", alloc>>20)
+	}
+	defer func(m int64) { maxNodeList = m }(maxNodeList)
+	maxNodeList = 1 << 20
+	_, err = Discover(context.Background(), Options{Kubectl: kubectl, Context: "c"})
+	if err == nil || !strings.Contains(err.Error(), "more than 1 MiB") {
+		t.Errorf("over the bound: %v, want an error naming it", err)
 	}
 }

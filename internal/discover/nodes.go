@@ -1,8 +1,11 @@
 package discover
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -56,14 +59,71 @@ type Address struct {
 
 // ParseNodeList reads the JSON kubectl get --raw /api/v1/nodes prints.
 func ParseNodeList(data []byte) ([]Node, error) {
+	return decodeNodeList(bytes.NewReader(data))
+}
+
+// decodeNodeList is ParseNodeList reading as the list streams, one item
+// at a time, so what it costs is the fields kept, not the list's size.
+// Keys match as encoding/json matches them (case-insensitively).
+func decodeNodeList(r io.Reader) ([]Node, error) {
+	dec := json.NewDecoder(r)
+	notList := func(err error) ([]Node, error) { return nil, fmt.Errorf("not a NodeList: %w", err) }
+	if tok, err := dec.Token(); err != nil {
+		return notList(err)
+	} else if tok != json.Delim('{') {
+		return notList(errors.New("not a JSON object"))
+	}
 	var l nodeList
-	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, fmt.Errorf("not a NodeList: %w", err)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return notList(err)
+		}
+		key, _ := tok.(string)
+		switch {
+		case strings.EqualFold(key, "kind"):
+			err = dec.Decode(&l.Kind)
+		case strings.EqualFold(key, "items"):
+			l.Items, err = decodeItems(dec)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return notList(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return notList(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return notList(errors.New("more after the list"))
 	}
 	if l.Kind != "NodeList" {
 		return nil, fmt.Errorf("not a NodeList: the kind is %q", l.Kind)
 	}
 	return l.Items, nil
+}
+
+// decodeItems reads the items array (or null) one Node at a time.
+func decodeItems(dec *json.Decoder) ([]Node, error) {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if tok != json.Delim('[') {
+		return nil, errors.New("items is not a list")
+	}
+	var out []Node
+	for dec.More() {
+		var n Node
+		if err := dec.Decode(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	_, err = dec.Token()
+	return out, err
 }
 
 // addressPreference is the order a node's addresses are tried in. The
