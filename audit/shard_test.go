@@ -317,7 +317,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"another target version", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.TargetVersion = "v1.32.5+rke2r1" },
 			`s1.json ran with --target-version "", s2.json with "v1.32.5+rke2r1"`},
 		{"another fail-on", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Gate.FailOn = result.SeverityWarning },
-			"s1.json ran with --fail-on critical --allow-unreachable=false, s2.json with --fail-on warning"},
+			"s1.json ran with --fail-on critical --allow-unreachable=false --allow-partial=false, s2.json with --fail-on warning"},
 		{"merged by another release", func(f *mergeFixture, o *MergeOptions) { o.ToolVersion = "v2" },
 			"the shards were written by fleet-audit v1, this is v2"},
 		{"merge given other rules", func(f *mergeFixture, o *MergeOptions) { o.Rules.Selection.Skip = []string{"sysctl.*"} },
