@@ -293,9 +293,12 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 			return mergeErrorf("%s and %s were judged by different probes, checks, --only/--skip or --waivers: run every shard with the same", ref.Path, s.Path)
 		case r.TargetVersion != rs.TargetVersion:
 			return mergeErrorf("%s ran with --target-version %q, %s with %q: run every shard with the same", ref.Path, rs.TargetVersion, s.Path, r.TargetVersion)
-		case r.Gate.FailOn != rs.Gate.FailOn || r.Gate.AllowUnreachable != rs.Gate.AllowUnreachable || r.Gate.AllowPartial != rs.Gate.AllowPartial:
-			return mergeErrorf("%s ran with --fail-on %s --allow-unreachable=%t --allow-partial=%t, %s with --fail-on %s --allow-unreachable=%t --allow-partial=%t: run every shard with the same",
-				ref.Path, rs.Gate.FailOn, rs.Gate.AllowUnreachable, rs.Gate.AllowPartial, s.Path, r.Gate.FailOn, r.Gate.AllowUnreachable, r.Gate.AllowPartial)
+		case r.Gate.FailOn != rs.Gate.FailOn || r.Gate.AllowUnreachable != rs.Gate.AllowUnreachable:
+			return mergeErrorf("%s ran with --fail-on %s --allow-unreachable=%t, %s with --fail-on %s --allow-unreachable=%t: run every shard with the same",
+				ref.Path, rs.Gate.FailOn, rs.Gate.AllowUnreachable, s.Path, r.Gate.FailOn, r.Gate.AllowUnreachable)
+		case r.Gate.AllowPartial != rs.Gate.AllowPartial:
+			return mergeErrorf("%s ran with --allow-partial=%t, %s with --allow-partial=%t: run every shard with the same",
+				ref.Path, rs.Gate.AllowPartial, s.Path, r.Gate.AllowPartial)
 		}
 	}
 	switch {
@@ -305,9 +308,12 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 		return mergeErrorf("the shards (%s...) were judged by other probes, checks, --only/--skip or --waivers than merge was given: give merge the --probes, --only, --skip and --waivers the shards ran with", ref.Path)
 	case rs.TargetVersion != o.TargetVersion:
 		return mergeErrorf("the shards ran with --target-version %q, merge was given %q: give merge the same", rs.TargetVersion, o.TargetVersion)
-	case rs.Gate.FailOn != o.Rules.Gate.FailOn || rs.Gate.AllowUnreachable != o.Rules.Gate.AllowUnreachable || rs.Gate.AllowPartial != o.Rules.Gate.AllowPartial:
-		return mergeErrorf("the shards ran with --fail-on %s --allow-unreachable=%t --allow-partial=%t, merge was given --fail-on %s --allow-unreachable=%t --allow-partial=%t: give merge the same",
-			rs.Gate.FailOn, rs.Gate.AllowUnreachable, rs.Gate.AllowPartial, o.Rules.Gate.FailOn, o.Rules.Gate.AllowUnreachable, o.Rules.Gate.AllowPartial)
+	case rs.Gate.FailOn != o.Rules.Gate.FailOn || rs.Gate.AllowUnreachable != o.Rules.Gate.AllowUnreachable:
+		return mergeErrorf("the shards ran with --fail-on %s --allow-unreachable=%t, merge was given --fail-on %s --allow-unreachable=%t: give merge the same",
+			rs.Gate.FailOn, rs.Gate.AllowUnreachable, o.Rules.Gate.FailOn, o.Rules.Gate.AllowUnreachable)
+	case rs.Gate.AllowPartial != o.Rules.Gate.AllowPartial:
+		return mergeErrorf("the shards ran with --allow-partial=%t, merge was given --allow-partial=%t: give merge the same",
+			rs.Gate.AllowPartial, o.Rules.Gate.AllowPartial)
 	}
 	byIndex := map[int]string{}
 	byNode := map[string]string{}
