@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -18,6 +20,9 @@ import (
 var sudoStubs = map[string]string{
 	"nopasswd": `#!/bin/sh
 [ "$1" = -n ] || { echo "sudo: want -n first, got $1" >&2; exit 1; }
+# What sudo runs is root (sudo(8)): the id stub answers 0 under it.
+FA_SIM_SUDO=1
+export FA_SIM_SUDO
 shift
 if [ "$1" = -u ]; then
 	[ "$2" = "$FA_WANT_USER" ] || { echo "sudo: unknown user $2" >&2; exit 1; }
@@ -33,8 +38,9 @@ exec "$@"
 
 // asNonRoot turns a simulated node into one whose login user is not root
 // (the suite runs as root in CI) and whose sudo behaves as kind; "absent"
-// takes sudo away. Only id(1) and sudo are faked: the probes still run as
-// root, so no file permission bites. TestBecomeSudoAgainstPrivateRKE2Dirs
+// takes sudo away. Only id(1) and sudo are faked (id says 0 under the
+// NOPASSWD sudo, 1000 elsewhere): the probes still run as root, so no file
+// permission bites. TestBecomeSudoAgainstPrivateRKE2Dirs
 // runs the bundle as a real unprivileged user through the real sudo.
 func asNonRoot(t *testing.T, root, kind string) {
 	t.Helper()
@@ -45,7 +51,7 @@ func asNonRoot(t *testing.T, root, kind string) {
 			t.Fatal(err)
 		}
 	}
-	write("id", "#!/bin/sh\necho 1000\n")
+	write("id", "#!/bin/sh\nif [ -n \"${FA_SIM_SUDO:-}\" ]; then echo 0; else echo 1000; fi\n")
 	if kind == "absent" {
 		_ = os.Remove(filepath.Join(bin, "sudo"))
 		return
@@ -187,4 +193,82 @@ func TestRootProbePathOnSimulatedNode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNonRootWithoutBecomeIsPartial is the most common first try: a
+// non-root login and no become. The root probes run as the login and
+// print not-root; before, the checks reading those facts passed or
+// skipped unseen, the node was ok and the gate passed. Now the node is
+// partial, names the checks it could not judge and the fix, and the gate
+// exits 3 unless --allow-partial; with become: sudo the same node is ok.
+func TestNonRootWithoutBecomeIsPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		become probe.Become
+		policy GatePolicy
+		status result.NodeStatus
+		exit   int
+	}{
+		{"no become", probe.Become{}, GatePolicy{FailOn: result.SeverityCritical}, result.StatusPartial, result.ExitUnaudited},
+		{"no become, allow-unreachable", probe.Become{}, GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true}, result.StatusPartial, result.ExitUnaudited},
+		{"no become, allow-partial", probe.Become{}, GatePolicy{FailOn: result.SeverityCritical, AllowPartial: true}, result.StatusPartial, result.ExitOK},
+		{"become sudo", probe.Become{Method: "sudo"}, GatePolicy{FailOn: result.SeverityCritical}, result.StatusOK, result.ExitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fleet := nodesim.Clean(1)
+			fleet[0].Name = "n1"
+			inv, tr := simulate(t, fleet)
+			asNonRoot(t, tr.roots["n1"], "nopasswd")
+			inv.Targets[0].Become = tc.become
+			r := runSim(t, inv, tr)
+			Analyze(r, simRules(t, tc.policy))
+			n := r.Nodes[0]
+			if n.Status != tc.status || r.Gate.ExitCode != tc.exit {
+				t.Fatalf("status %s, exit %d (%v); want %s, exit %d\nmessage: %s", n.Status, r.Gate.ExitCode, r.Gate.Reasons, tc.status, tc.exit, n.Message)
+			}
+			var unjudged []string
+			for _, c := range r.Checks {
+				if c.Outcome == result.OutcomeUnjudged {
+					unjudged = append(unjudged, c.Check)
+					if !strings.Contains(c.Detail, "not-root") {
+						t.Errorf("%s unjudged for another reason: %s", c.Check, c.Detail)
+					}
+				}
+			}
+			if tc.status == result.StatusOK {
+				if len(unjudged) > 0 || n.Message != "" {
+					t.Errorf("with become, unjudged %v, message %q", unjudged, n.Message)
+				}
+				return
+			}
+			// The simulated node lets the login read what root would, so
+			// only the probes that ask is_root leave facts unread here;
+			// cmd/fleet-audit's TestSudoNonRootWithoutBecome shows a real one.
+			if !slices.Contains(unjudged, "iptables.kube-rules-low") {
+				t.Fatalf("iptables.kube-rules-low judged without root: unjudged %v", unjudged)
+			}
+			for _, id := range unjudged {
+				if !strings.Contains(n.Message, id) {
+					t.Errorf("message does not name %s: %s", id, n.Message)
+				}
+			}
+			if !strings.Contains(n.Message, "become: sudo") || !strings.Contains(n.Message, "-b") {
+				t.Errorf("message gives no fix: %s", n.Message)
+			}
+		})
+	}
+}
+
+// simRules are runSim's rules under policy.
+func simRules(t *testing.T, policy GatePolicy) Rules {
+	t.Helper()
+	probes, err := probe.BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := check.BuiltinChecks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Rules{Probes: probes, Checks: checks, Gate: policy}
 }

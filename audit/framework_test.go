@@ -104,7 +104,7 @@ func TestFleetMedianCondition(t *testing.T) {
 	for _, r := range check.Judge(nodes, nil, []check.Check{c}, nil) {
 		got[r.Node] = r.Outcome
 	}
-	want := map[string]result.Outcome{"a": result.OutcomePass, "b": result.OutcomePass, "c": result.OutcomeFail, "d": result.OutcomePass, "e": result.OutcomeSkip}
+	want := map[string]result.Outcome{"a": result.OutcomePass, "b": result.OutcomePass, "c": result.OutcomeFail, "d": result.OutcomePass, "e": result.OutcomeUnjudged}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("outcomes = %v, want %v", got, want)
 	}
@@ -153,7 +153,7 @@ func TestFleetMedianPeers(t *testing.T) {
 			"b4": {result.OutcomeFail, "rules=150 (median 405 of the nodes with mode=b)"},
 			"c1": {result.OutcomeSkip, "fewer than 3 nodes with mode=c report rules"}, "c2": {result.OutcomeSkip, ""},
 			"none":   {result.OutcomeSkip, "mode not collected: no peers to compare rules with"},
-			"b-root": {result.OutcomeSkip, ""},
+			"b-root": {result.OutcomeUnjudged, ""},
 			"down":   {result.OutcomeSkip, ""},
 		}},
 		// Over the whole fleet (median 12 of 11 numeric values) the stale b4
@@ -162,7 +162,7 @@ func TestFleetMedianPeers(t *testing.T) {
 			"a1": {result.OutcomePass, "rules=10 (median 12 of the audited nodes)"}, "a2": {result.OutcomePass, ""}, "a3": {result.OutcomePass, ""}, "a4": {result.OutcomeFail, ""},
 			"b1": {result.OutcomePass, ""}, "b2": {result.OutcomePass, ""}, "b3": {result.OutcomePass, ""}, "b4": {result.OutcomePass, ""},
 			"c1": {result.OutcomeFail, ""}, "c2": {result.OutcomePass, ""},
-			"none": {result.OutcomeFail, ""}, "b-root": {result.OutcomeSkip, ""}, "down": {result.OutcomeSkip, ""},
+			"none": {result.OutcomeFail, ""}, "b-root": {result.OutcomeUnjudged, ""}, "down": {result.OutcomeSkip, ""},
 		}},
 	}
 	for _, tt := range tests {

@@ -48,3 +48,40 @@ func TestEvaluateGateWaivers(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateGatePartial: a node some checks could not be judged on
+// fails the gate with 3, allowed by --allow-partial alone: the flag that
+// tolerates a node down must not pass a fleet audited without root.
+func TestEvaluateGatePartial(t *testing.T) {
+	ok := result.Node{Name: "n1", Status: result.StatusOK}
+	partial := result.Node{Name: "n2", Status: result.StatusPartial}
+	unjudged := []result.CheckResult{{Check: "a", Node: "n2", Outcome: result.OutcomeUnjudged}, {Check: "b", Node: "n2", Outcome: result.OutcomeUnjudged}}
+	crit := result.Finding{Check: "c", Severity: result.SeverityCritical}
+	tests := []struct {
+		name     string
+		findings []result.Finding
+		policy   GatePolicy
+		code     int
+		reasons  string
+	}{
+		{"partial gates 3", nil, GatePolicy{FailOn: result.SeverityCritical}, result.ExitUnaudited,
+			"1 of 2 nodes partially audited: 2 checks could not be judged (see each node)"},
+		{"allow-unreachable does not cover it", nil, GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true}, result.ExitUnaudited,
+			"1 of 2 nodes partially audited: 2 checks could not be judged (see each node)"},
+		{"allow-partial passes and says so", nil, GatePolicy{FailOn: result.SeverityCritical, AllowPartial: true}, result.ExitOK,
+			"1 of 2 nodes partially audited: 2 checks could not be judged (see each node) (allowed by --allow-partial)"},
+		{"a finding still fails 1", []result.Finding{crit}, GatePolicy{FailOn: result.SeverityCritical}, result.ExitGateFailed,
+			"1 critical finding; 1 of 2 nodes partially audited: 2 checks could not be judged (see each node)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := EvaluateGate(&result.Report{Findings: tt.findings, Nodes: []result.Node{ok, partial}, Checks: unjudged}, tt.policy)
+			if g.ExitCode != tt.code || g.Passed != (tt.code == result.ExitOK) {
+				t.Errorf("exit %d passed %v, want %d", g.ExitCode, g.Passed, tt.code)
+			}
+			if got := strings.Join(g.Reasons, "; "); got != tt.reasons {
+				t.Errorf("reasons %q, want %q", got, tt.reasons)
+			}
+		})
+	}
+}

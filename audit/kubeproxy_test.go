@@ -545,7 +545,7 @@ func TestKubeProxyChecks(t *testing.T) {
 		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "ebpf", "kubeproxy.mode.configured": "absent"}, nil, result.OutcomePass},
 		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode": "absent", "kubeproxy.mode.configured": "absent"}, nil, result.OutcomePass},
 		// Root could not read the manifest: neither there nor gone.
-		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "unreadable"}, nil, result.OutcomeSkip},
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "unreadable"}, nil, result.OutcomeUnjudged},
 		// The manifest is there, the mode in a config file: kube-proxy is meant to run.
 		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "connect-failed", "kubeproxy.mode.configured": "unknown"}, nil, result.OutcomeFail},
 		// No manifest while the cluster runs kube-proxy elsewhere.
@@ -561,7 +561,7 @@ func TestKubeProxyChecks(t *testing.T) {
 			"kubeproxy.cilium.status": "not-answering", "kubeproxy.cilium.health_port": "connect-failed"}, nil, result.OutcomeFail},
 		// Without root the socket is unreadable: not judged.
 		{"kubeproxy.cilium-agent-down", map[string]string{"kubeproxy.mode.configured": "absent", "kubeproxy.cilium.agent": "socket",
-			"kubeproxy.cilium.status": "unreadable", "kubeproxy.cilium.health_port": "connect-failed"}, nil, result.OutcomeSkip},
+			"kubeproxy.cilium.status": "unreadable", "kubeproxy.cilium.health_port": "connect-failed"}, nil, result.OutcomeUnjudged},
 		// With kube-proxy beside it the agent is the CNI's concern, not the Service dataplane's.
 		{"kubeproxy.cilium-agent-down", map[string]string{"kubeproxy.mode.configured": "iptables", "kubeproxy.cilium.agent": "socket",
 			"kubeproxy.cilium.status": "not-answering", "kubeproxy.cilium.health_port": "connect-failed"}, nil, result.OutcomePass},
@@ -571,7 +571,7 @@ func TestKubeProxyChecks(t *testing.T) {
 		// kube-proxy runs here: its chains are live, not stale.
 		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "no", "iptables.kube_proxy_chains": "14"}, nil, result.OutcomePass},
 		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "iptables.kube_proxy_chains": "0"}, nil, result.OutcomePass},
-		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "iptables.kube_proxy_chains": "not-root"}, nil, result.OutcomeSkip},
+		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "iptables.kube_proxy_chains": "not-root"}, nil, result.OutcomeUnjudged},
 		{"kubeproxy.stale-nftables-table", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "connect-failed", "nft.kube_proxy_table": "yes"}, nil, result.OutcomeFail},
 		{"kubeproxy.stale-nftables-table", map[string]string{"cni.kube_proxy_replaced": "unknown", "kubeproxy.healthz.code": "connect-failed", "nft.kube_proxy_table": "yes"}, nil, result.OutcomePass},
 		{"kubeproxy.stale-nftables-table", map[string]string{"cni.kube_proxy_replaced": "no", "nft.kube_proxy_table": "yes"}, nil, result.OutcomePass},

@@ -327,7 +327,9 @@ func TestNetfilterChecks(t *testing.T) {
 		want  result.Outcome // outcome on the planted node; the 4 healthy peers must pass
 	}{
 		{"ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "active", "ufw.config_enabled", "yes"), result.OutcomeFail},
-		{"ufw running, audited without root", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "yes"), result.OutcomeFail},
+		// Without root ufw's own status is unknown: not a pass, not a
+		// finding, but a node the gate does not pass blind (partial).
+		{"ufw running, audited without root", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "yes"), result.OutcomeUnjudged},
 		{"ubuntu's idle ufw.service is not ufw running", "firewall.ufw-active", set("ufw.active", "active", "ufw.enabled", "enabled", "ufw.status", "inactive"), result.OutcomePass},
 		{"idle ufw.service, without root, ENABLED=no", "firewall.ufw-active", set("ufw.active", "active", "ufw.status", "not-root", "ufw.config_enabled", "no"), result.OutcomePass},
 		{"ufw stopped, enabled, ENABLED=yes", "firewall.ufw-enabled-inactive", set("ufw.enabled", "enabled", "ufw.config_enabled", "yes"), result.OutcomeFail},
@@ -347,11 +349,11 @@ func TestNetfilterChecks(t *testing.T) {
 		{"iptables 1.6.1", "iptables.version-buggy", set("iptables.version", "1.6.1"), result.OutcomePass},
 		{"iptables version unknown", "iptables.version-buggy", set("iptables.version", "unknown"), result.OutcomeSkip},
 		{"KUBE rules in both backends", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "yes", "iptables.other_backend.kube_rules", "41"), result.OutcomeFail},
-		{"KUBE rules in both, not root", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "not-root", "iptables.other_backend.kube_rules", "not-root"), result.OutcomePass},
+		{"KUBE rules in both, not root", "iptables.kube-rules-both-backends", set("iptables.dual_backend", "not-root", "iptables.other_backend.kube_rules", "not-root"), result.OutcomeUnjudged},
 		{"3 KUBE rules vs 41 on the peers", "iptables.kube-rules-low", set("iptables.kube_rules", "3"), result.OutcomeFail},
 		{"21 KUBE rules (51% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "21"), result.OutcomePass},
 		{"20 KUBE rules (48% of the median)", "iptables.kube-rules-low", set("iptables.kube_rules", "20"), result.OutcomeFail},
-		{"rule count not collected without root", "iptables.kube-rules-low", set("iptables.kube_rules", "not-root"), result.OutcomeSkip},
+		{"rule count not collected without root", "iptables.kube-rules-low", set("iptables.kube_rules", "not-root"), result.OutcomeUnjudged},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -221,6 +221,7 @@ func Analyze(r *result.Report, rules Rules) {
 		globals[TargetVersionFact] = r.TargetVersion
 	}
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
+	markPartial(r.Nodes, r.Checks)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
 	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster, r.Partial())...) {
 		if rules.Selection.Selects(f.Check) {
@@ -272,6 +273,7 @@ func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 		log.Debug("probe", "probe", r.ID, "status", string(r.Status), "exit", r.ExitCode, "bytes", parsed.Bytes[r.ID])
 	}
 	n.Facts = parsed.Facts
+	markNotRoot(n.Facts, parsed.Meta, o.Probes)
 	dropServerOnly(&n, o.Probes)
 	if parsed.Runs != nil {
 		n.Probes = parsed.Runs

@@ -296,6 +296,9 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 		case r.Gate.FailOn != rs.Gate.FailOn || r.Gate.AllowUnreachable != rs.Gate.AllowUnreachable:
 			return mergeErrorf("%s ran with --fail-on %s --allow-unreachable=%t, %s with --fail-on %s --allow-unreachable=%t: run every shard with the same",
 				ref.Path, rs.Gate.FailOn, rs.Gate.AllowUnreachable, s.Path, r.Gate.FailOn, r.Gate.AllowUnreachable)
+		case r.Gate.AllowPartial != rs.Gate.AllowPartial:
+			return mergeErrorf("%s ran with --allow-partial=%t, %s with --allow-partial=%t: run every shard with the same",
+				ref.Path, rs.Gate.AllowPartial, s.Path, r.Gate.AllowPartial)
 		}
 	}
 	switch {
@@ -308,6 +311,9 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 	case rs.Gate.FailOn != o.Rules.Gate.FailOn || rs.Gate.AllowUnreachable != o.Rules.Gate.AllowUnreachable:
 		return mergeErrorf("the shards ran with --fail-on %s --allow-unreachable=%t, merge was given --fail-on %s --allow-unreachable=%t: give merge the same",
 			rs.Gate.FailOn, rs.Gate.AllowUnreachable, o.Rules.Gate.FailOn, o.Rules.Gate.AllowUnreachable)
+	case rs.Gate.AllowPartial != o.Rules.Gate.AllowPartial:
+		return mergeErrorf("the shards ran with --allow-partial=%t, merge was given --allow-partial=%t: give merge the same",
+			rs.Gate.AllowPartial, o.Rules.Gate.AllowPartial)
 	}
 	byIndex := map[int]string{}
 	byNode := map[string]string{}

@@ -295,10 +295,20 @@ func proxyCommandAsJump(cmd string) (hopSpec, bool) {
 // below the inventory's, with ssh's meaning (the first value of an option
 // wins) and its errors naming the option.
 func (p *parser) commandLineLevel(cl CommandLine, conv *ansibleConverter) *settings {
-	if len(cl.Options) == 0 && cl.User == "" && cl.Jump == "" {
+	if len(cl.Options) == 0 && cl.User == "" && cl.Jump == "" && !cl.Become && cl.BecomeUser == "" {
 		return nil
 	}
 	s := &settings{}
+	if cl.Become {
+		s.become = field[string]{v: "sudo", path: "-b", file: commandLineFile, state: set}
+	}
+	if cl.BecomeUser != "" {
+		s.becomeUser = field[string]{v: cl.BecomeUser, path: "--become-user", file: commandLineFile, state: set}
+		if err := checkBecomeUser(cl.BecomeUser); err != nil {
+			p.addIn(commandLineFile, 0, "--become-user", err)
+			s.becomeUser.state = bad
+		}
+	}
 	first := firstWins{}
 	apply := func(flag, key, value string) {
 		if first.take(key) {

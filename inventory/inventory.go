@@ -38,9 +38,13 @@ type LoadOptions struct {
 	// piped in); nil means os.Stdin.
 	Stdin io.Reader
 	// CommandLine are ssh's own options given to the command: -o
-	// KEY=VALUE (Options), -u/--user (User) and -J/--jump (Jump). They
-	// apply to every host whose inventory sets the same thing nowhere,
-	// and win over ssh_config, as ssh's command line does.
+	// KEY=VALUE (Options), -u/--user (User) and -J/--jump (Jump), and
+	// Ansible's -b/--become and --become-user. They apply to every host
+	// whose inventory sets the same thing nowhere, and win over
+	// ssh_config, as ssh's command line does; an inventory's become or
+	// ansible_become wins over -b, as Ansible's variables win over its
+	// command-line options (Ansible docs, "Controlling how Ansible
+	// behaves: precedence rules").
 	CommandLine CommandLine
 }
 
@@ -48,6 +52,10 @@ type LoadOptions struct {
 type CommandLine struct {
 	Options    []string // "KEY=VALUE" or "KEY VALUE", as after ssh -o
 	User, Jump string
+	// Become is -b: root probes through sudo -n; BecomeUser is
+	// --become-user, sudo's -u user ("" = root).
+	Become     bool
+	BecomeUser string
 }
 
 // commandLineFile names the command line in errors about its options.

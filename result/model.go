@@ -84,9 +84,10 @@ func (e *SeverityError) Error() string { return e.err.Error() }
 func (e *SeverityError) Unwrap() error { return e.err }
 
 // NodeStatus says how far the audit of one node got. Only StatusOK means every
-// probe ran to completion; the partial statuses (probe_timeout, probe_failed,
-// output_truncated, connection_lost, sudo_password_required) keep the facts
-// that did arrive. The zero value is StatusUnknown: a node nobody judged.
+// probe ran to completion and every check could be judged; the statuses
+// that keep the facts that did arrive (probe_timeout, probe_failed,
+// output_truncated, connection_lost, sudo_password_required, partial) are
+// judged on them. The zero value is StatusUnknown: a node nobody judged.
 type NodeStatus int
 
 const (
@@ -115,6 +116,13 @@ const (
 	// sh); not a failure, and not "could not judge": the gate does not
 	// count it as unaudited, and every report lists it apart.
 	StatusNotApplicable
+	// StatusPartial: every probe ran, but some checks could not be judged
+	// on the node because a fact they read could not be read (not-root:
+	// a root probe ran as the login user without become; unreadable).
+	// Judge sets it from the checks (OutcomeUnjudged), never a transport;
+	// the node's Message lists the checks and the fix. The gate exits 3
+	// for it unless --allow-partial.
+	StatusPartial
 )
 
 var statusNames = map[NodeStatus]string{
@@ -135,6 +143,7 @@ var statusNames = map[NodeStatus]string{
 	StatusProbeFailed:          "probe_failed",
 	StatusShardMissing:         "shard_missing",
 	StatusNotApplicable:        "not_applicable",
+	StatusPartial:              "partial",
 }
 
 // statusMeanings are the human lines a report shows for a status whose
@@ -154,11 +163,14 @@ var statusMeanings = map[NodeStatus]string{
 	StatusConnectionLost:  "the connection dropped during the probes; partial facts kept",
 	StatusShardMissing:    "the results of this node's shard were not given to fleet-audit merge",
 	StatusNotApplicable:   "the cluster view says the node is not Linux (a Windows agent): the probes are POSIX sh, so it is not audited, on purpose",
+	StatusPartial:         "every probe ran, but some checks could not be judged (see the checks marked unjudged)",
 }
 
 // Unaudited says whether a node in this status is one the audit could not
 // fully judge: what the gate exits 3 for (unless allowed) and the reports
-// list as not audited. A not-applicable node is not one of them.
+// list as not audited. A not-applicable node is not one of them. A partial
+// node is: it is allowed by its own flag (--allow-partial), not by
+// --allow-unreachable.
 func (s NodeStatus) Unaudited() bool { return s != StatusOK && s != StatusNotApplicable }
 
 // Meaning is the one-line explanation of a status for an operator, with
@@ -197,7 +209,7 @@ func (s *NodeStatus) UnmarshalText(b []byte) error {
 // judging (possibly only some of them).
 func (s NodeStatus) HasFacts() bool {
 	switch s {
-	case StatusOK, StatusProbeTimeout, StatusProbeFailed, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired:
+	case StatusOK, StatusProbeTimeout, StatusProbeFailed, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired, StatusPartial:
 		return true
 	}
 	return false
@@ -337,7 +349,10 @@ type Tool struct {
 type Gate struct {
 	FailOn           Severity `json:"fail_on"`
 	AllowUnreachable bool     `json:"allow_unreachable"`
-	Passed           bool     `json:"passed"`
+	// AllowPartial is --allow-partial: nodes in StatusPartial do not fail
+	// the gate (they are still counted in Reasons).
+	AllowPartial bool `json:"allow_partial"`
+	Passed       bool `json:"passed"`
 	// ExitCode is what `fleet-audit run` exits with: 0 passed, 1 a finding at
 	// or above FailOn, 3 some node not audited, 130 interrupted.
 	ExitCode int `json:"exit_code"`
@@ -572,6 +587,12 @@ const (
 	// OutcomeSkip: the check does not apply (a fact it needs is absent) or
 	// the node could not be audited.
 	OutcomeSkip Outcome = "skip"
+	// OutcomeUnjudged: the check applies but could not be judged on the
+	// node: a fact it reads holds a value that says it could not be read
+	// (probe.Unjudgeable: not-root, unreadable) and no other condition
+	// clears the node. Detail says which fact and why. It makes an
+	// otherwise ok node StatusPartial.
+	OutcomeUnjudged Outcome = "unjudged"
 	// OutcomeWaived: the check fails but a waiver accepts it.
 	OutcomeWaived Outcome = "waived"
 )

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -42,6 +43,54 @@ func TestParseChecksRejectsBadInput(t *testing.T) {
 	} {
 		if _, err := ParseChecks("t.yaml", []byte(text)); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestEvaluateNeverPassesOnUnreadValues: a fact a probe could not read
+// (not-root without become, unreadable) decides nothing. Before, an eq
+// condition on "not-root" held not, and the check passed blind.
+func TestEvaluateNeverPassesOnUnreadValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		when  []Condition
+		facts map[string]string
+		want  result.Outcome
+	}{
+		{"eq on not-root", []Condition{{Fact: "f", Op: "eq", Value: "present"}}, map[string]string{"f": "not-root"}, result.OutcomeUnjudged},
+		{"ne on not-root", []Condition{{Fact: "f", Op: "ne", Value: "inactive"}}, map[string]string{"f": "not-root"}, result.OutcomeUnjudged},
+		{"numeric on not-root", []Condition{{Fact: "f", Op: "lt", Value: "3"}}, map[string]string{"f": "not-root"}, result.OutcomeUnjudged},
+		{"unreadable", []Condition{{Fact: "f", Op: "eq", Value: "yes"}}, map[string]string{"f": "unreadable"}, result.OutcomeUnjudged},
+		{"ref unreadable", []Condition{{Fact: "f", Op: "ne", Ref: "g"}}, map[string]string{"f": "enforcing", "g": "unreadable"}, result.OutcomeUnjudged},
+		{"named on purpose", []Condition{{Fact: "f", Op: "not_in", Value: "absent,unreadable"}}, map[string]string{"f": "unreadable"}, result.OutcomePass},
+		{"another condition clears", []Condition{{Fact: "f", Op: "eq", Value: "x"}, {Fact: "g", Op: "eq", Value: "active"}},
+			map[string]string{"f": "not-root", "g": "inactive"}, result.OutcomePass},
+		{"another condition holds", []Condition{{Fact: "f", Op: "eq", Value: "x"}, {Fact: "g", Op: "eq", Value: "active"}},
+			map[string]string{"f": "not-root", "g": "active"}, result.OutcomeUnjudged},
+		{"not collected is not applicable", []Condition{{Fact: "f", Op: "eq", Value: "x"}}, map[string]string{}, result.OutcomeSkip},
+	}
+	for _, tt := range tests {
+		c := Check{ID: "x", When: tt.when}
+		got, detail := c.Evaluate(tt.facts)
+		if got != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.name, got, detail, tt.want)
+		}
+		if got == result.OutcomeUnjudged && !strings.Contains(detail, "=") {
+			t.Errorf("%s: detail %q names no fact", tt.name, detail)
+		}
+	}
+}
+
+// TestJudgeUniformOnUnreadValues: a uniform fact every node reads as
+// not-root is "the same on all" only in appearance.
+func TestJudgeUniformOnUnreadValues(t *testing.T) {
+	nodes := []result.Node{
+		{Name: "a", Status: result.StatusOK, Facts: map[string]string{"u": "not-root"}},
+		{Name: "b", Status: result.StatusOK, Facts: map[string]string{"u": "not-root"}},
+	}
+	for _, r := range Judge(nodes, nil, []Check{{ID: "x", Uniform: "u", Scope: "node"}}, nil) {
+		if r.Outcome != result.OutcomeUnjudged {
+			t.Errorf("%s on %s: %s (%s), want unjudged", r.Check, r.Node, r.Outcome, r.Detail)
 		}
 	}
 }

@@ -322,8 +322,11 @@ func (c Check) JudgedFacts() []string {
 // Evaluate judges the When conditions against one node's facts. It returns
 // the outcome and a detail line saying what was seen. A uniform check's
 // conditions only select the nodes it compares; JudgeUniform finishes it.
+// A condition on a value that could not be read (probe.Unjudgeable) that
+// it does not name decides nothing: the check passes if another condition
+// clears the node, and is otherwise unjudged there, never passed blind.
 func (c Check) Evaluate(facts map[string]string) (outcome result.Outcome, detail string) {
-	var seen []string
+	var seen, unjudged []string
 	for _, cond := range c.When {
 		v, ok := facts[cond.Fact]
 		if !ok {
@@ -339,8 +342,9 @@ func (c Check) Evaluate(facts map[string]string) (outcome result.Outcome, detail
 				return result.OutcomeSkip, why
 			}
 		}
-		if slices.Contains(probe.Unjudgeable, v) && !cond.names(v) {
-			return result.OutcomeSkip, fmt.Sprintf("%s=%s: not readable without root, so neither present nor absent", cond.Fact, v)
+		if why, bad := UnjudgeableValue(cond, v, facts); bad {
+			unjudged = append(unjudged, why)
+			continue
 		}
 		holds, known := cond.holds(v, facts)
 		if !known {
@@ -357,7 +361,45 @@ func (c Check) Evaluate(facts map[string]string) (outcome result.Outcome, detail
 			return result.OutcomePass, strings.Join(seen, ", ")
 		}
 	}
+	if len(unjudged) > 0 {
+		return result.OutcomeUnjudged, unjudgedDetail(unjudged)
+	}
 	return result.OutcomeFail, strings.Join(seen, ", ")
+}
+
+// unjudgedDetail joins "fact=value: why" lines, each why once:
+// "a=not-root, b=not-root: why".
+func unjudgedDetail(lines []string) string {
+	var whys []string
+	facts := map[string][]string{}
+	for _, l := range lines {
+		fv, why, _ := strings.Cut(l, ": ")
+		if _, ok := facts[why]; !ok {
+			whys = append(whys, why)
+		}
+		facts[why] = append(facts[why], fv)
+	}
+	out := make([]string, len(whys))
+	for i, why := range whys {
+		out[i] = strings.Join(facts[why], ", ") + ": " + why
+	}
+	return strings.Join(out, "; ")
+}
+
+// UnjudgeableValue says whether the condition reads, as its fact v or its
+// Ref fact, a value that could not be read and that the condition does
+// not name, and why ("fact=value: reason").
+func UnjudgeableValue(cond Condition, v string, facts map[string]string) (string, bool) {
+	if why, ok := probe.Unjudgeable[v]; ok && !cond.names(v) {
+		return fmt.Sprintf("%s=%s: %s", cond.Fact, v, why), true
+	}
+	if cond.Ref != "" {
+		rv := facts[cond.Ref]
+		if why, ok := probe.Unjudgeable[rv]; ok {
+			return fmt.Sprintf("%s=%s: %s", cond.Ref, rv, why), true
+		}
+	}
+	return "", false
 }
 
 // medianMissing says why a pct_of_median_lt condition cannot be judged on

@@ -68,8 +68,15 @@ func Judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals
 				r.Outcome, r.Detail = c.Evaluate(view)
 			}
 			if c.Uniform != "" && r.Outcome == result.OutcomeFail {
-				if _, ok := n.Facts[c.Uniform]; !ok {
+				v, ok := n.Facts[c.Uniform]
+				why, unreadable := probe.Unjudgeable[v]
+				switch {
+				case !ok:
 					r.Outcome, r.Detail = result.OutcomeSkip, c.Uniform+" not collected"
+				case unreadable:
+					// Compared with readable values it would be drift, and
+					// on every node alike "the same on all": neither is seen.
+					r.Outcome, r.Detail = result.OutcomeUnjudged, fmt.Sprintf("%s=%s: %s", c.Uniform, v, why)
 				}
 			}
 			out = append(out, r)

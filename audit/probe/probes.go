@@ -18,13 +18,22 @@ var probeFS embed.FS
 // libFile is prepended to every probe; it is not a probe itself.
 const libFile = "probes/_lib.sh"
 
-// Unjudgeable are the values a probe gives a fact it could not look at
-// for want of privilege: "unreadable" (a file, directory or socket root
-// keeps to itself, such as RKE2's 0700 pod-manifests). It does not say
-// whether the thing is there, so a check's condition skips on it unless it
-// names the value itself. ("not-root" is not one of them: the checks that
-// read it weigh it on purpose, as firewall.ufw-active does.)
-var Unjudgeable = []string{"unreadable"}
+// Unjudgeable are the values a probe gives a fact it could not look at,
+// each with why and the fix: "unreadable" (a file, directory or socket the
+// probe's user may not read, such as RKE2's 0700 pod-manifests) and
+// "not-root" (a root probe that ran as the login user, without become).
+// Neither says whether the thing is there, so a check whose condition
+// reads one, and names it not, is "could not judge" on that node
+// (result.OutcomeUnjudged) unless another condition clears the node.
+var Unjudgeable = map[string]string{
+	"unreadable": "not readable by the user the probe ran as, so neither present nor absent",
+	NotRoot:      "the probe needs root and ran as the login user; connect as root, or add `become: sudo` to the inventory (or run with -b)",
+}
+
+// NotRoot is the value of a fact a root probe could not look at because it
+// ran as the login user; audit also gives it to the facts such a probe left
+// out.
+const NotRoot = "not-root"
 
 // Scopes of probes and checks.
 const (

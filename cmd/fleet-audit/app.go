@@ -60,7 +60,8 @@ const exitStatusHelp = `EXIT STATUS:
    0    the gate passed
    1    a finding at or above --fail-on (default critical)
    2    usage or input error (bad flag, unexpected argument, bad inventory); nothing was contacted
-   3    no finding failed, but some node could not be audited (unless --allow-unreachable)
+   3    no finding failed, but some node could not be audited (unless --allow-unreachable),
+        or some check could not be judged on a node: status partial (unless --allow-partial)
    4    internal failure (a report could not be written, the audit could not start)
    130  interrupted; reports were still written for what finished`
 

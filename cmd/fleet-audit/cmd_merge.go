@@ -65,7 +65,7 @@ EXAMPLES:
 
 ` + mergeExitStatus,
 		ArgsUsage: "SHARD.json...",
-		Flags:     flags([]cli.Flag{failOnFlag(), allowUnreachableFlag()}, ruleFlags(), changeFlags(), formatFlags(), outputFlags()),
+		Flags:     flags([]cli.Flag{failOnFlag(), allowUnreachableFlag(), allowPartialFlag()}, ruleFlags(), changeFlags(), formatFlags(), outputFlags()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return &usageError{errors.New("merge: want the shard reports (written by run --shard K/N --json)")}

@@ -94,7 +94,8 @@ func runReport(ctx context.Context, o reportOptions, s streams) error {
 }
 
 // checkSavedGate refuses a saved run whose gate is not the one its own
-// findings, node statuses and policy (fail_on, allow_unreachable) give:
+// findings, node statuses and policy (fail_on, allow_unreachable,
+// allow_partial) give:
 // report exits with that gate, so a hand-edited or hostile exit_code
 // (256, which a shell sees as 0; 0 over a critical finding) must not become
 // a CI verdict. The reasons are display text and may be worded by an older
@@ -104,10 +105,10 @@ func checkSavedGate(r *result.Report) error {
 	if _, err := result.ParseSeverity(g.FailOn.String()); err != nil {
 		return fmt.Errorf("gate.fail_on: %w", err)
 	}
-	want := audit.EvaluateGate(r, audit.GatePolicy{FailOn: g.FailOn, AllowUnreachable: g.AllowUnreachable})
+	want := audit.EvaluateGate(r, audit.GatePolicy{FailOn: g.FailOn, AllowUnreachable: g.AllowUnreachable, AllowPartial: g.AllowPartial})
 	if g.ExitCode != want.ExitCode {
-		return fmt.Errorf("gate.exit_code is %d, but the file's findings and node statuses under gate.fail_on %s and gate.allow_unreachable %t give %d: refusing an inconsistent file",
-			g.ExitCode, g.FailOn, g.AllowUnreachable, want.ExitCode)
+		return fmt.Errorf("gate.exit_code is %d, but the file's findings and node statuses under gate.fail_on %s, gate.allow_unreachable %t and gate.allow_partial %t give %d: refusing an inconsistent file",
+			g.ExitCode, g.FailOn, g.AllowUnreachable, g.AllowPartial, want.ExitCode)
 	}
 	if g.Passed != want.Passed {
 		return fmt.Errorf("gate.passed is %t, but gate.exit_code %d means %t: refusing an inconsistent file", g.Passed, g.ExitCode, want.Passed)

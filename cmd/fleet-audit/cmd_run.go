@@ -29,7 +29,9 @@ type runOptions struct {
 	NodeTimeout      time.Duration
 	FailOn           result.Severity
 	AllowUnreachable bool
-	NoAgent          bool
+	// AllowPartial is --allow-partial (audit.GatePolicy.AllowPartial).
+	AllowPartial bool
+	NoAgent      bool
 	// HostKeyPolicy is --host-key-policy; HostKeyDefault when not given,
 	// so each host's own (inventory, ssh_config) applies.
 	HostKeyPolicy remote.HostKeyPolicy
@@ -84,6 +86,7 @@ Report formats: ` + formatNames() + `
 			&cli.StringFlag{Name: "host-key-policy", Value: "strict", Usage: "what to do with a host key known_hosts does not vouch for: `POLICY` strict (refuse), accept-new (record unknown keys, refuse changed ones) or insecure-ignore (accept anything; the report says so). Given, it beats the inventory's host_key_policy and ssh_config's StrictHostKeyChecking"},
 		}, auditFlags(), []cli.Flag{
 			allowUnreachableFlag(),
+			allowPartialFlag(),
 			&cli.StringFlag{Name: "retry-file", Usage: "write the nodes that could not be fully audited to `FILE`, one per line (empty when all were), for a later --limit @FILE"},
 			&cli.StringFlag{Name: "shard", Usage: "audit only shard `K/N` of the hosts (after --limit): those whose name's FNV-1a hash modulo N is K-1; fleet-audit merge joins the N --json reports into the report of one run"},
 		}, formatFlags(), outputFlags(), ruleFlags(), changeFlags()),
@@ -174,7 +177,7 @@ func judgeOptionsFrom(c *cli.Context, o *runOptions) error {
 	if err != nil {
 		return &usageError{fmt.Errorf("--fail-on: %w", err)}
 	}
-	o.FailOn, o.AllowUnreachable = sev, c.Bool("allow-unreachable")
+	o.FailOn, o.AllowUnreachable, o.AllowPartial = sev, c.Bool("allow-unreachable"), c.Bool("allow-partial")
 	o.WaiversPath, o.ProbesDir = c.String("waivers"), c.String("probes")
 	o.Only, o.Skip = patterns(c.StringSlice("only")), patterns(c.StringSlice("skip"))
 	o.TargetVersion = strings.TrimSpace(c.String("target-version"))

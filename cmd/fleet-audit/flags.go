@@ -26,6 +26,8 @@ func inventoryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: "only the hosts `PATTERN` selects, in Ansible's pattern language: names, groups, roles, globs, ~regex, a:b (or), a:&b (and), a:!b (not), @FILE (one per line, as --retry-file writes)"},
 		&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "log in as `USER` on hosts whose inventory and ssh_config name no user (as ssh -l, ansible -u)"},
 		&cli.StringFlag{Name: "jump", Aliases: []string{"J"}, Usage: "reach hosts whose inventory names no proxy_jump through these ProxyJump `HOSTS` ([user@]host[:port],...), as ssh -J"},
+		&cli.BoolFlag{Name: "become", Aliases: []string{"b"}, Usage: "run the probes that need root through sudo -n on hosts whose inventory sets no become (as ansible -b); without root they cannot judge some checks and the node is partial"},
+		&cli.StringFlag{Name: "become-user", Usage: "sudo -u `USER` for the root probes, on hosts whose inventory sets no become_user (as ansible --become-user); needs become"},
 		&cli.StringSliceFlag{Name: "ssh-option", Aliases: []string{"o"}, Usage: "an ssh_config `KEY=VALUE` for hosts whose inventory does not set it, as ssh -o (User, Port, IdentityFile, IdentitiesOnly, UserKnownHostsFile, StrictHostKeyChecking, ProxyJump, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax); repeatable"},
 		&cli.StringFlag{Name: "role-map", Usage: "roles of Ansible groups, `GROUP=ROLE,...`, on top of the built-in ones (" + defaultRoleMapText() + ")"},
 	}
@@ -34,7 +36,8 @@ func inventoryFlags() []cli.Flag {
 // inventorySource is what inventoryFlags fill in.
 type inventorySource struct {
 	Path, SSHConfig string
-	// SSH are -u, -J and -o, applied where the inventory is silent.
+	// SSH are -u, -J, -o, -b and --become-user, applied where the
+	// inventory is silent.
 	SSH     inventory.CommandLine
 	RoleMap map[string]string
 	// Limit is --limit, "" for every host.
@@ -43,7 +46,8 @@ type inventorySource struct {
 
 func inventorySourceFrom(c *cli.Context) (inventorySource, error) {
 	src := inventorySource{Path: c.String("inventory"), SSHConfig: c.String("ssh-config"), Limit: c.String("limit"),
-		SSH: inventory.CommandLine{User: c.String("user"), Jump: c.String("jump"), Options: c.StringSlice("ssh-option")}}
+		SSH: inventory.CommandLine{User: c.String("user"), Jump: c.String("jump"), Options: c.StringSlice("ssh-option"),
+			Become: c.Bool("become"), BecomeUser: c.String("become-user")}}
 	if c.IsSet("limit") && strings.TrimSpace(src.Limit) == "" {
 		return src, &usageError{fmt.Errorf("--limit: empty pattern")}
 	}
@@ -119,6 +123,13 @@ func failOnFlag() cli.Flag {
 
 func allowUnreachableFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "allow-unreachable", Usage: "do not fail the gate (exit 3) because some node could not be audited"}
+}
+
+// allowPartialFlag is its own flag, not part of --allow-unreachable: a CI
+// that tolerates a node down for maintenance must not, by the same flag,
+// pass a fleet whose root probes never ran (audit.GatePolicy.AllowPartial).
+func allowPartialFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "allow-partial", Usage: "do not fail the gate (exit 3) because some checks could not be judged on a node (status partial, e.g. root probes run without become); they are still listed"}
 }
 
 // formatFlags are one --NAME FILE flag per format of report's registry, so

@@ -74,7 +74,7 @@ func loadRules(o runOptions) (rules, error) {
 // judge is what Analyze judges with, under the gate policy of o.
 func (rl rules) judge(o runOptions) audit.Rules {
 	return audit.Rules{Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, Selection: rl.Selection,
-		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable}}
+		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, AllowPartial: o.AllowPartial}}
 }
 
 // auditAndReport is the one path from a loaded inventory to written reports

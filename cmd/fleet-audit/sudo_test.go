@@ -25,6 +25,12 @@ import (
 // become: sudo, and writes the inventory. env is the sessions' environment.
 func sudoNode(t *testing.T, login string, env map[string]string) string {
 	t.Helper()
+	return loginNode(t, login, env, "sudo")
+}
+
+// loginNode is sudoNode with the inventory's become ("" = none written).
+func loginNode(t *testing.T, login string, env map[string]string, become string) string {
+	t.Helper()
 	dir := t.TempDir()
 	signer, key := clientKeyFile(t, dir)
 	srv := sshdtest.Start(t, sshdtest.Options{
@@ -40,8 +46,12 @@ func sudoNode(t *testing.T, login string, env map[string]string) string {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	inv := fmt.Sprintf("name: sudo\ndefaults:\n  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n  user: %s\n  become: sudo\nhosts:\n  node-1: {address: 127.0.0.1, port: %d, roles: [worker]}\n",
-		key, known, empty, login, srv.Port)
+	becomeLine := ""
+	if become != "" {
+		becomeLine = "  become: " + become + "\n"
+	}
+	inv := fmt.Sprintf("name: sudo\ndefaults:\n  identity_files: [%q]\n  known_hosts: [%q]\n  ssh_config: %q\n  user: %s\n%shosts:\n  node-1: {address: 127.0.0.1, port: %d, roles: [worker]}\n",
+		key, known, empty, login, becomeLine, srv.Port)
 	invPath := filepath.Join(dir, "inventory.yaml")
 	if err := os.WriteFile(invPath, []byte(inv), 0o600); err != nil {
 		t.Fatal(err)
@@ -284,5 +294,66 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 	diff := diffSystem(before, again, takeSystemSnapshot(t), tmpName(probes), ignore)
 	if !slices.ContainsFunc(diff, func(d string) bool { return strings.HasSuffix(d, "added "+filepath.Base(tmpFile)) }) {
 		t.Errorf("a root probe's write to %s was not detected: %v", tmpFile, diff)
+	}
+}
+
+// TestSudoNonRootWithoutBecome is the most common first try, over real
+// OpenSSH with a real non-root login: no become in the inventory. The root
+// probe runs as the login and cannot see what it checks, so the run exits 3
+// and says, for the node, which check it could not judge and the fix; the
+// same inventory with -b judges it through sudo and passes. Before, the
+// check was silently skipped and the gate passed with 0.
+func TestSudoNonRootWithoutBecome(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: logs in through sshd and sudo")
+	}
+	login := testtools.SudoLogin(t).Name
+	inv := loginNode(t, login, nil, "")
+	rules := testtools.PublicDir(t)
+	// A root probe as the built-in ones are written: what only root can
+	// see is printed as root, and left out otherwise.
+	probeText := "# id: rootsee\n# description: a table only root can list\n# needs_root: true\n# timeout: 10s\n# facts: rootsee.table\n\nif is_root; then fact rootsee.table present; fi\n"
+	checkText := "- id: rootsee.table-missing\n  title: the table is missing\n  severity: critical\n  when:\n    - {fact: rootsee.table, op: ne, value: present}\n  summary: the table is missing\n  remediation: create it\n"
+	for name, text := range map[string]string{"rootsee.sh": probeText, "rootsee.yaml": checkText} {
+		if err := os.WriteFile(filepath.Join(rules, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		exit   int
+		status result.NodeStatus
+	}{
+		{"no become", nil, int(exitUnaudited), result.StatusPartial},
+		{"allow-unreachable does not cover it", []string{"--allow-unreachable"}, int(exitUnaudited), result.StatusPartial},
+		{"allow-partial", []string{"--allow-partial"}, 0, result.StatusPartial},
+		{"-b", []string{"-b"}, 0, result.StatusOK},
+		{"--become --become-user root", []string{"--become", "--become-user", "root"}, 0, result.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "results.json")
+			args := append([]string{"run", "-i", inv, "--probes", rules, "--only", "rootsee.*", "--json", results, "--connect-timeout", "10s"}, tc.flags...)
+			code, stdout, stderr := runCLI(t, args...)
+			if code != tc.exit {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.exit, stdout, stderr)
+			}
+			t.Logf("stdout:\n%s", stdout)
+			n := readResults(t, results).Nodes[0]
+			if n.Status != tc.status {
+				t.Fatalf("status %s (%s), want %s", n.Status, n.Message, tc.status)
+			}
+			if tc.status == result.StatusOK {
+				if n.Facts["rootsee.table"] != "present" {
+					t.Errorf("with become the root probe did not see the table: rootsee.table=%q", n.Facts["rootsee.table"])
+				}
+				return
+			}
+			for _, want := range []string{"node-1", "partial", "rootsee.table-missing", "become: sudo", "-b"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("the report does not say %q:\n%s", want, stdout)
+				}
+			}
+		})
 	}
 }

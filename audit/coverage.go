@@ -1,0 +1,83 @@
+package audit
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// markNotRoot fills in "not-root" for every fact a root probe declares and
+// did not print, when the root probes ran as a login user that is not
+// root (no become, or sudo refused: meta.sudo not ok). Such a probe prints
+// what it could see without root and leaves the rest out, and a fact left
+// out reads as "does not apply here": the checks on it would skip as not
+// applicable on a node where they were never looked at.
+func markNotRoot(facts, meta map[string]string, probes []probe.Probe) {
+	if meta[probe.MetaUID] == "" || meta[probe.MetaUID] == "0" || meta[probe.MetaSudo] == "ok" {
+		return
+	}
+	for _, p := range probes {
+		if !p.NeedsRoot {
+			continue
+		}
+		for _, f := range p.Facts {
+			if _, ok := facts[f]; !ok {
+				facts[f] = probe.NotRoot
+			}
+		}
+	}
+}
+
+// markPartial gives every node whose probes all ran but on which some
+// check could not be judged (result.OutcomeUnjudged) StatusPartial, with a
+// message naming those checks and the fix. A node already partial from an
+// earlier judgement (a saved run re-judged, merge) starts again from ok,
+// so the status always says what these rules could not judge.
+func markPartial(nodes []result.Node, checks []result.CheckResult) {
+	unjudged := map[string][]result.CheckResult{}
+	for _, c := range checks {
+		if c.Outcome == result.OutcomeUnjudged && c.Node != result.ClusterNode {
+			unjudged[c.Node] = append(unjudged[c.Node], c)
+		}
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Status != result.StatusOK && n.Status != result.StatusPartial {
+			continue
+		}
+		cs := unjudged[n.Name]
+		if len(cs) == 0 {
+			n.Status, n.Message = result.StatusOK, ""
+			continue
+		}
+		n.Status, n.Message = result.StatusPartial, partialMessage(cs)
+	}
+}
+
+// partialMessage says which checks could not be judged on a node and
+// what to do about it: each distinct reason once, in the order of their
+// words (not-root, the fix that judges the most, first).
+func partialMessage(cs []result.CheckResult) string {
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.Check)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	msg := fmt.Sprintf("%s could not be judged: %s", result.Count(len(ids), "check"), strings.Join(ids, ", "))
+	var whys []string
+	for _, word := range slices.Sorted(maps.Keys(probe.Unjudgeable)) {
+		why := probe.Unjudgeable[word]
+		if slices.ContainsFunc(cs, func(c result.CheckResult) bool { return strings.Contains(c.Detail, why) }) {
+			whys = append(whys, word+": "+why)
+		}
+	}
+	if len(whys) > 0 {
+		msg += " (" + strings.Join(whys, "; ") + ")"
+	}
+	return msg
+}

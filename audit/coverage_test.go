@@ -1,0 +1,62 @@
+package audit
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// TestMarkNotRoot: a root probe that ran as the login user leaves out what
+// it could not see; those facts read not-root, never "does not apply".
+func TestMarkNotRoot(t *testing.T) {
+	probes := []probe.Probe{
+		{ID: "r", NeedsRoot: true, Facts: []string{"r.a", "r.b"}},
+		{ID: "l", Facts: []string{"l.a"}},
+	}
+	for _, tc := range []struct {
+		name string
+		meta map[string]string
+		want map[string]string
+	}{
+		{"root login", map[string]string{probe.MetaUID: "0", probe.MetaSudo: "not_requested"}, map[string]string{"r.a": "1"}},
+		{"sudo ok", map[string]string{probe.MetaUID: "1000", probe.MetaSudo: "ok"}, map[string]string{"r.a": "1"}},
+		{"no become", map[string]string{probe.MetaUID: "1000", probe.MetaSudo: "not_requested"}, map[string]string{"r.a": "1", "r.b": probe.NotRoot}},
+		{"sudo refused", map[string]string{probe.MetaUID: "1000", probe.MetaSudo: "password_required"}, map[string]string{"r.a": "1", "r.b": probe.NotRoot}},
+		{"no meta (old bundle, lost)", map[string]string{}, map[string]string{"r.a": "1"}},
+	} {
+		facts := map[string]string{"r.a": "1"}
+		markNotRoot(facts, tc.meta, probes)
+		if !maps.Equal(facts, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, facts, tc.want)
+		}
+	}
+}
+
+// TestMarkPartial: an ok node with an unjudged check becomes partial with
+// the check and the fix named; judged again without it, ok again; a node
+// in another status keeps it.
+func TestMarkPartial(t *testing.T) {
+	nodes := []result.Node{
+		{Name: "a", Status: result.StatusOK},
+		{Name: "b", Status: result.StatusPartial, Message: "stale"},
+		{Name: "c", Status: result.StatusProbeFailed, Message: "probe x failed"},
+	}
+	checks := []result.CheckResult{
+		{Check: "x.one", Node: "a", Outcome: result.OutcomeUnjudged, Detail: "f=not-root: " + probe.Unjudgeable[probe.NotRoot]},
+		{Check: "x.two", Node: "c", Outcome: result.OutcomeUnjudged, Detail: "f=not-root: " + probe.Unjudgeable[probe.NotRoot]},
+		{Check: "x.one", Node: "b", Outcome: result.OutcomePass},
+	}
+	markPartial(nodes, checks)
+	want := "1 check could not be judged: x.one (not-root: " + probe.Unjudgeable[probe.NotRoot] + ")"
+	if nodes[0].Status != result.StatusPartial || nodes[0].Message != want {
+		t.Errorf("a: %s %q, want partial %q", nodes[0].Status, nodes[0].Message, want)
+	}
+	if nodes[1].Status != result.StatusOK || nodes[1].Message != "" {
+		t.Errorf("b: %s %q, want ok", nodes[1].Status, nodes[1].Message)
+	}
+	if nodes[2].Status != result.StatusProbeFailed || nodes[2].Message != "probe x failed" {
+		t.Errorf("c: %s %q, want probe_failed kept", nodes[2].Status, nodes[2].Message)
+	}
+}
