@@ -53,6 +53,8 @@ type runOptions struct {
 	Change *result.Change
 	// ShardK and ShardN are --shard K/N; ShardN is 0 for every host.
 	ShardK, ShardN int
+	// RunID is --run-id, which a sharded run must have.
+	RunID string
 }
 
 func runCommand(act func(context.Context, runOptions, streams) error) *cli.Command {
@@ -72,7 +74,7 @@ EXAMPLES:
    fleet-audit run -i inventory.yaml --waivers waivers.yaml --skip 'conntrack.*'
    fleet-audit run -i inventory.yaml --probes ./site-probes --target-version v1.32.5+rke2r1
    fleet-audit run --from-cluster --context prod   # the nodes kubectl lists, as discover writes them
-   fleet-audit run -i inventory.yaml --shard 2/3 --json shard-2.json   # then fleet-audit merge shard-*.json
+   fleet-audit run -i inventory.yaml --shard 2/3 --run-id "$CI_PIPELINE_ID" --json shard-2.json   # then fleet-audit merge shard-*.json
 
 Report formats: ` + formatNames() + `
 
@@ -85,7 +87,8 @@ Report formats: ` + formatNames() + `
 		}, auditFlags(), []cli.Flag{
 			allowUnreachableFlag(),
 			&cli.StringFlag{Name: "retry-file", Usage: "write the nodes that could not be fully audited to `FILE`, one per line (empty when all were), for a later --limit @FILE"},
-			&cli.StringFlag{Name: "shard", Usage: "audit only shard `K/N` of the hosts (after --limit): those whose name's FNV-1a hash modulo N is K-1; fleet-audit merge joins the N --json reports into the report of one run"},
+			&cli.StringFlag{Name: "shard", Usage: "audit only shard `K/N` of the hosts (after --limit): those whose name's FNV-1a hash modulo N is K-1; fleet-audit merge joins the N --json reports into the report of one run (give --run-id)"},
+			runIDFlag(),
 		}, formatFlags(), outputFlags(), ruleFlags(), changeFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
@@ -156,6 +159,14 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	if c.IsSet("shard") {
 		if o.ShardK, o.ShardN, err = audit.ParseShard(c.String("shard")); err != nil {
 			return o, &usageError{fmt.Errorf("--shard: %w", err)}
+		}
+		if o.RunID, err = runIDFrom(c); err != nil {
+			return o, err
+		}
+		// Without it merge could not tell this run's shards from another
+		// run's, and would judge today's shard with last night's.
+		if o.RunID == "" {
+			return o, &usageError{fmt.Errorf("--shard: give --run-id ID (or set %s), the same for every shard of the run, such as the CI pipeline's id: merge refuses shards of different runs", runIDEnv)}
 		}
 	}
 	// Only given: the default leaves each host's own policy in force.

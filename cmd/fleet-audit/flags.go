@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -109,6 +110,26 @@ func auditFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "node-timeout", Value: &seconds{2 * time.Minute}, Usage: "bound on everything done for one node: a `DURATION` (2m) or seconds (120)"},
 		failOnFlag(),
 	}
+}
+
+// runIDFlag names a sharded run, so that merge joins the shards of one run
+// only; run --shard needs it, merge checks it when given. The variable lets
+// a CI file set it once for every job (the pipeline's id).
+func runIDFlag() cli.Flag {
+	return &cli.StringFlag{Name: "run-id", EnvVars: []string{runIDEnv}, Usage: "the `ID` of a sharded run, the same for every shard and its merge, such as the CI pipeline's (GitLab $CI_PIPELINE_ID, GitHub $GITHUB_RUN_ID); merge refuses shards of different runs"}
+}
+
+// runIDEnv is the variable runIDFlag defaults from.
+const runIDEnv = "FLEET_AUDIT_RUN_ID"
+
+// runIDFrom reads --run-id: printable, since every refusal of merge
+// prints it.
+func runIDFrom(c *cli.Context) (string, error) {
+	id := strings.TrimSpace(c.String("run-id"))
+	if !strings.ContainsFunc(id, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) {
+		return id, nil
+	}
+	return "", &usageError{fmt.Errorf("--run-id %q: want an id without spaces or control characters, such as the CI pipeline's", id)}
 }
 
 // failOnFlag and allowUnreachableFlag are the gate's policy; run and merge

@@ -113,7 +113,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	fleet := transport.Fleet(inv)
 	var shard *result.Shard
 	if o.ShardN > 0 {
-		fleet, shard = audit.SelectShard(fleet, o.ShardK, o.ShardN, rl.judge(o).Digest())
+		fleet, shard = audit.SelectShard(fleet, o.ShardK, o.ShardN, o.RunID, rl.judge(o).Digest())
 	}
 	ask := ttyPassphrase(ctx, nil)
 	unlockKeys(ctx, inv, fleet, ask)
