@@ -108,7 +108,7 @@ Report formats: ` + formatNames() + `
 func runInventoryFlags() []cli.Flag {
 	fs := inventoryFlags()
 	for _, f := range fs {
-		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "inventory" {
+		if sf, ok := f.(*cli.GenericFlag); ok && sf.Name == "inventory" {
 			sf.Required = false
 		}
 	}
