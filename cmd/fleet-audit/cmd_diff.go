@@ -128,6 +128,7 @@ func readSavedRun(path string) (*result.Report, error) {
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("diff: %s: %w", path, err)}
 	}
+	audit.RedactSaved(r)
 	return r, nil
 }
 

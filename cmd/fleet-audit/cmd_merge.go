@@ -126,5 +126,6 @@ func readShard(path string) (*result.Report, error) {
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("merge: %s: %w", path, err)}
 	}
+	audit.RedactSaved(r)
 	return r, nil
 }

@@ -43,7 +43,9 @@ as it was on the day (findings, waivers, gate), so a report attached to a
 change request today says what the audit said then. Exits with the saved
 run's gate, so CI can re-gate a stored run; a file whose gate (exit_code,
 passed, fail_on) is not what its own findings and node statuses give is
-refused with exit 2.
+refused with exit 2. Every fact value and every text that can quote a node
+goes through this release's redactor again, so a file written before a
+secret's shape was known does not publish it (diff and merge do the same).
 
 EXAMPLES:
    fleet-audit report results.json
@@ -78,6 +80,11 @@ func runReport(ctx context.Context, o reportOptions, s streams) error {
 		r, err := result.ReadJSON(f)
 		if err == nil {
 			err = checkSavedGate(r)
+		}
+		if err == nil {
+			// A file written before a secret's shape was known still
+			// holds it: every render redacts again.
+			audit.RedactSaved(r)
 		}
 		if err != nil {
 			return nil, &usageError{fmt.Errorf("report: %s: %w", o.Path, err)}
