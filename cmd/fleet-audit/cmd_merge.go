@@ -90,11 +90,15 @@ EXAMPLES:
 // runMerge reads the shards, merges them under the rules given and emits
 // the merged report as run would have.
 func runMerge(ctx context.Context, o mergeOptions, s streams) error {
-	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o.Judge) })
-	if err != nil {
+	inputs := []pathArg{{"--waivers", o.Judge.WaiversPath}}
+	for _, p := range o.Paths {
+		inputs = append(inputs, pathArg{"shard", p})
+	}
+	if err := checkOutputs(o.Outputs, inputs...); err != nil {
 		return err
 	}
-	if err := checkOutputs(o.Outputs); err != nil {
+	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o.Judge) })
+	if err != nil {
 		return err
 	}
 	var shards []audit.ShardFile

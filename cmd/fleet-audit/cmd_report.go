@@ -69,6 +69,9 @@ EXAMPLES:
 // runReport reads a saved run, refuses it if its gate was tampered with,
 // and emits it as run would have.
 func runReport(ctx context.Context, o reportOptions, s streams) error {
+	if err := checkOutputs(o.Outputs, pathArg{"saved run", o.Path}); err != nil {
+		return err
+	}
 	// A pipe (report /dev/stdin) or a FIFO can block for ever: an
 	// interrupt must still end the command.
 	r, err := untilDone(ctx, func() (*result.Report, error) {
@@ -92,9 +95,6 @@ func runReport(ctx context.Context, o reportOptions, s streams) error {
 		return r, nil
 	})
 	if err != nil {
-		return err
-	}
-	if err := checkOutputs(o.Outputs); err != nil {
 		return err
 	}
 	return emitReport(r, o.Outputs, o.Output, s.out, s.err)

@@ -214,6 +214,11 @@ func judgeOptionsFrom(c *cli.Context, o *runOptions) error {
 // runAudit is the run command: load the inventory, then the shared
 // pipeline.
 func runAudit(ctx context.Context, o runOptions, s streams) error {
+	// Before kubectl or the inventory is read: a report aimed at the
+	// inventory must be refused before anything can go wrong with it.
+	if err := checkRunOutputs(o); err != nil {
+		return err
+	}
 	var inv *inventory.Inventory
 	var err error
 	if o.FromCluster {

@@ -170,8 +170,13 @@ func writeFileAtomic(path string, render func(io.Writer) error) error {
 // checkOutputs refuses, before anything is read or contacted, report paths
 // that could not be written: more than one on stdout, a directory, a path
 // whose directory is missing or not writable, a device or FIFO we may not
-// write. Nothing is created: the final file appears only after the run.
-func checkOutputs(outputs map[string]string) error {
+// write, two reports to one file, a report onto one of inputs (the files
+// the command reads). Nothing is created: the final file appears only after
+// the run.
+func checkOutputs(outputs map[string]string, inputs ...pathArg) error {
+	if err := checkClashes(outputArgs(outputs), inputs); err != nil {
+		return err
+	}
 	var onStdout []string
 	for _, format := range slices.Sorted(maps.Keys(outputs)) {
 		p := outputs[format]
@@ -184,6 +189,77 @@ func checkOutputs(outputs map[string]string) error {
 	}
 	if len(onStdout) > 1 {
 		return &usageError{fmt.Errorf("%s: only one report can go to stdout", strings.Join(onStdout, " and "))}
+	}
+	return nil
+}
+
+// pathArg is a path a command line names, with the flag that names it.
+type pathArg struct{ flag, path string }
+
+// outputArgs are the report paths of outputs as pathArgs, in flag order.
+func outputArgs(outputs map[string]string) []pathArg {
+	var out []pathArg
+	for _, format := range slices.Sorted(maps.Keys(outputs)) {
+		out = append(out, pathArg{"--" + format, outputs[format]})
+	}
+	return out
+}
+
+// checkClashes refuses two outputs that are one file (one report would
+// silently replace the other) and an output that is one of the inputs (the
+// report would overwrite the inventory, waivers or saved run it was made
+// from). Paths are compared cleaned and absolute, and, where both exist,
+// as files (os.SameFile: a hard link, a symlink, ./x and x). Stdout and
+// character devices (/dev/null) are no file a report could lose, and an
+// input of "-" is standard input.
+func checkClashes(outputs, inputs []pathArg) error {
+	type file struct {
+		pathArg
+		abs string
+		st  os.FileInfo
+	}
+	resolve := func(a pathArg) (file, bool) {
+		if a.path == "" || a.path == stdoutPath || isStdoutPath(a.path) {
+			return file{}, false
+		}
+		f := file{pathArg: a}
+		if abs, err := filepath.Abs(a.path); err == nil {
+			f.abs = filepath.Clean(abs)
+		}
+		if st, err := os.Stat(a.path); err == nil {
+			if st.Mode()&fs.ModeCharDevice != 0 {
+				return file{}, false
+			}
+			f.st = st
+		}
+		return f, true
+	}
+	same := func(a, b file) bool {
+		return (a.abs != "" && a.abs == b.abs) || (a.st != nil && b.st != nil && os.SameFile(a.st, b.st))
+	}
+	var outs []file
+	for _, o := range outputs {
+		f, ok := resolve(o)
+		if !ok {
+			continue
+		}
+		for _, prev := range outs {
+			if same(prev, f) {
+				return &usageError{fmt.Errorf("%s %s and %s %s are one file: one would replace the other; give each its own path", prev.flag, prev.path, f.flag, f.path)}
+			}
+		}
+		outs = append(outs, f)
+	}
+	for _, in := range inputs {
+		f, ok := resolve(in)
+		if !ok {
+			continue
+		}
+		for _, o := range outs {
+			if same(o, f) {
+				return &usageError{fmt.Errorf("%s %s is the file %s %s reads: the report would overwrite it; write it elsewhere", o.flag, o.path, f.flag, f.path)}
+			}
+		}
 	}
 	return nil
 }
