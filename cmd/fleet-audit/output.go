@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -148,12 +150,23 @@ func writeOutput(path string, stdout io.Writer, render func(io.Writer) error) er
 // node_exporter's textfile collector, which reads only *.prom files of its
 // directory (node_exporter README, "Textfile Collector"), never reads a
 // --prom file half written.
+//
+// A report holds node facts, so its mode is what the user's umask makes of
+// 0666, as a shell's redirection or any other tool would create it (umask
+// 077 gives 0600), and a file that is already there keeps its mode, as it
+// would under `>`: a report the user made private stays private.
 func writeFileAtomic(path string, render func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fleet-audit-*")
+	tmp, err := createTemp(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
 	if err := render(tmp); err != nil {
 		tmp.Close()
 		return err
@@ -161,10 +174,23 @@ func writeFileAtomic(path string, render func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// createTemp is os.CreateTemp(dir, ".fleet-audit-*") with mode 0666 left to
+// the umask; os.CreateTemp always makes 0600.
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, ".fleet-audit-"+hex.EncodeToString(b[:])), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("create a temporary file in %s: too many names taken", dir)
 }
 
 // checkOutputs refuses, before anything is read or contacted, report paths

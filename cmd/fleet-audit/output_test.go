@@ -487,3 +487,63 @@ func TestEmitWritesTheRestWhenOneFileFails(t *testing.T) {
 		})
 	}
 }
+
+// TestReportModeFollowsUmask: reports hold node facts, so they are created
+// as anything else the user writes is, 0666 under the umask (077 makes them
+// private), and a report written over an existing file keeps that file's
+// mode, as a shell's > would; it is never widened to 0644.
+func TestReportModeFollowsUmask(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		umask    int
+		existing os.FileMode // 0: no file there before
+		want     os.FileMode
+	}{
+		{"umask 077", 0o077, 0, 0o600},
+		{"umask 027", 0o027, 0, 0o640},
+		{"umask 022", 0o022, 0, 0o644},
+		{"an existing private file under umask 022", 0o022, 0o600, 0o600},
+		{"an existing group-readable file under umask 077", 0o077, 0o640, 0o640},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			saved := writeSavedRun(t, dir, audit.GatePolicy{FailOn: result.SeverityCritical}, noFindings)
+			out := filepath.Join(dir, "out")
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"report", saved, "-q"}, everyReport(out)...)
+			if tc.existing != 0 {
+				for i := 2; i < len(args); i += 2 {
+					if strings.HasPrefix(args[i-1], "--") && filepath.Dir(args[i]) == out {
+						if err := os.WriteFile(args[i], nil, tc.existing); err != nil {
+							t.Fatal(err)
+						}
+						if err := os.Chmod(args[i], tc.existing); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			old := syscall.Umask(tc.umask)
+			code, _, stderr := runCLI(t, args...)
+			syscall.Umask(old)
+			if code != 0 {
+				t.Fatalf("report exited %d: %s", code, stderr)
+			}
+			entries, err := os.ReadDir(out)
+			if err != nil || len(entries) == 0 {
+				t.Fatalf("no reports written: %v", err)
+			}
+			for _, e := range entries {
+				st, err := os.Stat(filepath.Join(out, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode().Perm() != tc.want {
+					t.Errorf("%s: mode %v, want %v", e.Name(), st.Mode().Perm(), tc.want)
+				}
+			}
+		})
+	}
+}
