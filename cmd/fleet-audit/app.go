@@ -62,7 +62,9 @@ const exitStatusHelp = `EXIT STATUS:
    2    usage or input error (bad flag, unexpected argument, bad inventory); nothing was contacted
    3    no finding failed, but some node could not be audited (unless --allow-unreachable)
    4    internal failure (a report could not be written, the audit could not start)
-   130  interrupted; reports were still written for what finished`
+   130  interrupted (SIGINT, SIGTERM or SIGHUP: Ctrl-C, a stop, the terminal or
+        session closed); the probes were stopped and reports were still written
+        for what finished`
 
 // run is main without the process: it maps every error to an exit code in
 // one place.
