@@ -52,10 +52,11 @@ func ShardOf(name string, n int) int {
 
 // SelectShard is shard k of n of the fleet: its targets whose ShardOf is
 // k, in fleet order, and the record the report carries (Report.Shard).
-// rulesDigest is Rules.Digest of what will judge it.
-func SelectShard(f *Fleet, k, n int, rulesDigest string) (*Fleet, *result.Shard) {
+// runID names the run (--run-id), rulesDigest is Rules.Digest of what will
+// judge it.
+func SelectShard(f *Fleet, k, n int, runID, rulesDigest string) (*Fleet, *result.Shard) {
 	out := &Fleet{Name: f.Name, Targets: []Target{}}
-	s := &result.Shard{Index: k, Count: n, Hosts: []string{}, InventoryDigest: fleetDigest(f), RulesDigest: rulesDigest}
+	s := &result.Shard{Index: k, Count: n, RunID: runID, Hosts: []string{}, InventoryDigest: fleetDigest(f), RulesDigest: rulesDigest}
 	for _, t := range f.Targets {
 		s.Hosts = append(s.Hosts, t.Name)
 		if ShardOf(t.Name, n) == k {
@@ -108,6 +109,9 @@ type MergeOptions struct {
 	Rules         Rules
 	TargetVersion string
 	ToolVersion   string
+	// RunID is merge's --run-id: when set, every shard must be of that
+	// run, so a pipeline's merge cannot judge another pipeline's shards.
+	RunID string
 	// Change is merge's --change-id, --title and --requested-by; nil keeps
 	// the first shard's.
 	Change *result.Change
@@ -266,6 +270,13 @@ func mergeCluster(shards []ShardFile, owner map[string]*result.Report, nodes []r
 	return c
 }
 
+// describeShard names a shard file with its run's identity, for Merge's
+// refusals: "s1.json (run 4711, shard 1/2, started 2025-05-01T02:00:00Z)".
+func describeShard(s ShardFile) string {
+	r := s.Report
+	return fmt.Sprintf("%s (run %s, shard %d/%d, started %s)", s.Path, r.Shard.RunID, r.Shard.Index, r.Shard.Count, r.StartedAt.UTC().Format(time.RFC3339))
+}
+
 // checkShards refuses what must not be merged, naming the files.
 func checkShards(shards []ShardFile, o MergeOptions) error {
 	for _, s := range shards {
@@ -276,12 +287,18 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 		// ShardOf divides by the count: a hand-edited file must not panic.
 		case sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count:
 			return mergeErrorf("%s: shard %d/%d is no shard run --shard writes", s.Path, sh.Index, sh.Count)
+		case sh.RunID == "":
+			return mergeErrorf("%s: the shard names no run (written before run --shard took --run-id): run every shard again with one --run-id", s.Path)
 		}
 	}
 	ref, rs := shards[0], shards[0].Report
 	for _, s := range shards[1:] {
 		r := s.Report
 		switch {
+		// First: shards of two runs can agree on everything else, and
+		// yesterday's clean shard says nothing about today's hosts.
+		case r.Shard.RunID != rs.Shard.RunID:
+			return mergeErrorf("%s and %s are shards of different runs: merge the shards of one run --shard K/N --run-id ID", describeShard(ref), describeShard(s))
 		case r.Tool.Version != rs.Tool.Version:
 			return mergeErrorf("%s was written by fleet-audit %s, %s by %s: run every shard with one release", ref.Path, rs.Tool.Version, s.Path, r.Tool.Version)
 		case r.Shard.Count != rs.Shard.Count:
@@ -302,6 +319,8 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 		}
 	}
 	switch {
+	case o.RunID != "" && rs.Shard.RunID != o.RunID:
+		return mergeErrorf("%s is a shard of run %s, merge was given --run-id %s: merge the shards of this run", describeShard(ref), rs.Shard.RunID, o.RunID)
 	case rs.Tool.Version != o.ToolVersion:
 		return mergeErrorf("the shards were written by fleet-audit %s, this is %s: merge with the release that ran them", rs.Tool.Version, o.ToolVersion)
 	case rs.Shard.RulesDigest != o.Rules.Digest():

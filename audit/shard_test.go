@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -79,8 +80,8 @@ func TestSelectShard(t *testing.T) {
 	const n = 3
 	seen := map[string]int{}
 	for k := 1; k <= n; k++ {
-		f, s := SelectShard(fleet(names), k, n, "rules")
-		rf, rs := SelectShard(fleet(reversed), k, n, "rules")
+		f, s := SelectShard(fleet(names), k, n, "4711", "rules")
+		rf, rs := SelectShard(fleet(reversed), k, n, "4711", "rules")
 		var got, gotReversed []string
 		for _, tg := range f.Targets {
 			got = append(got, tg.Name)
@@ -93,7 +94,7 @@ func TestSelectShard(t *testing.T) {
 		if !slices.Equal(got, gotReversed) {
 			t.Errorf("shard %d/%d: %v, but %v when the inventory is reversed", k, n, got, gotReversed)
 		}
-		if s.Index != k || s.Count != n || !slices.Equal(s.Hosts, names) || s.RulesDigest != "rules" || s.InventoryDigest == "" {
+		if s.Index != k || s.Count != n || !slices.Equal(s.Hosts, names) || s.RulesDigest != "rules" || s.RunID != "4711" || s.InventoryDigest == "" {
 			t.Errorf("shard %d/%d: record %+v", k, n, s)
 		}
 		if rs.InventoryDigest == s.InventoryDigest {
@@ -107,7 +108,7 @@ func TestSelectShard(t *testing.T) {
 	}
 	other := fleet(names)
 	other.Targets[0].Address = "10.0.0.99"
-	if _, s := SelectShard(other, 1, n, ""); s.InventoryDigest == fleetDigest(fleet(names)) {
+	if _, s := SelectShard(other, 1, n, "4711", ""); s.InventoryDigest == fleetDigest(fleet(names)) {
 		t.Errorf("an inventory whose host resolves elsewhere has the same digest")
 	}
 }
@@ -144,7 +145,8 @@ func newMergeFixture() mergeFixture {
 		return &result.Report{
 			SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "fleet-audit", Version: "v1"}, Inventory: "inv.yaml",
 			Gate: result.Gate{FailOn: result.SeverityCritical}, Nodes: nodes, Cluster: c,
-			Shard: &result.Shard{Index: k, Count: 2, Hosts: hosts, InventoryDigest: "sha256:inv", RulesDigest: rules.Digest()},
+			StartedAt: time.Date(2025, 5, 2, 9, 0, k, 0, time.UTC),
+			Shard:     &result.Shard{Index: k, Count: 2, RunID: "4711", Hosts: hosts, InventoryDigest: "sha256:inv", RulesDigest: rules.Digest()},
 		}
 	}
 	registered := map[string]string{NodeRegisteredFact: "yes"}
@@ -299,6 +301,16 @@ func TestMergeRefuses(t *testing.T) {
 		{"not a shard", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard = nil }, "s2.json: not a shard (written by run without --shard)"},
 		{"a count of 0", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard.Count = 0 }, "s2.json: shard 2/0 is no shard run --shard writes"},
 		{"an index past the count", func(f *mergeFixture, o *MergeOptions) { f.shards[0].Report.Shard.Index = 3 }, "s1.json: shard 3/2 is no shard run --shard writes"},
+		// Last night's clean shard 2 agrees with today's shard 1 in all
+		// but its run and start.
+		{"another run", func(f *mergeFixture, o *MergeOptions) {
+			f.shards[1].Report.Shard.RunID = "4650"
+			f.shards[1].Report.StartedAt = time.Date(2025, 5, 1, 2, 0, 0, 0, time.UTC)
+		}, "s1.json (run 4711, shard 1/2, started 2025-05-02T09:00:01Z) and s2.json (run 4650, shard 2/2, started 2025-05-01T02:00:00Z) are shards of different runs"},
+		{"no run", func(f *mergeFixture, o *MergeOptions) { f.shards[0].Report.Shard.RunID = "" },
+			"s1.json: the shard names no run"},
+		{"merge given another run", func(f *mergeFixture, o *MergeOptions) { o.RunID = "4712" },
+			"s1.json (run 4711, shard 1/2, started 2025-05-02T09:00:01Z) is a shard of run 4711, merge was given --run-id 4712"},
 		{"another release", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Tool.Version = "v2" },
 			"s1.json was written by fleet-audit v1, s2.json by v2"},
 		{"another count", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Shard.Count = 3 }, "s1.json is a shard of 2, s2.json of 3"},

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fleet-audit/fleet-audit/internal/username"
 )
 
 // hostKeyPolicies are the host_key_policy values, in the order messages list
@@ -42,8 +44,17 @@ func checkEnvName(s string) error {
 }
 
 // checkBecomeUser is checkUser worded for the become_user key.
+// checkBecomeUser holds become_user to the rule the probe bundle applies
+// (username.CheckBecome), so a name the run would refuse after connecting
+// is an inventory error, with its file and line, at load.
 func checkBecomeUser(s string) error {
-	return checkChars("become_user", s, "._-@", maxUserLen)
+	if err := checkChars("become_user", s, "._-@", maxUserLen); err != nil {
+		return err
+	}
+	if err := username.CheckBecome(s); err != nil {
+		return kindf(ErrInvalidValue, "%s", err.Error())
+	}
+	return nil
 }
 
 // boolean reads a YAML boolean. The strings yes and no are YAML 1.1

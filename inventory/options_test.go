@@ -577,6 +577,16 @@ func TestOptionsInvalid(t *testing.T) {
 			[]wantErr{{2, "hosts.a", inventory.ErrInvalidValue, "ProxyJump loop: a → b → a"}}},
 		{"chain deeper than 8", "hosts:\n  a:\n", deepChain(10),
 			[]wantErr{{2, "hosts.a", inventory.ErrInvalidValue, "deeper than 8 hops"}}},
+		// One rule with the probe bundle (username.CheckBecome): what the
+		// run would refuse after connecting is refused here, at load.
+		{"become_user with a dot", "defaults:\n  become: sudo\nhosts:\n  a: {become_user: svc.audit}\n", "",
+			[]wantErr{{4, "hosts.a.become_user", inventory.ErrInvalidValue, `become_user "svc.audit" is not a portable user name`}}},
+		{"become_user with a domain", "groups:\n  g:\n    become: sudo\n    become_user: audit@corp.example\n    hosts: {a: }\n", "",
+			[]wantErr{{4, "groups.g.become_user", inventory.ErrInvalidValue, `become_user "audit@corp.example" is not a portable user name`}}},
+		{"become_user in capitals", "defaults:\n  become: sudo\n  become_user: Auditor\nhosts: {a: }\n", "",
+			[]wantErr{{3, "defaults.become_user", inventory.ErrInvalidValue, "want a lowercase letter or _"}}},
+		{"become_user of 33 bytes", "defaults:\n  become: sudo\n  become_user: " + strings.Repeat("a", 33) + "\nhosts: {a: }\n", "",
+			[]wantErr{{3, "defaults.become_user", inventory.ErrInvalidValue, "up to 31"}}},
 		{"chain of 9 hops through a list", "hosts:\n  a:\n", "Host a\n  ProxyJump g1,h2\nHost g1\n  ProxyJump g2,h3,h4,h5,h6,h7,h8\n",
 			[]wantErr{{2, "hosts.a", inventory.ErrInvalidValue, "behind 9 ProxyJump hops (g2 → h3 → h4 → h5 → h6 → h7 → h8 → g1 → h2), the limit is 8"}}},
 	}

@@ -753,6 +753,13 @@ type Shard struct {
 	// Index is K, from 1; Count is N.
 	Index int `json:"index"`
 	Count int `json:"count"`
+	// RunID names the run the shard is part of (--run-id, or
+	// FLEET_AUDIT_RUN_ID, such as the CI pipeline's id): every shard of
+	// one run carries the same, and merge refuses shards of different
+	// runs, since yesterday's clean shard says nothing about today's
+	// hosts. With the digests below, the tool's version and the report's
+	// start time it is the run's identity that merge's refusals name.
+	RunID string `json:"run_id"`
 	// Hosts are every host the N shards share out (the inventory after
 	// --limit), in inventory order: merge orders the merged nodes as one
 	// run would, and names the hosts of a shard it was not given.

@@ -5,11 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"sync"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
 	"github.com/fleet-audit/fleet-audit/internal/shquote"
+	"github.com/fleet-audit/fleet-audit/internal/username"
 )
 
 // NewNonce returns the random marker that frames probe output for one run.
@@ -293,17 +293,12 @@ type Become struct {
 	User string
 }
 
-// becomeUserPattern is a portable user name (POSIX, as useradd accepts):
-// the only inventory value that reaches the bundle's text, so it is held to
-// a shape in which no character means anything to a shell.
-var becomeUserPattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
-
 // BuildBundle writes one shell program that runs every probe in order, so a
 // node is audited in a single session (one round-trip). Only probes with
 // NeedsRoot run under sudo. Nothing else from the inventory is ever part of
 // the text: the inserted values are the nonce, probe ids and timeouts, all
 // validated by this package, and become.User, which must match
-// becomeUserPattern (inventory validates it; an error here is a bug).
+// username.CheckBecome (inventory validates it; an error here is a bug).
 func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	method := "none"
 	if become.Method == "sudo" {
@@ -311,8 +306,10 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	}
 	sudoAs := ""
 	if become.User != "" {
-		if !becomeUserPattern.MatchString(become.User) {
-			return nil, fmt.Errorf("become_user %q is not a portable user name", become.User)
+		// The only inventory value that reaches the bundle's text: held
+		// to a shape in which no character means anything to a shell.
+		if err := username.CheckBecome(become.User); err != nil {
+			return nil, err
 		}
 		sudoAs = "-u " + become.User
 	}

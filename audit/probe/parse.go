@@ -277,3 +277,15 @@ func RedactText(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// RedactFact is sanitizeValue's secret test alone, for a fact value already
+// stored: result.Redacted when the key or the value looks secret, else the
+// value unchanged, so that a file written by a release that missed a
+// secret is cleaned by every later render and a clean file renders byte
+// for byte.
+func RedactFact(key, val string) string {
+	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
+		return result.Redacted
+	}
+	return val
+}

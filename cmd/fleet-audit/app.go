@@ -63,7 +63,9 @@ const exitStatusHelp = `EXIT STATUS:
    3    no finding failed, but some node could not be audited (unless --allow-unreachable),
         or some check could not be judged on a node: status partial (unless --allow-partial)
    4    internal failure (a report could not be written, the audit could not start)
-   130  interrupted; reports were still written for what finished`
+   130  interrupted (SIGINT, SIGTERM or SIGHUP: Ctrl-C, a stop, the terminal or
+        session closed); the probes were stopped and reports were still written
+        for what finished`
 
 // run is main without the process: it maps every error to an exit code in
 // one place.

@@ -96,7 +96,7 @@ EXAMPLES:
 
 // runDiff compares two saved runs and gates on what got worse.
 func runDiff(ctx context.Context, o diffOptions, s streams) error {
-	if err := checkOutputs(o.Outputs); err != nil {
+	if err := checkOutputs(o.Outputs, pathArg{"BEFORE", o.Before}, pathArg{"AFTER", o.After}); err != nil {
 		return err
 	}
 	before, err := untilDone(ctx, func() (*result.Report, error) { return readSavedRun(o.Before) })
@@ -128,6 +128,7 @@ func readSavedRun(path string) (*result.Report, error) {
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("diff: %s: %w", path, err)}
 	}
+	audit.RedactSaved(r)
 	return r, nil
 }
 

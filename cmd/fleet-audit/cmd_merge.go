@@ -18,7 +18,9 @@ type mergeOptions struct {
 	Paths []string
 	// Judge holds the rules and gate policy merge judges the union by
 	// (the rest of runOptions is unused).
-	Judge   runOptions
+	Judge runOptions
+	// RunID is --run-id: when given, the run every shard must be of.
+	RunID   string
 	Outputs map[string]string
 	Output  outputOptions
 }
@@ -27,7 +29,7 @@ const mergeExitStatus = `EXIT STATUS:
    0    the merged gate passed
    1    a finding at or above --fail-on (default critical)
    2    usage or input error (bad flag, a file that is not a shard report, shards
-        of different inventories, releases or rules, the same shard twice,
+        of different runs, inventories, releases or rules, the same shard twice,
         overlapping nodes, rules other than the shards ran with)
    3    no finding failed, but some node was not audited, the hosts of a shard
         not given included (unless --allow-unreachable)
@@ -43,7 +45,7 @@ func mergeCommand(act func(context.Context, mergeOptions, streams) error) *cli.C
 	return &cli.Command{
 		Name:      "merge",
 		Usage:     "join the reports of run --shard K/N into the report of one run, judged as one",
-		UsageText: "fleet-audit merge SHARD.json... [--fail-on SEVERITY] [--allow-unreachable] [--waivers FILE] [--only P] [--skip P] [--probes DIR] [--target-version V] " + formatUsage() + " [-q|-v]",
+		UsageText: "fleet-audit merge SHARD.json... [--run-id ID] [--fail-on SEVERITY] [--allow-unreachable] [--waivers FILE] [--only P] [--skip P] [--probes DIR] [--target-version V] " + formatUsage() + " [-q|-v]",
 		Description: `Reads the JSON reports that run --shard K/N --json wrote, one per shard,
 puts their nodes together in inventory order and judges them again as one
 fleet: checks, drift, correlation, version skew, the cluster view (the one a
@@ -53,25 +55,31 @@ of the whole inventory gives, byte for byte but for its times.
 
 Give merge the rule flags the shards ran with (--fail-on, --allow-unreachable,
 --waivers, --only, --skip, --probes, --target-version): each shard records what
-judged it, and merge refuses other rules. It also refuses shards of different inventories or
-fleet-audit releases, the same shard twice and overlapping nodes. The hosts of
+judged it, and merge refuses other rules. It also refuses shards of different
+runs (run --run-id; with merge's own --run-id, shards of any other run), of
+different inventories or fleet-audit releases, the same shard twice and
+overlapping nodes. The hosts of
 a shard not given are nodes with status shard_missing: not audited, so the gate
 exits 3 unless --allow-unreachable.
 
 EXAMPLES:
-   fleet-audit run -i inventory.yaml --shard 1/2 --json shard-1.json   # on one runner
-   fleet-audit run -i inventory.yaml --shard 2/2 --json shard-2.json   # on another
-   fleet-audit merge shard-1.json shard-2.json --json results.json --html report.html --junit junit.xml
+   fleet-audit run -i inventory.yaml --shard 1/2 --run-id 4711 --json shard-1.json   # on one runner
+   fleet-audit run -i inventory.yaml --shard 2/2 --run-id 4711 --json shard-2.json   # on another
+   fleet-audit merge shard-1.json shard-2.json --run-id 4711 --json results.json --html report.html --junit junit.xml
 
 ` + mergeExitStatus,
 		ArgsUsage: "SHARD.json...",
-		Flags:     flags([]cli.Flag{failOnFlag(), allowUnreachableFlag(), allowPartialFlag()}, ruleFlags(), changeFlags(), formatFlags(), outputFlags()),
+		Flags:     flags([]cli.Flag{runIDFlag(), failOnFlag(), allowUnreachableFlag(), allowPartialFlag()}, ruleFlags(), changeFlags(), formatFlags(), outputFlags()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return &usageError{errors.New("merge: want the shard reports (written by run --shard K/N --json)")}
 			}
 			o := mergeOptions{Paths: c.Args().Slice(), Outputs: outputsFrom(c), Output: outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")}}
 			if err := judgeOptionsFrom(c, &o.Judge); err != nil {
+				return err
+			}
+			var err error
+			if o.RunID, err = runIDFrom(c); err != nil {
 				return err
 			}
 			return internal(act(c.Context, o, streamsOf(c)))
@@ -82,11 +90,15 @@ EXAMPLES:
 // runMerge reads the shards, merges them under the rules given and emits
 // the merged report as run would have.
 func runMerge(ctx context.Context, o mergeOptions, s streams) error {
-	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o.Judge) })
-	if err != nil {
+	inputs := []pathArg{{"--waivers", o.Judge.WaiversPath}}
+	for _, p := range o.Paths {
+		inputs = append(inputs, pathArg{"shard", p})
+	}
+	if err := checkOutputs(o.Outputs, inputs...); err != nil {
 		return err
 	}
-	if err := checkOutputs(o.Outputs); err != nil {
+	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o.Judge) })
+	if err != nil {
 		return err
 	}
 	var shards []audit.ShardFile
@@ -99,7 +111,7 @@ func runMerge(ctx context.Context, o mergeOptions, s streams) error {
 		}
 		shards = append(shards, audit.ShardFile{Path: p, Report: r})
 	}
-	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl.judge(o.Judge), TargetVersion: o.Judge.TargetVersion, ToolVersion: buildVersion, Change: o.Judge.Change})
+	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl.judge(o.Judge), TargetVersion: o.Judge.TargetVersion, ToolVersion: buildVersion, RunID: o.RunID, Change: o.Judge.Change})
 	if err != nil {
 		return &usageError{fmt.Errorf("merge: %w", err)}
 	}
@@ -118,5 +130,6 @@ func readShard(path string) (*result.Report, error) {
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("merge: %s: %w", path, err)}
 	}
+	audit.RedactSaved(r)
 	return r, nil
 }

@@ -43,7 +43,9 @@ as it was on the day (findings, waivers, gate), so a report attached to a
 change request today says what the audit said then. Exits with the saved
 run's gate, so CI can re-gate a stored run; a file whose gate (exit_code,
 passed, fail_on) is not what its own findings and node statuses give is
-refused with exit 2.
+refused with exit 2. Every fact value and every text that can quote a node
+goes through this release's redactor again, so a file written before a
+secret's shape was known does not publish it (diff and merge do the same).
 
 EXAMPLES:
    fleet-audit report results.json
@@ -67,6 +69,9 @@ EXAMPLES:
 // runReport reads a saved run, refuses it if its gate was tampered with,
 // and emits it as run would have.
 func runReport(ctx context.Context, o reportOptions, s streams) error {
+	if err := checkOutputs(o.Outputs, pathArg{"saved run", o.Path}); err != nil {
+		return err
+	}
 	// A pipe (report /dev/stdin) or a FIFO can block for ever: an
 	// interrupt must still end the command.
 	r, err := untilDone(ctx, func() (*result.Report, error) {
@@ -79,15 +84,17 @@ func runReport(ctx context.Context, o reportOptions, s streams) error {
 		if err == nil {
 			err = checkSavedGate(r)
 		}
+		if err == nil {
+			// A file written before a secret's shape was known still
+			// holds it: every render redacts again.
+			audit.RedactSaved(r)
+		}
 		if err != nil {
 			return nil, &usageError{fmt.Errorf("report: %s: %w", o.Path, err)}
 		}
 		return r, nil
 	})
 	if err != nil {
-		return err
-	}
-	if err := checkOutputs(o.Outputs); err != nil {
 		return err
 	}
 	return emitReport(r, o.Outputs, o.Output, s.out, s.err)

@@ -55,6 +55,8 @@ type runOptions struct {
 	Change *result.Change
 	// ShardK and ShardN are --shard K/N; ShardN is 0 for every host.
 	ShardK, ShardN int
+	// RunID is --run-id, which a sharded run must have.
+	RunID string
 }
 
 func runCommand(act func(context.Context, runOptions, streams) error) *cli.Command {
@@ -74,7 +76,7 @@ EXAMPLES:
    fleet-audit run -i inventory.yaml --waivers waivers.yaml --skip 'conntrack.*'
    fleet-audit run -i inventory.yaml --probes ./site-probes --target-version v1.32.5+rke2r1
    fleet-audit run --from-cluster --context prod   # the nodes kubectl lists, as discover writes them
-   fleet-audit run -i inventory.yaml --shard 2/3 --json shard-2.json   # then fleet-audit merge shard-*.json
+   fleet-audit run -i inventory.yaml --shard 2/3 --run-id "$CI_PIPELINE_ID" --json shard-2.json   # then fleet-audit merge shard-*.json
 
 Report formats: ` + formatNames() + `
 
@@ -88,7 +90,8 @@ Report formats: ` + formatNames() + `
 			allowUnreachableFlag(),
 			allowPartialFlag(),
 			&cli.StringFlag{Name: "retry-file", Usage: "write the nodes that could not be fully audited to `FILE`, one per line (empty when all were), for a later --limit @FILE"},
-			&cli.StringFlag{Name: "shard", Usage: "audit only shard `K/N` of the hosts (after --limit): those whose name's FNV-1a hash modulo N is K-1; fleet-audit merge joins the N --json reports into the report of one run"},
+			&cli.StringFlag{Name: "shard", Usage: "audit only shard `K/N` of the hosts (after --limit): those whose name's FNV-1a hash modulo N is K-1; fleet-audit merge joins the N --json reports into the report of one run (give --run-id)"},
+			runIDFlag(),
 		}, formatFlags(), outputFlags(), ruleFlags(), changeFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := runOptionsFrom(c)
@@ -108,7 +111,7 @@ Report formats: ` + formatNames() + `
 func runInventoryFlags() []cli.Flag {
 	fs := inventoryFlags()
 	for _, f := range fs {
-		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "inventory" {
+		if sf, ok := f.(*cli.GenericFlag); ok && sf.Name == "inventory" {
 			sf.Required = false
 		}
 	}
@@ -160,6 +163,14 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 		if o.ShardK, o.ShardN, err = audit.ParseShard(c.String("shard")); err != nil {
 			return o, &usageError{fmt.Errorf("--shard: %w", err)}
 		}
+		if o.RunID, err = runIDFrom(c); err != nil {
+			return o, err
+		}
+		// Without it merge could not tell this run's shards from another
+		// run's, and would judge today's shard with last night's.
+		if o.RunID == "" {
+			return o, &usageError{fmt.Errorf("--shard: give --run-id ID (or set %s), the same for every shard of the run, such as the CI pipeline's id: merge refuses shards of different runs", runIDEnv)}
+		}
 	}
 	// Only given: the default leaves each host's own policy in force.
 	if c.IsSet("host-key-policy") {
@@ -206,6 +217,11 @@ func judgeOptionsFrom(c *cli.Context, o *runOptions) error {
 // runAudit is the run command: load the inventory, then the shared
 // pipeline.
 func runAudit(ctx context.Context, o runOptions, s streams) error {
+	// Before kubectl or the inventory is read: a report aimed at the
+	// inventory must be refused before anything can go wrong with it.
+	if err := checkRunOutputs(o); err != nil {
+		return err
+	}
 	var inv *inventory.Inventory
 	var err error
 	if o.FromCluster {

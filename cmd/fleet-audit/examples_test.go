@@ -160,6 +160,9 @@ func TestCIExamples(t *testing.T) {
 		checkGitHubPublishes(t, job.Steps, r)
 	})
 
+	// The ids every job of one pipeline (GitLab's predefined
+	// CI_PIPELINE_ID) or workflow run (GitHub's GITHUB_RUN_ID) sees.
+	const gitlabPipeline, githubRun = "1024", "2048"
 	t.Run("gitlab-ci-sharded.yml", func(t *testing.T) {
 		var doc map[string]gitlabJob
 		readYAML(t, filepath.Join(ci, "gitlab-ci-sharded.yml"), &doc)
@@ -175,6 +178,7 @@ func TestCIExamples(t *testing.T) {
 			// (docs.gitlab.com/ee/ci/yaml/#parallel).
 			env := maps.Clone(shard.Variables)
 			env["CI_NODE_INDEX"], env["CI_NODE_TOTAL"] = fmt.Sprint(k), fmt.Sprint(shard.Parallel)
+			env["CI_PIPELINE_ID"] = gitlabPipeline
 			r := runLines(t, scriptLines(append(slices.Clone(shard.BeforeScript), shard.Script...)), env, shardGate)[0]
 			kept := slices.ContainsFunc(shard.Artifacts.Paths, func(p string) bool { return os.Expand(p, func(v string) string { return env[v] }) == r.outputs["json"] })
 			if r.outputs["json"] == "" || !kept || shard.Artifacts.When != "always" {
@@ -195,7 +199,12 @@ func TestCIExamples(t *testing.T) {
 				t.Errorf("merge rule %q is not when: always: a failed shard would leave no report", rule.If)
 			}
 		}
-		r := runLines(t, scriptLines(append(slices.Clone(merge.BeforeScript), merge.Script...)), maps.Clone(merge.Variables), gateFails)[0]
+		mergeEnv := maps.Clone(merge.Variables)
+		if mergeEnv == nil {
+			mergeEnv = map[string]string{}
+		}
+		mergeEnv["CI_PIPELINE_ID"] = gitlabPipeline
+		r := runLines(t, scriptLines(append(slices.Clone(merge.BeforeScript), merge.Script...)), mergeEnv, gateFails)[0]
 		if got := positionals(r.argv); !slices.Equal(got, shards) {
 			t.Errorf("merge reads %q, the shards wrote %q", got, shards)
 		}
@@ -246,6 +255,7 @@ func TestCIExamples(t *testing.T) {
 		var shards, uploads []string
 		for k := 1; k <= n; k++ {
 			env := maps.Clone(shard.Env)
+			env["GITHUB_RUN_ID"] = githubRun
 			var runs []string
 			for _, s := range shard.Steps {
 				for key, v := range s.Env {
@@ -277,7 +287,12 @@ func TestCIExamples(t *testing.T) {
 				}
 			}
 		}
-		r := runLines(t, scriptLines(runs), maps.Clone(merge.Env), gateFails)[0]
+		mergeEnv := maps.Clone(merge.Env)
+		if mergeEnv == nil {
+			mergeEnv = map[string]string{}
+		}
+		mergeEnv["GITHUB_RUN_ID"] = githubRun
+		r := runLines(t, scriptLines(runs), mergeEnv, gateFails)[0]
 		if got := positionals(r.argv); !slices.Equal(got, shards) {
 			t.Errorf("merge reads %q, the shards wrote %q", got, shards)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,7 +22,7 @@ import (
 // inventoryFlags say where the hosts come from; run and inventory take them.
 func inventoryFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Usage: "inventory `FILE`: fleet-audit YAML, an Ansible inventory (INI or YAML, with its group_vars/ and host_vars/), ansible-inventory --list JSON, a file of one host per line, - for standard input, or host1,host2,"},
+		&cli.GenericFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Value: &onceString{flag: "-i/--inventory"}, Usage: "inventory `FILE`: fleet-audit YAML, an Ansible inventory (INI or YAML, with its group_vars/ and host_vars/), ansible-inventory --list JSON, a file of one host per line, - for standard input, or host1,host2, (one; ansible-inventory -i a -i b --list merges several into one)"},
 		&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
 		&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: "only the hosts `PATTERN` selects, in Ansible's pattern language: names, groups, roles, globs, ~regex, a:b (or), a:&b (and), a:!b (not), @FILE (one per line, as --retry-file writes)"},
 		&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "log in as `USER` on hosts whose inventory and ssh_config name no user (as ssh -l, ansible -u)"},
@@ -31,6 +32,34 @@ func inventoryFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "ssh-option", Aliases: []string{"o"}, Usage: "an ssh_config `KEY=VALUE` for hosts whose inventory does not set it, as ssh -o (User, Port, IdentityFile, IdentitiesOnly, UserKnownHostsFile, StrictHostKeyChecking, ProxyJump, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax); repeatable"},
 		&cli.StringFlag{Name: "role-map", Usage: "roles of Ansible groups, `GROUP=ROLE,...`, on top of the built-in ones (" + defaultRoleMapText() + ")"},
 	}
+}
+
+// onceString is a flag that may be given once. Ansible merges every -i it
+// is given (ansible-inventory -i a -i b --list lists the hosts of both),
+// so a second -i that silently replaced the first would audit a part of
+// the fleet the user named and pass the gate on it; fleet-audit reads one
+// inventory and refuses the second rather than guess at Ansible's merge of
+// groups and variables.
+type onceString struct {
+	flag string
+	v    string
+	set  bool
+}
+
+func (o *onceString) Set(v string) error {
+	if o.set {
+		return fmt.Errorf("%s given twice (%s, then %s): fleet-audit reads one inventory and drops none; merge them as Ansible does with ansible-inventory -i %s -i %s --list > all.json, then give -i all.json",
+			o.flag, o.v, v, o.v, v)
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+func (o *onceString) String() string {
+	if o == nil {
+		return ""
+	}
+	return o.v
 }
 
 // inventorySource is what inventoryFlags fill in.
@@ -113,6 +142,26 @@ func auditFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "node-timeout", Value: &seconds{2 * time.Minute}, Usage: "bound on everything done for one node: a `DURATION` (2m) or seconds (120)"},
 		failOnFlag(),
 	}
+}
+
+// runIDFlag names a sharded run, so that merge joins the shards of one run
+// only; run --shard needs it, merge checks it when given. The variable lets
+// a CI file set it once for every job (the pipeline's id).
+func runIDFlag() cli.Flag {
+	return &cli.StringFlag{Name: "run-id", EnvVars: []string{runIDEnv}, Usage: "the `ID` of a sharded run, the same for every shard and its merge, such as the CI pipeline's (GitLab $CI_PIPELINE_ID, GitHub $GITHUB_RUN_ID); merge refuses shards of different runs"}
+}
+
+// runIDEnv is the variable runIDFlag defaults from.
+const runIDEnv = "FLEET_AUDIT_RUN_ID"
+
+// runIDFrom reads --run-id: printable, since every refusal of merge
+// prints it.
+func runIDFrom(c *cli.Context) (string, error) {
+	id := strings.TrimSpace(c.String("run-id"))
+	if !strings.ContainsFunc(id, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) {
+		return id, nil
+	}
+	return "", &usageError{fmt.Errorf("--run-id %q: want an id without spaces or control characters, such as the CI pipeline's", id)}
 }
 
 // failOnFlag and allowUnreachableFlag are the gate's policy; run and merge

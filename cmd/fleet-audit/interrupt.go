@@ -66,14 +66,17 @@ func runRestorers() {
 	}
 }
 
-// signalContext is cancelled by the first SIGINT or SIGTERM, so the run
-// winds down and still writes what it has; a second one ends the process at
-// once with exit 130, as a shell user pressing Ctrl-C twice expects, after
-// restoring the terminal.
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP, so
+// the run winds down (its probes stopped) and still writes what it has; a
+// second one ends the process at once with exit 130, as a shell user
+// pressing Ctrl-C twice expects, after restoring the terminal. SIGHUP (the
+// terminal closed, the jump host's session lost) is an interrupt like the
+// others: left to Go's default it ended the process at once, exit 129,
+// with no report and the probes still running.
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
 		case <-sigs:

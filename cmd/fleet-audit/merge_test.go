@@ -56,7 +56,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	servers := map[int]bool{}
 	for k := 1; k <= n; k++ {
 		p := filepath.Join(out, fmt.Sprintf("shard-%d.json", k))
-		if code, stderr := cli("run", "-i", fl.InventoryPath, "--shard", fmt.Sprintf("%d/%d", k, n), "--json", p); code > int(exitUnaudited) {
+		if code, stderr := cli("run", "-i", fl.InventoryPath, "--shard", fmt.Sprintf("%d/%d", k, n), "--run-id", "merge-test", "--json", p); code > int(exitUnaudited) {
 			t.Fatalf("shard %d/%d exited %d: %s", k, n, code, stderr)
 		}
 		r := readResults(t, p)

@@ -73,6 +73,8 @@ func TestFlags(t *testing.T) {
 	full.Inventory.RoleMap = map[string]string{"k8s_masters": "server", "infra": "infra"}
 	full.Inventory.Limit, full.RetryFile = "etcd:!etcd-2", "retry.txt"
 
+	// A shard's run id may come from the variable; this test gives flags.
+	t.Setenv(runIDEnv, "")
 	demoDefaults := runDefaults("")
 	demoDefaults.Inventory = inventorySource{}
 	demoFull := demoDefaults
@@ -176,6 +178,12 @@ func TestFlags(t *testing.T) {
 
 		{"inventory", []string{"inventory", "-i", "inv.yaml", "-F", "cfg"}, inventoryOptions{inventorySource{Path: "inv.yaml", SSHConfig: "cfg"}}, ""},
 		{"inventory without inventory", []string{"inventory"}, nil, "inventory"},
+		// Ansible merges two -i; keeping the last would audit part of the
+		// fleet named.
+		{"inventory twice", []string{"inventory", "-i", "a.ini", "-i", "b.ini"}, nil,
+			"-i/--inventory given twice (a.ini, then b.ini): fleet-audit reads one inventory and drops none; merge them as Ansible does with ansible-inventory -i a.ini -i b.ini --list > all.json"},
+		{"run inventory twice", []string{"run", "--inventory", "a.ini", "-i=b.ini"}, nil, "-i/--inventory given twice (a.ini, then b.ini)"},
+		{"run inventory twice after a positional", []string{"run", "-i", "a.ini", "--json", "r.json", "-i", "a.ini"}, nil, "-i/--inventory given twice"},
 		{"inventory role-map", []string{"inventory", "-i", "-", "--role-map", "g=etcd"}, inventoryOptions{inventorySource{Path: "-", RoleMap: map[string]string{"g": "etcd"}}}, ""},
 		{"inventory bad role-map", []string{"inventory", "-i", "x", "--role-map", "g=no role"}, nil, "--role-map"},
 		{"inventory stray positional", []string{"inventory", "-i", "inv.yaml", "node-1", "-F", "cfg"}, nil, `inventory: unexpected argument "node-1"`},
@@ -186,8 +194,11 @@ func TestFlags(t *testing.T) {
 		{"discover stray argument", []string{"discover", "prod"}, nil, "no arguments"},
 		{"discover has no -i", []string{"discover", "-i", "inv.yaml"}, nil, "-i"},
 
-		{"run shard", []string{"run", "-i", "i", "--shard", " 2/3 "}, func() runOptions { o := runDefaults("i"); o.ShardK, o.ShardN = 2, 3; return o }(), ""},
-		{"run shard 1/1", []string{"run", "-i", "i", "--shard", "1/1"}, func() runOptions { o := runDefaults("i"); o.ShardK, o.ShardN = 1, 1; return o }(), ""},
+		{"run shard", []string{"run", "-i", "i", "--shard", " 2/3 ", "--run-id", " 4711 "}, func() runOptions { o := runDefaults("i"); o.ShardK, o.ShardN, o.RunID = 2, 3, "4711"; return o }(), ""},
+		{"run shard 1/1", []string{"run", "-i", "i", "--shard", "1/1", "--run-id", "x"}, func() runOptions { o := runDefaults("i"); o.ShardK, o.ShardN, o.RunID = 1, 1, "x"; return o }(), ""},
+		{"run shard without a run", []string{"run", "-i", "i", "--shard", "1/2"}, nil, "--shard: give --run-id ID (or set FLEET_AUDIT_RUN_ID)"},
+		{"run shard with a blank run", []string{"run", "-i", "i", "--shard", "1/2", "--run-id", " "}, nil, "--shard: give --run-id ID"},
+		{"run id with a line break", []string{"run", "-i", "i", "--shard", "1/2", "--run-id", "a\nb"}, nil, `--run-id "a\nb": want an id without spaces or control characters`},
 		{"run shard past N", []string{"run", "-i", "i", "--shard", "4/3"}, nil, `--shard: "4/3": the shard K must be from 1 to 3`},
 		{"run shard 0", []string{"run", "-i", "i", "--shard", "0/3"}, nil, "the shard K must be from 1 to 3"},
 		{"run shard of 0", []string{"run", "-i", "i", "--shard", "1/0"}, nil, "N must be at least 1"},
@@ -204,6 +215,8 @@ func TestFlags(t *testing.T) {
 				Outputs: map[string]string{"json": "all.json", "html": "r.html"}, Output: outputOptions{Quiet: true}}, ""},
 		{"merge change", []string{"merge", "a.json", "--change-id", "CHG-1", "--requested-by", "j.doe"},
 			mergeOptions{Paths: []string{"a.json"}, Judge: runOptions{FailOn: result.SeverityCritical, Change: &result.Change{ID: "CHG-1", RequestedBy: "j.doe"}}, Outputs: map[string]string{}}, ""},
+		{"merge of a run", []string{"merge", "a.json", "--run-id", "4711"},
+			mergeOptions{Paths: []string{"a.json"}, RunID: "4711", Judge: runOptions{FailOn: result.SeverityCritical}, Outputs: map[string]string{}}, ""},
 		{"merge without files", []string{"merge", "--json", "all.json"}, nil, "merge: want the shard reports"},
 		{"merge bad fail-on", []string{"merge", "a.json", "--fail-on", "fatal"}, nil, "--fail-on"},
 		{"merge bad target-version", []string{"merge", "a.json", "--target-version", "1.32"}, nil, "--target-version"},

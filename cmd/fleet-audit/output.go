@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -148,12 +150,23 @@ func writeOutput(path string, stdout io.Writer, render func(io.Writer) error) er
 // node_exporter's textfile collector, which reads only *.prom files of its
 // directory (node_exporter README, "Textfile Collector"), never reads a
 // --prom file half written.
+//
+// A report holds node facts, so its mode is what the user's umask makes of
+// 0666, as a shell's redirection or any other tool would create it (umask
+// 077 gives 0600), and a file that is already there keeps its mode, as it
+// would under `>`: a report the user made private stays private.
 func writeFileAtomic(path string, render func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fleet-audit-*")
+	tmp, err := createTemp(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
 	if err := render(tmp); err != nil {
 		tmp.Close()
 		return err
@@ -161,17 +174,35 @@ func writeFileAtomic(path string, render func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// createTemp is os.CreateTemp(dir, ".fleet-audit-*") with mode 0666 left to
+// the umask; os.CreateTemp always makes 0600.
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, ".fleet-audit-"+hex.EncodeToString(b[:])), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("create a temporary file in %s: too many names taken", dir)
 }
 
 // checkOutputs refuses, before anything is read or contacted, report paths
 // that could not be written: more than one on stdout, a directory, a path
 // whose directory is missing or not writable, a device or FIFO we may not
-// write. Nothing is created: the final file appears only after the run.
-func checkOutputs(outputs map[string]string) error {
+// write, two reports to one file, a report onto one of inputs (the files
+// the command reads). Nothing is created: the final file appears only after
+// the run.
+func checkOutputs(outputs map[string]string, inputs ...pathArg) error {
+	if err := checkClashes(outputArgs(outputs), inputs); err != nil {
+		return err
+	}
 	var onStdout []string
 	for _, format := range slices.Sorted(maps.Keys(outputs)) {
 		p := outputs[format]
@@ -184,6 +215,77 @@ func checkOutputs(outputs map[string]string) error {
 	}
 	if len(onStdout) > 1 {
 		return &usageError{fmt.Errorf("%s: only one report can go to stdout", strings.Join(onStdout, " and "))}
+	}
+	return nil
+}
+
+// pathArg is a path a command line names, with the flag that names it.
+type pathArg struct{ flag, path string }
+
+// outputArgs are the report paths of outputs as pathArgs, in flag order.
+func outputArgs(outputs map[string]string) []pathArg {
+	var out []pathArg
+	for _, format := range slices.Sorted(maps.Keys(outputs)) {
+		out = append(out, pathArg{"--" + format, outputs[format]})
+	}
+	return out
+}
+
+// checkClashes refuses two outputs that are one file (one report would
+// silently replace the other) and an output that is one of the inputs (the
+// report would overwrite the inventory, waivers or saved run it was made
+// from). Paths are compared cleaned and absolute, and, where both exist,
+// as files (os.SameFile: a hard link, a symlink, ./x and x). Stdout and
+// character devices (/dev/null) are no file a report could lose, and an
+// input of "-" is standard input.
+func checkClashes(outputs, inputs []pathArg) error {
+	type file struct {
+		pathArg
+		abs string
+		st  os.FileInfo
+	}
+	resolve := func(a pathArg) (file, bool) {
+		if a.path == "" || a.path == stdoutPath || isStdoutPath(a.path) {
+			return file{}, false
+		}
+		f := file{pathArg: a}
+		if abs, err := filepath.Abs(a.path); err == nil {
+			f.abs = filepath.Clean(abs)
+		}
+		if st, err := os.Stat(a.path); err == nil {
+			if st.Mode()&fs.ModeCharDevice != 0 {
+				return file{}, false
+			}
+			f.st = st
+		}
+		return f, true
+	}
+	same := func(a, b file) bool {
+		return (a.abs != "" && a.abs == b.abs) || (a.st != nil && b.st != nil && os.SameFile(a.st, b.st))
+	}
+	var outs []file
+	for _, o := range outputs {
+		f, ok := resolve(o)
+		if !ok {
+			continue
+		}
+		for _, prev := range outs {
+			if same(prev, f) {
+				return &usageError{fmt.Errorf("%s %s and %s %s are one file: one would replace the other; give each its own path", prev.flag, prev.path, f.flag, f.path)}
+			}
+		}
+		outs = append(outs, f)
+	}
+	for _, in := range inputs {
+		f, ok := resolve(in)
+		if !ok {
+			continue
+		}
+		for _, o := range outs {
+			if same(o, f) {
+				return &usageError{fmt.Errorf("%s %s is the file %s %s reads: the report would overwrite it; write it elsewhere", o.flag, o.path, f.flag, f.path)}
+			}
+		}
 	}
 	return nil
 }

@@ -237,6 +237,33 @@ func TestOneReportOnStdout(t *testing.T) {
 	}
 }
 
+// TestReportsOntoTheirInputsRefused: report, diff and merge refuse to
+// write a report onto the saved run they read (exit 2), and leave it as
+// it was.
+func TestReportsOntoTheirInputsRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	saved := writeSavedRun(t, dir, audit.GatePolicy{FailOn: result.SeverityCritical}, noFindings)
+	before, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{
+		{"report", saved, "--json", saved},
+		{"report", saved, "--html", "./" + filepath.Base(saved)},
+		{"diff", saved, "other.json", "--markdown", saved},
+		{"merge", saved, "--junit", saved},
+	} {
+		code, _, stderr := runCLI(t, argv...)
+		if code != int(exitUsage) || !strings.Contains(stderr, "reads: the report would overwrite it") {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 refusing to overwrite the input", argv, code, stderr)
+		}
+		if after, _ := os.ReadFile(saved); !bytes.Equal(after, before) {
+			t.Fatalf("%q overwrote the saved run", argv)
+		}
+	}
+}
+
 // TestUnwritableOutputsRefusedBeforeContact: a report path that cannot be
 // written is found before any node is dialled, exit 2 naming the flag and
 // the path, and the node (a listener counting connections) never sees a
@@ -264,36 +291,7 @@ func TestUnwritableOutputsRefusedBeforeContact(t *testing.T) {
 				t.Skip("root writes into a 0555 directory; the directory and missing-directory cases still hold")
 			}
 			dir := t.TempDir()
-			t.Setenv("HOME", dir)
-			t.Setenv("SSH_AUTH_SOCK", "")
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var dials atomic.Int32
-			go func() {
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					dials.Add(1)
-					c.Close()
-				}
-			}()
-			t.Cleanup(func() { ln.Close() })
-			// A key, so that the node is dialled at all.
-			_, _, keyPEM := newEd25519(t, "")
-			key := filepath.Join(dir, "id")
-			if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			inv := filepath.Join(dir, "inventory.yaml")
-			doc := fmt.Sprintf("hosts:\n  node-1:\n    address: 127.0.0.1\n    port: %d\n    user: nobody\n    ssh_config: none\n    known_hosts: [%s]\n    identity_files: [%s]\n",
-				ln.Addr().(*net.TCPAddr).Port, filepath.Join(dir, "known_hosts"), key)
-			if err := os.WriteFile(inv, []byte(doc), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			inv, dials := countingInventory(t, dir)
 			path := tc.path(t, dir)
 			code, _, stderr := runCLI(t, "run", "-i", inv, "--no-agent", "--connect-timeout", "5s", "-q", "--json", path)
 			if tc.wantErr == "" {
@@ -307,6 +305,119 @@ func TestUnwritableOutputsRefusedBeforeContact(t *testing.T) {
 			}
 			if n := dials.Load(); n != 0 {
 				t.Errorf("the node was contacted %d times before the output was refused", n)
+			}
+		})
+	}
+}
+
+// countingInventory writes dir/inventory.yaml with one node, a listener
+// that counts the connections made to it: a test that must refuse before
+// contact asserts the count stays 0.
+func countingInventory(t *testing.T, dir string) (string, *atomic.Int32) {
+	t.Helper()
+	t.Setenv("HOME", dir)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dials := new(atomic.Int32)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dials.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	// A key, so that the node is dialled at all.
+	_, _, keyPEM := newEd25519(t, "")
+	key := filepath.Join(dir, "id")
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(dir, "inventory.yaml")
+	doc := fmt.Sprintf("hosts:\n  node-1:\n    address: 127.0.0.1\n    port: %d\n    user: nobody\n    ssh_config: none\n    known_hosts: [%s]\n    identity_files: [%s]\n",
+		ln.Addr().(*net.TCPAddr).Port, filepath.Join(dir, "known_hosts"), key)
+	if err := os.WriteFile(inv, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return inv, dials
+}
+
+// TestClashingOutputsRefusedBeforeContact: a report onto a file the
+// command reads (--html onto the inventory) would overwrite it, and two
+// reports onto one file lose one; both are refused with exit 2, naming the
+// flags, before any node is dialled, and the inputs are left as they were.
+// Paths are compared as files too: ./x, x and a hard link are one file.
+func TestClashingOutputsRefusedBeforeContact(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args func(dir, inv string) []string
+		want string // "" for the control case, which dials the node
+	}{
+		{"distinct paths", func(dir, inv string) []string {
+			return []string{"--json", filepath.Join(dir, "r.json"), "--html", filepath.Join(dir, "r.html")}
+		}, ""},
+		{"html onto the inventory", func(dir, inv string) []string { return []string{"--html", inv} },
+			"--html %[2]s is the file -i/--inventory %[2]s reads: the report would overwrite it"},
+		{"html onto the inventory by another name", func(dir, inv string) []string {
+			return []string{"--html", dir + "/./sub/../inventory.yaml"}
+		}, "is the file -i/--inventory %[2]s reads"},
+		{"junit onto a hard link of the inventory", func(dir, inv string) []string {
+			if err := os.Link(inv, filepath.Join(dir, "link.yaml")); err != nil {
+				panic(err)
+			}
+			return []string{"--junit", filepath.Join(dir, "link.yaml")}
+		}, "--junit %[1]s/link.yaml is the file -i/--inventory %[2]s reads"},
+		{"two formats to one path", func(dir, inv string) []string {
+			return []string{"--json", filepath.Join(dir, "r.out"), "--markdown", filepath.Join(dir, "r.out")}
+		}, "--json %[1]s/r.out and --markdown %[1]s/r.out are one file: one would replace the other"},
+		{"a report onto the retry file", func(dir, inv string) []string {
+			return []string{"--json", filepath.Join(dir, "retry.txt"), "--retry-file", filepath.Join(dir, "retry.txt")}
+		}, "--json %[1]s/retry.txt and --retry-file %[1]s/retry.txt are one file"},
+		{"a report onto the waivers", func(dir, inv string) []string {
+			w := filepath.Join(dir, "waivers.yaml")
+			if err := os.WriteFile(w, []byte("waivers: []\n"), 0o600); err != nil {
+				panic(err)
+			}
+			return []string{"--waivers", w, "--markdown", w}
+		}, "is the file --waivers %[1]s/waivers.yaml reads"},
+		{"a report onto the --limit file", func(dir, inv string) []string {
+			l := filepath.Join(dir, "hosts.txt")
+			if err := os.WriteFile(l, []byte("node-1\n"), 0o600); err != nil {
+				panic(err)
+			}
+			return []string{"--limit", "@" + l, "--json", l}
+		}, "is the file --limit @FILE %[1]s/hosts.txt reads"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			inv, dials := countingInventory(t, dir)
+			before, err := os.ReadFile(inv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv := append([]string{"run", "-i", inv, "--no-agent", "--connect-timeout", "5s", "-q"}, tc.args(dir, inv)...)
+			code, _, stderr := runCLI(t, argv...)
+			if tc.want == "" {
+				if dials.Load() == 0 || code == int(exitUsage) {
+					t.Fatalf("control case: exit %d, %d connections; the node should have been dialled\n%s", code, dials.Load(), stderr)
+				}
+				return
+			}
+			want := fmt.Sprintf(tc.want, dir, inv)
+			if code != int(exitUsage) || !strings.Contains(stderr, want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 with %q", code, stderr, want)
+			}
+			if n := dials.Load(); n != 0 {
+				t.Errorf("the node was contacted %d times before the outputs were refused", n)
+			}
+			if after, err := os.ReadFile(inv); err != nil || !bytes.Equal(after, before) {
+				t.Errorf("the inventory was overwritten (%v):\n%.200s", err, after)
 			}
 		})
 	}
@@ -371,6 +482,66 @@ func TestEmitWritesTheRestWhenOneFileFails(t *testing.T) {
 			for _, want := range []string{"error: write json diff " + bad, "wrote markdown diff to " + good} {
 				if !strings.Contains(stderr.String(), want) {
 					t.Errorf("stderr %q lacks %q", stderr.String(), want)
+				}
+			}
+		})
+	}
+}
+
+// TestReportModeFollowsUmask: reports hold node facts, so they are created
+// as anything else the user writes is, 0666 under the umask (077 makes them
+// private), and a report written over an existing file keeps that file's
+// mode, as a shell's > would; it is never widened to 0644.
+func TestReportModeFollowsUmask(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		umask    int
+		existing os.FileMode // 0: no file there before
+		want     os.FileMode
+	}{
+		{"umask 077", 0o077, 0, 0o600},
+		{"umask 027", 0o027, 0, 0o640},
+		{"umask 022", 0o022, 0, 0o644},
+		{"an existing private file under umask 022", 0o022, 0o600, 0o600},
+		{"an existing group-readable file under umask 077", 0o077, 0o640, 0o640},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			saved := writeSavedRun(t, dir, audit.GatePolicy{FailOn: result.SeverityCritical}, noFindings)
+			out := filepath.Join(dir, "out")
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"report", saved, "-q"}, everyReport(out)...)
+			if tc.existing != 0 {
+				for i := 2; i < len(args); i += 2 {
+					if strings.HasPrefix(args[i-1], "--") && filepath.Dir(args[i]) == out {
+						if err := os.WriteFile(args[i], nil, tc.existing); err != nil {
+							t.Fatal(err)
+						}
+						if err := os.Chmod(args[i], tc.existing); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			old := syscall.Umask(tc.umask)
+			code, _, stderr := runCLI(t, args...)
+			syscall.Umask(old)
+			if code != 0 {
+				t.Fatalf("report exited %d: %s", code, stderr)
+			}
+			entries, err := os.ReadDir(out)
+			if err != nil || len(entries) == 0 {
+				t.Fatalf("no reports written: %v", err)
+			}
+			for _, e := range entries {
+				st, err := os.Stat(filepath.Join(out, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode().Perm() != tc.want {
+					t.Errorf("%s: mode %v, want %v", e.Name(), st.Mode().Perm(), tc.want)
 				}
 			}
 		})

@@ -77,6 +77,54 @@ func (rl rules) judge(o runOptions) audit.Rules {
 		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, AllowPartial: o.AllowPartial}}
 }
 
+// checkRunOutputs checks the report and retry-file paths of run and demo
+// before anything is contacted: each writable, none on another or on a
+// file the run reads.
+func checkRunOutputs(o runOptions) error {
+	for format := range o.Outputs {
+		if _, err := report.New(format, report.Options{}); err != nil {
+			return &usageError{err}
+		}
+	}
+	if err := checkOutputs(o.Outputs, append(o.inputs(), o.limitFiles()...)...); err != nil {
+		return err
+	}
+	if o.RetryFile == "" {
+		return nil
+	}
+	if isStdoutPath(o.RetryFile) {
+		return &usageError{fmt.Errorf("--retry-file: write it to a file; stdout carries the report")}
+	}
+	if err := checkOutput(o.RetryFile); err != nil {
+		return &usageError{fmt.Errorf("--retry-file %s: %w", o.RetryFile, err)}
+	}
+	return checkClashes(append(outputArgs(o.Outputs), pathArg{"--retry-file", o.RetryFile}), o.inputs())
+}
+
+// inputs are the files a run reads that its flags name.
+func (o runOptions) inputs() []pathArg {
+	in := []pathArg{{"--ssh-config", o.Inventory.SSHConfig}, {"--waivers", o.WaiversPath}}
+	if o.FromCluster {
+		in = append(in, pathArg{"--kubeconfig", o.Cluster.Kubeconfig})
+	} else {
+		in = append(in, pathArg{"-i/--inventory", o.Inventory.Path})
+	}
+	return in
+}
+
+// limitFiles are the files --limit @FILE terms read. The same file as
+// --retry-file is Ansible's retry loop (read before the run, written
+// after it), so only the reports are held against them.
+func (o runOptions) limitFiles() []pathArg {
+	var in []pathArg
+	for _, t := range strings.FieldsFunc(o.Inventory.Limit, func(r rune) bool { return r == ',' || r == ':' }) {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(t), "@"); ok {
+			in = append(in, pathArg{"--limit @FILE", f})
+		}
+	}
+	return in
+}
+
 // auditAndReport is the one path from a loaded inventory to written reports
 // and an exit code, shared by run and demo.
 func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions, stdout, stderr io.Writer) error {
@@ -85,22 +133,8 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	if err != nil {
 		return err
 	}
-	// Check output paths before contacting anything.
-	for format := range o.Outputs {
-		if _, err := report.New(format, report.Options{}); err != nil {
-			return &usageError{err}
-		}
-	}
-	if err := checkOutputs(o.Outputs); err != nil {
+	if err := checkRunOutputs(o); err != nil {
 		return err
-	}
-	if o.RetryFile != "" {
-		if isStdoutPath(o.RetryFile) {
-			return &usageError{fmt.Errorf("--retry-file: write it to a file; stdout carries the report")}
-		}
-		if err := checkOutput(o.RetryFile); err != nil {
-			return &usageError{fmt.Errorf("--retry-file %s: %w", o.RetryFile, err)}
-		}
 	}
 	agent := os.Getenv("SSH_AUTH_SOCK")
 	if o.NoAgent {
@@ -113,7 +147,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	fleet := transport.Fleet(inv)
 	var shard *result.Shard
 	if o.ShardN > 0 {
-		fleet, shard = audit.SelectShard(fleet, o.ShardK, o.ShardN, rl.judge(o).Digest())
+		fleet, shard = audit.SelectShard(fleet, o.ShardK, o.ShardN, o.RunID, rl.judge(o).Digest())
 	}
 	ask := ttyPassphrase(ctx, nil)
 	unlockKeys(ctx, inv, fleet, ask)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/result"
@@ -15,7 +16,8 @@ import (
 // rewritten in place (node_exporter README, "Textfile Collector": "write
 // the file atomically"). A hard link to the old file keeps the old
 // content only if the path was renamed over; the temporary file is gone,
-// and the new file is readable by node_exporter's own user.
+// and the new file is readable by node_exporter's own user under the
+// umask the example unit sets (UMask=0022).
 func TestPromWrittenAtomically(t *testing.T) {
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "results.json")
@@ -34,8 +36,9 @@ func TestPromWrittenAtomically(t *testing.T) {
 	}
 	prom := filepath.Join(textfiles, "fleet-audit.prom")
 	held := filepath.Join(dir, "held.prom")
+	defer syscall.Umask(syscall.Umask(0o022))
 	for p, data := range map[string][]byte{saved: b, prom: []byte("# the previous audit\n")} {
-		if err := os.WriteFile(p, data, 0o600); err != nil {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -223,3 +223,73 @@ func TestSignalAtPassphrasePrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalDuringRunWritesReports: a run that is signalled while a probe
+// is still running stops the probe, writes the reports for what it has
+// (the node interrupted) and exits 130, for SIGINT and SIGTERM and for
+// SIGHUP too: a closed terminal or a lost jump-host session. Go's default
+// for SIGHUP ended the process at once (exit 129) with no report and the
+// probe left running.
+func TestSignalDuringRunWritesReports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: re-executes the command and signals it")
+	}
+	for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			inv := filepath.Join(dir, "inventory.yaml")
+			if err := os.WriteFile(inv, []byte("hosts:\n  this-machine:\n    connection: local\n    roles: [worker]\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// A sleep unique in ps, long enough to outlive the test.
+			marker := fmt.Sprint(700000000 + i*1000000 + int(time.Now().UnixNano()%1000000))
+			probes := filepath.Join(dir, "probes")
+			if err := os.Mkdir(probes, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			probe := "# id: sleeper\n# description: a probe that never ends by itself\n# needs_root: false\n# timeout: 1h\n# facts: sleeper.done\n\nsleep " + marker + "\nfact sleeper.done yes\n"
+			if err := os.WriteFile(filepath.Join(probes, "sleeper.sh"), []byte(probe), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for _, line := range leftovers(t, "sleep "+marker) {
+					var pid int
+					if _, err := fmt.Sscan(line, &pid); err == nil {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			results := filepath.Join(dir, "results.json")
+			var out, errb syncBuffer
+			cmd := startMain(t, nil, &out, &errb, nil, "run", "-i", inv, "--probes", probes, "--node-timeout", "10m", "--json", results)
+			for deadline := time.Now().Add(30 * time.Second); len(leftovers(t, "sleep "+marker)) == 0; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the probe never started\n%s", errb.String())
+				}
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			code, exited := waitExit(t, cmd, time.Minute)
+			if !exited {
+				t.Fatal("still running a minute after the signal")
+			}
+			if code != int(exitInterrupted) {
+				t.Errorf("exit %d after %v, want %d\nstderr:\n%s", code, sig, exitInterrupted, errb.String())
+			}
+			if b, err := os.ReadFile(results); err != nil || !strings.Contains(string(b), `"interrupted": true`) {
+				t.Errorf("no report of the interrupted run (%v):\n%.300s", err, b)
+			}
+			var left []string
+			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				if left = leftovers(t, "sleep "+marker); len(left) == 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(left) > 0 {
+				t.Errorf("the probe still runs after the run ended:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}
