@@ -88,8 +88,13 @@ type htmlDecision struct {
 	NotApplicable     []string
 	Blockers          []htmlBlocker
 	Warnings, Waivers []string
-	Skipped           []string
-	SkippedCount      int
+	Gaps              []htmlGap
+}
+
+// htmlGap is a Decision.CheckGaps kind: its head, why and lines.
+type htmlGap struct {
+	Head, Why string
+	Lines     []string
 }
 
 type htmlBlocker struct {
@@ -392,10 +397,13 @@ func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) html
 	for _, f := range d.Waived {
 		hd.Waivers = append(hd.Waivers, text(waiverLine(f)))
 	}
-	for _, c := range d.Skipped {
-		hd.Skipped = append(hd.Skipped, text(skippedLine(c)))
+	for _, gap := range d.CheckGaps() {
+		hg := htmlGap{Head: text(upperFirst(gap.Head)), Why: text(gap.Why)}
+		for _, g := range gap.Groups {
+			hg.Lines = append(hg.Lines, text(skippedLine(g)))
+		}
+		hd.Gaps = append(hd.Gaps, hg)
 	}
-	hd.SkippedCount = skippedCount(d.Skipped)
 	return hd
 }
 
