@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -113,5 +114,36 @@ func TestCheckGapsInEveryFormat(t *testing.T) {
 	}
 	if got, want := checks.Skipped, 2; got != want {
 		t.Errorf("junit checks suite counts %d skipped, want %d", got, want)
+	}
+}
+
+// TestFailedClusterViewInEveryFormat: a cluster view that failed (its
+// probe killed by the watchdog) is named in every format and never reads
+// "Cluster: ok" or a bare "upgrade allowed", also when --allow-unreachable
+// lets the gate pass.
+func TestFailedClusterViewInEveryFormat(t *testing.T) {
+	r := cleanReport()
+	r.Cluster = &result.Cluster{Node: "lab-1", Status: result.ClusterFailed, Facts: map[string]string{"cluster.api": "ok"},
+		Message:  "no server answered: lab-1: probe cluster: timeout (exit 137)",
+		Probes:   []result.ProbeRun{{ID: "cluster", Status: result.ProbeTimeout, ExitCode: 137}},
+		Attempts: []result.ClusterAttempt{{Node: "lab-1", Outcome: result.ClusterFailed, Reason: "probe cluster: timeout (exit 137)"}}}
+	analyze(r, fixtureChecks, "")
+	if r.Gate.ExitCode != result.ExitUnaudited {
+		t.Fatalf("gate exit %d, want 3", r.Gate.ExitCode)
+	}
+	r.Gate = audit.EvaluateGate(r, audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true})
+	const why = "probe cluster: timeout (exit 137)"
+	for _, format := range []string{"terminal", "markdown", "html", "json"} {
+		out := string(render(t, format, Options{}, r))
+		if !strings.Contains(out, why) {
+			t.Errorf("%s does not say why the cluster view failed", format)
+		}
+		if format != "json" && !strings.Contains(out, "upgrade allowed with the cluster view NOT audited") {
+			t.Errorf("%s: the decision does not say the cluster view was not audited", format)
+		}
+	}
+	cl := caseNamed(suiteNamed(junitDoc(t, r), "nodes"), result.ClusterNode)
+	if cl == nil || cl.Error == nil || !strings.Contains(cl.Error.Message, why) {
+		t.Errorf("junit (cluster) case = %+v, want an error naming %q", cl, why)
 	}
 }

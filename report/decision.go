@@ -73,6 +73,10 @@ type Decision struct {
 	// audited nodes (result.OutcomeUnjudged), grouped as Skipped: what
 	// made those nodes partial.
 	Unjudged []SkippedGroup
+	// ClusterNotAudited says why the cluster view failed ("" when it did
+	// not): the Kubernetes checks were not judged, and the gate counts it
+	// as it counts a node not audited.
+	ClusterNotAudited string
 }
 
 // Unaudited is one node the audit did not fully see.
@@ -203,13 +207,23 @@ func Decide(r *result.Report) Decision {
 	d.Skipped = skippedGroups(r.Checks, audited, result.OutcomeSkip)
 	d.NotApplicableChecks = skippedGroups(r.Checks, audited, result.OutcomeNotApplicable)
 	d.Unjudged = skippedGroups(r.Checks, audited, result.OutcomeUnjudged)
+	if c := r.Cluster; c != nil && c.Status == result.ClusterFailed {
+		d.ClusterNotAudited = "the cluster view failed, the Kubernetes checks were not judged: " + c.Message
+	}
+	var gaps []string
+	if len(d.NotAudited) > 0 {
+		gaps = append(gaps, result.Count(len(d.NotAudited), "node"))
+	}
+	if d.ClusterNotAudited != "" {
+		gaps = append(gaps, "the cluster view")
+	}
 	switch {
 	case r.Interrupted:
 		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED: the run was interrupted"
 	case !r.Gate.Passed:
 		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED"
-	case len(d.NotAudited) > 0:
-		d.Tone, d.Headline = TonePartial, fmt.Sprintf("upgrade allowed with %s NOT audited", result.Count(len(d.NotAudited), "node"))
+	case len(gaps) > 0:
+		d.Tone, d.Headline = TonePartial, fmt.Sprintf("upgrade allowed with %s NOT audited", strings.Join(gaps, " and "))
 	default:
 		d.Tone, d.Headline = ToneAllowed, "upgrade allowed"
 	}

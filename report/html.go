@@ -85,6 +85,7 @@ type htmlDecision struct {
 	Tone              Tone
 	Headline, Gate    string
 	NotAudited        []string
+	ClusterNotAudited string
 	NotApplicable     []string
 	Blockers          []htmlBlocker
 	Warnings, Waivers []string
@@ -381,7 +382,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) htmlDecision {
 	hd := htmlDecision{
 		Tone: d.Tone, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
-		NotAudited: texts(unauditedLines(d.NotAudited)), NotApplicable: texts(d.NotApplicable),
+		NotAudited: texts(unauditedLines(d.NotAudited)), NotApplicable: texts(d.NotApplicable), ClusterNotAudited: text(d.ClusterNotAudited),
 	}
 	for _, f := range d.Blockers {
 		b := htmlBlocker{Title: text(f.Title), Check: text(f.Check), NodeSet: text(compressNodes(f.Nodes)), Fix: text(f.Remediation),

@@ -41,8 +41,8 @@ var _ Formatter = (*JUnit)(nil)
 //	          gate's "not fully audited"), or <skipped> with the reason
 //	          when the audit does not apply to it (not_applicable, a
 //	          Windows node); and "(cluster)", the cluster's
-//	          own view, skipped when its probes did not run (the gate does
-//	          not fail on that).
+//	          own view: <error> when it failed (the gate counts it as a
+//	          node not audited), skipped when no server was there to ask.
 //
 // A finding below --fail-on is a passed case rather than a skipped one:
 // the gate judged it and let it through, while CI pages count skips as
@@ -469,8 +469,8 @@ func nodeCase(n result.Node, fs []result.Finding, idx []int) junitCase {
 	return tc
 }
 
-// clusterCase is the cluster's own view (result.ClusterNode): passed, or
-// skipped with why when its probes did not run.
+// clusterCase is the cluster's own view (result.ClusterNode): passed, an
+// error when it failed, or skipped with why when no server was asked.
 func clusterCase(r *result.Report, fs []result.Finding, idx []int) junitCase {
 	c := r.Cluster
 	tc := junitCase{Name: result.ClusterNode}
@@ -493,11 +493,16 @@ func clusterCase(r *result.Report, fs []result.Finding, idx []int) junitCase {
 		}
 	}
 	tc.SystemOut = &junitText{Text: xmlText(b.String(), true)}
-	if c.Status != result.ClusterOK {
-		msg := string(c.Status)
-		if c.Message != "" {
-			msg += ": " + c.Message
-		}
+	msg := string(c.Status)
+	if c.Message != "" {
+		msg += ": " + c.Message
+	}
+	switch c.Status {
+	case result.ClusterOK:
+	case result.ClusterFailed:
+		// A failed view is an audit that did not finish, as a node's is.
+		tc.Error = &junitProblem{Message: xmlText(msg, false), Type: string(c.Status)}
+	default:
 		tc.Skipped = &junitSkipped{Message: xmlText(msg, false)}
 	}
 	return tc

@@ -106,6 +106,9 @@ func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing ma
 		na = append(na, mdText(l))
 	}
 	list(fmt.Sprintf("**Not audited (%d)**: the decision does not cover what the audit did not see", len(d.NotAudited)), na)
+	if d.ClusterNotAudited != "" {
+		p("\n**Cluster NOT audited**: %s\n", mdText(d.ClusterNotAudited))
+	}
 	var napp []string
 	for _, l := range d.NotApplicable {
 		napp = append(napp, mdText(l))

@@ -514,6 +514,9 @@ func (p *termPrinter) decision(r *result.Report) {
 			p.detail(4, 3, l)
 		}
 	}
+	if d.ClusterNotAudited != "" {
+		p.detail(2, 2, "cluster NOT audited: "+d.ClusterNotAudited)
+	}
 	if len(d.NotApplicable) > 0 {
 		p.detail(2, 2, fmt.Sprintf("not applicable (%d), not audited on purpose:", len(d.NotApplicable)))
 		for _, l := range d.NotApplicable {
