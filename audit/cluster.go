@@ -148,14 +148,35 @@ func clusterOn(ctx context.Context, o RunOptions, h Target, probes []probe.Probe
 		return parsed, firstLine(err.Error())
 	}
 	if len(parsed.Facts) == 0 {
-		for _, r := range parsed.Runs {
-			if r.Status != result.ProbeOK {
-				return parsed, strings.TrimSpace(fmt.Sprintf("probe %s: %s (exit %d) %s", r.ID, r.Status, r.ExitCode, firstLine(r.Stderr)))
-			}
+		if why := unfinished(parsed.Runs); why != "" {
+			return parsed, why
 		}
 		return parsed, "no facts came back"
 	}
-	return parsed, apiUnanswered(parsed.Facts)
+	if why := apiUnanswered(parsed.Facts); why != "" {
+		return parsed, why
+	}
+	// The API answered, but a probe that did not finish printed only the
+	// part of the view it reached: what it never printed would read as
+	// "nothing there" (no pod crash-looping, no node NotReady), so the
+	// view is no view, and the next server may give a whole one.
+	return parsed, unfinished(parsed.Runs)
+}
+
+// unfinished says which cluster probe did not finish ok and how ("" when
+// all did): killed by its watchdog, exited non-zero, or its end marker
+// never came.
+func unfinished(runs []result.ProbeRun) string {
+	for _, r := range runs {
+		switch r.Status {
+		case result.ProbeOK:
+		case result.ProbeTruncated, result.ProbeMissing:
+			return strings.TrimSpace(fmt.Sprintf("probe %s: %s (its end marker never came) %s", r.ID, r.Status, firstLine(r.Stderr)))
+		default:
+			return strings.TrimSpace(fmt.Sprintf("probe %s: %s (exit %d) %s", r.ID, r.Status, r.ExitCode, firstLine(r.Stderr)))
+		}
+	}
+	return ""
 }
 
 // apiErrorText reads the probe's cluster.api.error word.

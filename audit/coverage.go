@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -80,4 +81,41 @@ func partialMessage(cs []result.CheckResult) string {
 		msg += " (" + strings.Join(whys, "; ") + ")"
 	}
 	return msg
+}
+
+// markNotApplicable turns the skips of checks that read a server_only fact
+// on a node that is not an RKE2 server into OutcomeNotApplicable: the fact
+// was dropped there on purpose (dropServerOnly), so the check does not
+// apply, which is neither "a fact was not reported" nor "could not judge".
+func markNotApplicable(nodes []result.Node, results []result.CheckResult, checks []check.Check, probes []probe.Probe) {
+	serverOnly := map[string]bool{}
+	for _, p := range probes {
+		for _, f := range p.ServerOnly {
+			serverOnly[f] = true
+		}
+	}
+	if len(serverOnly) == 0 {
+		return
+	}
+	reads := map[string][]string{}
+	for _, c := range checks {
+		reads[c.ID] = c.Facts()
+	}
+	byName := map[string]result.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	for i := range results {
+		r := &results[i]
+		n, ok := byName[r.Node]
+		if r.Outcome != result.OutcomeSkip || !ok || !n.Status.HasFacts() || isServer(n) {
+			continue
+		}
+		for _, f := range reads[r.Check] {
+			if _, present := n.Facts[f]; serverOnly[f] && !present {
+				r.Outcome, r.Detail = result.OutcomeNotApplicable, f+" is a setting of RKE2 servers only (server_only), and this node is not one"
+				break
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -58,5 +59,33 @@ func TestMarkPartial(t *testing.T) {
 	}
 	if nodes[2].Status != result.StatusProbeFailed || nodes[2].Message != "probe x failed" {
 		t.Errorf("c: %s %q, want probe_failed kept", nodes[2].Status, nodes[2].Message)
+	}
+}
+
+// TestMarkNotApplicable: a check reading a server_only fact, skipped on an
+// agent because the fact was dropped there, does not apply; the same skip
+// on a server (the fact should be there) or on a node not audited stays a
+// skip, and a check reading no server_only fact is left alone.
+func TestMarkNotApplicable(t *testing.T) {
+	probes := []probe.Probe{{ID: "net", Facts: []string{"cni.configured", "cni.running"}, ServerOnly: []string{"cni.configured"}}}
+	checks := []check.Check{
+		{ID: "cni.mismatch", When: []check.Condition{{Fact: "cni.configured", Op: "ne", Ref: "cni.running"}}},
+		{ID: "other", When: []check.Condition{{Fact: "x.y", Op: "eq", Value: "1"}}},
+	}
+	nodes := []result.Node{
+		{Name: "agent", Status: result.StatusOK, Facts: map[string]string{"rke2.service": "rke2-agent", "cni.running": "canal"}},
+		{Name: "server", Status: result.StatusOK, Facts: map[string]string{"rke2.service": "rke2-server", "cni.running": "canal"}},
+		{Name: "down", Status: result.StatusUnreachable, Roles: []string{"worker"}},
+	}
+	skip := func(id, node string) result.CheckResult {
+		return result.CheckResult{Check: id, Node: node, Outcome: result.OutcomeSkip, Detail: "not collected"}
+	}
+	results := []result.CheckResult{skip("cni.mismatch", "agent"), skip("cni.mismatch", "server"), skip("cni.mismatch", "down"), skip("other", "agent")}
+	markNotApplicable(nodes, results, checks, probes)
+	want := []result.Outcome{result.OutcomeNotApplicable, result.OutcomeSkip, result.OutcomeSkip, result.OutcomeSkip}
+	for i, r := range results {
+		if r.Outcome != want[i] {
+			t.Errorf("%s on %s: %s (%s), want %s", r.Check, r.Node, r.Outcome, r.Detail, want[i])
+		}
 	}
 }

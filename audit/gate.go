@@ -23,7 +23,8 @@ type GatePolicy struct {
 // accepts it; otherwise a node that was not fully audited fails with 3
 // unless allowed (a node the audit does not apply to is not one of them,
 // and is counted apart; a partial node, some of whose checks could not be
-// judged, is allowed by AllowPartial alone); an interrupted run is 130 whatever else happened, since
+// judged, is allowed by AllowPartial alone; a failed cluster view is
+// unaudited as a node is); an interrupted run is 130 whatever else happened, since
 // its picture is incomplete. The reasons say how many findings were waived,
 // also when the gate passed, because a pass that rests on waivers is not
 // the same statement as a clean fleet.
@@ -80,6 +81,18 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 		}
 		g.Reasons = append(g.Reasons, reason)
 	}
+	// A cluster view that failed is an audit of the cluster that did not
+	// finish, as a node's is: the same flag lets it through. No server to
+	// ask (ClusterNoServer) is not one: either the servers are themselves
+	// unaudited nodes, or the run holds none (--limit to agents).
+	clusterFailed := r.Cluster != nil && r.Cluster.Status == result.ClusterFailed
+	if clusterFailed {
+		reason := "the cluster view failed, so the Kubernetes checks were not judged: " + r.Cluster.Message
+		if p.AllowUnreachable {
+			reason += " (allowed by --allow-unreachable)"
+		}
+		g.Reasons = append(g.Reasons, reason)
+	}
 	partialReason := ""
 	if partial > 0 {
 		partialReason = fmt.Sprintf("%d of %d %s partially audited: %s could not be judged (see each node)",
@@ -95,7 +108,7 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 		g.Reasons = append(g.Reasons, "the run was interrupted")
 	case failing:
 		g.ExitCode = result.ExitGateFailed
-	case unaudited > 0 && !p.AllowUnreachable, partial > 0 && !p.AllowPartial:
+	case (unaudited > 0 || clusterFailed) && !p.AllowUnreachable, partial > 0 && !p.AllowPartial:
 		g.ExitCode = result.ExitUnaudited
 	default:
 		g.ExitCode = result.ExitOK

@@ -221,6 +221,7 @@ func Analyze(r *result.Report, rules Rules) {
 		globals[TargetVersionFact] = r.TargetVersion
 	}
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
+	markNotApplicable(r.Nodes, r.Checks, rules.Checks, rules.Probes)
 	markPartial(r.Nodes, r.Checks)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
 	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster, r.Partial())...) {

@@ -65,6 +65,18 @@ type Decision struct {
 	// skipped on: in a large fleet most skips share one node set, and a
 	// line per check would bury the decision.
 	Skipped []SkippedGroup
+	// NotApplicableChecks are the checks that do not apply to audited
+	// nodes by design (result.OutcomeNotApplicable: a server-only setting
+	// on an agent), grouped as Skipped: counted, never a gap.
+	NotApplicableChecks []SkippedGroup
+	// Unjudged are the checks that apply but could not be judged on
+	// audited nodes (result.OutcomeUnjudged), grouped as Skipped: what
+	// made those nodes partial.
+	Unjudged []SkippedGroup
+	// ClusterNotAudited says why the cluster view failed ("" when it did
+	// not): the Kubernetes checks were not judged, and the gate counts it
+	// as it counts a node not audited.
+	ClusterNotAudited string
 }
 
 // Unaudited is one node the audit did not fully see.
@@ -87,12 +99,12 @@ type SkippedGroup struct {
 	Checks []string
 }
 
-// skippedGroups groups the checks skipped on audited nodes by the nodes
-// they were skipped on, in the order of their first check.
-func skippedGroups(checks []result.CheckResult, audited map[string]bool) []SkippedGroup {
+// skippedGroups groups the checks with outcome o on audited nodes by the
+// nodes they had it on, in the order of their first check.
+func skippedGroups(checks []result.CheckResult, audited map[string]bool, o result.Outcome) []SkippedGroup {
 	nodes := map[string][]string{}
 	for _, c := range checks {
-		if c.Outcome == result.OutcomeSkip && audited[c.Node] {
+		if c.Outcome == o && audited[c.Node] {
 			nodes[c.Check] = append(nodes[c.Check], c.Node)
 		}
 	}
@@ -104,7 +116,38 @@ func skippedGroups(checks []result.CheckResult, audited map[string]bool) []Skipp
 	return out
 }
 
-// skippedCount is how many checks were skipped on audited nodes.
+// CheckGap is one kind of check left without a pass or a fail on audited
+// nodes, as every human format heads and lists it.
+type CheckGap struct {
+	// Head is "<what> (N)", Why the half sentence after it.
+	Head, Why string
+	Groups    []SkippedGroup
+	// Always: listed even where a format folds the others away (the
+	// terminal without -v), because the gate counts it.
+	Always bool
+}
+
+// CheckGaps are the checks that could not be judged, those that do not
+// apply and those skipped for a fact not reported, in that order, each
+// kept apart and counted (only the first lowers the coverage); the kinds
+// with no check are left out.
+func (d Decision) CheckGaps() []CheckGap {
+	all := []CheckGap{
+		{Head: "checks that could not be judged", Why: "a fact they read could not be read, so these nodes are partial", Groups: d.Unjudged, Always: true},
+		{Head: "checks not applicable", Why: "by design: they read a setting of RKE2 servers only, on nodes that are not servers", Groups: d.NotApplicableChecks},
+		{Head: "checks skipped on audited nodes", Why: "a fact they need was not reported", Groups: d.Skipped},
+	}
+	var out []CheckGap
+	for _, g := range all {
+		if n := skippedCount(g.Groups); n > 0 {
+			g.Head = fmt.Sprintf("%s (%d)", g.Head, n)
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// skippedCount is how many checks the groups hold.
 func skippedCount(gs []SkippedGroup) int {
 	n := 0
 	for _, g := range gs {
@@ -161,14 +204,26 @@ func Decide(r *result.Report) Decision {
 			d.NotApplicable = append(d.NotApplicable, l+" (not in the inventory)")
 		}
 	}
-	d.Skipped = skippedGroups(r.Checks, audited)
+	d.Skipped = skippedGroups(r.Checks, audited, result.OutcomeSkip)
+	d.NotApplicableChecks = skippedGroups(r.Checks, audited, result.OutcomeNotApplicable)
+	d.Unjudged = skippedGroups(r.Checks, audited, result.OutcomeUnjudged)
+	if c := r.Cluster; c != nil && c.Status == result.ClusterFailed {
+		d.ClusterNotAudited = "the cluster view failed, the Kubernetes checks were not judged: " + c.Message
+	}
+	var gaps []string
+	if len(d.NotAudited) > 0 {
+		gaps = append(gaps, result.Count(len(d.NotAudited), "node"))
+	}
+	if d.ClusterNotAudited != "" {
+		gaps = append(gaps, "the cluster view")
+	}
 	switch {
 	case r.Interrupted:
 		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED: the run was interrupted"
 	case !r.Gate.Passed:
 		d.Tone, d.Headline = ToneBlocked, "upgrade BLOCKED"
-	case len(d.NotAudited) > 0:
-		d.Tone, d.Headline = TonePartial, fmt.Sprintf("upgrade allowed with %s NOT audited", result.Count(len(d.NotAudited), "node"))
+	case len(gaps) > 0:
+		d.Tone, d.Headline = TonePartial, fmt.Sprintf("upgrade allowed with %s NOT audited", strings.Join(gaps, " and "))
 	default:
 		d.Tone, d.Headline = ToneAllowed, "upgrade allowed"
 	}
@@ -294,4 +349,13 @@ func nodeStates(r *result.Report, d Decision) map[string]nodeState {
 		out[n.Name] = nodeState{Word: strings.Join(words, ", ")}
 	}
 	return out
+}
+
+// upperFirst is s with its first letter in upper case, for a head that
+// starts a sentence in Markdown and HTML.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -85,11 +85,17 @@ type htmlDecision struct {
 	Tone              Tone
 	Headline, Gate    string
 	NotAudited        []string
+	ClusterNotAudited string
 	NotApplicable     []string
 	Blockers          []htmlBlocker
 	Warnings, Waivers []string
-	Skipped           []string
-	SkippedCount      int
+	Gaps              []htmlGap
+}
+
+// htmlGap is a Decision.CheckGaps kind: its head, why and lines.
+type htmlGap struct {
+	Head, Why string
+	Lines     []string
 }
 
 type htmlBlocker struct {
@@ -376,7 +382,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) htmlDecision {
 	hd := htmlDecision{
 		Tone: d.Tone, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
-		NotAudited: texts(unauditedLines(d.NotAudited)), NotApplicable: texts(d.NotApplicable),
+		NotAudited: texts(unauditedLines(d.NotAudited)), NotApplicable: texts(d.NotApplicable), ClusterNotAudited: text(d.ClusterNotAudited),
 	}
 	for _, f := range d.Blockers {
 		b := htmlBlocker{Title: text(f.Title), Check: text(f.Check), NodeSet: text(compressNodes(f.Nodes)), Fix: text(f.Remediation),
@@ -392,10 +398,13 @@ func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) html
 	for _, f := range d.Waived {
 		hd.Waivers = append(hd.Waivers, text(waiverLine(f)))
 	}
-	for _, c := range d.Skipped {
-		hd.Skipped = append(hd.Skipped, text(skippedLine(c)))
+	for _, gap := range d.CheckGaps() {
+		hg := htmlGap{Head: text(upperFirst(gap.Head)), Why: text(gap.Why)}
+		for _, g := range gap.Groups {
+			hg.Lines = append(hg.Lines, text(skippedLine(g)))
+		}
+		hd.Gaps = append(hd.Gaps, hg)
 	}
-	hd.SkippedCount = skippedCount(d.Skipped)
 	return hd
 }
 

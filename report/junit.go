@@ -33,14 +33,16 @@ var _ Formatter = (*JUnit)(nil)
 //	            below --fail-on → passed, the finding in <system-out>;
 //	            waived → <skipped message="waived: reason (until date)">.
 //	checks    one test case per check that raised no finding: passed, or
-//	          skipped (with why) when no node could be judged.
+//	          skipped (with why) when no node could be judged; and one
+//	          skipped case "<check> (<kind>)" per kind of gap on audited
+//	          nodes: could not be judged, not applicable, skipped.
 //	nodes     one test case per node: passed, with its findings and facts
 //	          in <system-out>, or <error> when it was not fully audited (the
 //	          gate's "not fully audited"), or <skipped> with the reason
 //	          when the audit does not apply to it (not_applicable, a
 //	          Windows node); and "(cluster)", the cluster's
-//	          own view, skipped when its probes did not run (the gate does
-//	          not fail on that).
+//	          own view: <error> when it failed (the gate counts it as a
+//	          node not audited), skipped when no server was there to ask.
 //
 // A finding below --fail-on is a passed case rather than a skipped one:
 // the gate judged it and let it through, while CI pages count skips as
@@ -169,7 +171,7 @@ func (j *JUnit) Format(w io.Writer, r *result.Report) error {
 	for i := range fs {
 		findings.add(findingCase(r, fs, i, failing))
 	}
-	for _, c := range quietChecks(r) {
+	for _, c := range checkCases(r) {
 		checks.add(c)
 	}
 	byNode := findingsByNode(fs)
@@ -283,17 +285,44 @@ func causeOf(fs []result.Finding, f result.Finding) *result.Cause {
 	return nil
 }
 
-// quietChecks are the cases of the checks that raised no finding, in the
-// order the report first lists them: passed where any node passed,
-// skipped with the reason where none could be judged.
-func quietChecks(r *result.Report) []junitCase {
+// checkGapKinds are the outcomes that leave a check neither passed nor
+// failed on an audited node, each the suffix of its own test case, in the
+// order of Decision.CheckGaps.
+var checkGapKinds = []struct {
+	outcome result.Outcome
+	suffix  string
+}{
+	{result.OutcomeUnjudged, "could not be judged"},
+	{result.OutcomeNotApplicable, "not applicable"},
+	{result.OutcomeSkip, "skipped"},
+}
+
+// checkCases are the cases of the checks suite, in the order the report
+// first lists the checks. A check that raised no finding is one case
+// named by it: passed where any node passed, skipped with the reason where
+// none could be judged. A check left unjudged, not applicable or skipped
+// on audited nodes, and passed or failed on others, has one more case per
+// kind, "<check> (<kind>)", skipped with the nodes and why, so that no
+// node's gap hides behind another node's pass and the kinds are counted
+// apart; judged nowhere for one kind of reason, the check's own case says
+// it, and the case is not counted twice.
+func checkCases(r *result.Report) []junitCase {
 	loud := map[string]bool{}
 	for _, f := range r.Findings {
 		loud[f.Check] = true
 	}
+	audited := map[string]bool{}
+	for _, n := range r.Nodes {
+		audited[n.Name] = n.Status.HasFacts()
+	}
+	type gap struct {
+		nodes  []string
+		detail string
+	}
 	type verdict struct {
 		passed bool
 		detail string
+		gaps   map[result.Outcome]*gap
 	}
 	var order []string
 	seen := map[string]*verdict{}
@@ -305,26 +334,60 @@ func quietChecks(r *result.Report) []junitCase {
 		}
 		v := seen[c.Check]
 		if v == nil {
-			v = &verdict{}
+			v = &verdict{gaps: map[result.Outcome]*gap{}}
 			seen[c.Check] = v
 			order = append(order, c.Check)
 		}
-		if c.Outcome == result.OutcomePass {
+		switch {
+		case c.Outcome == result.OutcomePass:
 			v.passed = true
-		} else if v.detail == "" {
+		case audited[c.Node] && c.Outcome != result.OutcomeFail && c.Outcome != result.OutcomeWaived:
+			g := v.gaps[c.Outcome]
+			if g == nil {
+				g = &gap{detail: c.Detail}
+				v.gaps[c.Outcome] = g
+			}
+			g.nodes = append(g.nodes, c.Node)
+		}
+		if c.Outcome != result.OutcomePass && v.detail == "" {
 			v.detail = c.Detail
 		}
 	}
 	var out []junitCase
 	for _, id := range order {
+		v := seen[id]
+		var gaps []junitCase
+		for _, k := range checkGapKinds {
+			g := v.gaps[k.outcome]
+			if g == nil {
+				continue
+			}
+			msg := fmt.Sprintf("%s on %s (%s)", k.suffix, result.Count(len(g.nodes), "node"), compressNodes(g.nodes))
+			if g.detail != "" {
+				msg += ": " + g.detail
+			}
+			gaps = append(gaps, junitCase{Name: xmlText(id+" ("+k.suffix+")", false), Skipped: &junitSkipped{Message: xmlText(msg, false)}})
+		}
 		if loud[id] {
+			out = append(out, gaps...)
 			continue
 		}
 		tc := junitCase{Name: xmlText(id, false)}
-		if v := seen[id]; !v.passed {
+		switch {
+		case v.passed:
+			out = append(out, tc)
+			out = append(out, gaps...)
+		case len(gaps) == 1:
+			// Judged nowhere, for one reason: the check's own case says
+			// it, under its own name, counted once.
+			tc.Skipped = gaps[0].Skipped
+			out = append(out, tc)
+		case len(gaps) > 1:
+			out = append(out, gaps...)
+		default:
 			tc.Skipped = &junitSkipped{Message: xmlText(cmp.Or(v.detail, "not judged on any node"), false)}
+			out = append(out, tc)
 		}
-		out = append(out, tc)
 	}
 	return out
 }
@@ -406,8 +469,8 @@ func nodeCase(n result.Node, fs []result.Finding, idx []int) junitCase {
 	return tc
 }
 
-// clusterCase is the cluster's own view (result.ClusterNode): passed, or
-// skipped with why when its probes did not run.
+// clusterCase is the cluster's own view (result.ClusterNode): passed, an
+// error when it failed, or skipped with why when no server was asked.
 func clusterCase(r *result.Report, fs []result.Finding, idx []int) junitCase {
 	c := r.Cluster
 	tc := junitCase{Name: result.ClusterNode}
@@ -430,11 +493,16 @@ func clusterCase(r *result.Report, fs []result.Finding, idx []int) junitCase {
 		}
 	}
 	tc.SystemOut = &junitText{Text: xmlText(b.String(), true)}
-	if c.Status != result.ClusterOK {
-		msg := string(c.Status)
-		if c.Message != "" {
-			msg += ": " + c.Message
-		}
+	msg := string(c.Status)
+	if c.Message != "" {
+		msg += ": " + c.Message
+	}
+	switch c.Status {
+	case result.ClusterOK:
+	case result.ClusterFailed:
+		// A failed view is an audit that did not finish, as a node's is.
+		tc.Error = &junitProblem{Message: xmlText(msg, false), Type: string(c.Status)}
+	default:
 		tc.Skipped = &junitSkipped{Message: xmlText(msg, false)}
 	}
 	return tc

@@ -106,6 +106,9 @@ func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing ma
 		na = append(na, mdText(l))
 	}
 	list(fmt.Sprintf("**Not audited (%d)**: the decision does not cover what the audit did not see", len(d.NotAudited)), na)
+	if d.ClusterNotAudited != "" {
+		p("\n**Cluster NOT audited**: %s\n", mdText(d.ClusterNotAudited))
+	}
 	var napp []string
 	for _, l := range d.NotApplicable {
 		napp = append(napp, mdText(l))
@@ -134,19 +137,22 @@ func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing ma
 			p("\n")
 		}
 	}
-	var warn, waived, skipped []string
+	var warn, waived []string
 	for _, f := range d.Warnings {
 		warn = append(warn, mdText(f.Severity.String()+": "+findingLine(f)))
 	}
 	for _, f := range d.Waived {
 		waived = append(waived, mdText(waiverLine(f)))
 	}
-	for _, c := range d.Skipped {
-		skipped = append(skipped, mdText(skippedLine(c)))
-	}
 	list(fmt.Sprintf("**Not blocking (%d):**", len(warn)), warn)
 	list(fmt.Sprintf("**Waivers in force (%d):**", len(waived)), waived)
-	list(fmt.Sprintf("**Checks skipped on audited nodes (%d)**, a fact they need was not reported:", skippedCount(d.Skipped)), skipped)
+	for _, gap := range d.CheckGaps() {
+		var lines []string
+		for _, g := range gap.Groups {
+			lines = append(lines, mdText(skippedLine(g)))
+		}
+		list(fmt.Sprintf("**%s**, %s:", mdText(upperFirst(gap.Head)), mdText(gap.Why)), lines)
+	}
 }
 
 // mdWarnings sets each of the run's warnings apart as its own blockquote.

@@ -514,6 +514,9 @@ func (p *termPrinter) decision(r *result.Report) {
 			p.detail(4, 3, l)
 		}
 	}
+	if d.ClusterNotAudited != "" {
+		p.detail(2, 2, "cluster NOT audited: "+d.ClusterNotAudited)
+	}
 	if len(d.NotApplicable) > 0 {
 		p.detail(2, 2, fmt.Sprintf("not applicable (%d), not audited on purpose:", len(d.NotApplicable)))
 		for _, l := range d.NotApplicable {
@@ -539,17 +542,17 @@ func (p *termPrinter) decision(r *result.Report) {
 			return f.Check + " on " + compressNodes(f.Nodes) + " until " + f.Waived.Expires
 		})))
 	}
-	if n := skippedCount(d.Skipped); n > 0 {
-		// Counted, and listed only with -v: they are the checks that had
-		// nothing to judge, not findings.
-		line := fmt.Sprintf("checks skipped on audited nodes (%d), a fact they need was not reported", n)
-		if !p.verbose {
+	for _, gap := range d.CheckGaps() {
+		// Counted, and listed only with -v unless the gate counts them:
+		// the others are checks that had nothing to judge, not findings.
+		line := gap.Head + ", " + gap.Why
+		if !p.verbose && !gap.Always {
 			p.detail(2, 2, line+" (-v lists them)")
-		} else {
-			p.detail(2, 2, line+":")
-			for _, g := range d.Skipped {
-				p.detail(4, 3, skippedLine(g))
-			}
+			continue
+		}
+		p.detail(2, 2, line+":")
+		for _, g := range gap.Groups {
+			p.detail(4, 3, skippedLine(g))
 		}
 	}
 	sgr = sgrGreen

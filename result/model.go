@@ -584,9 +584,14 @@ type Outcome string
 const (
 	OutcomePass Outcome = "pass"
 	OutcomeFail Outcome = "fail"
-	// OutcomeSkip: the check does not apply (a fact it needs is absent) or
-	// the node could not be audited.
+	// OutcomeSkip: a fact the check needs was not reported on the node
+	// (the thing it reads is not there), or the node could not be audited.
 	OutcomeSkip Outcome = "skip"
+	// OutcomeNotApplicable: the check does not apply to the node by
+	// design: a fact it reads is a server_only setting (probe header) and
+	// the node does not run RKE2 as a server. Not a gap in the audit: it
+	// is counted apart from OutcomeUnjudged and never makes a node partial.
+	OutcomeNotApplicable Outcome = "not_applicable"
 	// OutcomeUnjudged: the check applies but could not be judged on the
 	// node: a fact it reads holds a value that says it could not be read
 	// (probe.Unjudgeable: not-root, unreadable) and no other condition

@@ -148,7 +148,7 @@ func TestSchemaEnums(t *testing.T) {
 	}{
 		{"node status", enumAt("node", "status"), sorted(statuses)},
 		{"severity", enumAt("severity"), sorted(severities)},
-		{"outcome", enumAt("check_result", "outcome"), sorted([]string{string(OutcomePass), string(OutcomeFail), string(OutcomeSkip), string(OutcomeUnjudged), string(OutcomeWaived)})},
+		{"outcome", enumAt("check_result", "outcome"), sorted([]string{string(OutcomePass), string(OutcomeFail), string(OutcomeSkip), string(OutcomeNotApplicable), string(OutcomeUnjudged), string(OutcomeWaived)})},
 		{"kind", enumAt("finding", "kind"), sorted([]string{string(KindCheck), string(KindCorrelation), string(KindDrift)})},
 		{"probe status", enumAt("probe_run", "status"), sorted([]string{string(ProbeOK), string(ProbeFailed), string(ProbeTimeout), string(ProbeTruncated), string(ProbeMissing)})},
 		{"cluster status", enumAt("cluster", "status"), sorted([]string{string(ClusterOK), string(ClusterFailed), string(ClusterNoServer)})},
