@@ -77,6 +77,9 @@ func partialMessage(cs []result.CheckResult) string {
 			whys = append(whys, word+": "+why)
 		}
 	}
+	if slices.ContainsFunc(cs, func(c result.CheckResult) bool { return strings.Contains(c.Detail, check.UnknownWhy) }) {
+		whys = append(whys, "unknown: "+check.UnknownWhy+"; the check's detail says what it saw")
+	}
 	if len(whys) > 0 {
 		msg += " (" + strings.Join(whys, "; ") + ")"
 	}

@@ -2,10 +2,13 @@ package audit
 
 import (
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -87,5 +90,53 @@ func TestMarkNotApplicable(t *testing.T) {
 		if r.Outcome != want[i] {
 			t.Errorf("%s on %s: %s (%s), want %s", r.Check, r.Node, r.Outcome, r.Detail, want[i])
 		}
+	}
+}
+
+// TestUnknownHealthIsNotHealthy: a kube-proxy whose health answer is
+// neither its 200 nor its 503 (here a 500; behind a login's proxy it was
+// the proxy's refusal) reads kubeproxy.health=unknown. That used to pass
+// kubeproxy.healthz-failing, so the gate passed with the node's kube-proxy
+// never judged; it is "could not judge" on that node, the node partial
+// with the answer it got, and the gate names it.
+func TestUnknownHealthIsNotHealthy(t *testing.T) {
+	fleet := nodesim.Clean(3)
+	s := fleet[2].State
+	h := maps.Clone(s.HealthHTTP)
+	h["/healthz"] = nodesim.HTTP{Code: 500, Body: "internal error"}
+	h["/livez"] = nodesim.HTTP{Code: 500, Body: "internal error"}
+	s.HealthHTTP = h
+	fleet[2].State = s
+	inv, tr := simulate(t, nodesim.WithCluster(fleet))
+	r := runSim(t, inv, tr)
+	n := r.Nodes[2]
+	if n.Facts["kubeproxy.health"] != "unknown" {
+		t.Fatalf("kubeproxy.health = %q, want unknown: the test proves nothing", n.Facts["kubeproxy.health"])
+	}
+	if n.Status != result.StatusPartial || !strings.Contains(n.Message, "kubeproxy.healthz-failing") || !strings.Contains(n.Message, check.UnknownWhy) {
+		t.Errorf("node %s: status %s (%q), want partial naming kubeproxy.healthz-failing and why", n.Name, n.Status, n.Message)
+	}
+	var detail string
+	for _, c := range r.Checks {
+		if c.Node == n.Name && c.Check == "kubeproxy.healthz-failing" {
+			detail = string(c.Outcome) + ": " + c.Detail
+		}
+	}
+	if !strings.Contains(detail, "unjudged") || !strings.Contains(detail, "kubeproxy.healthz.code=500") {
+		t.Errorf("kubeproxy.healthz-failing on %s = %q, want unjudged with the code it got", n.Name, detail)
+	}
+	for _, o := range r.Nodes[:2] {
+		if o.Status != result.StatusOK {
+			t.Errorf("healthy node %s: status %s (%s)", o.Name, o.Status, o.Message)
+		}
+	}
+	// kubelet's liveness probe fails on the 500 as well, so the cluster
+	// view shows the pod crash-looping: that critical finding decides the
+	// exit code (1 before 3), and the partial node is named beside it.
+	if r.Gate.Passed {
+		t.Errorf("gate passed: %v", r.Gate.Reasons)
+	}
+	if !slices.ContainsFunc(r.Gate.Reasons, func(s string) bool { return strings.Contains(s, "partial") }) {
+		t.Errorf("gate reasons %v do not name the partial node", r.Gate.Reasons)
 	}
 }

@@ -110,7 +110,7 @@ func TestExplain(t *testing.T) {
 		{id: "iptables.kube-rules-low", kind: "check", severity: "warning", facts: [][]string{{"iptables.kube_rules"}, {"kubeproxy.mode"}}},
 		{id: "skew.target-skips-minor", kind: "finding", severity: "critical", facts: [][]string{{"rke2.version"}, {"target.version"}}},
 		{id: "waiver.expired", kind: "finding", severity: "warning", facts: [][]string{}},
-		{id: "correlation.kubeproxy.healthz-failing", kind: "finding", facts: [][]string{{"kubeproxy.health"}}},
+		{id: "correlation.kubeproxy.healthz-failing", kind: "finding", facts: [][]string{{"kubeproxy.health", "kubeproxy.healthz.code"}}},
 		{id: "skew.servrs", unknownOK: true, closest: []string{"skew.servers"}},
 		{id: "correlation.<symptom>", unknownOK: true},
 		{id: "correlation.firewall.ufw-active", unknownOK: true},

@@ -35,11 +35,13 @@ func TestCheckEvaluate(t *testing.T) {
 
 func TestParseChecksRejectsBadInput(t *testing.T) {
 	for name, text := range map[string]string{
-		"unknown field": "- {id: a, title: t, severity: critical, summary: s, remediation: r, when: [{fact: f, op: eq, value: x}], bogus: 1}",
-		"unknown op":    "- {id: a, title: t, severity: critical, summary: s, remediation: r, when: [{fact: f, op: like, value: x}]}",
-		"bad severity":  "- {id: a, title: t, severity: huge, summary: s, remediation: r, when: [{fact: f, op: eq, value: x}]}",
-		"no when":       "- {id: a, title: t, severity: critical, summary: s, remediation: r}",
-		"duplicate id":  "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}",
+		"unknown field":            "- {id: a, title: t, severity: critical, summary: s, remediation: r, when: [{fact: f, op: eq, value: x}], bogus: 1}",
+		"unknown op":               "- {id: a, title: t, severity: critical, summary: s, remediation: r, when: [{fact: f, op: like, value: x}]}",
+		"bad severity":             "- {id: a, title: t, severity: huge, summary: s, remediation: r, when: [{fact: f, op: eq, value: x}]}",
+		"no when":                  "- {id: a, title: t, severity: critical, summary: s, remediation: r}",
+		"duplicate id":             "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}\n- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq}]}",
+		"evidence without unknown": "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq, value: x, evidence: g}]}",
+		"unknown is the value":     "- {id: a, title: t, severity: info, summary: s, remediation: r, when: [{fact: f, op: eq, value: x, unknown: x}]}",
 	} {
 		if _, err := ParseChecks("t.yaml", []byte(text)); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -58,6 +60,10 @@ func TestEvaluateNeverPassesOnUnreadValues(t *testing.T) {
 		want  result.Outcome
 	}{
 		{"eq on not-root", []Condition{{Fact: "f", Op: "eq", Value: "present"}}, map[string]string{"f": "not-root"}, result.OutcomeUnjudged},
+		// A value the condition declares unknown: looked at, not known.
+		{"eq on a declared unknown", []Condition{{Fact: "f", Op: "eq", Value: "unhealthy", Unknown: "unknown"}}, map[string]string{"f": "unknown"}, result.OutcomeUnjudged},
+		{"undeclared unknown is a value like any", []Condition{{Fact: "f", Op: "eq", Value: "unhealthy"}}, map[string]string{"f": "unknown"}, result.OutcomePass},
+		{"declared unknown, another condition clears", []Condition{{Fact: "f", Op: "eq", Value: "unhealthy", Unknown: "unknown"}, {Fact: "g", Op: "eq", Value: "x"}}, map[string]string{"f": "unknown", "g": "y"}, result.OutcomePass},
 		{"ne on not-root", []Condition{{Fact: "f", Op: "ne", Value: "inactive"}}, map[string]string{"f": "not-root"}, result.OutcomeUnjudged},
 		{"numeric on not-root", []Condition{{Fact: "f", Op: "lt", Value: "3"}}, map[string]string{"f": "not-root"}, result.OutcomeUnjudged},
 		{"unreadable", []Condition{{Fact: "f", Op: "eq", Value: "yes"}}, map[string]string{"f": "unreadable"}, result.OutcomeUnjudged},

@@ -79,12 +79,23 @@ type Check struct {
 // as KUBE- rules between kube-proxy modes ("peers: kubeproxy.mode": an IPVS
 // node keeps a constant handful of iptables rules, an iptables node some
 // per Service). A node without the peers fact has no peers and skips.
+//
+// Unknown lists values of Fact by which its probe says it looked and could
+// not tell (kube-proxy's health read "unknown" from an answer that is
+// neither kube-proxy's 200 nor its 503: a proxy's 403, a 500): on such a
+// value the check is "could not judge" on that node, as on an unreadable
+// value (probe.Unjudgeable), never a pass. Evidence names the fact that
+// says why (the HTTP code), which the detail quotes. Unknown is declared
+// per condition, not for every fact: many facts read "unknown" on healthy
+// nodes where nothing depends on them.
 type Condition struct {
-	Fact  string `yaml:"fact"`
-	Op    string `yaml:"op"`
-	Value string `yaml:"value"`
-	Ref   string `yaml:"ref"`
-	Peers string `yaml:"peers"`
+	Fact     string `yaml:"fact"`
+	Op       string `yaml:"op"`
+	Value    string `yaml:"value"`
+	Ref      string `yaml:"ref"`
+	Peers    string `yaml:"peers"`
+	Unknown  string `yaml:"unknown"`
+	Evidence string `yaml:"evidence"`
 }
 
 type opKind int
@@ -268,6 +279,15 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 			bad("when", "%s: give value or ref, not both", where)
 		case (kind == opNumber || kind == opVersion) && cond.Ref == "" && !comparable(kind, cond.Value):
 			bad("when", "%s: %s needs a %s value, got %q", where, cond.Op, map[opKind]string{opNumber: "numeric", opVersion: "version"}[kind], cond.Value)
+		case cond.Evidence != "" && cond.Unknown == "":
+			bad("when", "%s: evidence says why a value is unknown, so it needs unknown", where)
+		case cond.Evidence != "" && !probe.FactKeyPattern.MatchString(cond.Evidence):
+			bad("when", "%s: evidence: want a fact key, got %q", where, cond.Evidence)
+		}
+		for _, u := range cond.unknowns() {
+			if cond.names(u) {
+				bad("when", "%s: unknown value %q is also the value the condition compares with", where, u)
+			}
 		}
 	}
 	if c.Plan != nil {
@@ -297,6 +317,9 @@ func (c Check) Facts() []string {
 	for _, cond := range c.When {
 		if cond.Peers != "" {
 			out = append(out, cond.Peers)
+		}
+		if cond.Evidence != "" {
+			out = append(out, cond.Evidence)
 		}
 	}
 	return out
@@ -343,6 +366,14 @@ func (c Check) Evaluate(facts map[string]string) (outcome result.Outcome, detail
 			}
 		}
 		if why, bad := UnjudgeableValue(cond, v, facts); bad {
+			unjudged = append(unjudged, why)
+			continue
+		}
+		if slices.Contains(cond.unknowns(), v) {
+			why := fmt.Sprintf("%s=%s: %s", cond.Fact, v, UnknownWhy)
+			if cond.Evidence != "" {
+				why += " (" + cond.Evidence + "=" + facts[cond.Evidence] + ")"
+			}
 			unjudged = append(unjudged, why)
 			continue
 		}
@@ -426,6 +457,21 @@ func (cond Condition) peerGroup(facts map[string]string) string {
 		return "audited nodes"
 	}
 	return "nodes with " + cond.Peers + "=" + facts[cond.Peers]
+}
+
+// UnknownWhy is the reason an Unknown value gives in a check's detail.
+const UnknownWhy = "its probe looked and could not tell"
+
+// unknowns are the condition's Unknown values.
+func (cond Condition) unknowns() []string {
+	if cond.Unknown == "" {
+		return nil
+	}
+	var out []string
+	for _, u := range strings.Split(cond.Unknown, ",") {
+		out = append(out, strings.TrimSpace(u))
+	}
+	return out
 }
 
 // names says whether the condition itself mentions value v: its Value, or
