@@ -185,6 +185,14 @@ fa_watch() {
 // it: with the watchdog for the login user's probes, with rootSupervisor
 // for root probes run through sudo.
 var bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
+# FLEET_AUDIT_ROOT counts only beside the key the building process gave its
+# simulated nodes (probe.SimulatedNodeEnv; fa_sim is empty in a process
+# without them): a real node's login environment that names it must not put
+# its bin/ on root's PATH nor have root probes read its files as the node's.
+if [ -z "$fa_sim" ] || [ "${` + SimulatedNodeKeyEnv + `:-}" != "$fa_sim" ]; then
+	unset FLEET_AUDIT_ROOT
+fi
+unset ` + SimulatedNodeKeyEnv + ` fa_sim
 # A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
 # whose bin/ holds .only has exactly those commands, so a test never sees
 # the tools of the machine it runs on. Root probes get a fixed system PATH,
@@ -301,8 +309,8 @@ var becomeUserPattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 // BuildBundle writes one shell program that runs every probe in order, so a
 // node is audited in a single session (one round-trip). Only probes with
 // NeedsRoot run under sudo. Nothing else from the inventory is ever part of
-// the text: the inserted values are the nonce, probe ids and timeouts, all
-// validated by this package, and become.User, which must match
+// the text: the inserted values are the nonce, the simulated-node key, probe
+// ids and timeouts, all made or validated by this package, and become.User, which must match
 // becomeUserPattern (inventory validates it; an error here is a bug).
 func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	method := "none"
@@ -321,7 +329,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// until the probe's own shell runs it, and assigning it forks nothing
 	// (a here-document in $(cat) would).
 	quoted := make([]string, len(probes))
-	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
+	size := 96 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
 	for i, p := range probes {
 		quoted[i] = quotedProbe(lib, p.Script)
 		size += 64 + len(p.ID) + len(quoted[i])
@@ -330,7 +338,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// for every node of the fleet.
 	var b bytes.Buffer
 	b.Grow(size)
-	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\n", nonce, method, sudoAs)
+	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, method, sudoAs, bundleSimKey())
 	b.WriteString(bundlePrelude)
 	b.WriteString(bundleOpen)
 	for i, p := range probes {
