@@ -115,6 +115,10 @@ const (
 	// sh); not a failure, and not "could not judge": the gate does not
 	// count it as unaudited, and every report lists it apart.
 	StatusNotApplicable
+	// StatusSudoTimeout: become: sudo, but sudo -n gave no answer within
+	// its own deadline (PAM, sssd or LDAP down); the probes needing no
+	// root ran and their facts are kept, the root probes ran unprivileged.
+	StatusSudoTimeout
 )
 
 var statusNames = map[NodeStatus]string{
@@ -135,6 +139,7 @@ var statusNames = map[NodeStatus]string{
 	StatusProbeFailed:          "probe_failed",
 	StatusShardMissing:         "shard_missing",
 	StatusNotApplicable:        "not_applicable",
+	StatusSudoTimeout:          "sudo_timeout",
 }
 
 // statusMeanings are the human lines a report shows for a status whose
@@ -197,7 +202,7 @@ func (s *NodeStatus) UnmarshalText(b []byte) error {
 // judging (possibly only some of them).
 func (s NodeStatus) HasFacts() bool {
 	switch s {
-	case StatusOK, StatusProbeTimeout, StatusProbeFailed, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired:
+	case StatusOK, StatusProbeTimeout, StatusProbeFailed, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired, StatusSudoTimeout:
 		return true
 	}
 	return false

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"strconv"
 	"sync"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
@@ -106,18 +107,7 @@ exit "$fa_rc"
 // and the ticker, so nothing of the bundle outlives the session. Without
 // sleep(1) no tick comes: the probes are then unbounded (meta.timeout
 // absent), as they were without timeout(1).
-const watchdog = shproc.TreeFuncs + aliveFunc + `# The ticker's sleep runs in the background so that the TERM that ends the
-# ticker ends it too: nothing of it is left once the bundle is done.
-fa_ticker() {
-	trap 'kill "$fa_sl" 2>/dev/null; exit 0' TERM
-	while :; do
-		sleep 1 &
-		fa_sl=$!
-		wait "$fa_sl" || exit 0
-		echo tick
-	done
-}
-# fa_begin, in the body: its own identity (a subshell's $$ is the bundle
+const watchdog = `# fa_begin, in the body: its own identity (a subshell's $$ is the bundle
 # shell's), and the ticker, writing to the watchdog's pipe (fd 9) and
 # holding none of the session's descriptors.
 fa_begin() {
@@ -175,6 +165,66 @@ fa_watch() {
 	done
 	kill "$fa_tk" 2>/dev/null
 	return 0
+}
+`
+
+// tickerFunc defines fa_ticker, which writes "tick" each second until it is
+// sent TERM; the watchdog and the sudo check (sudoCheck) count time by it.
+// Its sleep runs in the background so that the TERM that ends the ticker
+// ends it too: nothing of it is left once its reader is done.
+const tickerFunc = `fa_ticker() {
+	trap 'kill "$fa_sl" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 1 &
+		fa_sl=$!
+		wait "$fa_sl" || exit 0
+		echo tick
+	done
+}
+`
+
+// SudoCheckSeconds bounds the first sudo -n, which tells whether root
+// probes can run: a sudo that waits on PAM, sssd or LDAP would otherwise
+// hold the whole node, whose probes needing no root have nothing to wait
+// for. A sudo -n that answers from sssd's cache takes well under a second.
+const SudoCheckSeconds = 10
+
+// sudoCheck defines fa_sudo_try, which prints sudo -n's stderr then
+// "@@rc N" with its exit status, or "@@rc hung" when it has not answered
+// within SudoCheckSeconds (a tick per second from fa_ticker; without
+// sleep(1) no tick comes and it waits, unbounded, as the probes do). The
+// hung sudo's tree is killed where the login user may (fa_kill); where it
+// may not (sudo runs with a real uid of 0 around its lookups: sudo
+// plugins/sudoers/set_perms.c, PERM_ROOT), it is left to end on its own,
+// holding none of the session's descriptors, so the run goes on without it.
+var sudoCheck = `fa_sudo_try() {
+	{
+		if [ "$fa_bound" = watchdog ]; then
+			fa_ticker &
+			echo "@@tk $!"
+		fi
+		{ sudo -n $fa_sudo_as true 2>&1 >/dev/null; echo "@@rc $?"; } &
+		echo "@@sp $!"
+	} </dev/null 2>/dev/null | {
+		fa_tk= fa_sp= fa_i=0
+		while IFS= read -r fa_l; do
+			case $fa_l in
+			"@@tk "*) fa_tk=${fa_l#@@tk } ;;
+			"@@sp "*) fa_sp=${fa_l#@@sp } ;;
+			"@@rc "*) echo "$fa_l"; break ;;
+			tick)
+				fa_i=$((fa_i + 1))
+				if [ "$fa_i" -ge ` + strconv.Itoa(SudoCheckSeconds) + ` ]; then
+					[ -z "$fa_sp" ] || fa_kill "$fa_sp"
+					echo "@@rc hung"
+					break
+				fi
+				;;
+			*) echo "$fa_l" ;;
+			esac
+		done
+		[ -z "$fa_tk" ] || kill "$fa_tk" 2>/dev/null
+	}
 }
 `
 
@@ -236,15 +286,17 @@ if command -v sleep >/dev/null 2>&1; then fa_bound=watchdog; fi
 # id(1) itself, once.
 fa_uid=$(id -u)
 export fa_uid
-fa_sudo=not_requested
+` + shproc.TreeFuncs + aliveFunc + tickerFunc + sudoCheck + `fa_sudo=not_requested
 if [ "$fa_become" = sudo ]; then
 	if [ "$fa_uid" = 0 ]; then fa_sudo=root
 	elif ! command -v sudo >/dev/null 2>&1; then fa_sudo=absent
-	elif fa_e=$(sudo -n $fa_sudo_as true 2>&1 </dev/null >/dev/null); then fa_sudo=ok
 	else
+		fa_e=$(fa_sudo_try)
 		# sudo's own wording, stable since 1.7: requiretty refuses before it
 		# would ask, so the two need different fixes.
 		case $fa_e in
+		*"@@rc 0") fa_sudo=ok ;;
+		*"@@rc hung") fa_sudo=timeout ;;
 		*"must have a tty"*|*requiretty*) fa_sudo=requiretty ;;
 		*) fa_sudo=password_required ;;
 		esac
