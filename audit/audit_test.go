@@ -73,6 +73,9 @@ func (s *shSession) Exec(ctx context.Context, script []byte, timeout time.Durati
 	cmd := exec.CommandContext(ctx, shell[0], append(slices.Clip(shell[1:]), "-s")...)
 	cmd.Env = append(append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(s.root)...), s.env...)
 	cmd.Stdin = bytes.NewReader(script)
+	// A child a probe left holding the session's stdout must not hold the
+	// test past its bound: Run then gives up and returns.
+	cmd.WaitDelay = 5 * time.Second
 	if s.attr != nil {
 		// The test's working directory may be closed to that user.
 		cmd.SysProcAttr, cmd.Dir = s.attr, "/"

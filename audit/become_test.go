@@ -32,7 +32,12 @@ elif [ -n "$FA_WANT_USER" ]; then
 fi
 exec "$@"
 `,
-	"password":   "#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n",
+	"password": "#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n",
+	// PAM, sssd or LDAP down: sudo -n waits in a lookup that never
+	// answers (sudo plugins/sudoers/set_perms.c, PERM_ROOT, sets the real
+	// uid to 0 around those lookups, so the login user may not even be
+	// able to signal it). The sleep carries a marker the test finds it by.
+	"hang":       "#!/bin/sh\nsleep 86399\n",
 	"requiretty": "#!/bin/sh\necho 'sudo: sorry, you must have a tty to run sudo' >&2\nexit 1\n",
 }
 
@@ -72,6 +77,7 @@ func TestBecomeSudo(t *testing.T) {
 		{"password", "password_required", result.StatusSudoPasswordRequired, "asks for a password"},
 		{"requiretty", "requiretty", result.StatusSudoPasswordRequired, "requiretty"},
 		{"absent", "absent", result.StatusSudoPasswordRequired, "not installed"},
+		{"hang", "timeout", result.StatusSudoTimeout, "did not answer"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			fleet := nodesim.Clean(1)
@@ -104,6 +110,7 @@ func TestBecomeSudo(t *testing.T) {
 			if failed > 0 {
 				t.Errorf("%d probes did not finish ok: %+v", failed, n.Probes)
 			}
+			waitGone(t, tr.roots["n1"])
 		})
 	}
 }

@@ -292,7 +292,7 @@ var GoFacts = []GoFact{
 	{TargetVersionFact, "--target-version, the RKE2 release the fleet is about to be upgraded to; every node and cluster check sees it.", true},
 	{NodeRegisteredFact, "yes when the cluster view lists the node, no when a server answered without it: joined in Go from the cluster probe's node list.", true},
 	{medianFactPattern, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false},
-	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent): it sets the node's status, not a fact a check reads.", false},
+	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent, timeout): it sets the node's status, not a fact a check reads.", false},
 	{probe.MetaUID, "the uid the probes that do not need root ran as: printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
 	{probe.MetaTimeout, "whether the bundle's watchdog bounds each probe (watchdog, or absent on a node without sleep(1)): printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
 }

@@ -18,6 +18,8 @@ import (
 // proc/sys read semantics (nodesim's procfs shim), so a probe that reads a
 // sysctl one byte at a time fails here as it does on a real node.
 func TestMain(m *testing.M) {
+	// Every bundle this process builds is for a simulated node.
+	probe.EnableSimulatedNodes()
 	if err := testtools.WithCompiler(nodesim.EnableProcfsShim); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -78,7 +80,7 @@ func TestBundleRefusesNodeShellWithoutShim(t *testing.T) {
 		code int
 	}{
 		{"nodesim.SessionEnv", nodesim.SessionEnv(root), 0},
-		{"FLEET_AUDIT_ROOT alone", []string{"FLEET_AUDIT_ROOT=" + root}, 125},
+		{"without LD_PRELOAD", probe.SimulatedNodeEnv(root), 125},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nonce := probe.NewNonce()

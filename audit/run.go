@@ -315,6 +315,9 @@ func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 	case parsed.Meta[probe.MetaSudo] == "requiretty":
 		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudoers has Defaults requiretty and fleet-audit runs without a terminal; probes needing root ran unprivileged. Add Defaults:USER !requiretty for the audit user"
+	case parsed.Meta[probe.MetaSudo] == "timeout":
+		n.Status = result.StatusSudoTimeout
+		n.Message = fmt.Sprintf("become: sudo, but sudo -n did not answer within %ds (PAM, sssd or LDAP down?); probes needing root ran unprivileged, the other probes' facts are kept. Check that sudo -n true answers on the node", probe.SudoCheckSeconds)
 	case parsed.Meta[probe.MetaSudo] == "absent":
 		n.Status = result.StatusSudoPasswordRequired
 		n.Message = "become: sudo, but sudo is not installed; probes needing root ran unprivileged"

@@ -123,6 +123,10 @@ const (
 	// the node's Message lists the checks and the fix. The gate exits 3
 	// for it unless --allow-partial.
 	StatusPartial
+	// StatusSudoTimeout: become: sudo, but sudo -n gave no answer within
+	// its own deadline (PAM, sssd or LDAP down); the probes needing no
+	// root ran and their facts are kept, the root probes ran unprivileged.
+	StatusSudoTimeout
 )
 
 var statusNames = map[NodeStatus]string{
@@ -144,6 +148,7 @@ var statusNames = map[NodeStatus]string{
 	StatusShardMissing:         "shard_missing",
 	StatusNotApplicable:        "not_applicable",
 	StatusPartial:              "partial",
+	StatusSudoTimeout:          "sudo_timeout",
 }
 
 // statusMeanings are the human lines a report shows for a status whose
@@ -209,7 +214,7 @@ func (s *NodeStatus) UnmarshalText(b []byte) error {
 // judging (possibly only some of them).
 func (s NodeStatus) HasFacts() bool {
 	switch s {
-	case StatusOK, StatusProbeTimeout, StatusProbeFailed, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired, StatusPartial:
+	case StatusOK, StatusProbeTimeout, StatusProbeFailed, StatusOutputTruncated, StatusConnectionLost, StatusSudoPasswordRequired, StatusPartial, StatusSudoTimeout:
 		return true
 	}
 	return false

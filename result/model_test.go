@@ -7,7 +7,7 @@ import "testing"
 // the statuses judged from the probes' output (explained per node, naming
 // the probes or the sudo problem) have none here.
 func TestEveryStatusIsExplained(t *testing.T) {
-	perNode := map[NodeStatus]bool{StatusOK: true, StatusUnknown: true, StatusProbeFailed: true, StatusSudoPasswordRequired: true}
+	perNode := map[NodeStatus]bool{StatusOK: true, StatusUnknown: true, StatusProbeFailed: true, StatusSudoPasswordRequired: true, StatusSudoTimeout: true}
 	for s := range statusNames {
 		if got := s.Meaning(); (got == "") != perNode[s] {
 			t.Errorf("%s.Meaning() = %q", s, got)

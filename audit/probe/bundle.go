@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
@@ -106,18 +107,7 @@ exit "$fa_rc"
 // and the ticker, so nothing of the bundle outlives the session. Without
 // sleep(1) no tick comes: the probes are then unbounded (meta.timeout
 // absent), as they were without timeout(1).
-const watchdog = shproc.TreeFuncs + aliveFunc + `# The ticker's sleep runs in the background so that the TERM that ends the
-# ticker ends it too: nothing of it is left once the bundle is done.
-fa_ticker() {
-	trap 'kill "$fa_sl" 2>/dev/null; exit 0' TERM
-	while :; do
-		sleep 1 &
-		fa_sl=$!
-		wait "$fa_sl" || exit 0
-		echo tick
-	done
-}
-# fa_begin, in the body: its own identity (a subshell's $$ is the bundle
+const watchdog = `# fa_begin, in the body: its own identity (a subshell's $$ is the bundle
 # shell's), and the ticker, writing to the watchdog's pipe (fd 9) and
 # holding none of the session's descriptors.
 fa_begin() {
@@ -178,6 +168,66 @@ fa_watch() {
 }
 `
 
+// tickerFunc defines fa_ticker, which writes "tick" each second until it is
+// sent TERM; the watchdog and the sudo check (sudoCheck) count time by it.
+// Its sleep runs in the background so that the TERM that ends the ticker
+// ends it too: nothing of it is left once its reader is done.
+const tickerFunc = `fa_ticker() {
+	trap 'kill "$fa_sl" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 1 &
+		fa_sl=$!
+		wait "$fa_sl" || exit 0
+		echo tick
+	done
+}
+`
+
+// SudoCheckSeconds bounds the first sudo -n, which tells whether root
+// probes can run: a sudo that waits on PAM, sssd or LDAP would otherwise
+// hold the whole node, whose probes needing no root have nothing to wait
+// for. A sudo -n that answers from sssd's cache takes well under a second.
+const SudoCheckSeconds = 10
+
+// sudoCheck defines fa_sudo_try, which prints sudo -n's stderr then
+// "@@rc N" with its exit status, or "@@rc hung" when it has not answered
+// within SudoCheckSeconds (a tick per second from fa_ticker; without
+// sleep(1) no tick comes and it waits, unbounded, as the probes do). The
+// hung sudo's tree is killed where the login user may (fa_kill); where it
+// may not (sudo runs with a real uid of 0 around its lookups: sudo
+// plugins/sudoers/set_perms.c, PERM_ROOT), it is left to end on its own,
+// holding none of the session's descriptors, so the run goes on without it.
+var sudoCheck = `fa_sudo_try() {
+	{
+		if [ "$fa_bound" = watchdog ]; then
+			fa_ticker &
+			echo "@@tk $!"
+		fi
+		{ sudo -n $fa_sudo_as true 2>&1 >/dev/null; echo "@@rc $?"; } &
+		echo "@@sp $!"
+	} </dev/null 2>/dev/null | {
+		fa_tk= fa_sp= fa_i=0
+		while IFS= read -r fa_l; do
+			case $fa_l in
+			"@@tk "*) fa_tk=${fa_l#@@tk } ;;
+			"@@sp "*) fa_sp=${fa_l#@@sp } ;;
+			"@@rc "*) echo "$fa_l"; break ;;
+			tick)
+				fa_i=$((fa_i + 1))
+				if [ "$fa_i" -ge ` + strconv.Itoa(SudoCheckSeconds) + ` ]; then
+					[ -z "$fa_sp" ] || fa_kill "$fa_sp"
+					echo "@@rc hung"
+					break
+				fi
+				;;
+			*) echo "$fa_l" ;;
+			esac
+		done
+		[ -z "$fa_tk" ] || kill "$fa_tk" 2>/dev/null
+	}
+}
+`
+
 // bundlePrelude runs first on the node. It finds the simulated-node stub
 // directory, settles whether sudo can be used without a password (sudo -n
 // never prompts, so a password-wanting sudo cannot hang the run) and defines
@@ -185,6 +235,14 @@ fa_watch() {
 // it: with the watchdog for the login user's probes, with rootSupervisor
 // for root probes run through sudo.
 var bundlePrelude = `# fleet-audit probe bundle: read-only, fed on stdin to /bin/sh -s
+# FLEET_AUDIT_ROOT counts only beside the key the building process gave its
+# simulated nodes (probe.SimulatedNodeEnv; fa_sim is empty in a process
+# without them): a real node's login environment that names it must not put
+# its bin/ on root's PATH nor have root probes read its files as the node's.
+if [ -z "$fa_sim" ] || [ "${` + SimulatedNodeKeyEnv + `:-}" != "$fa_sim" ]; then
+	unset FLEET_AUDIT_ROOT
+fi
+unset ` + SimulatedNodeKeyEnv + ` fa_sim
 # A simulated node (FLEET_AUDIT_ROOT with a bin/) puts its stubs first; one
 # whose bin/ holds .only has exactly those commands, so a test never sees
 # the tools of the machine it runs on. Root probes get a fixed system PATH,
@@ -228,15 +286,17 @@ if command -v sleep >/dev/null 2>&1; then fa_bound=watchdog; fi
 # id(1) itself, once.
 fa_uid=$(id -u)
 export fa_uid
-fa_sudo=not_requested
+` + shproc.TreeFuncs + aliveFunc + tickerFunc + sudoCheck + `fa_sudo=not_requested
 if [ "$fa_become" = sudo ]; then
 	if [ "$fa_uid" = 0 ]; then fa_sudo=root
 	elif ! command -v sudo >/dev/null 2>&1; then fa_sudo=absent
-	elif fa_e=$(sudo -n $fa_sudo_as true 2>&1 </dev/null >/dev/null); then fa_sudo=ok
 	else
+		fa_e=$(fa_sudo_try)
 		# sudo's own wording, stable since 1.7: requiretty refuses before it
 		# would ask, so the two need different fixes.
 		case $fa_e in
+		*"@@rc 0") fa_sudo=ok ;;
+		*"@@rc hung") fa_sudo=timeout ;;
 		*"must have a tty"*|*requiretty*) fa_sudo=requiretty ;;
 		*) fa_sudo=password_required ;;
 		esac
@@ -296,9 +356,10 @@ type Become struct {
 // BuildBundle writes one shell program that runs every probe in order, so a
 // node is audited in a single session (one round-trip). Only probes with
 // NeedsRoot run under sudo. Nothing else from the inventory is ever part of
-// the text: the inserted values are the nonce, probe ids and timeouts, all
-// validated by this package, and become.User, which must match
-// username.CheckBecome (inventory validates it; an error here is a bug).
+// the text: the inserted values are the nonce, the simulated-node key, probe
+// ids and timeouts, all made or validated by this package, and
+// become.User, which must match username.CheckBecome (inventory validates
+// it; an error here is a bug).
 func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	method := "none"
 	if become.Method == "sudo" {
@@ -318,7 +379,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// until the probe's own shell runs it, and assigning it forks nothing
 	// (a here-document in $(cat) would).
 	quoted := make([]string, len(probes))
-	size := 64 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
+	size := 96 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
 	for i, p := range probes {
 		quoted[i] = quotedProbe(lib, p.Script)
 		size += 64 + len(p.ID) + len(quoted[i])
@@ -327,7 +388,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// for every node of the fleet.
 	var b bytes.Buffer
 	b.Grow(size)
-	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\n", nonce, method, sudoAs)
+	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, method, sudoAs, bundleSimKey())
 	b.WriteString(bundlePrelude)
 	b.WriteString(bundleOpen)
 	for i, p := range probes {

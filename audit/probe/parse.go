@@ -75,7 +75,7 @@ const (
 	// MetaUID is the uid the probes that do not need root ran as.
 	MetaUID = "meta.uid"
 	// MetaSudo is how the root side went under become: sudo: ok,
-	// password_required, requiretty or absent.
+	// password_required, requiretty, absent or timeout.
 	MetaSudo = "meta.sudo"
 	// MetaTimeout is "watchdog" when the bundle's watchdog bounds each
 	// probe (the node has sleep(1) to tick it), else "absent".

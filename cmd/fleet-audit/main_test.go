@@ -17,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
@@ -24,6 +25,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Every bundle this process builds is for a simulated node.
+	probe.EnableSimulatedNodes()
 	if os.Getenv(asMainEnv) == "1" {
 		// Re-executed by a signal test: be the real command, with main's
 		// signal handling.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
 //go:embed shim/fa-procfs.c
@@ -74,16 +76,18 @@ func (w *writer) procfsShim() {
 }
 
 // SessionEnv is the environment a simulated node's login shell starts with:
-// FLEET_AUDIT_ROOT, what the node's /etc/environment sets (pam_env, see
+// FLEET_AUDIT_ROOT and the key without which the bundle ignores it
+// (probe.SimulatedNodeEnv, which also lets this process's bundles honour
+// it), what the node's /etc/environment sets (pam_env, see
 // loginEnv), and LD_PRELOAD of the procfs shim where the node holds one.
 // The probe bundle runs its probes in subshells of that shell, never in a
 // shell it execs, so the shim must be loaded when the session's shell
 // starts; the bundle stops on a node whose shim its shell lacks.
 func SessionEnv(root string) []string {
-	env := []string{"FLEET_AUDIT_ROOT=" + root}
 	if root == "" {
-		return env
+		return []string{"FLEET_AUDIT_ROOT="}
 	}
+	env := probe.SimulatedNodeEnv(root)
 	env = append(env, loginEnv(root)...)
 	shim := filepath.Join(root, filepath.FromSlash(ProcfsShimFile))
 	if _, err := os.Stat(shim); err == nil {

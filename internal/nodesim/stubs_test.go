@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
 // TestStubSideEffects pins the writes the stubs simulate for their real
@@ -159,7 +161,7 @@ func TestSessionEnvReadsEtcEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := SessionEnv(root)
-	want := []string{"FLEET_AUDIT_ROOT=" + root, "http_proxy=http://p:3128", "no_proxy=.corp", "LANG=C.UTF-8"}
+	want := append(probe.SimulatedNodeEnv(root), "http_proxy=http://p:3128", "no_proxy=.corp", "LANG=C.UTF-8")
 	if !slices.Equal(got, want) {
 		t.Errorf("SessionEnv = %q, want %q", got, want)
 	}
