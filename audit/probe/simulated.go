@@ -22,8 +22,32 @@ const SimulatedNodeKeyEnv = "FLEET_AUDIT_SIM_KEY"
 // nodes carries none, so there it is ignored whatever the node sets.
 var (
 	simEnabled atomic.Bool
-	simKey     = sync.OnceValue(NewNonce)
+	simKeyMu   sync.Mutex
+	simKeyVal  string
 )
+
+// simKey is this process's key, made on first use unless a test gave one
+// (UseSimulatedNodeKey).
+func simKey() string {
+	simKeyMu.Lock()
+	defer simKeyMu.Unlock()
+	if simKeyVal == "" {
+		simKeyVal = NewNonce()
+	}
+	return simKeyVal
+}
+
+// UseSimulatedNodeKey makes key this process's key and enables simulated
+// nodes. It is for a test binary whose children, the same binary run as
+// fleet-audit (testscript, a signal test), audit the simulated nodes the
+// parent serves: parent and children must share one key. The key comes
+// from the test's own environment, never a node's. Only tests call it.
+func UseSimulatedNodeKey(key string) {
+	simKeyMu.Lock()
+	simKeyVal = key
+	simKeyMu.Unlock()
+	simEnabled.Store(true)
+}
 
 // EnableSimulatedNodes lets the bundles this process builds from now on
 // honour FLEET_AUDIT_ROOT on the nodes whose environment SimulatedNodeEnv

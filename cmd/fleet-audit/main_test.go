@@ -25,8 +25,19 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Every bundle this process builds is for a simulated node.
-	probe.EnableSimulatedNodes()
+	// Every bundle this process builds is for a simulated node, and the
+	// children this binary starts as fleet-audit (testscript, runProcess,
+	// the signal tests) audit the nodes this process serves: they share its
+	// simulated-node key through the environment they inherit.
+	key := os.Getenv(testSimKeyEnv)
+	if key == "" {
+		key = probe.NewNonce()
+		if err := os.Setenv(testSimKeyEnv, key); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	probe.UseSimulatedNodeKey(key)
 	if os.Getenv(asMainEnv) == "1" {
 		// Re-executed by a signal test: be the real command, with main's
 		// signal handling.
@@ -42,6 +53,10 @@ func TestMain(m *testing.M) {
 		"fleet-audit": func() { os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
 	})
 }
+
+// testSimKeyEnv carries the simulated-node key from this test process to
+// the copies of it that run as fleet-audit.
+const testSimKeyEnv = "FLEET_AUDIT_TEST_SIM_KEY"
 
 // isolateClient keeps the user's agent, ssh_config, known_hosts and
 // terminal colours out of an in-process CLI run: no agent, home as HOME
@@ -255,6 +270,8 @@ func TestScripts(t *testing.T) {
 			}
 			// Keep the user's agent and config out of the tests.
 			env.Setenv("SSH_AUTH_SOCK", "")
+			// The scripts' fleet-audit audits the nodes this process serves.
+			env.Setenv(testSimKeyEnv, os.Getenv(testSimKeyEnv))
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("EXAMPLES", examples)
