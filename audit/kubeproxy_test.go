@@ -810,3 +810,31 @@ func TestKubeProxyProbeAddressFamiliesAndProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeProxyProbeKilledMidRequestSaysNothing: when the watchdog kills
+// the probe while curl waits on an answer, the awk after it reads a cut-off
+// input and used to print what it made of it: /livez and /metrics
+// "connect-failed", kube-proxy "unhealthy" or "not-answering", enough for
+// a critical kubeproxy.down on a node whose kube-proxy was merely slow (a
+// flaky CI run showed it). Without the metrics answer's marker, the last
+// curl writes, the probe prints no fact. Here curl answers /healthz and is
+// then killed, as the watchdog's SIGKILL leaves it.
+func TestKubeProxyProbeKilledMidRequestSaysNothing(t *testing.T) {
+	skipShort(t)
+	killed := func(root string) {
+		stub := "#!/bin/sh\nprintf '{\"lastUpdated\": \"2026-12-02 09:58:01.2 +0000 UTC\",\"currentTime\": \"2026-12-02 10:00:01.2 +0000 UTC\"}\\n@@FA_HTTP 200 http://127.0.0.1:10256/healthz\\n'\nkill -9 $$\n"
+		p := filepath.Join(root, "bin", "curl")
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	facts := runProbeTweaked(t, "kubeproxy", healthy(), killed).Facts
+	for k, v := range facts {
+		if strings.HasPrefix(k, "kubeproxy.") {
+			t.Errorf("%s=%s printed from a cut-off answer", k, v)
+		}
+	}
+}

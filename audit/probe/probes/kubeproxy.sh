@@ -227,6 +227,7 @@ function health(   w, c, b, t, el, lu, ct, st, d, hc, lc, h) {
 		for (i = 1; i <= nl; i++) hb = hb (i > 1 ? " " : "") line[i]
 		answer(w, hb, $2, a)
 	} else if (mcode == "" || mcode == "000") {
+		done = 1
 		mcode = $2
 		for (i = 1; i <= nl; i++) metric(line[i])
 	}
@@ -235,6 +236,12 @@ function health(   w, c, b, t, el, lu, ct, st, d, hc, lc, h) {
 }
 { line[++nl] = $0 }
 END {
+	# The metrics URL is asked last, and curl (or the wget loop) closes
+	# every answer with its marker, a failed one too: without the metrics
+	# marker the client was killed mid-request by the watchdog of the probe, and
+	# what it did not get is no answer ("connect-failed") but nothing known.
+	# No fact is printed then; the probe is a timeout.
+	if (!done) exit
 	put("kubeproxy.port10256.listening", listening())
 	put("kubeproxy.healthz.address", code["healthz"] == "" || code["healthz"] == "000" || code["healthz"] == "absent" ? "none" : addr["healthz"])
 	health()
