@@ -261,6 +261,9 @@ func TestProbeHangIsProbeTimeout(t *testing.T) {
 	}
 	if r.Gate.ExitCode != result.ExitUnaudited {
 		t.Errorf("gate = %+v", r.Gate)
+		for _, f := range r.Findings {
+			t.Logf("finding %s %s on %v: %s", f.Severity, f.Check, f.Nodes, f.Summary)
+		}
 	}
 }
 
