@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -81,9 +82,22 @@ func SudoLogin(t testing.TB) SudoUser {
 
 // PublicDir is a directory every user can read, removed when the test
 // ends: t.TempDir's directories are private to the user running the test.
+// It is named as t.TempDir names its own (the test's name, then random
+// digits), so that a test watching /tmp for what an audit leaves there
+// (cmd's TestProbesAreReadOnly, running beside other packages) knows it
+// for another test's directory.
 func PublicDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "fa-public-")
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, t.Name())
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	dir, err := os.MkdirTemp("", name+"Public")
 	if err != nil {
 		t.Fatal(err)
 	}
