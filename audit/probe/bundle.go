@@ -3,6 +3,7 @@ package probe
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -40,6 +41,39 @@ const aliveFunc = `fa_alive() {
 }
 `
 
+// reapFunc defines fa_reap BG and fa_probe_env: a probe's subshell runs
+// fa_probe_env first, which exports the run's marker (shproc.RunMarkerEnv,
+// from fa_m) and sets an EXIT trap that runs fa_reap with the $! the
+// subshell inherited. On the probe's exit, when it started anything in the
+// background ($! changed), fa_reap kills the trees of the subshell's
+// children that are still there. The marker sweep alone cannot find a
+// child forked at the probe's last line that has not exec'd yet: its
+// /proc/PID/environ is still the session shell's, without the marker, and
+// it execs after the sweep (seen under load). A probe that started nothing
+// pays no fork for it. The trap keeps the probe's exit status, and runs
+// with set -e and -u off and IFS unset (the default splitting fa_stat
+// needs), whatever the probe set.
+const reapFunc = `fa_reap() {
+	[ "${!:-}" != "$1" ] || return 0
+	unset IFS
+	fa_s=
+	IFS= read -r fa_s 2>/dev/null </proc/self/stat || return 0
+	fa_me=${fa_s%% *}
+	for fa_f in /proc/[0-9]*; do
+		fa_q=${fa_f#/proc/}
+		if fa_stat "$fa_q" && [ "$fa_ppid" = "$fa_me" ]; then
+			fa_kill "$fa_q"
+		fi
+	done
+}
+fa_probe_env() {
+	` + shproc.RunMarkerEnv + `=$fa_m
+	export ` + shproc.RunMarkerEnv + `
+	fa_bg=${!:-}
+	trap 'fa_rc=$?; set +eu; fa_reap "$fa_bg"; exit "$fa_rc"' EXIT
+}
+`
+
 // rootSupervisor runs as root under sudo and runs one probe. The login user
 // cannot signal root processes; sudo relays a signal to its direct child
 // only, and none sent from its own or the command's process group (sudo
@@ -53,15 +87,24 @@ const aliveFunc = `fa_alive() {
 // node timeout or Ctrl-C), so no root process outlives the run and keeps the
 // channel open. Arguments: timeout seconds, the bundle shell's pid and its
 // start time (field 22 of /proc/PID/stat, telling a reused pid apart; empty
-// without /proc); the probe text comes on stdin. The probe runs in a
-// subshell of this one, as the login user's probes run in the bundle's: its
-// text is never an exec argument, whatever its size. A killed probe exits
-// 137, which the parser reads as a timeout.
-const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3
+// without /proc), and the run's marker (shproc.RunMarkerEnv); the probe text
+// comes on stdin. The probe runs in a subshell of this one, as the login
+// user's probes run in the bundle's: its text is never an exec argument,
+// whatever its size. A killed probe exits 137, which the parser reads as a
+// timeout; what it left outside its tree (setsid, nohup) is then swept at
+// once, and otherwise by the bundle's one root sweep at its end
+// (fa_sweep_all). The probe's $$ is this shell's pid, so a probe's kill $$
+// would end its own supervisor and leave it unbounded: TERM is trapped here
+// (a trap with an action is reset to the default in the probe's subshell,
+// POSIX 2.11 Signals and Error Handling, so the probe itself is unchanged),
+// and wait, which a trapped signal interrupts, is resumed.
+const rootSupervisor = `fa_t=$1 fa_w=$2 fa_ws=$3 fa_m=$4
 fa_p=$(cat)
 exec </dev/null
 set --
-` + shproc.TreeFuncs + aliveFunc + `( eval "$fa_p" ) &
+` + shproc.TreeFuncs + shproc.SweepFunc + aliveFunc + reapFunc + `fa_sig=
+trap 'fa_sig=1' TERM
+( fa_probe_env; eval "$fa_p" ) &
 fa_c=$!
 fa_me=$$
 (
@@ -82,9 +125,14 @@ fa_me=$$
 	done
 ) </dev/null >/dev/null 2>&1 &
 fa_d=$!
-wait "$fa_c"
-fa_rc=$?
+while :; do
+	fa_sig=
+	wait "$fa_c"
+	fa_rc=$?
+	[ -n "$fa_sig" ] || break
+done
 kill "$fa_d" 2>/dev/null
+[ "$fa_rc" != 137 ] || fa_sweep "$fa_m"
 exit "$fa_rc"
 `
 
@@ -126,6 +174,7 @@ fa_begin() {
 fa_finish() {
 	echo quit >&9
 	kill "$fa_tk" 2>/dev/null
+	fa_sweep_all
 }
 fa_watch() {
 	fa_cur= fa_left=0 fa_body= fa_bs= fa_tk=
@@ -149,6 +198,7 @@ fa_watch() {
 				if [ -n "$fa_cur" ] && fa_stat "$fa_cur" && [ "$fa_state" != Z ]; then
 					fa_kill "$fa_cur"
 				fi
+				fa_root_ran=1 fa_sweep_all
 				break
 			fi
 			[ -n "$fa_cur" ] || continue
@@ -158,6 +208,7 @@ fa_watch() {
 			# ended and its pid been reused before its end line came.
 			if ! [ -r "/proc/$fa_cur/stat" ] || { fa_stat "$fa_cur" && [ "$fa_ppid" = "$fa_body" ]; }; then
 				fa_kill "$fa_cur"
+				fa_sweep "$fa_m"
 			fi
 			fa_cur=
 			;;
@@ -286,7 +337,7 @@ if command -v sleep >/dev/null 2>&1; then fa_bound=watchdog; fi
 # id(1) itself, once.
 fa_uid=$(id -u)
 export fa_uid
-` + shproc.TreeFuncs + aliveFunc + tickerFunc + sudoCheck + `fa_sudo=not_requested
+` + shproc.TreeFuncs + shproc.SweepFunc + aliveFunc + reapFunc + tickerFunc + sudoCheck + `fa_sudo=not_requested
 if [ "$fa_become" = sudo ]; then
 	if [ "$fa_uid" = 0 ]; then fa_sudo=root
 	elif ! command -v sudo >/dev/null 2>&1; then fa_sudo=absent
@@ -308,6 +359,21 @@ echo "meta.uid=$fa_uid"
 echo "meta.sudo=$fa_sudo"
 echo "meta.timeout=$fa_bound"
 echo "@@FA:$fa_n:end:_meta:0"
+# fa_sweep_all kills what the probes left outside their trees, the login
+# user's and, when a root probe ran through sudo, root's (one sudo for the
+# whole bundle rather than a sweep per root probe).
+fa_root_ran= fa_swsup=` + shquote.Quote(shproc.SweepFunc+`fa_sweep "$1"`) + `
+fa_sweep_all() {
+	fa_sweep "$fa_m"
+	if [ -n "$fa_root_ran" ] && [ "$fa_sudo" = ok ]; then
+		sudo -n $fa_sudo_as env "PATH=$fa_root_path" /bin/sh -c "$fa_swsup" fa_sweep "$fa_m" </dev/null >/dev/null 2>&1 9>&-
+	fi
+}
+# A probe's kill $$ signals this shell (a subshell's $$ is its parent's):
+# trapped, it ends nothing, and the probe's subshell, where a trap with an
+# action is reset to the default (POSIX 2.11), is unchanged. Only TERM,
+# kill's default: the transports stop a session with KILL.
+trap : TERM
 ` + watchdog + `# A login user's probe runs in a subshell of the body with its stdin
 # /dev/null (never the bundle's, which is the session's script) and
 # without the watchdog's pipe; it sees no positional parameters and not the
@@ -317,11 +383,12 @@ fa_run() {
 	fa_id=$1 fa_t=$2 fa_root=$3
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
+		fa_root_ran=1
 		{ printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" fa_uid= \
-			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start"; } 9>&-
+			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_m"; } 9>&-
 		fa_rc=$?
 	else
-		( unset fa_n; set --; eval "$fa_p" ) </dev/null 9>&- &
+		( unset fa_n; set --; fa_probe_env; eval "$fa_p" ) </dev/null 9>&- &
 		fa_c=$!
 		echo "start $fa_c $fa_t" >&9
 		wait "$fa_c"
@@ -379,7 +446,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// until the probe's own shell runs it, and assigning it forks nothing
 	// (a here-document in $(cat) would).
 	quoted := make([]string, len(probes))
-	size := 96 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
+	size := 128 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
 	for i, p := range probes {
 		quoted[i] = quotedProbe(lib, p.Script)
 		size += 64 + len(p.ID) + len(quoted[i])
@@ -388,7 +455,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// for every node of the fleet.
 	var b bytes.Buffer
 	b.Grow(size)
-	fmt.Fprintf(&b, "fa_n=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, method, sudoAs, bundleSimKey())
+	fmt.Fprintf(&b, "fa_n=%s\nfa_m=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, runMarker(nonce), method, sudoAs, bundleSimKey())
 	b.WriteString(bundlePrelude)
 	b.WriteString(bundleOpen)
 	for i, p := range probes {
@@ -417,4 +484,12 @@ func quotedProbe(lib, script string) string {
 	q := shquote.Quote(lib + "\n" + script + "\n")
 	quotedTexts.Store(script, q)
 	return q
+}
+
+// runMarker is the value of shproc.RunMarkerEnv for the bundle framed by
+// nonce: a probe sees it, so it is derived one way from the nonce, which a
+// probe must never learn (it could forge another probe's section).
+func runMarker(nonce string) string {
+	sum := sha256.Sum256([]byte("fleet-audit run marker\x00" + nonce))
+	return hex.EncodeToString(sum[:8])
 }

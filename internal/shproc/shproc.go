@@ -43,3 +43,35 @@ fa_kill() {
 	kill -KILL "$1" 2>/dev/null
 }
 `
+
+// RunMarkerEnv names the environment variable that tags every process a
+// probe starts: each probe's shell exports it with the bundle's marker, so
+// every command the probe execs carries it in /proc/PID/environ (the
+// environment at exec, which neither setsid, nohup nor a change of parent
+// removes). The shells of the bundle and its supervisors do not carry it,
+// so a sweep never finds them.
+const RunMarkerEnv = "FLEET_AUDIT_RUN"
+
+// SweepFunc defines, in POSIX sh, fa_sweep MARKER: it kills every process
+// this user may signal whose environment holds RunMarkerEnv=MARKER, what a
+// probe left behind that its process tree no longer reaches (cmd &, setsid,
+// nohup). One grep(1) reads every /proc/PID/environ: -z reads them as the
+// NUL-separated entries they are (busybox grep's plain match would stop at
+// the first NUL) and -x matches a whole entry, so one run's marker never
+// matches another's. Processes that fork between the scan and the kill are
+// found by the next round; three rounds bound it. Only fa_sw-prefixed
+// variables are set.
+const SweepFunc = `fa_sweep() {
+	fa_swi=0
+	while [ "$fa_swi" -lt 3 ]; do
+		fa_swl=$(grep -l -s -z -x -F -e "` + RunMarkerEnv + `=$1" /proc/[0-9]*/environ 2>/dev/null)
+		[ -n "$fa_swl" ] || return 0
+		for fa_swf in $fa_swl; do
+			fa_swf=${fa_swf#/proc/}
+			kill -KILL "${fa_swf%/environ}" 2>/dev/null
+		done
+		fa_swi=$((fa_swi + 1))
+	done
+	return 0
+}
+`
