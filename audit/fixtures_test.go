@@ -271,16 +271,8 @@ func TestFactsFixtures(t *testing.T) {
 	}
 }
 
-// clockFacts hold or are measured against the node's clock during the run
-// (kube-proxy's health bodies carry its clock, which nodesim's curl serves
-// as the real one; the age of its last sync where no body carries a time
-// is the node's clock minus a timestamp served the same way), so on
-// nodesim they move from run to run. A fixture keeps the value it was
-// written with; what the probe makes of them is tested by
-// TestKubeProxyHealthProbe and TestKubeProxyMetricsProbe.
-var clockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body"}
-
-// keepClockFacts gives the run's nodes the fixture's values of clockFacts
+// keepClockFacts gives the run's nodes the fixture's values of
+// nodesim.ClockFacts
 // wherever both have them.
 func keepClockFacts(t *testing.T, live *result.Report, fixture []byte) {
 	t.Helper()
@@ -293,7 +285,7 @@ func keepClockFacts(t *testing.T, live *result.Report, fixture []byte) {
 		kept[n.Name] = n.Facts
 	}
 	for _, n := range live.Nodes {
-		for _, k := range clockFacts {
+		for _, k := range nodesim.ClockFacts {
 			if v, ok := kept[n.Name][k]; ok {
 				if _, ok := n.Facts[k]; ok {
 					n.Facts[k] = v

@@ -122,3 +122,13 @@ func WithNodeBeingDeleted(s State) State {
 	p.Ineligible = true
 	return WithProxyHealth(s, p)
 }
+
+// ClockFacts hold or are measured against the node's clock during the run:
+// kube-proxy's health bodies carry its clock, which the curl stub serves
+// as the real one, and the age of its last sync where no body carries a
+// time is the node's clock minus a timestamp served the same way. On a
+// simulated node they move from run to run, so a test comparing two runs
+// (a facts fixture, a merge against a single run) sets them aside; what
+// the probe makes of them is tested by TestKubeProxyHealthProbe and
+// TestKubeProxyMetricsProbe.
+var ClockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body"}
