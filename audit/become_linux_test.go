@@ -119,7 +119,7 @@ func TestBecomeSudoAgainstPrivateRKE2Dirs(t *testing.T) {
 			}
 		}
 	}
-	if got := warnings(t, r); len(got) != 0 {
+	if got := warningsByNode(t, r); len(got) != 0 {
 		t.Errorf("a healthy fleet audited through sudo has findings: %v", got)
 	}
 	if !r.Gate.Passed {

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"reflect"
-	"sort"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
@@ -30,28 +29,6 @@ var kubeProxyFreePlants = map[string]func(nodesim.State) nodesim.State{
 	"node-3": nodesim.WithCiliumAgentDown,
 	"node-4": nodesim.WithStaleKubeProxyChains,
 	"node-5": nodesim.WithNFTKubeProxy,
-}
-
-// warnings lists, per node, the warning and critical findings naming it
-// ("critical <check>"), and fails on one that names no node.
-func warnings(t *testing.T, r *result.Report) map[string][]string {
-	t.Helper()
-	got := map[string][]string{}
-	for _, f := range r.Findings {
-		if f.Severity < result.SeverityWarning {
-			continue
-		}
-		if len(f.Nodes) == 0 {
-			t.Errorf("fleet-level %s finding %s: %s", f.Severity, f.Check, f.Summary)
-		}
-		for _, n := range f.Nodes {
-			got[n] = append(got[n], f.Severity.String()+" "+f.Check)
-		}
-	}
-	for n := range got {
-		sort.Strings(got[n])
-	}
-	return got
 }
 
 // TestKubeProxyFreeFleets: a healthy cluster whose CNI replaces kube-proxy
@@ -83,7 +60,7 @@ func TestKubeProxyFreeFleets(t *testing.T) {
 			if r.Cluster == nil || r.Cluster.Status != result.ClusterOK {
 				t.Fatalf("cluster = %+v", r.Cluster)
 			}
-			if got := warnings(t, r); !reflect.DeepEqual(got, tc.want) {
+			if got := warningsByNode(t, r); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("findings by node =\n%v\nwant\n%v", got, tc.want)
 			}
 			// The gate fails on criticals: only the agent that is down does.

@@ -49,21 +49,7 @@ func TestPlantedDriftsAreFoundOnTheirNodesOnly(t *testing.T) {
 	if r.Cluster == nil || r.Cluster.Status != result.ClusterOK {
 		t.Fatalf("cluster = %+v", r.Cluster)
 	}
-	got := map[string][]string{}
-	for _, f := range r.Findings {
-		if f.Severity < result.SeverityWarning {
-			continue
-		}
-		if len(f.Nodes) == 0 {
-			t.Errorf("fleet-level %s finding %s: %s", f.Severity, f.Check, f.Summary)
-		}
-		for _, n := range f.Nodes {
-			got[n] = append(got[n], f.Severity.String()+" "+f.Check)
-		}
-	}
-	for n := range got {
-		sort.Strings(got[n])
-	}
+	got := warningsByNode(t, r)
 	drifts := nodesim.PlantedDrifts()
 	for n, fs := range got {
 		t.Logf("%s (%s): %s", n, drifts[n], strings.Join(fs, ", "))
@@ -94,4 +80,26 @@ func TestPlantedDriftsAreFoundOnTheirNodesOnly(t *testing.T) {
 			t.Errorf("%s: planted %q, nothing found", n, drifts[n])
 		}
 	}
+}
+
+// warningsByNode lists the warning and critical findings of r by node
+// ("severity check"), and fails on one that names no node.
+func warningsByNode(t *testing.T, r *result.Report) map[string][]string {
+	t.Helper()
+	got := map[string][]string{}
+	for _, f := range r.Findings {
+		if f.Severity < result.SeverityWarning {
+			continue
+		}
+		if len(f.Nodes) == 0 {
+			t.Errorf("fleet-level %s finding %s: %s", f.Severity, f.Check, f.Summary)
+		}
+		for _, n := range f.Nodes {
+			got[n] = append(got[n], f.Severity.String()+" "+f.Check)
+		}
+	}
+	for n := range got {
+		sort.Strings(got[n])
+	}
+	return got
 }

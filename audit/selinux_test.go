@@ -202,28 +202,6 @@ func osScenarios() map[string]factScenario {
 	return m
 }
 
-// warningsByNode lists the warning and critical findings of r by node
-// ("severity check"), and fails on one that names no node.
-func warningsByNode(t *testing.T, r *result.Report) map[string][]string {
-	t.Helper()
-	got := map[string][]string{}
-	for _, f := range r.Findings {
-		if f.Severity < result.SeverityWarning {
-			continue
-		}
-		if len(f.Nodes) == 0 {
-			t.Errorf("fleet-level %s finding %s: %s", f.Severity, f.Check, f.Summary)
-		}
-		for _, n := range f.Nodes {
-			got[n] = append(got[n], f.Severity.String()+" "+f.Check)
-		}
-	}
-	for n := range got {
-		sort.Strings(got[n])
-	}
-	return got
-}
-
 // TestOSShapesHealthyAndPermissiveFound holds every OS shape's healthy
 // fleet (Canal, kube-proxy, a root login) to silence from the whole
 // catalogue, then finds a Permissive node among Enforcing Rocky 9 peers on

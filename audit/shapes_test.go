@@ -320,24 +320,10 @@ func TestKubeProxyFreeRHELFleetFindsEachPlantOnItsNode(t *testing.T) {
 		}
 	}
 	r := runShape(t, c, login, nodesim.WithCluster(fleet))
-	got := map[string][]string{}
-	for _, f := range r.Findings {
-		if f.Severity < result.SeverityWarning {
-			continue
-		}
-		if len(f.Nodes) == 0 {
-			t.Errorf("fleet-level %s %s: %s", f.Severity, f.Check, f.Summary)
-		}
-		for _, n := range f.Nodes {
-			got[n] = append(got[n], f.Severity.String()+" "+f.Check)
-		}
-	}
+	got := warningsByNode(t, r)
 	want := map[string][]string{}
 	for n, p := range plants {
 		want[n] = p.want
-	}
-	for n := range got {
-		slices.Sort(got[n])
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("findings by node =\n%v\nwant\n%v", got, want)
