@@ -2,6 +2,7 @@ package nodesim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ var Nets = []Net{
 	{"multus+canal", func(s State) State { return WithCNI(s, "multus+canal", false) }},
 	{"multus+calico", func(s State) State { return WithCNI(s, "multus+calico", false) }},
 	{"multus+cilium", func(s State) State { return WithCNI(s, "multus+cilium", false) }},
-	{"multus+cilium-kpr", func(s State) State { return WithCNI(WithCiliumKPR(s), "multus+cilium", true) }},
+	{"multus+cilium-kpr", func(s State) State { return WithCNI(s, "multus+cilium", true) }},
 	{"multus+flannel", func(s State) State { return WithCNI(s, "multus+flannel", false) }},
 }
 
@@ -129,17 +130,8 @@ func WithKubeProxyNFTablesMode(s State) State {
 	s.HTTP = kubeProxyHTTP(s.HTTP)
 	s.HTTP["10249/proxyMode"] = HTTP{Code: 200, Body: "nftables"}
 	s.HTTP["10249/metrics"] = HTTP{Code: 200, Body: m.Render()}
-	if !hasModule(s.Modules, "nf_tables") {
+	if !slices.Contains(s.Modules, "nf_tables") {
 		s.Modules = append(append([]string{}, s.Modules...), "nf_tables")
 	}
 	return s
-}
-
-func hasModule(mods []string, m string) bool {
-	for _, x := range mods {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
