@@ -63,8 +63,8 @@ func (t *shTransport) Open(ctx context.Context, h Target) (Session, error) {
 	return &shSession{root: root, shell: t.shell, env: t.env, attr: t.attr}, nil
 }
 
-func (s *shSession) Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (s *shSession) Exec(ctx context.Context, script Script) (ExecResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, script.Timeout)
 	defer cancel()
 	shell := []string{"/bin/sh"}
 	if s.shell != nil {
@@ -72,13 +72,19 @@ func (s *shSession) Exec(ctx context.Context, script []byte, timeout time.Durati
 	}
 	cmd := exec.CommandContext(ctx, shell[0], append(slices.Clip(shell[1:]), "-s")...)
 	cmd.Env = append(append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(s.root)...), s.env...)
-	cmd.Stdin = bytes.NewReader(script)
+	cmd.Stdin = bytes.NewReader(script.Bundle)
 	// A child a probe left holding the session's stdout must not hold the
 	// test past its bound: Run then gives up and returns.
 	cmd.WaitDelay = 5 * time.Second
+	// A session of its own, as sshd gives a command (OpenSSH session.c,
+	// do_exec_no_pty: setsid in the child): the bundle kills its session's
+	// orphans, which must be the node's and never the test's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if s.attr != nil {
 		// The test's working directory may be closed to that user.
-		cmd.SysProcAttr, cmd.Dir = s.attr, "/"
+		attr := *s.attr
+		attr.Setsid = true
+		cmd.SysProcAttr, cmd.Dir = &attr, "/"
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -145,7 +145,7 @@ func TestBuildBundleBecomeUser(t *testing.T) {
 		asNonRoot(t, root, "nopasswd")
 		nonce := probe.NewNonce()
 		sess := &shSession{root: root, env: []string{"FA_WANT_USER=" + tc.stubWants}}
-		res, err := sess.Exec(context.Background(), bundleFor(t, rootProbe, probe.Become{Method: "sudo", User: tc.user}, nonce), rootProbe[0].Timeout+5e9)
+		res, err := sess.Exec(context.Background(), scriptFor(t, rootProbe, probe.Become{Method: "sudo", User: tc.user}, nonce, rootProbe[0].Timeout+5e9))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestRootProbePathOnSimulatedNode(t *testing.T) {
 				Script: `fact pathcheck.path "$PATH"`}}
 			nonce := probe.NewNonce()
 			sess := &shSession{root: root}
-			res, err := sess.Exec(context.Background(), bundleFor(t, probes, probe.Become{Method: "sudo"}, nonce), 20e9)
+			res, err := sess.Exec(context.Background(), scriptFor(t, probes, probe.Become{Method: "sudo"}, nonce, 20e9))
 			if err != nil {
 				t.Fatal(err)
 			}

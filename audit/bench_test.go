@@ -81,7 +81,7 @@ func BenchmarkBundleOnHealthyNode(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nonce := probe.NewNonce()
-		res, err := sess.Exec(context.Background(), bundleFor(b, nodeProbes, probe.Become{}, nonce), 5*time.Minute)
+		res, err := sess.Exec(context.Background(), scriptFor(b, nodeProbes, probe.Become{}, nonce, 5*time.Minute))
 		if err != nil {
 			b.Fatal(err)
 		}

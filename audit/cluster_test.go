@@ -365,7 +365,7 @@ func TestClusterProbeNeverPrintsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	nonce := probe.NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, p, probe.Become{}, nonce), p[0].Timeout+5e9)
+	res, err := (&shSession{root: root}).Exec(context.Background(), scriptFor(t, p, probe.Become{}, nonce, p[0].Timeout+5e9))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,8 +38,8 @@ type editSession struct {
 	edit func([]byte) []byte
 }
 
-func (s *editSession) Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error) {
-	res, err := s.Session.Exec(ctx, script, timeout)
+func (s *editSession) Exec(ctx context.Context, script Script) (ExecResult, error) {
+	res, err := s.Session.Exec(ctx, script)
 	res.Stdout = s.edit(res.Stdout)
 	return res, err
 }

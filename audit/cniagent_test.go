@@ -226,7 +226,7 @@ func TestClusterProbeWindowsNode(t *testing.T) {
 // commands in cmd.exe: there is no sh to run the bundle in.
 type cmdExeSession struct{}
 
-func (cmdExeSession) Exec(context.Context, []byte, time.Duration) (ExecResult, error) {
+func (cmdExeSession) Exec(context.Context, Script) (ExecResult, error) {
 	return ExecResult{ExitCode: 1, Stderr: []byte("'sh' is not recognized as an internal or external command,\r\noperable program or batch file.\r\n")}, nil
 }
 func (cmdExeSession) Close() error { return nil }

@@ -29,6 +29,13 @@ var escapeRoutes = []struct{ name, script string }{
 	// The sleep's parent, sh, ends at once: it is no child of the probe
 	// when the probe ends, only its environment says whose it is.
 	{"orphaned grandchild", "sh -c 'sleep %d &'"},
+	// A subshell's background subshell never execs: its environment is
+	// the session shell's, without the marker, and its parent ends at
+	// once. Killing its sleep is not enough, the loop starts another.
+	{"orphaned subshell loop", "( (while :; do sleep %d; done) & )"},
+	// The same from inside a command substitution, whose $! the probe
+	// never sees.
+	{"orphan from a command substitution", "x=$( (while :; do sleep %d; done) >/dev/null 2>&1 & )"},
 }
 
 // TestProbesLeaveNothingBehind runs, per escape route, shell and login (the
@@ -71,7 +78,7 @@ func TestProbesLeaveNothingBehind(t *testing.T) {
 					}
 					nonce := probe.NewNonce()
 					start := time.Now()
-					res, err := sess.Exec(context.Background(), bundleFor(t, probes, become, nonce), 15*time.Second)
+					res, err := sess.Exec(context.Background(), scriptFor(t, probes, become, nonce, 15*time.Second))
 					took := time.Since(start)
 					// On an error the test goes on, so that what the run
 					// left behind is still named and killed.

@@ -412,24 +412,24 @@ func (s *onceSession) runsClusterProbe(script []byte) bool {
 	return false
 }
 
-func (s *onceSession) Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error) {
+func (s *onceSession) Exec(ctx context.Context, script Script) (ExecResult, error) {
 	// Each bundle is framed by a fresh random nonce, the one thing in it
 	// that is not the same from run to run: the key leaves it out, and a
 	// replayed output is given this bundle's nonce in place of the run's.
 	c := s.cache
-	m := bundleNonce.FindSubmatch(script)
-	if m == nil || s.runsClusterProbe(script) {
+	m := bundleNonce.FindSubmatch(script.Bundle)
+	if m == nil || s.runsClusterProbe(script.Bundle) {
 		c.mu.Lock()
 		c.asked++
 		c.ran++
 		c.mu.Unlock()
-		return s.Session.Exec(ctx, script, timeout)
+		return s.Session.Exec(ctx, script)
 	}
 	nonce := m[1]
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%d\x00", len(s.state), timeout)
+	fmt.Fprintf(h, "%d\x00%d\x00", len(s.state), script.Timeout)
 	h.Write(s.state)
-	h.Write(bytes.ReplaceAll(script, nonce, []byte("NONCE")))
+	h.Write(bytes.ReplaceAll(script.Bundle, nonce, []byte("NONCE")))
 	key := string(h.Sum(nil))
 	c.mu.Lock()
 	c.asked++
@@ -450,10 +450,10 @@ func (s *onceSession) Exec(ctx context.Context, script []byte, timeout time.Dura
 		c.mu.Lock()
 		c.ran++
 		c.mu.Unlock()
-		return s.Session.Exec(ctx, script, timeout)
+		return s.Session.Exec(ctx, script)
 	}
 	r.nonce = bytes.Clone(nonce)
-	r.res, r.err = s.Session.Exec(ctx, script, timeout)
+	r.res, r.err = s.Session.Exec(ctx, script)
 	if r.err != nil {
 		c.mu.Lock()
 		delete(c.runs, key)
@@ -497,7 +497,7 @@ func TestOnceTransportKeysByState(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := sess.Exec(context.Background(), []byte(script), time.Minute)
+				res, err := sess.Exec(context.Background(), Script{Bundle: []byte(script), Timeout: time.Minute})
 				if err != nil {
 					t.Fatal(err)
 				}

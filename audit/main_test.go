@@ -46,7 +46,7 @@ func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	nonce := probe.NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []probe.Probe{p}, probe.Become{}, nonce), 10*time.Second)
+	res, err := (&shSession{root: root}).Exec(context.Background(), scriptFor(t, []probe.Probe{p}, probe.Become{}, nonce, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestBundleRefusesNodeShellWithoutShim(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nonce := probe.NewNonce()
-			res, err := (&shSession{env: tc.env}).Exec(context.Background(), bundleFor(t, nil, probe.Become{}, nonce), 10*time.Second)
+			res, err := (&shSession{env: tc.env}).Exec(context.Background(), scriptFor(t, nil, probe.Become{}, nonce, 10*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}

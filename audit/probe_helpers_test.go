@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
@@ -63,7 +64,7 @@ func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string
 	if shell != nil {
 		under = strings.Join(shell, " ")
 	}
-	res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), bundle, p[0].Timeout+5e9)
+	res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), Script{Bundle: bundle, Timeout: p[0].Timeout + 5e9})
 	if err != nil {
 		t.Fatalf("probe %s: %v", id, err)
 	}
@@ -130,6 +131,12 @@ func bundleFor(tb testing.TB, probes []probe.Probe, become probe.Become, nonce s
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// scriptFor is bundleFor as the run hands it to a session.
+func scriptFor(tb testing.TB, probes []probe.Probe, become probe.Become, nonce string, timeout time.Duration) Script {
+	tb.Helper()
+	return Script{Bundle: bundleFor(tb, probes, become, nonce), Timeout: timeout, RunMarker: probe.RunMarker(nonce)}
 }
 
 // runProbeUnder is runProbe with the session's shell, in whose subshells

@@ -40,7 +40,7 @@ type hostileSession struct {
 	name string
 }
 
-func (s *hostileSession) Exec(context.Context, []byte, time.Duration) (ExecResult, error) {
+func (s *hostileSession) Exec(context.Context, Script) (ExecResult, error) {
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
 	n := s.t.calls[s.name]

@@ -42,10 +42,22 @@ type Target struct {
 
 // Session runs one script on a node.
 type Session interface {
-	// Exec feeds script to /bin/sh -s on the node. The returned output is
-	// valid, possibly partial, even with an error.
-	Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error)
+	// Exec feeds the script's bundle to /bin/sh -s on the node. The
+	// returned output is valid, possibly partial, even with an error.
+	Exec(ctx context.Context, script Script) (ExecResult, error)
 	Close() error
+}
+
+// Script is one probe bundle for a session to run.
+type Script struct {
+	// Bundle is the program, fed on stdin.
+	Bundle []byte
+	// Timeout bounds the whole run.
+	Timeout time.Duration
+	// RunMarker is the value of shproc.RunMarkerEnv that the bundle gives
+	// its probes (probe.RunMarker): a transport that stops the run kills
+	// what carries it too, what left the bundle's session included.
+	RunMarker string
 }
 
 // ExecResult is the raw output of one script.
@@ -339,7 +351,7 @@ func execBundle(ctx context.Context, sess Session, probes []probe.Probe, become 
 	for _, p := range probes {
 		total += p.Timeout + 3*time.Second // the watchdog's tick and the framing
 	}
-	res, err := sess.Exec(ctx, bundle, total)
+	res, err := sess.Exec(ctx, Script{Bundle: bundle, Timeout: total, RunMarker: probe.RunMarker(nonce)})
 	return probe.ParseOutput(res.Stdout, nonce, probes), res, err
 }
 

@@ -235,22 +235,22 @@ func (t *replayTransport) Open(ctx context.Context, h Target) (Session, error) {
 // nonceHole stands for the nonce in recorded output.
 const nonceHole = "\x00nonce\x00"
 
-func (s *replaySession) Exec(ctx context.Context, script []byte, timeout time.Duration) (ExecResult, error) {
-	m := bundleNonce.FindSubmatch(script[:min(len(script), 4<<10)])
+func (s *replaySession) Exec(ctx context.Context, script Script) (ExecResult, error) {
+	m := bundleNonce.FindSubmatch(script.Bundle[:min(len(script.Bundle), 4<<10)])
 	if m == nil {
 		return ExecResult{}, fmt.Errorf("replay: %s was sent a script that is not a bundle", s.node)
 	}
 	nonce := m[1]
 	class := s.t.classOf[s.node]
-	k := replayKey{class: class, size: len(script)}
+	k := replayKey{class: class, size: len(script.Bundle)}
 	if s.t.live != nil {
-		return s.record(ctx, k, nonce, script, timeout)
+		return s.record(ctx, k, nonce, script)
 	}
 	s.t.mu.Lock()
 	run, ok := s.t.runs[k]
 	s.t.mu.Unlock()
 	if !ok {
-		return ExecResult{}, fmt.Errorf("replay: no recorded run of a %d-byte bundle for class %q", len(script), class)
+		return ExecResult{}, fmt.Errorf("replay: no recorded run of a %d-byte bundle for class %q", len(script.Bundle), class)
 	}
 	out := bytes.ReplaceAll(run.stdout, []byte(nonceHole), nonce)
 	if rep := s.t.rep[class]; s.node != rep {
@@ -260,16 +260,16 @@ func (s *replaySession) Exec(ctx context.Context, script []byte, timeout time.Du
 }
 
 // record runs script on the node's simulated root and keeps its output.
-func (s *replaySession) record(ctx context.Context, k replayKey, nonce, script []byte, timeout time.Duration) (ExecResult, error) {
+func (s *replaySession) record(ctx context.Context, k replayKey, nonce []byte, script Script) (ExecResult, error) {
 	sess, err := s.t.live.Open(ctx, Target{Name: s.node})
 	if err != nil {
 		return ExecResult{}, err
 	}
-	res, err := sess.Exec(ctx, script, timeout)
+	res, err := sess.Exec(ctx, script)
 	if err != nil || res.ExitCode != 0 {
 		return res, fmt.Errorf("record %s: exit %d: %v: %s", s.node, res.ExitCode, err, res.Stderr)
 	}
-	run := recordedRun{bundle: sha256.Sum256(bytes.ReplaceAll(script, nonce, []byte(nonceHole))), stdout: bytes.ReplaceAll(res.Stdout, nonce, []byte(nonceHole))}
+	run := recordedRun{bundle: sha256.Sum256(bytes.ReplaceAll(script.Bundle, nonce, []byte(nonceHole))), stdout: bytes.ReplaceAll(res.Stdout, nonce, []byte(nonceHole))}
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
 	if old, ok := s.t.runs[k]; ok && old.bundle != run.bundle {

@@ -62,7 +62,7 @@ func TestLoginEnvCannotSimulateRoot(t *testing.T) {
 			probes := []probe.Probe{p}
 			nonce := probe.NewNonce()
 			sess := &shSession{attr: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: login.UID, Gid: login.GID}}, env: tc.env(dir)}
-			res, err := sess.Exec(context.Background(), bundleFor(t, probes, probe.Become{Method: "sudo"}, nonce), time.Minute)
+			res, err := sess.Exec(context.Background(), scriptFor(t, probes, probe.Become{Method: "sudo"}, nonce, time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -154,7 +154,7 @@ func runUserProbe(t *testing.T, p probe.Probe, s nodesim.State) map[string]strin
 		t.Fatal(err)
 	}
 	nonce := probe.NewNonce()
-	res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, []probe.Probe{p}, probe.Become{}, nonce), p.Timeout+5e9)
+	res, err := (&shSession{root: root}).Exec(context.Background(), scriptFor(t, []probe.Probe{p}, probe.Become{}, nonce, p.Timeout+5e9))
 	if err != nil {
 		t.Fatalf("probe %s: %v", p.ID, err)
 	}
@@ -275,7 +275,7 @@ func TestLargeProbeRuns(t *testing.T) {
 				}
 				nonce := probe.NewNonce()
 				shell := append([]string{testtools.Find(t, sh[0])}, sh[1:]...)
-				res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), bundleFor(t, p, probe.Become{}, nonce), 30*time.Second)
+				res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), scriptFor(t, p, probe.Become{}, nonce, 30*time.Second))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -95,7 +95,7 @@ func TestWatchdogBoundsEachProbe(t *testing.T) {
 	for i, sh := range probeShells {
 		t.Run(strings.Join(sh, " "), func(t *testing.T) {
 			root, probes, nonce, shell, _ := hangThenQuick(t, sh, "1s", 700000000+i*1000)
-			res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), bundleFor(t, probes, probe.Become{}, nonce), time.Minute)
+			res, err := (&shSession{root: root, shell: shell}).Exec(context.Background(), scriptFor(t, probes, probe.Become{}, nonce, time.Minute))
 			if err != nil {
 				t.Fatalf("%v; stderr %s", err, res.Stderr)
 			}
@@ -201,7 +201,7 @@ func TestProbesWithoutSleep(t *testing.T) {
 			tc.tweak(t, root)
 			probes := []probe.Probe{quickProbe(t)}
 			nonce := probe.NewNonce()
-			res, err := (&shSession{root: root}).Exec(context.Background(), bundleFor(t, probes, probe.Become{}, nonce), time.Minute)
+			res, err := (&shSession{root: root}).Exec(context.Background(), scriptFor(t, probes, probe.Become{}, nonce, time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}

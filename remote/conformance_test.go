@@ -155,6 +155,36 @@ func runConformance(t *testing.T, dial func(t *testing.T) (remote.Dialer, remote
 		waitGone(t, c, pid)
 	})
 
+	// What the script left outside its process tree goes with it: a
+	// subshell's background subshell (an orphan of the script's session
+	// that never exec'd, so nothing but its session says whose it is) and
+	// a process that left the session (setsid) but carries the run's
+	// marker. Before, the kill script killed the script's tree alone, and
+	// only when the signal had not ended the session.
+	t.Run("timeout kills what left the tree", func(t *testing.T) {
+		t.Parallel()
+		c := connect(t)
+		marker := fmt.Sprintf("conf%d", time.Now().UnixNano())
+		script := "( (while :; do sleep 1; done) >/dev/null 2>&1 & echo $! )\n" +
+			"FLEET_AUDIT_RUN=" + marker + " setsid sh -c 'echo $$; exec sleep 300' &\n" +
+			"sleep 1\nexec sleep 60\n"
+		out, err := c.Run(t.Context(), remote.Script{Stdin: []byte(script), Timeout: 10 * time.Second, RunMarker: marker})
+		if !errors.Is(err, remote.ErrRunTimeout) {
+			t.Fatalf("error %v, want ErrRunTimeout (stdout %q, stderr %q)", err, out.Stdout, out.Stderr)
+		}
+		pids := strings.Fields(string(out.Stdout))
+		if len(pids) != 2 {
+			t.Fatalf("stdout %q (stderr %q), want the two pids", out.Stdout, out.Stderr)
+		}
+		for _, p := range pids {
+			pid, perr := strconv.Atoi(p)
+			if perr != nil {
+				t.Fatalf("stdout %q: %v", out.Stdout, perr)
+			}
+			waitGone(t, c, pid)
+		}
+	})
+
 	t.Run("context cancel", func(t *testing.T) {
 		t.Parallel()
 		c := connect(t)

@@ -124,14 +124,15 @@ func TestPIDSniffer(t *testing.T) {
 		want   string
 		pid    *remotePID
 	}{
-		{"marker first", []string{"fleet-audit-pid 42 1234\nerr\n"}, "err\n", &remotePID{42, 1234}},
-		{"marker split", []string{"fleet-audit-p", "id 42 12", "34\nrest"}, "rest", &remotePID{42, 1234}},
-		{"after login noise", []string{"bashrc says hi\n", "fleet-audit-pid 7 9\n"}, "bashrc says hi\n", &remotePID{7, 9}},
+		{"marker first", []string{"fleet-audit-pid 42 1234 40\nerr\n"}, "err\n", &remotePID{42, 1234, 40}},
+		{"marker split", []string{"fleet-audit-p", "id 42 12", "34 4", "0\nrest"}, "rest", &remotePID{42, 1234, 40}},
+		{"after login noise", []string{"bashrc says hi\n", "fleet-audit-pid 7 9 7\n"}, "bashrc says hi\n", &remotePID{7, 9, 7}},
 		{"no marker", []string{"just errors\n", "partial"}, "just errors\npartial", nil},
-		{"not digits", []string{"fleet-audit-pid 1;rm 2\n"}, "fleet-audit-pid 1;rm 2\n", nil},
-		{"only the first marker", []string{"fleet-audit-pid 1 2\nfleet-audit-pid 3 4\n"}, "fleet-audit-pid 3 4\n", &remotePID{1, 2}},
-		{"gives up after the scan limit", []string{strings.Repeat("x", maxPIDScan+1), "\nfleet-audit-pid 1 2\n"},
-			strings.Repeat("x", maxPIDScan+1) + "\nfleet-audit-pid 1 2\n", nil},
+		{"not digits", []string{"fleet-audit-pid 1;rm 2 3\n"}, "fleet-audit-pid 1;rm 2 3\n", nil},
+		{"no session", []string{"fleet-audit-pid 1 2\n"}, "fleet-audit-pid 1 2\n", nil},
+		{"only the first marker", []string{"fleet-audit-pid 1 2 1\nfleet-audit-pid 3 4 3\n"}, "fleet-audit-pid 3 4 3\n", &remotePID{1, 2, 1}},
+		{"gives up after the scan limit", []string{strings.Repeat("x", maxPIDScan+1), "\nfleet-audit-pid 1 2 1\n"},
+			strings.Repeat("x", maxPIDScan+1) + "\nfleet-audit-pid 1 2 1\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fleet-audit/fleet-audit/internal/shproc"
 )
 
 // localWaitDelay bounds how long a finished shell's background children may
@@ -51,7 +55,7 @@ func (c *localConn) Run(ctx context.Context, s Script) (Output, error) {
 		return Output{ExitCode: -1}, fmt.Errorf("local %s: %w: connection already closed", c.name, ErrConnectionLost)
 	default:
 	}
-	out, err := supervise(ctx, s, &localExec{env: c.dialer.Env, dir: c.dialer.Dir})
+	out, err := supervise(ctx, s, &localExec{env: c.dialer.Env, dir: c.dialer.Dir, marker: s.RunMarker})
 	if err != nil {
 		return out, fmt.Errorf("local %s: %w", c.name, err)
 	}
@@ -63,11 +67,15 @@ func (c *localConn) Close() error {
 	return nil
 }
 
-// localExec is one /bin/sh process in its own process group, so that kill
-// reaches everything the script started, not just the shell.
+// localExec is one /bin/sh process in a session of its own, as sshd starts
+// one (OpenSSH session.c, do_exec_no_pty: setsid in the child): its
+// process group then holds everything the script started but what
+// exec'd setsid(1) or setpgid, and kill reaches the group, then what
+// carries the run's marker.
 type localExec struct {
-	env []string
-	dir string
+	env    []string
+	dir    string
+	marker string // Script.RunMarker
 
 	mu     sync.Mutex
 	pgid   int // 0 until started
@@ -81,7 +89,7 @@ func (e *localExec) run(stdin []byte, stdout, stderr io.Writer) (int, error) {
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.WaitDelay = localWaitDelay
 
 	// Start under the lock so a concurrent kill either sees the group or
@@ -102,6 +110,7 @@ func (e *localExec) run(stdin []byte, stdout, stderr io.Writer) (int, error) {
 	// Background children that outlived the shell are part of the probe;
 	// none of them may keep running after Run returns.
 	_ = syscall.Kill(-e.pgid, syscall.SIGKILL)
+	sweepMarked(e.marker)
 
 	if cmd.ProcessState == nil {
 		return -1, fmt.Errorf("wait for /bin/sh: %w", waitErr)
@@ -122,6 +131,37 @@ func (e *localExec) kill() {
 	e.killed = true
 	if e.pgid != 0 {
 		_ = syscall.Kill(-e.pgid, syscall.SIGKILL)
+		sweepMarked(e.marker)
+	}
+}
+
+// sweepMarked kills every process whose environment holds
+// shproc.RunMarkerEnv=marker, as the kill script's fa_sweep does on a node:
+// what a script started under setsid(1) is in no group of ours. Processes
+// forked while the list is read are found in the next of three rounds.
+func sweepMarked(marker string) {
+	if marker == "" {
+		return
+	}
+	want := []byte("\x00" + shproc.RunMarkerEnv + "=" + marker + "\x00")
+	for range 3 {
+		found := false
+		entries, _ := os.ReadDir("/proc")
+		for _, ent := range entries {
+			pid, err := strconv.Atoi(ent.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + ent.Name() + "/environ")
+			if err != nil || !bytes.Contains(append([]byte{0}, env...), want) {
+				continue
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			found = true
+		}
+		if !found {
+			return
+		}
 	}
 }
 

@@ -121,6 +121,12 @@ type Script struct {
 	// session closed and Run returns ErrOutputTruncated with the first
 	// MaxOutput bytes. Zero means DefaultMaxOutput.
 	MaxOutput int64
+	// RunMarker, when set, is the value of shproc.RunMarkerEnv that the
+	// script gives the processes it starts (letters and digits only). A
+	// stopped run then also kills every process whose environment holds
+	// it, which reaches what left the script's process tree and session
+	// (setsid). Empty: only the tree and the session are killed.
+	RunMarker string
 }
 
 // DefaultMaxOutput bounds what one node's run may print.

@@ -541,7 +541,7 @@ func (c *sshConn) Run(ctx context.Context, s Script) (Output, error) {
 		return Output{ExitCode: -1}, fmt.Errorf("%s: %w: connection already closed", c.where, ErrConnectionLost)
 	default:
 	}
-	out, err := supervise(ctx, s, newSSHExec(c))
+	out, err := supervise(ctx, s, newSSHExec(c, s.RunMarker))
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", c.where, err)
 	}
@@ -665,8 +665,9 @@ func (c *sshConn) keepAlive(interval time.Duration, countMax int) {
 
 // sshExec is one session running the script.
 type sshExec struct {
-	conn  *sshConn
-	ended chan struct{} // closed when run returns
+	conn   *sshConn
+	ended  chan struct{} // closed when run returns
+	marker string        // Script.RunMarker
 
 	mu      sync.Mutex
 	session *ssh.Session
@@ -674,8 +675,8 @@ type sshExec struct {
 	pid     *remotePID // reported by the prelude, if it ran
 }
 
-func newSSHExec(c *sshConn) *sshExec {
-	return &sshExec{conn: c, ended: make(chan struct{})}
+func newSSHExec(c *sshConn, marker string) *sshExec {
+	return &sshExec{conn: c, ended: make(chan struct{}), marker: marker}
 }
 
 func (e *sshExec) run(stdin []byte, stdout, stderr io.Writer) (int, error) {
@@ -750,13 +751,15 @@ func (e *sshExec) kill() {
 	}
 	// Signal first: once the channel is closed the request cannot be sent.
 	_ = sess.Signal(ssh.SIGKILL)
-	if !await(e.ended, signalGrace) {
-		e.mu.Lock()
-		pid := e.pid
-		e.mu.Unlock()
-		if pid != nil {
-			e.killTree(*pid)
-		}
+	// Even a signal that ended the shell ended only the shell (sshd sends
+	// it to the session's process: OpenSSH session.c, session_signal_req),
+	// so the kill script runs either way, for what the shell left.
+	await(e.ended, signalGrace)
+	e.mu.Lock()
+	pid := e.pid
+	e.mu.Unlock()
+	if pid != nil {
+		e.killTree(*pid)
 	}
 	_ = sess.Close()
 }

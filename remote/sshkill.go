@@ -14,30 +14,42 @@ import (
 )
 
 // OpenSSH ignores the "signal" channel request for root logins (it logs
-// "session signalling requires privilege separation"), and closing the
-// channel does not stop a process that is not writing. fleet-audit usually
-// logs in as root, so a timed-out probe would otherwise keep running on the
-// node. To stop it anyway every SSH script reports its own pid, and a killed
-// run that does not end promptly gets a second session that kills that
-// process tree.
+// "session signalling requires privilege separation"), sends it to the
+// session's shell alone otherwise, and closing the channel does not stop a
+// process that is not writing. fleet-audit usually logs in as root, so a
+// timed-out probe would otherwise keep running on the node. To stop it
+// anyway every SSH script reports its own pid, start time and session, and
+// a killed run gets a second session that kills that process tree, the
+// session's orphans and the processes carrying the run's marker.
 
 // pidPrelude is prepended to the script's first line, not on a line of its
 // own, so line numbers in the script's error messages stay right. It prints
-// the shell's pid and start time (field 22 of /proc/PID/stat, which tells a
-// reused pid apart) to stderr, and leaves no variable or positional
-// parameter behind. Without /proc it prints nothing and only the signal is
-// tried.
-const pidPrelude = `IFS= read -r __fa_s 2>/dev/null </proc/$$/stat && { __fa_s=${__fa_s##*) }; set -- $__fa_s; printf 'fleet-audit-pid %s %s\n' "$$" "${20}" >&2; set --; }; unset __fa_s; `
+// the shell's pid, start time (field 22 of /proc/PID/stat, which tells a
+// reused pid apart) and session (field 6) to stderr, and leaves no variable
+// or positional parameter behind. Without /proc it prints nothing and only
+// the signal is tried.
+const pidPrelude = `IFS= read -r __fa_s 2>/dev/null </proc/$$/stat && { __fa_s=${__fa_s##*) }; set -- $__fa_s; printf 'fleet-audit-pid %s %s %s\n' "$$" "${20}" "$4" >&2; set --; }; unset __fa_s; `
 
 // pidMarker matches the prelude's line; digits only, so nothing a node
 // prints can reach the kill script as anything but a number.
-var pidMarker = regexp.MustCompile(`^fleet-audit-pid ([0-9]{1,10}) ([0-9]{1,20})\n$`)
+var pidMarker = regexp.MustCompile(`^fleet-audit-pid ([0-9]{1,10}) ([0-9]{1,20}) ([0-9]{1,10})\n$`)
+
+// runMarkerShape is what Script.RunMarker may hold: it is spliced into the
+// kill script.
+var runMarkerShape = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
 
 // killTreeScript kills a process and all its descendants (shproc.TreeFuncs),
-// if the process still has the recorded start time.
-const killTreeScript = shproc.TreeFuncs + `if fa_stat %[1]d && [ "$fa_start" = %[2]d ]; then
+// if the process still has the recorded start time; then the orphans its
+// session holds that are no older than it (shproc.OrphanFunc: what it left
+// outside its tree without exec'ing setsid), and, given a run marker
+// (%[4]s, or empty), every process whose environment carries it
+// (shproc.SweepFunc: what left the session).
+// The functions are not part of the format: they hold % of their own.
+const killTreeScript = `if fa_stat %[1]d && [ "$fa_start" = %[2]d ]; then
 	fa_kill %[1]d
 fi
+fa_orphans %[3]d %[2]d
+[ -z "%[4]s" ] || fa_sweep "%[4]s"
 `
 
 const (
@@ -60,6 +72,7 @@ func withPIDPrelude(script []byte) []byte {
 type remotePID struct {
 	pid   int
 	start uint64
+	sid   int
 }
 
 // pidSniffer passes stderr through to dst, minus the prelude's line, and
@@ -91,8 +104,9 @@ func (s *pidSniffer) Write(p []byte) (int, error) {
 		if m := pidMarker.FindSubmatch(line); m != nil {
 			pid, perr := strconv.Atoi(string(m[1]))
 			start, serr := strconv.ParseUint(string(m[2]), 10, 64)
-			if perr == nil && serr == nil {
-				s.found(remotePID{pid: pid, start: start})
+			sid, iderr := strconv.Atoi(string(m[3]))
+			if perr == nil && serr == nil && iderr == nil {
+				s.found(remotePID{pid: pid, start: start, sid: sid})
 			}
 			s.done = true
 			return len(p), s.flushLocked()
@@ -127,16 +141,25 @@ func (s *pidSniffer) flushLocked() error {
 }
 
 // killTree runs killTreeScript for p in a session of its own, bounded by
-// killScriptTimeout. Failures are ignored: this is the fallback after the
-// signal, and the caller reports the timeout either way.
+// killScriptTimeout, opening the session included (a stuck connection
+// would hold NewSession; abandon closes it). Failures are ignored: this
+// follows the signal, and the caller reports the timeout either way.
 func (e *sshExec) killTree(p remotePID) {
-	sess, err := e.conn.client.NewSession()
-	if err != nil {
-		return
+	marker := e.marker
+	if !runMarkerShape.MatchString(marker) {
+		marker = ""
 	}
-	defer sess.Close()
-	sess.Stdin = strings.NewReader(fmt.Sprintf(killTreeScript, p.pid, p.start))
+	script := shproc.TreeFuncs + shproc.OrphanFunc + shproc.SweepFunc + fmt.Sprintf(killTreeScript, p.pid, p.start, p.sid, marker)
 	done := make(chan error, 1)
-	go func() { done <- sess.Run(remoteCommand) }()
+	go func() {
+		sess, err := e.conn.client.NewSession()
+		if err != nil {
+			done <- err
+			return
+		}
+		defer sess.Close()
+		sess.Stdin = strings.NewReader(script)
+		done <- sess.Run(remoteCommand)
+	}()
 	await(done, killScriptTimeout)
 }

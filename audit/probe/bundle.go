@@ -81,8 +81,8 @@ fa_probe_env() {
 // is sudo_pid or cmnd_pid). So the login side's watchdog, which can kill
 // none of root's processes, would leave the probe's children running with
 // the channel open, and the remote package's kill script, which runs as
-// the login user, cannot stop them either. This supervisor stops it from the root side instead: a watchdog
-// kills the probe's whole process tree when the probe's timeout passes or
+// the login user, cannot stop them either. This supervisor stops it from
+// the root side instead: a watchdog kills the probe's whole process tree when the probe's timeout passes or
 // when the bundle shell that started it is gone (the session was killed:
 // node timeout or Ctrl-C), so no root process outlives the run and keeps the
 // channel open. Arguments: timeout seconds, the bundle shell's pid and its
@@ -90,10 +90,13 @@ fa_probe_env() {
 // without /proc), and the run's marker (shproc.RunMarkerEnv); the probe text
 // comes on stdin. The probe runs in a subshell of this one, as the login
 // user's probes run in the bundle's: its text is never an exec argument,
-// whatever its size. A killed probe exits 137, which the parser reads as a
-// timeout; what it left outside its tree (setsid, nohup) is then swept at
-// once, and otherwise by the bundle's one root sweep at its end
-// (fa_sweep_all). The probe's $$ is this shell's pid, so a probe's kill $$
+// whatever its size. sudo starts it with the marker in its environment,
+// so every process forked from it carries the marker too, a subshell that
+// never execs included (/proc/PID/environ is the environment at exec,
+// which a fork copies). A killed probe exits 137, which the parser reads as
+// a timeout; what it left outside its tree (setsid, nohup, a subshell's
+// background subshell) is then swept at once, this shell excepted, and
+// otherwise by the bundle's one root sweep at its end (fa_sweep_all). The probe's $$ is this shell's pid, so a probe's kill $$
 // would end its own supervisor and leave it unbounded: TERM is trapped here
 // (a trap with an action is reset to the default in the probe's subshell,
 // POSIX 2.11 Signals and Error Handling, so the probe itself is unchanged),
@@ -132,7 +135,7 @@ while :; do
 	[ -n "$fa_sig" ] || break
 done
 kill "$fa_d" 2>/dev/null
-[ "$fa_rc" != 137 ] || fa_sweep "$fa_m"
+[ "$fa_rc" != 137 ] || fa_sweep "$fa_m" "$$"
 exit "$fa_rc"
 `
 
@@ -319,11 +322,13 @@ if [ -n "${FLEET_AUDIT_ROOT:-}" ] && [ -r "$FLEET_AUDIT_ROOT/lib/fa-procfs.so" ]
 	exit 125
 fi
 # This shell's identity, which the watchdogs (the login user's and the root
-# side's) watch to stop the probe when the session is killed.
-fa_self=$$ fa_self_start=
+# side's) watch to stop the probe when the session is killed, and its
+# session, whose orphans fa_sweep_all kills.
+fa_self=$$ fa_self_start= fa_self_sid=
 if IFS= read -r fa_s 2>/dev/null </proc/$$/stat; then
 	fa_s=${fa_s##*) }
 	set -- $fa_s
+	fa_self_sid=$4
 	fa_self_start=${20}
 	set --
 fi
@@ -337,7 +342,7 @@ if command -v sleep >/dev/null 2>&1; then fa_bound=watchdog; fi
 # id(1) itself, once.
 fa_uid=$(id -u)
 export fa_uid
-` + shproc.TreeFuncs + shproc.SweepFunc + aliveFunc + reapFunc + tickerFunc + sudoCheck + `fa_sudo=not_requested
+` + shproc.TreeFuncs + shproc.SweepFunc + shproc.OrphanFunc + aliveFunc + reapFunc + tickerFunc + sudoCheck + `fa_sudo=not_requested
 if [ "$fa_become" = sudo ]; then
 	if [ "$fa_uid" = 0 ]; then fa_sudo=root
 	elif ! command -v sudo >/dev/null 2>&1; then fa_sudo=absent
@@ -361,10 +366,13 @@ echo "meta.timeout=$fa_bound"
 echo "@@FA:$fa_n:end:_meta:0"
 # fa_sweep_all kills what the probes left outside their trees, the login
 # user's and, when a root probe ran through sudo, root's (one sudo for the
-# whole bundle rather than a sweep per root probe).
+# whole bundle rather than a sweep per root probe). The login user's
+# subshells that never exec'd carry no marker: they are the session's
+# orphans. Root's all carry it, the supervisor having been started with it.
 fa_root_ran= fa_swsup=` + shquote.Quote(shproc.SweepFunc+`fa_sweep "$1"`) + `
 fa_sweep_all() {
 	fa_sweep "$fa_m"
+	[ -z "$fa_self_sid" ] || fa_orphans "$fa_self_sid" "$fa_self_start"
 	if [ -n "$fa_root_ran" ] && [ "$fa_sudo" = ok ]; then
 		sudo -n $fa_sudo_as env "PATH=$fa_root_path" /bin/sh -c "$fa_swsup" fa_sweep "$fa_m" </dev/null >/dev/null 2>&1 9>&-
 	fi
@@ -384,7 +392,7 @@ fa_run() {
 	echo "@@FA:$fa_n:begin:$fa_id"
 	if [ "$fa_root" = 1 ] && [ "$fa_sudo" = ok ]; then
 		fa_root_ran=1
-		{ printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" fa_uid= \
+		{ printf '%s\n' "$fa_p" | sudo -n $fa_sudo_as env "FLEET_AUDIT_ROOT=${FLEET_AUDIT_ROOT:-}" "PATH=$fa_root_path" fa_uid= "` + shproc.RunMarkerEnv + `=$fa_m" \
 			/bin/sh -c "$fa_sup" fa_sup "$fa_t" "$fa_self" "$fa_self_start" "$fa_m"; } 9>&-
 		fa_rc=$?
 	else
@@ -455,7 +463,7 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 	// for every node of the fleet.
 	var b bytes.Buffer
 	b.Grow(size)
-	fmt.Fprintf(&b, "fa_n=%s\nfa_m=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, runMarker(nonce), method, sudoAs, bundleSimKey())
+	fmt.Fprintf(&b, "fa_n=%s\nfa_m=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, RunMarker(nonce), method, sudoAs, bundleSimKey())
 	b.WriteString(bundlePrelude)
 	b.WriteString(bundleOpen)
 	for i, p := range probes {
@@ -486,10 +494,10 @@ func quotedProbe(lib, script string) string {
 	return q
 }
 
-// runMarker is the value of shproc.RunMarkerEnv for the bundle framed by
+// RunMarker is the value of shproc.RunMarkerEnv for the bundle framed by
 // nonce: a probe sees it, so it is derived one way from the nonce, which a
 // probe must never learn (it could forge another probe's section).
-func runMarker(nonce string) string {
+func RunMarker(nonce string) string {
 	sum := sha256.Sum256([]byte("fleet-audit run marker\x00" + nonce))
 	return hex.EncodeToString(sum[:8])
 }

@@ -199,7 +199,10 @@ func (s *session) exec(command string) {
 	s.run(command, in, func(stdout, stderr []byte, status int) { r.record(k, nonce, stdout, stderr, status) })
 }
 
-// run runs command in its own process group. With stdin nil the client's
+// run runs command in a session of its own, as sshd does (OpenSSH
+// session.c, do_exec_no_pty: setsid in the child), which is also its own
+// process group: the probe bundle kills the orphans of that session, and
+// must never meet the test's. With stdin nil the client's
 // stream is copied in as it comes; otherwise stdin is the script, already
 // read. done, when set, gets the output and exit status of a command that
 // exited (not one killed by a signal).
@@ -214,7 +217,7 @@ func (s *session) run(command string, stdin []byte, done func(stdout, stderr []b
 		cmd.Stdout = io.MultiWriter(s.ch, &stdout)
 		cmd.Stderr = io.MultiWriter(s.ch.Stderr(), &stderr)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var pipe io.WriteCloser
 	var err error
 	if stdin != nil {

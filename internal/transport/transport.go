@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"maps"
 	"sync"
-	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
@@ -131,8 +130,8 @@ type session struct {
 	maxOutput int64
 }
 
-func (s *session) Exec(ctx context.Context, script []byte, timeout time.Duration) (audit.ExecResult, error) {
-	out, err := s.conn.Run(ctx, remote.Script{Stdin: script, Timeout: timeout, MaxOutput: s.maxOutput})
+func (s *session) Exec(ctx context.Context, script audit.Script) (audit.ExecResult, error) {
+	out, err := s.conn.Run(ctx, remote.Script{Stdin: script.Bundle, Timeout: script.Timeout, MaxOutput: s.maxOutput, RunMarker: script.RunMarker})
 	res := audit.ExecResult{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode}
 	if err != nil {
 		return res, Classify(err)
