@@ -57,7 +57,7 @@ type htmlView struct {
 	AllowUnreachable bool
 	Interrupted      bool
 	NodeCount        int
-	Audited, NotAud  int
+	Fleet            string
 	RanAt, RanAtISO  string
 	RunTime          string
 	Decision         htmlDecision
@@ -327,7 +327,7 @@ func htmlVerdict(r *result.Report) htmlView {
 			}
 		}
 	}
-	v.Audited, v.NotAud = counts(r)
+	v.Fleet = fleetLine(r)
 	if !r.StartedAt.IsZero() {
 		v.RanAtISO = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
 	}

@@ -54,7 +54,6 @@ func mdHeader(p func(string, ...any), r *result.Report, d Decision) {
 	} else {
 		p("# fleet-audit report\n\n")
 	}
-	audited, notAudited := counts(r)
 	gate := "**Gate: passed**"
 	if !r.Gate.Passed {
 		gate = fmt.Sprintf("**Gate: FAILED (exit %d)**", r.Gate.ExitCode)
@@ -62,7 +61,7 @@ func mdHeader(p func(string, ...any), r *result.Report, d Decision) {
 			gate += ": " + mdText(strings.Join(r.Gate.Reasons, "; "))
 		}
 	}
-	line := []string{fmt.Sprintf("**%s %s** · %s", d.Tone.Mark(), d.Headline, gate), fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)}
+	line := []string{fmt.Sprintf("**%s %s** · %s", d.Tone.Mark(), d.Headline, gate), fleetLine(r)}
 	if r.TargetVersion != "" {
 		line = append(line, "target "+mdCode(r.TargetVersion, false))
 	}

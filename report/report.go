@@ -269,17 +269,35 @@ func clusterFacts(c *result.Cluster) []string { return slices.Sorted(maps.Keys(c
 // exists so that a forgotten severity never reads as harmless.
 var severityOrder = []result.Severity{result.SeverityCritical, result.SeverityUnknown, result.SeverityWarning, result.SeverityInfo}
 
-// counts says how many nodes delivered facts. Partial statuses
-// (probe_timeout and the like) count as audited: their facts were judged.
-func counts(r *result.Report) (audited, notAudited int) {
+// fleetLine counts the nodes by how far they were audited, e.g. "6 nodes:
+// 4 audited, 1 partly audited, 1 not audited". Audited is ok alone: a node
+// whose facts were judged in part (partial, probe_timeout, a sudo that
+// failed) is one the decision lists as not covered, and the header must
+// not call it audited above that list. The partly and not-applicable
+// counts are shown when there are any.
+func fleetLine(r *result.Report) string {
+	var audited, partly, none, notApplicable int
 	for _, n := range r.Nodes {
-		if n.Status.HasFacts() {
+		switch {
+		case n.Status == result.StatusOK:
 			audited++
-		} else {
-			notAudited++
+		case n.Status == result.StatusNotApplicable:
+			notApplicable++
+		case n.Status.HasFacts():
+			partly++
+		default:
+			none++
 		}
 	}
-	return audited, notAudited
+	parts := []string{fmt.Sprintf("%d audited", audited)}
+	if partly > 0 {
+		parts = append(parts, fmt.Sprintf("%d partly audited", partly))
+	}
+	parts = append(parts, fmt.Sprintf("%d not audited", none))
+	if notApplicable > 0 {
+		parts = append(parts, fmt.Sprintf("%d not applicable", notApplicable))
+	}
+	return result.Count(len(r.Nodes), "node") + ": " + strings.Join(parts, ", ")
 }
 
 // Verdict is the gate in one line, e.g. "FAILED (exit 1): 3 critical findings".

@@ -110,8 +110,7 @@ func (p *termPrinter) header(r *result.Report) {
 		first = append(first, at)
 	}
 	p.line(strings.Join(first, " · "))
-	audited, notAudited := counts(r)
-	fleet := fmt.Sprintf("%s: %d audited, %d not audited", result.Count(len(r.Nodes), "node"), audited, notAudited)
+	fleet := fleetLine(r)
 	if r.Interrupted {
 		fleet += " · " + p.paint(sgrRed, "INTERRUPTED")
 	}

@@ -366,7 +366,7 @@ func TestProbeFailuresAreVisible(t *testing.T) {
 		want   []string
 		absent []string
 	}{
-		{"terminal", Options{Width: 120}, []string{"9 nodes: 9 audited, 0 not audited · 1 probe not ok on 1 node (-v lists them)", "cluster-a-worker-1  probe_failed  probe site (exit 126) failed"},
+		{"terminal", Options{Width: 120}, []string{"9 nodes: 8 audited, 1 partly audited, 0 not audited · 1 probe not ok on 1 node (-v lists them)", "cluster-a-worker-1  probe_failed  probe site (exit 126) failed"},
 			[]string{"Probes not ok"}},
 		{"terminal", Options{Width: 120, Verbose: true}, []string{"1 probe not ok on 1 node\n", "Probes not ok (1)", "cluster-a-worker-1  site  failed  126"}, nil},
 		{"markdown", Options{}, []string{"`probe_failed`", "probe `site`: failed (exit 126)"}, nil},
