@@ -100,3 +100,40 @@ func TestJudgeUniformOnUnreadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipNamesTheFailedClusterView: a node check reading a fact of the
+// cluster view is skipped when the view gave none, and its detail says
+// why. Before, it read "k8s.kubeproxy.pod.ready not collected", the same
+// as a probe that never ran, although the cluster view had failed.
+func TestSkipNamesTheFailedClusterView(t *testing.T) {
+	nodes := []result.Node{{Name: "a", Status: result.StatusOK, Facts: map[string]string{"host.swap": "off"}}}
+	c := Check{ID: "x", Scope: "node", When: []Condition{{Fact: "host.swap", Op: "eq", Value: "off"}, {Fact: "k8s.kubeproxy.pod.ready", Op: "eq", Value: "false"}}}
+	own := Check{ID: "y", Scope: "node", When: []Condition{{Fact: "module.br_netfilter", Op: "eq", Value: "absent"}}}
+	tests := []struct {
+		name    string
+		cluster *result.Cluster
+		want    string
+	}{
+		{"failed", &result.Cluster{Status: result.ClusterFailed, Message: "no server answered: a: timeout"},
+			"k8s.kubeproxy.pod.ready not collected: the cluster view failed: no server answered: a: timeout"},
+		{"no server", &result.Cluster{Status: result.ClusterNoServer, Message: "no node has the server role"},
+			"k8s.kubeproxy.pod.ready not collected: no server to ask for the cluster view: no node has the server role"},
+		{"not run", nil, "k8s.kubeproxy.pod.ready not collected: the cluster probes did not run"},
+		// The view answered and has nothing for this node: nothing failed.
+		{"ok", &result.Cluster{Status: result.ClusterOK, Facts: map[string]string{"cluster.api": "ok"}}, "k8s.kubeproxy.pod.ready not collected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, r := range Judge(nodes, tt.cluster, []Check{c, own}, nil) {
+				want := tt.want
+				if r.Check == "y" {
+					// A node fact's own skip is not the cluster view's.
+					want = "module.br_netfilter not collected"
+				}
+				if r.Outcome != result.OutcomeSkip || r.Detail != want {
+					t.Errorf("%s: %s %q, want skip %q", r.Check, r.Outcome, r.Detail, want)
+				}
+			}
+		})
+	}
+}

@@ -66,6 +66,11 @@ func Judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals
 				r.Outcome = result.OutcomeFail // selected; JudgeUniform decides
 			default:
 				r.Outcome, r.Detail = c.Evaluate(view)
+				if r.Outcome == result.OutcomeSkip {
+					if f := c.missingClusterFact(view); f != "" && (cluster == nil || cluster.Status != result.ClusterOK) {
+						r.Detail = f + " not collected: " + clusterViewWhy(cluster)
+					}
+				}
 			}
 			if c.Uniform != "" && r.Outcome == result.OutcomeFail {
 				v, ok := n.Facts[c.Uniform]
@@ -155,6 +160,31 @@ func MajorityOf(count map[string]int) (majority string, tie bool) {
 		}
 	}
 	return majority, tie
+}
+
+// missingClusterFact names the first fact from the cluster view (its own or
+// a node's) that a condition reads and view lacks, or "".
+func (c Check) missingClusterFact(view map[string]string) string {
+	for _, cond := range c.When {
+		for _, f := range []string{cond.Fact, cond.Ref, cond.Peers} {
+			if _, ok := view[f]; f != "" && !ok && probe.FromClusterView(f) {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// clusterViewWhy says why the cluster view gave no facts, e.g. "the
+// cluster view failed: no server answered: ...".
+func clusterViewWhy(c *result.Cluster) string {
+	switch {
+	case c == nil:
+		return clusterWhy(c)
+	case c.Status == result.ClusterNoServer:
+		return "no server to ask for the cluster view: " + clusterWhy(c)
+	}
+	return "the cluster view failed: " + clusterWhy(c)
 }
 
 func clusterWhy(c *result.Cluster) string {

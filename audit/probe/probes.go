@@ -41,9 +41,23 @@ const (
 	// audited node's facts.
 	ScopeNode = "node"
 	// ScopeCluster probes run once, through one server's kubectl; their
-	// facts start with "cluster.", and ScopeCluster checks judge those.
+	// facts start with ClusterFactPrefix, and ScopeCluster checks judge
+	// those.
 	ScopeCluster = "cluster"
 )
+
+// Prefixes of the facts the cluster view gives: its own, and those it
+// reports for each node (node_facts), which are joined to that node's.
+const (
+	ClusterFactPrefix = "cluster."
+	NodeFactPrefix    = "k8s."
+)
+
+// FromClusterView says whether fact comes from the cluster view, so that
+// a check reading it is not judged when the view failed.
+func FromClusterView(fact string) bool {
+	return strings.HasPrefix(fact, ClusterFactPrefix) || strings.HasPrefix(fact, NodeFactPrefix)
+}
 
 // Probe is one read-only POSIX sh script and its metadata, parsed from the
 // script's comment header. Probes are immutable once loaded.
@@ -175,12 +189,12 @@ func ParseProbe(name, text string) (Probe, error) {
 		return Probe{}, fmt.Errorf("%s: node_facts: only a probe with scope: cluster reports facts for other nodes", name)
 	}
 	for _, f := range p.Facts {
-		if (p.Scope == ScopeCluster) != strings.HasPrefix(f, "cluster.") {
+		if (p.Scope == ScopeCluster) != strings.HasPrefix(f, ClusterFactPrefix) {
 			return Probe{}, fmt.Errorf("%s: fact key %q: cluster probes name their facts cluster.*, and only they do", name, f)
 		}
 	}
 	for _, f := range p.NodeFacts {
-		if !strings.HasPrefix(f, "k8s.") {
+		if !strings.HasPrefix(f, NodeFactPrefix) {
 			//lint:ignore ST1005 the final dot is the prefix k8s., not punctuation
 			return Probe{}, fmt.Errorf("%s: node_facts key %q: want a name starting with k8s.", name, f)
 		}
