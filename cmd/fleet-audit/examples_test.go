@@ -417,8 +417,17 @@ func positionals(argv []string) []string {
 // verifyUnits has systemd itself load the example units: `systemd-analyze
 // verify` reports unknown keys and bad values (systemd-analyze(1)), on
 // stderr and, for some, with exit status 0, so any output fails. It checks
-// that ExecStart's program exists, so the copies run this test binary.
+// that ExecStart's program exists, so the copies run this test binary in
+// place of the one the packages install, which ExecStart must name.
 func verifyUnits(t *testing.T, ci string) {
+	installed := packagedBinary(t, filepath.Join(ci, "..", ".."))
+	service, err := os.ReadFile(filepath.Join(ci, "fleet-audit.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(service, []byte("\nExecStart="+installed+" ")) {
+		t.Errorf("fleet-audit.service's ExecStart does not run %s, where the .deb and .rpm install fleet-audit (nfpm.yaml)", installed)
+	}
 	analyze := testtools.Find(t, "systemd-analyze")
 	self, err := os.Executable()
 	if err != nil {
@@ -431,7 +440,7 @@ func verifyUnits(t *testing.T, ci string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b = bytes.ReplaceAll(b, []byte("ExecStart=/usr/local/bin/fleet-audit "), []byte("ExecStart="+self+" "))
+		b = bytes.ReplaceAll(b, []byte("ExecStart="+installed+" "), []byte("ExecStart="+self+" "))
 		units = append(units, filepath.Join(dir, name))
 		if err := os.WriteFile(units[len(units)-1], b, 0o644); err != nil {
 			t.Fatal(err)
@@ -441,6 +450,23 @@ func verifyUnits(t *testing.T, ci string) {
 	if err != nil || len(out) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
+}
+
+// packagedBinary is where the .deb and .rpm install the binary: the dst of
+// nfpm.yaml's content whose src is the build's ${BINARY}.
+func packagedBinary(t *testing.T, repo string) string {
+	t.Helper()
+	var cfg struct {
+		Contents []struct{ Src, Dst string } `yaml:"contents"`
+	}
+	readYAML(t, filepath.Join(repo, "nfpm.yaml"), &cfg)
+	for _, c := range cfg.Contents {
+		if c.Src == "${BINARY}" {
+			return c.Dst
+		}
+	}
+	t.Fatal("nfpm.yaml: no content installs ${BINARY}")
+	return ""
 }
 
 func first(values []string) string {
