@@ -75,9 +75,14 @@ bench:
 # or rpmbuild. The SBOM is CycloneDX, one per binary: cyclonedx-gomod's bin
 # mode reads the modules the go command recorded in that binary (go version
 # -m), so it lists what was linked for that target and needs no git
-# history, which its app mode does (it fails in a git worktree). The SPDX
-# module on offer (github/go-spdx) parses licence expressions and writes no
-# SBOM.
+# history, which its app mode does (it fails in a git worktree). -std lists
+# the Go standard library linked in, -licenses each module's licence as
+# detected from its source in the module cache (reported as evidence: a
+# detection, not an assertion). fleet-audit itself and std are not in the
+# cache, so they carry none; the tarballs and packages carry LICENSE. The
+# SPDX module on offer (github/go-spdx) parses licence expressions and
+# writes no SBOM. Each tarball also carries the man page and completions
+# under share/, laid out as under /usr/local/share.
 NFPM      ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.48.0
 CYCLONEDX ?= $(GO) run github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
 DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
@@ -115,8 +120,14 @@ dist: man
 	  mkdir -p dist/$$name; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$$name/fleet-audit ./cmd/fleet-audit; \
 	  cp README.md LICENSE dist/$$name/; \
+	  mkdir -p dist/$$name/share/man/man1 dist/$$name/share/bash-completion/completions \
+	    dist/$$name/share/zsh/site-functions dist/$$name/share/fish/vendor_completions.d; \
+	  cp dist/share/fleet-audit.1.gz dist/$$name/share/man/man1/; \
+	  cp dist/share/fleet-audit.bash dist/$$name/share/bash-completion/completions/fleet-audit; \
+	  cp dist/share/fleet-audit.zsh dist/$$name/share/zsh/site-functions/_fleet-audit; \
+	  cp dist/share/fleet-audit.fish dist/$$name/share/fish/vendor_completions.d/fleet-audit.fish; \
 	  tar -C dist --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) -czf dist/$$name.tar.gz $$name; \
-	  $(CYCLONEDX) bin -json -noserial -notimestamp -version $(DIST_VERSION) -output dist/$$name.cdx.json dist/$$name/fleet-audit; \
+	  $(CYCLONEDX) bin -json -noserial -notimestamp -std -licenses -version $(DIST_VERSION) -output dist/$$name.cdx.json dist/$$name/fleet-audit; \
 	  if [ $$os = linux ]; then for packager in deb rpm; do \
 	    PKG_ARCH=$$arch PKG_VERSION='$(PKG_VERSION)' BINARY=dist/$$name/fleet-audit \
 	      $(NFPM) package --config nfpm.yaml --packager $$packager --target dist/; \
