@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -290,6 +292,18 @@ func TestClusterProbeVariants(t *testing.T) {
 			},
 			want: map[string]string{"cluster.kubeproxy.crashloop": "1", "cluster.kubeproxy.logs_checked": "2"},
 			node: map[string]string{"k8s.kubeproxy.previous_rbac_denied": "unavailable", "k8s.kubeproxy.pod.last_exit": "Completed/0", "k8s.kubeproxy.pod.reason": "Running"},
+		},
+		{
+			// The nodes were read and the pods not: each node's kube-proxy
+			// pod is unknown, not missing and not fine.
+			name: "pod list fails",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlPods, "Error from server (Timeout): the server was unable to return a response in the time allotted\n", 1)
+				return s
+			},
+			want: map[string]string{"cluster.kubeproxy.pods": "error", "cluster.nodes.count": "3"},
+			node: map[string]string{"k8s.kubeproxy.pod.name": "unknown", "k8s.kubeproxy.pod.reason": "unknown", "k8s.kubeproxy.pod.ready": "unknown", "k8s.kubeproxy.pod.restarts": "unknown"},
 		},
 		{
 			name: "node list fails",
@@ -1004,6 +1018,68 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 			}
 			if failing != tc.apiCheck {
 				t.Errorf("cluster.api-unavailable failing = %v, want %v", failing, tc.apiCheck)
+			}
+		})
+	}
+}
+
+// TestClusterListFailedIsUnjudged: a kubectl list that failed while the
+// nodes were read leaves every node's facts from it "unknown". The checks
+// on them used to skip (the facts were not collected), so a crash-looping
+// kube-proxy or CNI agent passed the gate unseen; they could not judge
+// the node now, quoting the cluster count as evidence.
+func TestClusterListFailedIsUnjudged(t *testing.T) {
+	checks := append(clusterChecks(t), builtinChecksByID(t)["kubeproxy.missing-on-node"])
+	unknownPods := map[string]string{"k8s.kubeproxy.pod.name": "unknown", "k8s.kubeproxy.pod.phase": "unknown",
+		"k8s.kubeproxy.pod.ready": "unknown", "k8s.kubeproxy.pod.reason": "unknown", "k8s.kubeproxy.pod.restarts": "unknown"}
+	unknownAgents := map[string]string{"k8s.cni.agent": "unknown", "k8s.cni.agent.health": "unknown", "k8s.cni.multus.health": "unknown", "k8s.cni.agent.problem": "unknown"}
+	tests := []struct {
+		name     string
+		node     map[string]string
+		cluster  map[string]string
+		unjudged []string
+		evidence string
+	}{
+		{name: "pod list failed", node: unknownPods, cluster: map[string]string{"cluster.kubeproxy.pods": "error"},
+			unjudged: []string{"k8s.kubeproxy-crashloop", "k8s.kubeproxy-pod-missing", "k8s.kubeproxy-restarts"}, evidence: "cluster.kubeproxy.pods=error"},
+		{name: "agent list failed", node: unknownAgents, cluster: map[string]string{"cluster.cni.agents": "error"},
+			unjudged: []string{"k8s.cni-agent-missing", "k8s.cni-agent-unhealthy", "k8s.cni-multus-unhealthy"}, evidence: "cluster.cni.agents=error"},
+		// kube-proxy configured nowhere here, and the cluster's pods not
+		// listed: whether it runs elsewhere is not known.
+		{name: "pod list failed, node without kube-proxy",
+			node: map[string]string{"kubeproxy.healthz.code": "connect-failed", "rke2.service": "rke2-agent", "kubeproxy.mode.configured": "absent",
+				"cni.kube_proxy_replaced": "no"},
+			cluster:  map[string]string{"cluster.kubeproxy.pods": "error"},
+			unjudged: []string{"kubeproxy.missing-on-node"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var nodes []result.Node
+			for _, name := range []string{"bad", "ok-1", "ok-2"} {
+				f := healthyK8s()
+				if name == "bad" {
+					maps.Copy(f, tc.node)
+				}
+				nodes = append(nodes, result.Node{Name: name, Status: result.StatusOK, Facts: f})
+			}
+			cf := healthyClusterFacts()
+			maps.Copy(cf, tc.cluster)
+			got := map[string]string{}
+			for _, r := range check.Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: cf}, checks, nil) {
+				if r.Node == "bad" && r.Outcome == result.OutcomeUnjudged {
+					got[r.Check] = r.Detail
+				}
+				if r.Node != "bad" && r.Outcome == result.OutcomeUnjudged && !slices.Contains(tc.unjudged, r.Check) {
+					t.Errorf("%s unjudged on %s: %s", r.Check, r.Node, r.Detail)
+				}
+			}
+			if ids := slices.Sorted(maps.Keys(got)); !slices.Equal(ids, tc.unjudged) {
+				t.Errorf("unjudged on bad: %v, want %v", ids, tc.unjudged)
+			}
+			for id, d := range got {
+				if !strings.Contains(d, tc.evidence) {
+					t.Errorf("%s: %q, want %q in it", id, d, tc.evidence)
+				}
 			}
 		})
 	}

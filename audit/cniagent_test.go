@@ -162,8 +162,10 @@ func TestClusterProbeCNIAgents(t *testing.T) {
 		{name: "an unscheduled pod is no node's",
 			agents: ok(n1) + ok(n2) + ok(n3) + agentLine("kube-system", "rke2-canal-x", "", "Pending", "canal", "", "DaemonSet", "", ""),
 			want:   map[string]string{n1: "ok", n2: "ok", n3: "ok"}, unhealthy: "0"},
-		{name: "the agent pods cannot be listed: no per-node judgement", rc: 1,
-			want: map[string]string{n1: "-", n2: "-", n3: "-"}, unhealthy: "error", clusterWant: "error"},
+		// Not listed is not known: unknown on every node, never absent
+		// or fine, and the checks on it could not judge (issue 27 item 4).
+		{name: "the agent pods cannot be listed: unknown on every node", rc: 1,
+			want: map[string]string{n1: "unknown", n2: "unknown", n3: "unknown"}, unhealthy: "error", clusterWant: "error"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

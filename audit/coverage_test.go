@@ -140,3 +140,47 @@ func TestUnknownHealthIsNotHealthy(t *testing.T) {
 		t.Errorf("gate reasons %v do not name the partial node", r.Gate.Reasons)
 	}
 }
+
+// TestUnreadMetricsAreNotHealthy: kube-proxy answers its health port, and
+// its metrics port answers 403 (an auth proxy such as kube-rbac-proxy in
+// front of it). Its metrics used to read "absent", as if kube-proxy
+// exported none, and every sync check skipped: the gate passed with the
+// node's syncs never looked at. They read "unknown" now, and the checks on
+// them are could-not-judge on that node, quoting the answer it got.
+func TestUnreadMetricsAreNotHealthy(t *testing.T) {
+	fleet := nodesim.Clean(3)
+	s := fleet[2].State
+	h := maps.Clone(s.HTTP)
+	h["10249/metrics"] = nodesim.HTTP{Code: 403, Body: "Forbidden\n"}
+	s.HTTP = h
+	fleet[2].State = s
+	inv, tr := simulate(t, nodesim.WithCluster(fleet))
+	r := runSim(t, inv, tr)
+	n := r.Nodes[2]
+	if n.Facts["kubeproxy.health"] != "healthy" || n.Facts["kubeproxy.metrics.status"] != "http-403" {
+		t.Fatalf("health %q, metrics %q: want healthy and http-403, or the test proves nothing", n.Facts["kubeproxy.health"], n.Facts["kubeproxy.metrics.status"])
+	}
+	if n.Status != result.StatusPartial || !strings.Contains(n.Message, "kubeproxy.sync-stale") {
+		t.Errorf("node %s: status %s (%q), want partial naming kubeproxy.sync-stale", n.Name, n.Status, n.Message)
+	}
+	for _, id := range []string{"kubeproxy.sync-stale", "kubeproxy.sync-loop-hung", "kubeproxy.restore-failures", "kubeproxy.sync-slow",
+		"kubeproxy.sync-mean-slow", "kubeproxy.netprog-slow", "kubeproxy.rules-below-peers"} {
+		var got string
+		for _, c := range r.Checks {
+			if c.Node == n.Name && c.Check == id {
+				got = string(c.Outcome) + ": " + c.Detail
+			}
+		}
+		if !strings.HasPrefix(got, string(result.OutcomeUnjudged)) || !strings.Contains(got, "kubeproxy.metrics.status=http-403") {
+			t.Errorf("%s on %s = %q, want unjudged quoting the 403", id, n.Name, got)
+		}
+	}
+	for _, o := range r.Nodes[:2] {
+		if o.Status != result.StatusOK {
+			t.Errorf("healthy node %s: status %s (%s)", o.Name, o.Status, o.Message)
+		}
+	}
+	if r.Gate.Passed {
+		t.Errorf("gate passed with %s's kube-proxy syncs never read", n.Name)
+	}
+}

@@ -65,6 +65,20 @@ func withHTTP(s nodesim.State, portPath string, h nodesim.HTTP) nodesim.State {
 	return s
 }
 
+// withoutMetricsPort is a node on which nothing answers kube-proxy's
+// metrics address, whatever answers on its health port.
+func withoutMetricsPort(s nodesim.State) nodesim.State {
+	m := map[string]nodesim.HTTP{}
+	for k, v := range s.HTTP {
+		if !strings.HasPrefix(k, "10249/") {
+			m[k] = v
+		}
+	}
+	s.HTTP = m
+	s.Listening = slices.DeleteFunc(slices.Clone(s.Listening), func(p int) bool { return p == 10249 })
+	return s
+}
+
 func withMetrics(s nodesim.State, m nodesim.ProxyMetrics) nodesim.State {
 	return withHTTP(s, "10249/metrics", nodesim.HTTP{Code: 200, Body: m.Render()})
 }
@@ -229,11 +243,12 @@ func TestKubeProxyMetricsProbe(t *testing.T) {
 	slowTail.Sync = map[float64]int{0.01: 90, 6: 10}
 	slowNet := m()
 	slowNet.NetProg = map[float64]int{0.2: 50, 45: 50}
-	absent := map[string]string{}
+	absent, unknown := map[string]string{}, map[string]string{}
 	for _, k := range []string{"sync_count", "sync_sum_seconds", "sync_mean_seconds", "sync_p50_seconds", "sync_p95_seconds", "sync_p99_seconds",
 		"netprog_p99_seconds", "iptables_rules_filter", "iptables_rules_nat", "sync_age_seconds", "queue_lag_seconds", "restore_failures",
 		"endpoint_changes_pending", "service_changes_pending"} {
 		absent["kubeproxy.metrics."+k] = "absent"
+		unknown["kubeproxy.metrics."+k] = "unknown"
 	}
 	cases := []struct {
 		name  string
@@ -280,8 +295,18 @@ func TestKubeProxyMetricsProbe(t *testing.T) {
 			"kubeproxy.metrics.sync_mean_seconds": "0.609",
 		}},
 		{"slow network programming", withMetrics(healthy(), slowNet), map[string]string{"kubeproxy.metrics.netprog_p99_seconds": "44.980"}},
+		// An answer that is not kube-proxy's 200 is no reading: its
+		// metrics are unknown, never absent, or the checks on them pass
+		// blind (issue 27 item 4).
 		{"metrics endpoint errors", withHTTP(healthy(), "10249/metrics", nodesim.HTTP{Code: 500, Body: "Internal Server Error\n"}),
-			mergeFacts(absent, map[string]string{"kubeproxy.metrics.status": "http-500"})},
+			mergeFacts(unknown, map[string]string{"kubeproxy.metrics.status": "http-500"})},
+		{"something else in front of 10249 refuses", withHTTP(healthy(), "10249/metrics", nodesim.HTTP{Code: 403, Body: "Forbidden\n"}),
+			mergeFacts(unknown, map[string]string{"kubeproxy.metrics.status": "http-403", "kubeproxy.health": "healthy"})},
+		// kube-proxy answers on its health port, and its metrics port
+		// (bound elsewhere than this login could read) refuses.
+		{"metrics refused while kube-proxy answers", withoutMetricsPort(healthy()),
+			mergeFacts(unknown, map[string]string{"kubeproxy.metrics.status": "connect-failed", "kubeproxy.health": "healthy"})},
+		// Nothing of kube-proxy answers (down, or replaced): not there.
 		{"nothing on 10249", nodesim.WithHealthPortDown(healthy()),
 			mergeFacts(absent, map[string]string{"kubeproxy.metrics.status": "connect-failed"})},
 		{"another exporter on 10249", withHTTP(healthy(), "10249/metrics", nodesim.HTTP{Code: 200, Body: "# TYPE up gauge\nup 1\n"}),
@@ -302,8 +327,9 @@ func TestKubeProxyWithoutCurl(t *testing.T) {
 	}
 	t.Run("no http client", func(t *testing.T) {
 		wantFacts(t, runProbeTweaked(t, "kubeproxy", healthy(), noCurl).Facts, map[string]string{
-			"kubeproxy.healthz.code": "absent", "kubeproxy.livez.code": "absent", "kubeproxy.metrics.status": "absent",
-			"kubeproxy.metrics.sync_p99_seconds": "absent", "kubeproxy.port10256.listening": "yes",
+			"kubeproxy.healthz.code": "no-client", "kubeproxy.livez.code": "no-client", "kubeproxy.metrics.status": "no-client",
+			"kubeproxy.metrics.sync_p99_seconds": "unknown", "kubeproxy.port10256.listening": "yes",
+			"kubeproxy.health": "unknown", "kubeproxy.healthz.address": "none",
 		})
 		// The mode then comes from the manifest RKE2 wrote.
 		wantFacts(t, runProbeTweaked(t, "kubeproxy_mode", healthy(), noCurl).Facts, map[string]string{
@@ -508,9 +534,36 @@ func TestKubeProxyChecks(t *testing.T) {
 	}{
 		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ipvs"}, nil, result.OutcomeFail},
 		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "ebpf"}, nil, result.OutcomeFail},
-		// A node whose mode is not known is not compared.
+		// A node without kube-proxy is not compared; one whose mode was
+		// looked for and not told could not be judged, never agrees.
 		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "absent"}, nil, result.OutcomePass},
-		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "unknown"}, nil, result.OutcomePass},
+		{"kubeproxy.mode-mixed", map[string]string{"kubeproxy.mode": "unknown"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "unknown", "rke2.version": "v1.35.0+rke2r1"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "unknown", "rke2.version": "v1.34.3+rke2r1"}, nil, result.OutcomePass},
+		{"kubeproxy.ipvs-deprecated-by-target", map[string]string{"kubeproxy.mode": "unknown"}, map[string]string{"target.version": "v1.35.1+rke2r1"}, result.OutcomeUnjudged},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "unknown", "os.kernel": "5.10.0-33-amd64"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.nftables-old-kernel", map[string]string{"kubeproxy.mode": "unknown", "os.kernel": "6.1.0-28-amd64"}, nil, result.OutcomePass},
+		// Metrics that should be there and were not read (a 403 in front
+		// of 10249) are could-not-judge; metrics kube-proxy does not
+		// export are absent and skip.
+		{"kubeproxy.sync-stale", map[string]string{"kubeproxy.metrics.sync_age_seconds": "unknown", "kubeproxy.metrics.status": "http-403"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.sync-loop-hung", map[string]string{"kubeproxy.metrics.queue_lag_seconds": "unknown", "kubeproxy.metrics.status": "http-403"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.restore-failures", map[string]string{"kubeproxy.metrics.restore_failures": "unknown", "kubeproxy.metrics.status": "http-403"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.restore-failures", map[string]string{"kubeproxy.metrics.restore_failures": "absent"}, nil, result.OutcomeSkip},
+		{"kubeproxy.sync-slow", map[string]string{"kubeproxy.metrics.sync_p99_seconds": "unknown", "kubeproxy.metrics.status": "connect-failed"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.sync-mean-slow", map[string]string{"kubeproxy.metrics.sync_mean_seconds": "unknown", "kubeproxy.metrics.status": "http-500"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.netprog-slow", map[string]string{"kubeproxy.metrics.netprog_p99_seconds": "unknown", "kubeproxy.metrics.status": "no-client"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.rules-below-peers", map[string]string{"kubeproxy.metrics.iptables_rules_nat": "unknown", "kubeproxy.metrics.status": "http-403"}, nil, result.OutcomeUnjudged},
+		// No HTTP client on the node: nothing asked, so not "down".
+		{"kubeproxy.down", map[string]string{"kubeproxy.healthz.code": "no-client"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.missing-on-node", map[string]string{"kubeproxy.healthz.code": "no-client", "kubeproxy.mode.configured": "absent",
+			"cni.kube_proxy_replaced": "no"}, map[string]string{"cluster.kubeproxy.pods": "3"}, result.OutcomeUnjudged},
+		{"kubeproxy.stale-iptables-chains", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "no-client", "iptables.kube_proxy_chains": "14"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.stale-nftables-table", map[string]string{"cni.kube_proxy_replaced": "yes", "kubeproxy.healthz.code": "no-client", "nft.kube_proxy_table": "yes"}, nil, result.OutcomeUnjudged},
+		// The agent's socket is there and no curl could ask it.
+		{"kubeproxy.cilium-agent-down", map[string]string{"kubeproxy.mode.configured": "absent", "kubeproxy.cilium.agent": "socket",
+			"kubeproxy.cilium.status": "unknown", "kubeproxy.cilium.health_port": "unknown"}, nil, result.OutcomeUnjudged},
+		{"kubeproxy.healthz-failing", map[string]string{"kubeproxy.health": "unknown", "kubeproxy.healthz.code": "no-client"}, nil, result.OutcomeUnjudged},
 		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode": "ipvs", "kubeproxy.mode.missing_modules": "ip_vs,ip_vs_rr"}, nil, result.OutcomeFail},
 		{"kubeproxy.mode-modules-missing", map[string]string{"kubeproxy.mode.missing_modules": "nf_conntrack"}, nil, result.OutcomeFail},
 		{"kubeproxy.ipvs-deprecated", map[string]string{"kubeproxy.mode": "ipvs", "rke2.version": "v1.35.0+rke2r1"}, nil, result.OutcomeFail},

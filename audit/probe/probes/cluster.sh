@@ -264,6 +264,16 @@ kubeproxy_pods() {
 			emit(n, "k8s.kubeproxy.pod.ready", "absent")
 			emit(n, "k8s.kubeproxy.pod.reason", "absent")
 		}
+		# The pod list failed while the nodes were read ("a partial view
+		# is a view"): every node kube-proxy pod is unknown, so the checks
+		# on it say they could not judge instead of skipping unseen.
+		if (prc + 0 != 0) for (n in node) {
+			emit(n, "k8s.kubeproxy.pod.name", "unknown")
+			emit(n, "k8s.kubeproxy.pod.phase", "unknown")
+			emit(n, "k8s.kubeproxy.pod.ready", "unknown")
+			emit(n, "k8s.kubeproxy.pod.reason", "unknown")
+			emit(n, "k8s.kubeproxy.pod.restarts", "unknown")
+		}
 		print "cluster.nodes.count=" (nrc + 0 == 0 ? count + 0 : "error")
 		print "cluster.nodes.not_ready=" (nrc + 0 == 0 ? notready + 0 : "error")
 		print "cluster.kubeproxy.pods=" (prc + 0 == 0 ? pods + 0 : "error")
@@ -274,7 +284,17 @@ kubeproxy_pods() {
 		if ("multus" in agentcni) agents = agents (agents == "" ? "" : ",") "multus"
 		print "cluster.cni.agents=" (arc + 0 == 0 ? (agents == "" ? "none" : agents) : "error")
 		print "cluster.cni.agent.unhealthy=" (arc + 0 == 0 ? bad + 0 : "error")
-		if (arc + 0 != 0) exit
+		# The agents could not be listed: every Linux node of the list has
+		# an agent that is unknown, not absent and not fine.
+		if (arc + 0 != 0) {
+			for (n in nodeos) if (nodeos[n] == "linux" || nodeos[n] == "unknown") {
+				emit(n, "k8s.cni.agent", "unknown")
+				emit(n, "k8s.cni.agent.health", "unknown")
+				emit(n, "k8s.cni.multus.health", "unknown")
+				emit(n, "k8s.cni.agent.problem", "unknown")
+			}
+			exit
+		}
 		# A node the DaemonSets select (every Linux node: their
 		# nodeSelector is kubernetes.io/os: linux, and they tolerate every
 		# NoSchedule and NoExecute taint) without the pod its peers have

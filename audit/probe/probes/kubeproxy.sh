@@ -88,7 +88,9 @@ elif have wget; then
 		esac
 	done
 else
-	printf '\n@@FA_HTTP absent /healthz\n\n@@FA_HTTP absent /livez\n\n@@FA_HTTP absent /metrics\n'
+	# Nothing could ask: "no-client", which says so, where "absent" read
+	# as if nothing listened (the checks on these facts are then unjudged).
+	printf '\n@@FA_HTTP no-client /healthz\n\n@@FA_HTTP no-client /livez\n\n@@FA_HTTP no-client /metrics\n'
 fi | awk -v root="$R" "$fa_awk_fact"'
 # put prints a fact with the blanks around its value trimmed.
 function put(k, v) { sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v); fact(k, v) }
@@ -168,9 +170,24 @@ function metric(l,   p, e, name, lab, rest, f, v, fam) {
 	else if (name == "kubeproxy_sync_proxy_rules_endpoint_changes_pending") { epend += v; seen["epend"] = 1 }
 	else if (name == "kubeproxy_sync_proxy_rules_service_changes_pending") { spend += v; seen["spend"] = 1 }
 }
-# val prints a metric fact: absent when the endpoint did not answer 200 or
-# kube-proxy does not export that series (older versions, another mode).
-function val(k, present, fmtv, v) { put("kubeproxy.metrics." k, (ok && present) ? sprintf(fmtv, v) : "absent") }
+# val prints a metric fact: the value where the metrics answer has the
+# series, else miss().
+function val(k, present, fmtv, v) { put("kubeproxy.metrics." k, (ok && present) ? sprintf(fmtv, v) : miss()) }
+# miss is the value of a metric not read. "absent": the answer of kube-proxy
+# was read and lacks the series (older versions, another mode), or nothing
+# of kube-proxy answers on the node, on neither port (not running, or
+# replaced by Cilium or Calico eBPF). "unknown": the metrics should be
+# there and were not read, looked at and not known: the port answered
+# other than with the 200 of kube-proxy (a 403 or 401 of an auth proxy
+# such as kube-rbac-proxy in front of it, a 500), no HTTP client could ask,
+# or it refused while kube-proxy answered on its health port (metrics
+# bound where this login could not see: the manifest is root-only).
+function miss(   hc) {
+	if (ok) return "absent"
+	hc = code["healthz"]
+	if ((mcode == "000" || mcode == "") && (hc == "000" || hc == "")) return "absent"
+	return "unknown"
+}
 # 10256 is 0x2810; state 0A is LISTEN. /proc/net/tcp needs no root, unlike
 # ss -p.
 function listening(   i, f, l, w, a, found) {
@@ -209,7 +226,7 @@ function health(   w, c, b, t, el, lu, ct, st, d, hc, lc, h) {
 	# Before 1.28 there is no /livez (404) and /healthz 503 is the loop.
 	hc = code["healthz"]; lc = code["livez"]
 	if (hc == "200") h = "healthy"
-	else if (hc == "000" || hc == "" || hc == "absent") h = "not-answering"
+	else if (hc == "000" || hc == "") h = "not-answering"
 	else if (hc != "503") h = "unknown"
 	else if (lc == "503") h = "unhealthy"
 	else if (lc == "200") h = el == "false" ? "ineligible" : "unknown"
@@ -243,18 +260,18 @@ END {
 	# No fact is printed then; the probe is a timeout.
 	if (!done) exit
 	put("kubeproxy.port10256.listening", listening())
-	put("kubeproxy.healthz.address", code["healthz"] == "" || code["healthz"] == "000" || code["healthz"] == "absent" ? "none" : addr["healthz"])
+	put("kubeproxy.healthz.address", code["healthz"] == "" || code["healthz"] == "000" || code["healthz"] == "no-client" ? "none" : addr["healthz"])
 	health()
-	status = mcode == "200" ? "ok" : mcode == "absent" ? "absent" : (mcode == "000" || mcode == "") ? "connect-failed" : "http-" mcode
+	status = mcode == "200" ? "ok" : mcode == "no-client" ? "no-client" : (mcode == "000" || mcode == "") ? "connect-failed" : "http-" mcode
 	put("kubeproxy.metrics.status", status)
 	ok = status == "ok"
 	val("sync_count", "count" in seen, "%.0f", scount)
 	val("sync_sum_seconds", "sum" in seen, "%.3f", ssum)
-	put("kubeproxy.metrics.sync_mean_seconds", !(ok && ("count" in seen) && ("sum" in seen)) ? "absent" : scount == 0 ? "none" : sprintf("%.3f", ssum / scount))
-	put("kubeproxy.metrics.sync_p50_seconds", (ok && nle["sync"]) ? quantile("sync", 0.5) : "absent")
-	put("kubeproxy.metrics.sync_p95_seconds", (ok && nle["sync"]) ? quantile("sync", 0.95) : "absent")
-	put("kubeproxy.metrics.sync_p99_seconds", (ok && nle["sync"]) ? quantile("sync", 0.99) : "absent")
-	put("kubeproxy.metrics.netprog_p99_seconds", (ok && nle["netprog"]) ? quantile("netprog", 0.99) : "absent")
+	put("kubeproxy.metrics.sync_mean_seconds", !(ok && ("count" in seen) && ("sum" in seen)) ? miss() : scount == 0 ? "none" : sprintf("%.3f", ssum / scount))
+	put("kubeproxy.metrics.sync_p50_seconds", (ok && nle["sync"]) ? quantile("sync", 0.5) : miss())
+	put("kubeproxy.metrics.sync_p95_seconds", (ok && nle["sync"]) ? quantile("sync", 0.95) : miss())
+	put("kubeproxy.metrics.sync_p99_seconds", (ok && nle["sync"]) ? quantile("sync", 0.99) : miss())
+	put("kubeproxy.metrics.netprog_p99_seconds", (ok && nle["netprog"]) ? quantile("netprog", 0.99) : miss())
 	val("iptables_rules_filter", "rules" in seen, "%.0f", rules["filter"])
 	val("iptables_rules_nat", "rules" in seen, "%.0f", rules["nat"])
 	# queued after last means a sync is still waiting; a healthy loop runs
