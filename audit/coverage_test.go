@@ -184,3 +184,38 @@ func TestUnreadMetricsAreNotHealthy(t *testing.T) {
 		t.Errorf("gate passed with %s's kube-proxy syncs never read", n.Name)
 	}
 }
+
+// TestUnitStatesOfADownManagerAreNotHealthy: on a node booted with
+// systemd whose manager does not answer (a hung PID 1), systemctl prints
+// nothing, which read as "absent" before: UFW, firewalld and
+// NetworkManager were then taken as not running and their critical checks
+// passed blind. They read "unknown" now, and the checks that read them
+// are unjudged on that node, which is partial, and the gate does not pass.
+func TestUnitStatesOfADownManagerAreNotHealthy(t *testing.T) {
+	fleet := nodesim.Clean(3)
+	fleet[2].State = nodesim.WithSystemdManagerDown(nodesim.WithUFWActive(fleet[2].State))
+	inv, tr := simulate(t, nodesim.WithCluster(fleet))
+	r := runSim(t, inv, tr)
+	n := r.Nodes[2]
+	for _, f := range []string{"ufw.active", "ufw.enabled"} {
+		if n.Facts[f] != "unknown" {
+			t.Errorf("%s = %q on %s, want unknown", f, n.Facts[f], n.Name)
+		}
+	}
+	if n.Status != result.StatusPartial || !strings.Contains(n.Message, "firewall.ufw-active") {
+		t.Errorf("node %s: status %s (%q), want partial naming firewall.ufw-active", n.Name, n.Status, n.Message)
+	}
+	for _, c := range r.Checks {
+		if c.Node == n.Name && c.Check == "firewall.ufw-active" && c.Outcome != result.OutcomeUnjudged {
+			t.Errorf("firewall.ufw-active on %s: %s (%s), want unjudged", n.Name, c.Outcome, c.Detail)
+		}
+	}
+	for _, o := range r.Nodes[:2] {
+		if o.Status != result.StatusOK {
+			t.Errorf("healthy node %s: status %s (%s)", o.Name, o.Status, o.Message)
+		}
+	}
+	if r.Gate.Passed {
+		t.Errorf("gate passed with %s's firewall never read", n.Name)
+	}
+}

@@ -700,6 +700,17 @@ func WithSystemdNotRunning(s State) State {
 	return s
 }
 
+// WithSystemdManagerDown is a node booted with systemd whose manager does
+// not answer on its bus (a hung PID 1, its private socket gone): every
+// systemctl verb fails, is-enabled included (see the systemctl stub).
+func WithSystemdManagerDown(s State) State {
+	f := make(map[string]string, len(s.Files)+1)
+	maps.Copy(f, s.Files)
+	f["state/systemd/.bus-refused"] = ""
+	s.Files = f
+	return s
+}
+
 // WithSystemd253 is a node whose systemd is v253 or later (Debian 13, Ubuntu
 // 24.04): systemctl is-enabled answers "not-found" (exit 4) for a unit with
 // no unit file, where older ones print nothing on stdout (see the systemctl

@@ -121,6 +121,10 @@ func TestStubsAnswerAsUpstream(t *testing.T) {
 		{"is-active without systemd running", WithSystemdNotRunning(base), "", []string{"systemctl", "is-active", "active"}, "",
 			"System has not been booted with systemd as init system (PID 1). Can't operate.\nFailed to connect to bus: Host is down\n", 1, false},
 		{"is-enabled without systemd running reads the unit file", WithSystemdNotRunning(base), "", []string{"systemctl", "is-enabled", "active"}, "enabled\n", "", 0, false},
+		// A booted node whose manager does not answer: every verb fails.
+		{"is-active with the manager down", WithSystemdManagerDown(base), "", []string{"systemctl", "is-active", "active"}, "", "Failed to connect to bus: Connection refused\n", 1, false},
+		{"is-enabled with the manager down", WithSystemdManagerDown(base), "", []string{"systemctl", "is-enabled", "active"}, "", "Failed to connect to bus: Connection refused\n", 1, false},
+		{"show with the manager down", WithSystemdManagerDown(base), "", []string{"systemctl", "show", "-p", "ActiveState", "active"}, "", "Failed to connect to bus: Connection refused\n", 1, false},
 		{"show one property", base, "", []string{"systemctl", "show", "--property=ActiveState", "failed", "reloading"}, "ActiveState=failed\n\nActiveState=reloading\n", "", 0, false},
 		// iptables -V names its backend.
 		{"iptables --version on nf_tables", base, "", []string{"iptables", "--version"}, "iptables v1.8.10 (nf_tables)\n", "", 0, false},

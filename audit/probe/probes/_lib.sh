@@ -49,6 +49,7 @@ unit_state() {
 	fa_us=
 	have systemctl && fa_us=$(systemctl "$1" "$2" 2>/dev/null)
 	fa_us=${fa_us%%"$fa_nl"*}
+	fa_usraw=$fa_us
 	case $fa_us in
 	"" | not-found) fa_us=absent ;;
 	esac
@@ -74,7 +75,10 @@ unit_state() {
 # bus_connect_transport), while is-enabled still reads the unit files
 # (systemctl-util.c, install_client_side): is-enabled alone is then asked,
 # of each unit. Should show fail where systemd runs, each unit is asked
-# both, as before.
+# both, as before; and should is-active then print nothing, the manager
+# did not answer (is-active names a state for every unit, "inactive" for
+# one systemd does not know: systemctl-is-active.c), so both read
+# "unknown": looked at, not known, never "absent".
 unit_states() {
 	fa_units=$fa_nl
 	if ! have systemctl; then
@@ -86,13 +90,17 @@ unit_states() {
 	if [ -z "$fa_booted" ] ||
 		! fa_o=$(systemctl show -p LoadState -p ActiveState -p UnitFileState "$@" 2>/dev/null) || [ -z "$fa_o" ]; then
 		for fa_u; do
-			fa_a=absent
+			fa_a=absent fa_e=
 			if [ -n "$fa_booted" ]; then
 				unit_state is-active "$fa_u"
 				fa_a=$fa_us
+				[ -n "$fa_usraw" ] || fa_a=unknown fa_e=unknown
 			fi
-			unit_state is-enabled "$fa_u"
-			fa_units="$fa_units$fa_u $fa_a $fa_us$fa_nl"
+			if [ -z "$fa_e" ]; then
+				unit_state is-enabled "$fa_u"
+				fa_e=$fa_us
+			fi
+			fa_units="$fa_units$fa_u $fa_a $fa_e$fa_nl"
 		done
 		return 0
 	fi

@@ -268,6 +268,7 @@ for u in nm-cloud-setup.service nm-cloud-setup.timer; do
 	unit_state_of "$u"
 	case $fa_ue in
 	enabled | enabled-runtime) cs=enabled ;;
+	unknown) [ "$cs" = enabled ] || cs=unknown ;;
 	masked) [ "$cs" = enabled ] || cs=masked ;;
 	disabled) [ "$cs" = absent ] && cs=disabled ;;
 	esac
