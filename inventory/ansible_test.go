@@ -188,6 +188,7 @@ func TestAnsibleInventoryAgrees(t *testing.T) {
 	home := t.TempDir()
 	precedence := writePrecedenceLayout(t)
 	for _, file := range []string{
+		writeDirLayout(t),
 		filepath.Join("testdata", "ansible", "rke2-ansible", "hosts.ini"),
 		filepath.Join("testdata", "ansible", "rke2-ansible", "hosts.yml"),
 		filepath.Join("testdata", "ansible", "lablabs", "hosts.ini"),

@@ -75,7 +75,8 @@ type Inventory struct {
 	// top-level hosts. There is at least one, and names are unique.
 	Hosts []Host
 	// Format is what the file was read as: native, ansible-ini,
-	// ansible-yaml, ansible-json or host-list.
+	// ansible-yaml, ansible-json, ansible-dir (a directory of Ansible
+	// sources) or host-list.
 	Format string
 	// Subset is set on an inventory Limit returned: the pattern, and how
 	// many hosts the whole inventory had.
@@ -215,6 +216,7 @@ const stdinName = "<stdin>"
 // Ansible's comma list of hosts ("node1,node2," — any path holding a comma
 // that is not a file). On failure the inventory is nil and the error is an
 // errors.Join of *Error values, including when the file cannot be read.
+// A directory is read as Ansible reads one (loadDir).
 func Load(path string, opts LoadOptions) (*Inventory, error) {
 	if path == "-" {
 		in := opts.Stdin
@@ -234,6 +236,9 @@ func Load(path string, opts LoadOptions) (*Inventory, error) {
 		if _, err := os.Stat(path); err != nil {
 			return parseHostList(path, opts)
 		}
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return loadDir(path, opts)
 	}
 	data, err := readFile(path, maxInventorySize)
 	if err != nil {

@@ -817,7 +817,6 @@ func TestUnreadable(t *testing.T) {
 		msg  string
 	}{
 		{"missing", filepath.Join(e.dir, "missing.yaml"), fs.ErrNotExist, "cannot read inventory: no such file or directory"},
-		{"directory", e.dir, nil, "cannot read inventory: is a directory"},
 		{"permission", noPerm, fs.ErrPermission, "cannot read inventory: permission denied"},
 		{"too large", huge, nil, "larger than 16 MiB"},
 	}

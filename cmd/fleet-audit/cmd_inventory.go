@@ -115,6 +115,8 @@ func formatName(format string) string {
 		return "Ansible INI inventory"
 	case "ansible-yaml":
 		return "Ansible YAML inventory"
+	case "ansible-dir":
+		return "Ansible inventory directory"
 	case "ansible-json":
 		return "ansible-inventory --list JSON"
 	case "host-list":
