@@ -129,6 +129,7 @@ func (p *parser) dirSource(a *ansibleInventory, data []byte) bool {
 	root, err := decodeYAML(data)
 	mapping := err == nil && root != nil && deref(root) != nil && deref(root).Kind == yaml.MappingNode
 	switch {
+	case mapping && p.refusePlugin(root):
 	case mapping && looksAnsible(root):
 		p.parseAnsibleYAML(a, root)
 	case mapping:
@@ -148,4 +149,25 @@ func (p *parser) dirSource(a *ansibleInventory, data []byte) bool {
 // can produce: let ansible-inventory resolve it, and read its JSON.
 func listHint(file string) string {
 	return fmt.Sprintf("run ansible-inventory -i %s --list | fleet-audit run -i -", shquote.Readable(file))
+}
+
+// refusePlugin reports a YAML file whose top level has a plugin key: the
+// configuration of an inventory plugin (aws_ec2, gcp_compute, constructed),
+// which Ansible's auto plugin hands to the plugin it names
+// (lib/ansible/plugins/inventory/auto.py, parse). Only Ansible can run
+// it; its hosts come out of ansible-inventory --list, which fleet-audit
+// reads. One line, in place of the native format's errors about every
+// key of a file that was never meant as one.
+func (p *parser) refusePlugin(root *yaml.Node) bool {
+	root = deref(root)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := deref(root.Content[i]), deref(root.Content[i+1])
+		if k == nil || v == nil || k.Value != "plugin" || v.Kind != yaml.ScalarNode {
+			continue
+		}
+		p.add(k.Line, "plugin", kindf(ErrInvalidValue, "an Ansible inventory plugin configuration (%s), which only Ansible can run: %s",
+			v.Value, listHint(p.file)))
+		return true
+	}
+	return false
 }

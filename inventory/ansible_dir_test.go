@@ -1,12 +1,15 @@
 package inventory_test
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/inventory"
 )
 
@@ -116,5 +119,72 @@ func TestAnsibleDirectoryErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// genPlugin configures ansible.builtin.generator, an inventory plugin that
+// ships with ansible-core and needs no cloud account, in place of aws_ec2.
+const genPlugin = `plugin: ansible.builtin.generator
+hosts:
+  name: "{{ role }}-{{ n }}"
+  parents:
+    - name: "{{ role }}"
+layers:
+  role: [rke2_servers, rke2_agents]
+  n: ["1", "2"]
+`
+
+// TestAnsiblePluginConfig: an inventory plugin's configuration, alone or in
+// a directory, is one error saying how to feed its hosts in, not the
+// native format's errors about each of its keys.
+func TestAnsiblePluginConfig(t *testing.T) {
+	for _, tc := range []struct{ name, path, want string }{
+		{"alone", "aws_ec2.yml", "aws_ec2.yml:1: plugin: an Ansible inventory plugin configuration (amazon.aws.aws_ec2), which only Ansible can run: run ansible-inventory -i "},
+		{"in a directory", "", "aws_ec2.yml:1: plugin: an Ansible inventory plugin configuration (amazon.aws.aws_ec2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(t, "aws_ec2.yml", "plugin: amazon.aws.aws_ec2\nregions: [eu-west-1]\nhosts: 3\n")
+			_, err := inventory.Load(filepath.Join(e.dir, tc.path), e.opts())
+			errs := flatten(t, err)
+			if len(errs) != 1 {
+				t.Fatalf("errors %v; want one", err)
+			}
+			got := strings.TrimPrefix(errs[0].Error(), e.dir+string(filepath.Separator))
+			if !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, " --list | fleet-audit run -i -") {
+				t.Errorf("error %q; want %q... --list | fleet-audit run -i -", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAnsiblePluginThroughList: what the hint says works: the JSON
+// ansible-inventory --list prints for a plugin's configuration is read
+// from standard input.
+func TestAnsiblePluginThroughList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ansible-inventory (-short skips the fork-heavy tests)")
+	}
+	ansibleInventory := testtools.Find(t, "ansible-inventory")
+	e := newEnv(t)
+	file := e.write(t, "gen.yml", genPlugin)
+	cmd := exec.Command(ansibleInventory, "-i", file, "--list")
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "ANSIBLE_LOCAL_TEMP="+t.TempDir(), "ANSIBLE_NOCOLOR=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ansible-inventory: %v", err)
+	}
+	inv, err := inventory.Load("-", inventory.LoadOptions{Home: e.home, CurrentUser: "tester", UserSSHConfig: "none", Stdin: bytes.NewReader(out)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range inv.Hosts {
+		got = append(got, h.Name+" "+strings.Join(h.Roles, ","))
+	}
+	slices.Sort(got)
+	want := []string{"rke2_agents-1 worker", "rke2_agents-2 worker", "rke2_servers-1 server", "rke2_servers-2 server"}
+	if !slices.Equal(got, want) {
+		t.Errorf("hosts %q; want %q", got, want)
 	}
 }

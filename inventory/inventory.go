@@ -297,6 +297,8 @@ func (p *parser) parseAny(data []byte, opts LoadOptions) *Inventory {
 	var a *ansibleInventory
 	format := ""
 	switch ext := strings.ToLower(filepath.Ext(p.file)); {
+	case mapping && p.refusePlugin(root):
+		return nil
 	case mapping && looksAnsible(root):
 		a = newAnsibleInventory()
 		format = "ansible-yaml"
