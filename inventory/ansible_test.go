@@ -554,6 +554,16 @@ func TestAnsibleErrors(t *testing.T) {
 			},
 		},
 		{
+			// Checked once per host of the range and of the group, said
+			// once per place.
+			name:  "a refused become method on a range and a group",
+			files: map[string]string{"hosts": "[s]\nnode[1:4] ansible_become_method=su\n[a]\nw[1:3]\n[a:vars]\nansible_become_method=doas\n"},
+			want: []string{
+				`hosts:2: node[1:4].ansible_become_method: ansible_become_method "su" is not supported: su has no non-interactive mode`,
+				`hosts:6: [a:vars].ansible_become_method: ansible_become_method "doas" is not supported: fleet-audit's root probes are built and tested on sudo -n only`,
+			},
+		},
+		{
 			name:  "ranges",
 			files: map[string]string{"hosts": "n[01:2]\nm[3:1]\n"},
 			want: []string{

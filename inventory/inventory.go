@@ -277,9 +277,16 @@ func parseHostList(list string, opts LoadOptions) (*Inventory, error) {
 func (p *parser) result(inv *Inventory) (*Inventory, error) {
 	if len(p.errs) > 0 {
 		slices.SortStableFunc(p.errs, func(a, b *Error) int { return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line)) })
-		errs := make([]error, len(p.errs))
-		for i, e := range p.errs {
-			errs[i] = e
+		// A problem is said once per place: a setting on a host range
+		// (node[1:4]) or inherited by many hosts is checked for each, and
+		// four copies of one file:line say nothing more than one.
+		var errs []error
+		seen := map[string]bool{}
+		for _, e := range p.errs {
+			if s := e.Error(); !seen[s] {
+				seen[s] = true
+				errs = append(errs, e)
+			}
 		}
 		return nil, errors.Join(errs...)
 	}
