@@ -214,22 +214,18 @@ func orEmpty(s []string) []string {
 // within a few edits (typos), else those sharing the id's first word
 // ("kubeproxy.nope" → the kubeproxy.* checks).
 func closestIDs(id string, ids []string) []string {
+	if near := textdist.Closest(id, ids, 3); len(near) > 0 {
+		return near
+	}
 	type scored struct {
 		id string
 		d  int
 	}
 	var near []scored
+	prefix, _, _ := strings.Cut(id, ".")
 	for _, k := range ids {
-		if d := textdist.Distance(id, k); d <= max(2, len(id)/4) {
-			near = append(near, scored{k, d})
-		}
-	}
-	if len(near) == 0 {
-		prefix, _, _ := strings.Cut(id, ".")
-		for _, k := range ids {
-			if strings.Contains(k, id) || (prefix != "" && strings.HasPrefix(k, prefix+".")) {
-				near = append(near, scored{k, textdist.Distance(id, k)})
-			}
+		if strings.Contains(k, id) || (prefix != "" && strings.HasPrefix(k, prefix+".")) {
+			near = append(near, scored{k, textdist.Distance(id, k)})
 		}
 	}
 	slices.SortStableFunc(near, func(a, b scored) int { return a.d - b.d })

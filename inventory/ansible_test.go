@@ -188,6 +188,7 @@ func TestAnsibleInventoryAgrees(t *testing.T) {
 	home := t.TempDir()
 	precedence := writePrecedenceLayout(t)
 	for _, file := range []string{
+		writeDirLayout(t),
 		filepath.Join("testdata", "ansible", "rke2-ansible", "hosts.ini"),
 		filepath.Join("testdata", "ansible", "rke2-ansible", "hosts.yml"),
 		filepath.Join("testdata", "ansible", "lablabs", "hosts.ini"),
@@ -550,6 +551,16 @@ func TestAnsibleErrors(t *testing.T) {
 				`hosts:1: h1.ansible_connection: ansible_connection "docker" is not supported`,
 				`hosts:2: h2.ansible_host: ansible_host is a Jinja template`,
 				`hosts:3: h3.ansible_become_method: ansible_become_method "su" is not supported`,
+			},
+		},
+		{
+			// Checked once per host of the range and of the group, said
+			// once per place.
+			name:  "a refused become method on a range and a group",
+			files: map[string]string{"hosts": "[s]\nnode[1:4] ansible_become_method=su\n[a]\nw[1:3]\n[a:vars]\nansible_become_method=doas\n"},
+			want: []string{
+				`hosts:2: node[1:4].ansible_become_method: ansible_become_method "su" is not supported: su has no non-interactive mode`,
+				`hosts:6: [a:vars].ansible_become_method: ansible_become_method "doas" is not supported: fleet-audit's root probes are built and tested on sudo -n only`,
 			},
 		},
 		{

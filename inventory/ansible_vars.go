@@ -116,7 +116,7 @@ func (c *ansibleConverter) one(s *settings, v ansibleVar) {
 		}
 	case "ansible_become_method":
 		if val, ok := str(); ok && val != "sudo" {
-			report(kindf(ErrInvalidValue, "ansible_become_method %q is not supported: fleet-audit becomes root with sudo -n only", val))
+			report(becomeMethodError("ansible_become_method", val))
 		}
 	case "ansible_connection":
 		val, ok := str()

@@ -75,7 +75,8 @@ type Inventory struct {
 	// top-level hosts. There is at least one, and names are unique.
 	Hosts []Host
 	// Format is what the file was read as: native, ansible-ini,
-	// ansible-yaml, ansible-json or host-list.
+	// ansible-yaml, ansible-json, ansible-dir (a directory of Ansible
+	// sources) or host-list.
 	Format string
 	// Subset is set on an inventory Limit returned: the pattern, and how
 	// many hosts the whole inventory had.
@@ -215,6 +216,7 @@ const stdinName = "<stdin>"
 // Ansible's comma list of hosts ("node1,node2," — any path holding a comma
 // that is not a file). On failure the inventory is nil and the error is an
 // errors.Join of *Error values, including when the file cannot be read.
+// A directory is read as Ansible reads one (loadDir).
 func Load(path string, opts LoadOptions) (*Inventory, error) {
 	if path == "-" {
 		in := opts.Stdin
@@ -234,6 +236,9 @@ func Load(path string, opts LoadOptions) (*Inventory, error) {
 		if _, err := os.Stat(path); err != nil {
 			return parseHostList(path, opts)
 		}
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return loadDir(path, opts)
 	}
 	data, err := readFile(path, maxInventorySize)
 	if err != nil {
@@ -272,9 +277,16 @@ func parseHostList(list string, opts LoadOptions) (*Inventory, error) {
 func (p *parser) result(inv *Inventory) (*Inventory, error) {
 	if len(p.errs) > 0 {
 		slices.SortStableFunc(p.errs, func(a, b *Error) int { return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line)) })
-		errs := make([]error, len(p.errs))
-		for i, e := range p.errs {
-			errs[i] = e
+		// A problem is said once per place: a setting on a host range
+		// (node[1:4]) or inherited by many hosts is checked for each, and
+		// four copies of one file:line say nothing more than one.
+		var errs []error
+		seen := map[string]bool{}
+		for _, e := range p.errs {
+			if s := e.Error(); !seen[s] {
+				seen[s] = true
+				errs = append(errs, e)
+			}
 		}
 		return nil, errors.Join(errs...)
 	}
@@ -292,6 +304,8 @@ func (p *parser) parseAny(data []byte, opts LoadOptions) *Inventory {
 	var a *ansibleInventory
 	format := ""
 	switch ext := strings.ToLower(filepath.Ext(p.file)); {
+	case mapping && p.refusePlugin(root):
+		return nil
 	case mapping && looksAnsible(root):
 		a = newAnsibleInventory()
 		format = "ansible-yaml"

@@ -694,7 +694,11 @@ func TestInvalid(t *testing.T) {
 
 		// become and connection.
 		{"become su", "hosts:\n  a: {become: su}\n",
-			nil, []wantErr{{2, "hosts.a.become", inventory.ErrInvalidValue, `become must be "", none or sudo, got "su"`}}},
+			nil, []wantErr{{2, "hosts.a.become", inventory.ErrInvalidValue, `become "su" is not supported: su has no non-interactive mode`}}},
+		{"become doas", "hosts:\n  a: {become: doas}\n",
+			nil, []wantErr{{2, "hosts.a.become", inventory.ErrInvalidValue, `become "doas" is not supported: fleet-audit's root probes are built and tested on sudo -n only; give the login user password-less sudo`}}},
+		{"become other", "hosts:\n  a: {become: pbrun}\n",
+			nil, []wantErr{{2, "hosts.a.become", inventory.ErrInvalidValue, `become must be "", none or sudo, got "pbrun"`}}},
 		{"become true", "defaults:\n  become: true\nhosts: {a: }\n",
 			nil, []wantErr{{2, "defaults.become", inventory.ErrInvalidValue, "got boolean true; write sudo"}}},
 		{"become false", "defaults:\n  become: false\nhosts: {a: }\n",
@@ -817,7 +821,6 @@ func TestUnreadable(t *testing.T) {
 		msg  string
 	}{
 		{"missing", filepath.Join(e.dir, "missing.yaml"), fs.ErrNotExist, "cannot read inventory: no such file or directory"},
-		{"directory", e.dir, nil, "cannot read inventory: is a directory"},
 		{"permission", noPerm, fs.ErrPermission, "cannot read inventory: permission denied"},
 		{"too large", huge, nil, "larger than 16 MiB"},
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fleet-audit/fleet-audit/internal/textdist"
 )
 
 // Limit keeps the hosts a --limit pattern selects, in Ansible's pattern
@@ -40,10 +42,16 @@ func (inv *Inventory) Limit(pattern string, readFile func(string) ([]byte, error
 		plain = []string{"all"}
 	}
 	selected := map[string]bool{}
+	// The terms that matched nothing are what a person most likely
+	// mistyped, when the whole pattern then selects nothing.
+	var empty []string
 	for _, t := range plain {
 		hosts, err := inv.matchTerm(t)
 		if err != nil {
 			return nil, err
+		}
+		if len(hosts) == 0 {
+			empty = append(empty, t)
 		}
 		for _, h := range hosts {
 			selected[h] = true
@@ -53,6 +61,9 @@ func (inv *Inventory) Limit(pattern string, readFile func(string) ([]byte, error
 		hosts, err := inv.matchTerm(t)
 		if err != nil {
 			return nil, err
+		}
+		if len(hosts) == 0 {
+			empty = append(empty, t)
 		}
 		also := make(map[string]bool, len(hosts))
 		for _, h := range hosts {
@@ -82,9 +93,34 @@ func (inv *Inventory) Limit(pattern string, readFile func(string) ([]byte, error
 		}
 	}
 	if len(out.Hosts) == 0 {
-		return nil, fmt.Errorf("--limit %q selects none of the %d inventory hosts", pattern, len(inv.Hosts))
+		return nil, fmt.Errorf("--limit %q selects none of the %d inventory hosts%s", pattern, len(inv.Hosts), inv.limitSuggestions(empty))
 	}
 	return &out, nil
+}
+
+// limitSuggestions is "; X matches no host or group (did you mean Y?)" for
+// each term a typo of a host, group or role name most likely meant. A glob,
+// a regular expression or a subscript is taken as meant: no guess.
+func (inv *Inventory) limitSuggestions(terms []string) string {
+	var names []string
+	for _, h := range inv.Hosts {
+		names = append(names, h.Name)
+		for _, g := range slices.Concat(h.Groups, h.Roles) {
+			if g != "all" && g != "ungrouped" {
+				names = append(names, g)
+			}
+		}
+	}
+	var out strings.Builder
+	for _, t := range terms {
+		if strings.ContainsAny(t, "~?*[") {
+			continue
+		}
+		if near := textdist.Closest(t, names, 3); len(near) > 0 {
+			fmt.Fprintf(&out, "; %q matches no host or group (did you mean %s?)", t, strings.Join(near, ", "))
+		}
+	}
+	return out.String()
 }
 
 // limitTerms splits a pattern as split_host_pattern does, expanding @FILE.

@@ -107,6 +107,28 @@ func TestLimitAgreesWithAnsible(t *testing.T) {
 	}
 }
 
+// TestLimitSuggests: a pattern that selects nothing names the hosts or
+// groups its mistyped terms most likely meant, and guesses nothing for a
+// glob or a name nothing is near.
+func TestLimitSuggests(t *testing.T) {
+	inv, err := inventory.Load(filepath.Join("testdata", "ansible", "lablabs", "hosts.ini"), layoutOpts(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ pattern, want string }{
+		{"wroker-01", `--limit "wroker-01" selects none of the 6 inventory hosts; "wroker-01" matches no host or group (did you mean worker-01, worker-02, worker-03?)`},
+		{"master:!master-01", `"master" matches no host or group (did you mean masters?)`},
+		{"masters:&wokers", `"wokers" matches no host or group (did you mean workers, worker?)`},
+		{"zzz", `--limit "zzz" selects none of the 6 inventory hosts`},
+		{"wroker-*", `--limit "wroker-*" selects none of the 6 inventory hosts`},
+	} {
+		_, err := inv.Limit(tc.pattern, nil)
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("Limit(%q) = %v; want an error ending %q", tc.pattern, err, tc.want)
+		}
+	}
+}
+
 // TestLimitFromFile: @FILE reads one term per line, as a --retry-file
 // writes them.
 func TestLimitFromFile(t *testing.T) {

@@ -111,6 +111,32 @@ type parser struct {
 	reported map[string]bool
 }
 
+// becomeRefused says why each other way of becoming root that Ansible
+// knows is refused rather than run: fleet-audit becomes root only
+// through sudo -n, which fails instead of prompting and whose refusals
+// the probe bundle tells apart (audit/probe/bundle.go, sudoCheck).
+var becomeRefused = map[string]string{
+	// su(1) (util-linux, shadow, busybox) has no non-interactive mode:
+	// it asks the target user's password through PAM or the terminal,
+	// which an unattended audit over a non-interactive session cannot
+	// answer, and fleet-audit keeps no root password.
+	"su": "su has no non-interactive mode, it asks the target user's password, which fleet-audit never holds",
+	// doas -n (OpenBSD doas(1), opendoas) would fail rather than prompt,
+	// but the root probes' environment, signal relay and refusal
+	// wording are built and tested on sudo only.
+	"doas": "fleet-audit's root probes are built and tested on sudo -n only",
+}
+
+// becomeMethodError refuses a become method other than sudo, with the
+// reason when it is one Ansible users choose, and the way out.
+func becomeMethodError(key, method string) error {
+	why := becomeRefused[method]
+	if why == "" {
+		why = "fleet-audit becomes root with sudo -n only"
+	}
+	return kindf(ErrInvalidValue, "%s %q is not supported: %s; give the login user password-less sudo, or log in as root without become", key, method, why)
+}
+
 func (p *parser) add(line int, path string, err error) {
 	p.addIn(p.curFile, line, path, err)
 }
@@ -348,6 +374,9 @@ func (p *parser) setting(s *settings, e entry) bool {
 				return "", nil
 			case "sudo":
 				return v, nil
+			}
+			if _, ok := becomeRefused[v]; ok {
+				return "", becomeMethodError("become", v)
 			}
 			return "", kindf(ErrInvalidValue, `become must be "", none or sudo, got %q`, v)
 		})

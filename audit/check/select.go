@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/internal/textdist"
 )
 
 // Selection is the operator's --only and --skip: path.Match globs on
@@ -42,7 +45,7 @@ func SelectChecks(checks []Check, sel Selection, otherIDs []string) ([]Check, er
 				continue
 			}
 			if !MatchesAny(p, known) {
-				errs = append(errs, fmt.Errorf("%s %q: matches no check and no finding built in (see fleet-audit probes)", set.flag, p))
+				errs = append(errs, fmt.Errorf("%s %q: matches no check and no finding built in%s (see fleet-audit probes)", set.flag, p, didYouMean(p, known)))
 			}
 		}
 	}
@@ -85,4 +88,28 @@ func MatchesAny(pattern string, ids []string) bool {
 		}
 	}
 	return false
+}
+
+// didYouMean is " (did you mean a, b?)" naming the ids a typo'd pattern
+// most likely meant, or "" when none is near. A family glob ("firewal.*")
+// is compared with the families, as a typo of its first word.
+func didYouMean(pattern string, ids []string) string {
+	var near []string
+	if family, ok := strings.CutSuffix(pattern, ".*"); ok {
+		var families []string
+		for _, id := range ids {
+			if f, _, ok := strings.Cut(id, "."); ok {
+				families = append(families, f)
+			}
+		}
+		for _, f := range textdist.Closest(family, families, 3) {
+			near = append(near, f+".*")
+		}
+	} else {
+		near = textdist.Closest(pattern, ids, 3)
+	}
+	if len(near) == 0 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(near, ", ") + "?)"
 }

@@ -24,6 +24,9 @@ func TestSelectChecks(t *testing.T) {
 		{name: "only matching nothing", only: []string{"fw.*"}, err: []string{`--only "fw.*": matches no check`}},
 		{name: "skip an other id", skip: []string{"skew.*"}, want: "firewall.ufw-active,firewall.firewalld-active,sysctl.ip-forward,kubeproxy.down"},
 		{name: "only an other id keeps no check", only: []string{"skew.servers"}, want: ""},
+		{name: "a typo gets the id meant", skip: []string{"kubeproxy.dwon"}, err: []string{`--skip "kubeproxy.dwon": matches no check and no finding built in (did you mean kubeproxy.down?)`}},
+		{name: "a family typo gets the family", only: []string{"firewal.*"}, err: []string{`(did you mean firewall.*?)`}},
+		{name: "nothing near, no guess", only: []string{"zzz.*"}, err: []string{`--only "zzz.*": matches no check and no finding built in (see`}},
 		{name: "bad glob", skip: []string{"firewall.["}, err: []string{`--skip "firewall.[": bad glob`}},
 		{name: "every bad pattern named", only: []string{"a"}, skip: []string{"b", "sysctl.*"}, err: []string{`--only "a"`, `--skip "b"`}},
 	}

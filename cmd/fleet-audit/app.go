@@ -30,6 +30,16 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// hintedError is an error with the one concrete fix that exitFor prints
+// after it, as "fleet-audit: hint: ...".
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e *hintedError) Error() string { return e.err.Error() }
+func (e *hintedError) Unwrap() error { return e.err }
+
 // internalError is a failure that is not the user's input (a report that
 // cannot be written, an audit that cannot start): exit 4, so that CI can
 // tell a broken run from a bad flag.
@@ -86,6 +96,10 @@ func exitFor(err error, stderr io.Writer) int {
 		return int(ge.code)
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "fleet-audit: error: %s\n", indentJoined(ue.err))
+		var he *hintedError
+		if errors.As(ue.err, &he) {
+			fmt.Fprintf(stderr, "fleet-audit: hint: %s\n", he.hint)
+		}
 		return int(exitUsage)
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "fleet-audit: error: interrupted")
@@ -171,7 +185,7 @@ EXAMPLES:
 		EnableBashCompletion: false,
 		Action:               noCommand,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return &usageError{err}
+			return flagError(c.App.Flags, "", err)
 		},
 		// urfave would call os.Exit on ExitCoder errors; we never return one,
 		// and this keeps it from printing errors on its own.
@@ -198,6 +212,11 @@ EXAMPLES:
 		// Without this urfave gives each command a "help" subcommand, and
 		// "report help" would show help instead of reading a file named so.
 		cmd.HideHelpCommand = true
+		// Without this urfave prints the whole help on stdout after a
+		// flag error: a screenful that hides the one line that matters.
+		cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+			return flagError(c.Command.Flags, c.Command.Name, err)
+		}
 	}
 	return app
 }

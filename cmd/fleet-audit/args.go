@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/internal/textdist"
 )
 
 // runApp runs the app on argv as a user typed it: flags may come after a
@@ -157,4 +160,48 @@ func refuseStrayArgs(c *cli.Context) error {
 	}
 	return &usageError{fmt.Errorf("%s: unexpected argument %q: %s %s (see fleet-audit %s --help)",
 		c.Command.Name, c.Args().Get(len(takes)), c.Command.Name, what, c.Command.Name)}
+}
+
+// undefinedFlag is how Go's flag package, under urfave, words an unknown
+// flag (flag.FlagSet.parseOne: "flag provided but not defined: -%s"),
+// whether it was typed with one dash or two.
+const undefinedFlag = "flag provided but not defined: -"
+
+// flagError is a flag parsing error of command (the app when "") as one
+// line naming the flag, with the nearest flag the command has when the
+// name looks like a typo of it, and a hint to read the command's help.
+func flagError(defs []cli.Flag, command string, err error) error {
+	help := "fleet-audit --help"
+	if command != "" {
+		help = "fleet-audit " + command + " --help"
+	}
+	where := ""
+	if command != "" {
+		where = command + ": "
+	}
+	name, unknown := strings.CutPrefix(err.Error(), undefinedFlag)
+	if !unknown {
+		return &usageError{&hintedError{fmt.Errorf("%s%w", where, err), "see " + help}}
+	}
+	typed := map[string]string{}
+	var long []string
+	for _, f := range append(append([]cli.Flag{}, defs...), cli.HelpFlag) {
+		if f == nil {
+			continue
+		}
+		for i, n := range f.Names() {
+			if len(n) > 1 {
+				long = append(long, n)
+				typed[n] = dashed(n, i > 0)
+			}
+		}
+	}
+	msg := fmt.Sprintf("%sunknown flag %s", where, dashed(name, false))
+	// A one-letter flag is as near every other one-letter flag: no guess.
+	if len(name) > 1 {
+		if near := textdist.Closest(name, long, 1); len(near) > 0 {
+			msg += fmt.Sprintf(": did you mean %s?", typed[near[0]])
+		}
+	}
+	return &usageError{&hintedError{errors.New(msg), "see " + help + " for its flags"}}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -21,30 +22,37 @@ import (
 // inventoryOptions is what the inventory command's flags fill in.
 type inventoryOptions struct {
 	inventorySource
+	// JSON prints the resolved hosts as JSON (inventoryJSON) instead of
+	// the tables.
+	JSON bool
 }
 
 func inventoryCommand(act func(context.Context, inventoryOptions, streams) error) *cli.Command {
 	return &cli.Command{
 		Name:      "inventory",
 		Usage:     "print the hosts of an inventory as resolved (defaults, groups, Ansible variables, ssh_config)",
-		UsageText: "fleet-audit inventory -i FILE [-F ssh_config] [--role-map GROUP=ROLE,...]",
+		UsageText: "fleet-audit inventory -i FILE [-F ssh_config] [--role-map GROUP=ROLE,...] [--json]",
 		Description: `Loads and validates the inventory exactly as run does, contacts nothing,
 and prints one row per host with its address, port, user, roles and where the
 address came from, then each host's groups and where every other value came
 from (host, group:NAME, group_vars/NAME.yml, host_vars/NAME.yml, defaults,
 ssh_config). Exits 2 with every problem (file:line: field: why) on bad input.
+--json prints the resolved hosts for a script instead: {"inventory", "format",
+"hosts": [{"name", "address", "port", "user", "roles", "become", "become_user",
+"connection", "groups"}]}, with "limit" when -l was given.
 
 EXAMPLES:
    fleet-audit inventory -i examples/inventory.yaml
    fleet-audit inventory -i ~/rke2-ansible/inventory/prod/hosts.ini
-   ansible-inventory -i aws_ec2.yml --list | fleet-audit inventory -i -`,
-		Flags: inventoryFlags(),
+   ansible-inventory -i aws_ec2.yml --list | fleet-audit inventory -i -
+   fleet-audit inventory -i hosts.ini -l rke2_servers --json | jq -r '.hosts[].address'`,
+		Flags: append(inventoryFlags(), &cli.BoolFlag{Name: "json", Usage: "print the resolved hosts as JSON for scripts, instead of the tables"}),
 		Action: func(c *cli.Context) error {
 			src, err := inventorySourceFrom(c)
 			if err != nil {
 				return err
 			}
-			return internal(act(c.Context, inventoryOptions{src}, streamsOf(c)))
+			return internal(act(c.Context, inventoryOptions{inventorySource: src, JSON: c.Bool("json")}, streamsOf(c)))
 		},
 	}
 }
@@ -57,6 +65,11 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 	}
 	for _, w := range inv.Warnings {
 		fmt.Fprintf(s.err, "fleet-audit: warning: %s\n", w)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(inventoryJSONOf(inv))
 	}
 	limited := ""
 	if l := limitOf(inv); l != nil {
@@ -108,6 +121,48 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 	return printSources(s.out, inv)
 }
 
+// inventoryJSON is what inventory --json prints: the hosts as run would
+// contact them, for a script (a CI job's host list, a firewall rule), in
+// snake_case as the results file. No key, password or ProxyCommand: only
+// where and as whom.
+type inventoryJSON struct {
+	Inventory string              `json:"inventory"`
+	Format    string              `json:"format"`
+	Limit     *result.Limit       `json:"limit,omitempty"`
+	Hosts     []inventoryHostJSON `json:"hosts"`
+}
+
+type inventoryHostJSON struct {
+	Name       string   `json:"name"`
+	Address    string   `json:"address"`
+	Port       int      `json:"port"`
+	User       string   `json:"user"`
+	Roles      []string `json:"roles"`
+	Become     string   `json:"become"`
+	BecomeUser string   `json:"become_user"`
+	Connection string   `json:"connection"`
+	Groups     []string `json:"groups"`
+}
+
+func inventoryJSONOf(inv *inventory.Inventory) inventoryJSON {
+	out := inventoryJSON{Inventory: inv.File, Format: inv.Format, Limit: limitOf(inv), Hosts: []inventoryHostJSON{}}
+	for _, h := range inv.Hosts {
+		out.Hosts = append(out.Hosts, inventoryHostJSON{
+			Name: h.Name, Address: h.Address, Port: h.Port, User: h.User, Roles: nonNil(h.Roles),
+			Become: h.Become, BecomeUser: h.BecomeUser, Connection: h.Connection, Groups: nonNil(h.Groups),
+		})
+	}
+	return out
+}
+
+// nonNil keeps an empty list a JSON [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 // formatName says what the file was read as, in the words of its tool.
 func formatName(format string) string {
 	switch format {
@@ -115,6 +170,8 @@ func formatName(format string) string {
 		return "Ansible INI inventory"
 	case "ansible-yaml":
 		return "Ansible YAML inventory"
+	case "ansible-dir":
+		return "Ansible inventory directory"
 	case "ansible-json":
 		return "ansible-inventory --list JSON"
 	case "host-list":

@@ -18,13 +18,16 @@ type reportOptions struct {
 	// Outputs maps a report format to the file it is written to.
 	Outputs map[string]string
 	Output  outputOptions
+	// FailOn, when not nil, re-judges the saved run at this severity
+	// instead of exiting with its saved gate.
+	FailOn *result.Severity
 }
 
 // reportExitStatus is run's exit status as report gives it back: the saved
 // gate, not a new one.
 const reportExitStatus = `EXIT STATUS:
    0    the saved run's gate passed
-   1    the saved run had a finding at or above its --fail-on
+   1    the saved run had a finding at or above its --fail-on (or this --fail-on)
    2    usage or input error (bad flag, unexpected argument, a file that is not a
         saved run, or one whose gate is not what its own findings give)
    3    the saved run had no failing finding, but some node was not audited
@@ -36,7 +39,7 @@ func reportCommand(act func(context.Context, reportOptions, streams) error) *cli
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "re-render a saved run (--json results) in any format, without contacting a node",
-		UsageText: "fleet-audit report RESULTS.json " + formatUsage() + " [-q]",
+		UsageText: "fleet-audit report RESULTS.json [--fail-on SEVERITY] " + formatUsage() + " [-q]",
 		Description: `Reads the JSON a run wrote with --json and renders it again: the terminal
 summary on stdout and any report file asked for. The saved judgement is kept
 as it was on the day (findings, waivers, gate), so a report attached to a
@@ -47,21 +50,36 @@ refused with exit 2. Every fact value and every text that can quote a node
 goes through this release's redactor again, so a file written before a
 secret's shape was known does not publish it (diff and merge do the same).
 
+--fail-on re-judges the saved findings at another severity with run's own
+gate (a run gated at critical, judged again at warning); the run's
+--allow-unreachable and --allow-partial stay as they were. The reports
+then carry the new gate, and say that it was re-judged.
+
 EXAMPLES:
    fleet-audit report results.json
    fleet-audit report results.json --html report.html --markdown report.md --junit junit.xml
+   fleet-audit report results.json --fail-on warning -q
 
 ` + reportExitStatus,
 		ArgsUsage: "RESULTS.json",
-		Flags:     flags(formatFlags(), outputFlags()),
+		Flags: flags([]cli.Flag{&cli.StringFlag{Name: "fail-on", Usage: "re-judge the saved run: fail the gate on findings at or above `SEVERITY` (critical, warning, info; default: the run's own)"}},
+			formatFlags(), outputFlags()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return &usageError{fmt.Errorf("report: want one saved results file (written by run --json)")}
 			}
-			return internal(act(c.Context, reportOptions{
+			o := reportOptions{
 				Path: c.Args().First(), Outputs: outputsFrom(c),
 				Output: outputOptions{Quiet: c.Bool("quiet"), Verbose: c.Bool("verbose")},
-			}, streamsOf(c)))
+			}
+			if c.IsSet("fail-on") {
+				sev, err := result.ParseSeverity(c.String("fail-on"))
+				if err != nil {
+					return &usageError{fmt.Errorf("--fail-on: %w", err)}
+				}
+				o.FailOn = &sev
+			}
+			return internal(act(c.Context, o, streamsOf(c)))
 		},
 	}
 }
@@ -88,6 +106,9 @@ func runReport(ctx context.Context, o reportOptions, s streams) error {
 			// A file written before a secret's shape was known still
 			// holds it: every render redacts again.
 			audit.RedactSaved(r)
+			if o.FailOn != nil {
+				rejudge(r, *o.FailOn)
+			}
 		}
 		if err != nil {
 			return nil, &usageError{fmt.Errorf("report: %s: %w", o.Path, err)}
@@ -121,4 +142,16 @@ func checkSavedGate(r *result.Report) error {
 		return fmt.Errorf("gate.passed is %t, but gate.exit_code %d means %t: refusing an inconsistent file", g.Passed, g.ExitCode, want.Passed)
 	}
 	return nil
+}
+
+// rejudge replaces a saved run's gate (already checked against its
+// findings) with run's gate at failOn, the run's other policy kept, and
+// says so in the reasons: a report that shows a verdict the run never
+// gave must not pass for the run's own.
+func rejudge(r *result.Report, failOn result.Severity) {
+	saved := r.Gate.FailOn
+	r.Gate = audit.EvaluateGate(r, audit.GatePolicy{FailOn: failOn, AllowUnreachable: r.Gate.AllowUnreachable, AllowPartial: r.Gate.AllowPartial})
+	if failOn != saved {
+		r.Gate.Reasons = append(r.Gate.Reasons, fmt.Sprintf("re-judged at --fail-on %s by fleet-audit report (the run gated at %s)", failOn, saved))
+	}
 }

@@ -4,14 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,10 +137,10 @@ func TestCIExamples(t *testing.T) {
 		if !slices.Contains(job.Artifacts.Paths, r.outputs["html"]) || job.Artifacts.When != "always" {
 			t.Errorf("artifacts %v (when %q) do not keep the HTML report %q whatever the gate", job.Artifacts.Paths, job.Artifacts.When, r.outputs["html"])
 		}
-		if !slices.ContainsFunc(lines, func(l string) bool {
-			return strings.Contains(l, "/notes") && strings.Contains(l, `"body@`+r.outputs["markdown-summary"]+`"`)
-		}) {
-			t.Errorf("no line posts the Markdown summary %q as a merge request note:\n%s", r.outputs["markdown-summary"], strings.Join(lines, "\n"))
+		// TestGitLabNoteUpdatedInPlace runs the note step; here, it must
+		// read the summary this job writes.
+		if note := gitlabNoteStep(t, job); !strings.Contains(note, "cat "+r.outputs["markdown-summary"]) {
+			t.Errorf("the note step does not post the Markdown summary %q:\n%s", r.outputs["markdown-summary"], note)
 		}
 	})
 
@@ -484,6 +489,116 @@ func readYAML(t *testing.T, path string, into any) {
 	}
 	if err := yaml.Unmarshal(b, into); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// gitlabNoteStep is the script entry of job that writes the merge
+// request note.
+func gitlabNoteStep(t *testing.T, job gitlabJob) string {
+	t.Helper()
+	for _, e := range job.Script {
+		if strings.Contains(e, "/notes") {
+			return e
+		}
+	}
+	t.Fatalf("no script entry of the job writes a merge request note")
+	return ""
+}
+
+// TestGitLabNoteUpdatedInPlace runs the note step of gitlab-ci.yml, as
+// written, under sh with curl and jq against a stand-in for GitLab's
+// notes API (docs.gitlab.com/ee/api/notes: GET and POST .../notes, PUT
+// .../notes/:id; GET /user), twice, as two pipelines of one merge
+// request would: the first posts one note, the second edits that note
+// instead of adding another. A note of someone else that quotes the
+// marker is left alone. The stand-in escapes < and > in its JSON as
+// GitLab's encoder does, so the marker is never matched as raw text.
+func TestGitLabNoteUpdatedInPlace(t *testing.T) {
+	sh := testtools.Find(t, "sh")
+	testtools.Find(t, "curl")
+	testtools.Find(t, "jq")
+	var doc map[string]gitlabJob
+	readYAML(t, filepath.Join(examplesCI, "gitlab-ci.yml"), &doc)
+	step := gitlabNoteStep(t, doc["fleet-audit"])
+
+	type note struct {
+		ID     int    `json:"id"`
+		Body   string `json:"body"`
+		Author struct {
+			ID int `json:"id"`
+		} `json:"author"`
+	}
+	const token, bot, project, mr = "glpat-test", 42, "7", "3"
+	var (
+		mu    sync.Mutex
+		notes []note
+		calls []string
+	)
+	human := note{ID: 1, Body: "<!-- fleet-audit report --> quoted by a reviewer"}
+	human.Author.ID = 5
+	notes = append(notes, human)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		if r.Header.Get("PRIVATE-TOKEN") != token {
+			http.Error(w, "401 Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		base := "/api/v4/projects/" + project + "/merge_requests/" + mr + "/notes"
+		switch {
+		case r.Method == "GET" && r.URL.Path == "/api/v4/user":
+			json.NewEncoder(w).Encode(map[string]any{"id": bot, "username": "project_7_bot"})
+		case r.Method == "GET" && r.URL.Path == base:
+			json.NewEncoder(w).Encode(notes) // escapes < and > as \u003c, \u003e
+		case r.Method == "POST" && r.URL.Path == base:
+			n := note{ID: len(notes) + 1, Body: r.PostFormValue("body")}
+			n.Author.ID = bot
+			notes = append(notes, n)
+			json.NewEncoder(w).Encode(n)
+		case r.Method == "PUT" && strings.HasPrefix(r.URL.Path, base+"/"):
+			id, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, base+"/"))
+			for i := range notes {
+				if notes[i].ID == id {
+					notes[i].Body = r.PostFormValue("body")
+					json.NewEncoder(w).Encode(notes[i])
+					return
+				}
+			}
+			http.NotFound(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	pipeline := func(summary string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(summary), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(sh, "-e", "-c", step)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "CI_API_V4_URL=" + srv.URL + "/api/v4",
+			"CI_PROJECT_ID=" + project, "CI_MERGE_REQUEST_IID=" + mr, "FLEET_AUDIT_NOTE_TOKEN=" + token}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the note step: %v\n%s", err, out)
+		}
+	}
+	pipeline("**gate: FAILED** (exit 1)\n")
+	pipeline("**gate: passed**\n")
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) != 2 || notes[0] != human {
+		t.Fatalf("notes after two pipelines: %+v; want the reviewer's and one of the bot's", notes)
+	}
+	if want := "<!-- fleet-audit report -->\n**gate: passed**\n"; notes[1].Body != want {
+		t.Errorf("the bot's note is %q; want the second pipeline's %q", notes[1].Body, want)
+	}
+	if !slices.Contains(calls, "POST /api/v4/projects/7/merge_requests/3/notes") || !slices.Contains(calls, "PUT /api/v4/projects/7/merge_requests/3/notes/2") {
+		t.Errorf("calls %q: want one POST, then a PUT of note 2", calls)
 	}
 }
 

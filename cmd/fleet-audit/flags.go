@@ -22,7 +22,7 @@ import (
 // inventoryFlags say where the hosts come from; run and inventory take them.
 func inventoryFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.GenericFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Value: &onceString{flag: "-i/--inventory"}, Usage: "inventory `FILE`: fleet-audit YAML, an Ansible inventory (INI or YAML, with its group_vars/ and host_vars/), ansible-inventory --list JSON, a file of one host per line, - for standard input, or host1,host2, (one; ansible-inventory -i a -i b --list merges several into one)"},
+		&cli.GenericFlag{Name: "inventory", Aliases: []string{"i"}, Required: true, Value: &onceString{flag: "-i/--inventory"}, Usage: "inventory `FILE`: fleet-audit YAML, an Ansible inventory (INI or YAML, with its group_vars/ and host_vars/, or a directory of them), ansible-inventory --list JSON, a file of one host per line, - for standard input, or host1,host2, (one; ansible-inventory -i a -i b --list merges several into one)"},
 		&cli.StringFlag{Name: "ssh-config", Aliases: []string{"F"}, Usage: "resolve bare host names through this ssh_config `FILE` (default ~/.ssh/config)"},
 		&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: "only the hosts `PATTERN` selects, in Ansible's pattern language: names, groups, roles, globs, ~regex, a:b (or), a:&b (and), a:!b (not), @FILE (one per line, as --retry-file writes)"},
 		&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "log in as `USER` on hosts whose inventory and ssh_config name no user (as ssh -l, ansible -u)"},

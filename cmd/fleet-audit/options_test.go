@@ -176,7 +176,7 @@ func TestFlags(t *testing.T) {
 		{"probes flags", []string{"probes", "--probes", "d", "--json"}, probesOptions{ProbesDir: "d", JSON: true}, ""},
 		{"probes stray positional", []string{"probes", "list", "--json"}, nil, `probes: unexpected argument "list"`},
 
-		{"inventory", []string{"inventory", "-i", "inv.yaml", "-F", "cfg"}, inventoryOptions{inventorySource{Path: "inv.yaml", SSHConfig: "cfg"}}, ""},
+		{"inventory", []string{"inventory", "-i", "inv.yaml", "-F", "cfg"}, inventoryOptions{inventorySource: inventorySource{Path: "inv.yaml", SSHConfig: "cfg"}}, ""},
 		{"inventory without inventory", []string{"inventory"}, nil, "inventory"},
 		// Ansible merges two -i; keeping the last would audit part of the
 		// fleet named.
@@ -184,7 +184,8 @@ func TestFlags(t *testing.T) {
 			"-i/--inventory given twice (a.ini, then b.ini): fleet-audit reads one inventory and drops none; merge them as Ansible does with ansible-inventory -i a.ini -i b.ini --list > all.json"},
 		{"run inventory twice", []string{"run", "--inventory", "a.ini", "-i=b.ini"}, nil, "-i/--inventory given twice (a.ini, then b.ini)"},
 		{"run inventory twice after a positional", []string{"run", "-i", "a.ini", "--json", "r.json", "-i", "a.ini"}, nil, "-i/--inventory given twice"},
-		{"inventory role-map", []string{"inventory", "-i", "-", "--role-map", "g=etcd"}, inventoryOptions{inventorySource{Path: "-", RoleMap: map[string]string{"g": "etcd"}}}, ""},
+		{"inventory json", []string{"inventory", "-i", "inv.yaml", "--json"}, inventoryOptions{inventorySource: inventorySource{Path: "inv.yaml"}, JSON: true}, ""},
+		{"inventory role-map", []string{"inventory", "-i", "-", "--role-map", "g=etcd"}, inventoryOptions{inventorySource: inventorySource{Path: "-", RoleMap: map[string]string{"g": "etcd"}}}, ""},
 		{"inventory bad role-map", []string{"inventory", "-i", "x", "--role-map", "g=no role"}, nil, "--role-map"},
 		{"inventory stray positional", []string{"inventory", "-i", "inv.yaml", "node-1", "-F", "cfg"}, nil, `inventory: unexpected argument "node-1"`},
 

@@ -61,3 +61,47 @@ func TestReportRefusesForgedGate(t *testing.T) {
 		})
 	}
 }
+
+// TestReportFailOn: report --fail-on re-judges a saved run with run's own
+// gate at another severity, the run's other policy kept, and the reports
+// say it was re-judged; without it the saved gate stands.
+func TestReportFailOn(t *testing.T) {
+	warningOnly := func(r *result.Report) { r.Findings[0].Severity = result.SeverityWarning }
+	unreachable := func(r *result.Report) {
+		warningOnly(r)
+		r.Nodes[1].Status = result.StatusUnreachable
+	}
+	for _, tc := range []struct {
+		name     string
+		policy   audit.GatePolicy
+		edit     func(*result.Report)
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{"saved gate stands", audit.GatePolicy{FailOn: result.SeverityCritical}, warningOnly, nil, 0, "gate: passed"},
+		{"stricter", audit.GatePolicy{FailOn: result.SeverityCritical}, warningOnly, []string{"--fail-on", "warning"}, 1,
+			"gate: FAILED (exit 1): 1 warning finding; re-judged at --fail-on warning by fleet-audit report (the run gated at critical)"},
+		{"laxer", audit.GatePolicy{FailOn: result.SeverityWarning}, warningOnly, []string{"--fail-on=critical"}, 0, "gate: passed"},
+		{"same as saved", audit.GatePolicy{FailOn: result.SeverityCritical}, nil, []string{"--fail-on", "critical"}, 1, "gate: FAILED (exit 1): 1 critical finding"},
+		{"unreachable still allowed", audit.GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true}, unreachable, []string{"--fail-on", "info"}, 1, "1 warning finding"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			saved := writeSavedRun(t, dir, tc.policy, tc.edit)
+			out := dir + "/again.json"
+			code, stdout, stderr := runCLI(t, append([]string{"report", "-q", saved, "--json", out}, tc.args...)...)
+			if code != tc.wantCode || !strings.Contains(stdout, tc.wantOut) {
+				t.Errorf("exit %d, stdout %q (stderr %q); want %d and %q", code, stdout, stderr, tc.wantCode, tc.wantOut)
+			}
+			// The re-judged file is consistent: report reads it back and
+			// exits with its new gate.
+			if code, _, stderr := runCLI(t, "report", "-q", out); code != tc.wantCode {
+				t.Errorf("the re-judged file exits %d (stderr %q); want %d", code, stderr, tc.wantCode)
+			}
+		})
+	}
+	if code, _, stderr := runCLI(t, "report", "--fail-on", "fatal", writeSavedRun(t, t.TempDir(), audit.GatePolicy{FailOn: result.SeverityCritical}, nil)); code != 2 || !strings.Contains(stderr, "--fail-on") {
+		t.Errorf("--fail-on fatal: exit %d, stderr %q; want 2 naming --fail-on", code, stderr)
+	}
+}

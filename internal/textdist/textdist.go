@@ -3,6 +3,8 @@
 // the distance, so both hints agree on what a typo is.
 package textdist
 
+import "slices"
+
 // Distance is the optimal string alignment distance: Levenshtein plus
 // transposition of neighbours, the commonest typo ("prot" for "port").
 // Words longer than 64 bytes are never a typo of a short key: they get a
@@ -32,4 +34,31 @@ func Distance(a, b string) int {
 		}
 	}
 	return d[len(a)][len(b)]
+}
+
+// Closest returns up to n of words a typo of word most likely meant: those
+// within max(2, len(word)/4) edits, nearest first, in the order given
+// among equals; none when nothing is that near.
+func Closest(word string, words []string, n int) []string {
+	type scored struct {
+		w string
+		d int
+	}
+	var near []scored
+	seen := map[string]bool{}
+	for _, w := range words {
+		if seen[w] || w == word {
+			continue
+		}
+		seen[w] = true
+		if d := Distance(word, w); d <= max(2, len(word)/4) {
+			near = append(near, scored{w, d})
+		}
+	}
+	slices.SortStableFunc(near, func(a, b scored) int { return a.d - b.d })
+	var out []string
+	for _, s := range near[:min(n, len(near))] {
+		out = append(out, s.w)
+	}
+	return out
 }

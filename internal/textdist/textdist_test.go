@@ -1,6 +1,7 @@
 package textdist
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,25 @@ func TestDistance(t *testing.T) {
 	} {
 		if got := Distance(tc.a, tc.b); got != tc.want {
 			t.Errorf("Distance(%q, %q) = %d; want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	words := []string{"json", "junit", "html", "markdown", "jsonl", "json"}
+	for _, tc := range []struct {
+		word string
+		n    int
+		want []string
+	}{
+		{"jsn", 3, []string{"json", "jsonl"}},
+		{"jsn", 1, []string{"json"}},
+		{"htlm", 3, []string{"html"}},
+		{"prometheus", 3, nil},         // nothing near: no guess
+		{"json", 3, []string{"jsonl"}}, // a word is no typo of itself
+	} {
+		if got := Closest(tc.word, words, tc.n); !slices.Equal(got, tc.want) {
+			t.Errorf("Closest(%q, %d) = %q; want %q", tc.word, tc.n, got, tc.want)
 		}
 	}
 }
