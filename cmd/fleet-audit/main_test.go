@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +53,34 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(m, map[string]func(){
 		"fleet-audit": func() { os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
+		"tcp-relay":   func() { os.Exit(tcpRelay(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// tcpRelay is "tcp-relay HOST PORT", the scripts' ProxyCommand: it carries
+// stdin to a TCP connection and the connection to stdout, as nc HOST PORT
+// does, and exits when the far end closes. Part of this binary, so that
+// the ProxyCommand script needs no netcat on the machine.
+func tcpRelay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: tcp-relay HOST PORT")
+		return 2
+	}
+	conn, err := net.Dial("tcp", net.JoinHostPort(args[0], args[1]))
+	if err != nil {
+		fmt.Fprintln(stderr, "tcp-relay:", err)
+		return 1
+	}
+	defer conn.Close()
+	go func() {
+		io.Copy(conn, stdin)
+		conn.(*net.TCPConn).CloseWrite()
+	}()
+	if _, err := io.Copy(stdout, conn); err != nil {
+		fmt.Fprintln(stderr, "tcp-relay:", err)
+		return 1
+	}
+	return 0
 }
 
 // testSimKeyEnv carries the simulated-node key from this test process to
