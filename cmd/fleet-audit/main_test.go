@@ -257,8 +257,9 @@ func TestScripts(t *testing.T) {
 		t.Logf("shared fleets: %d bundles replayed, %d run", shared.replay.Hits.Load(), shared.replay.Misses.Load())
 	})
 	testscript.Run(t, testscript.Params{
-		Dir:  "testdata/script",
-		Cmds: scriptCmds,
+		Dir:       "testdata/script",
+		Cmds:      scriptCmds,
+		Condition: haveCondition,
 		Setup: func(env *testscript.Env) error {
 			named, ok := env.T().(interface{ Name() string })
 			if !ok {
@@ -308,6 +309,21 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// haveCondition is a script's [have:TOOL]: TOOL (a need of
+// testtools.Tiers) is in PATH. Where [exec:TOOL] would skip a part of a
+// script without a word, a missing TOOL is recorded for make test's list of
+// skipped tiers, and fails the script under the tier's require variable.
+func haveCondition(cond string) (bool, error) {
+	tool, ok := strings.CutPrefix(cond, "have:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	if _, err := exec.LookPath(tool); err == nil {
+		return true, nil
+	}
+	return false, testtools.Absent(tool)
 }
 
 func TestFleetsUsed(t *testing.T) {
