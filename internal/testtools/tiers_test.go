@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -214,7 +215,12 @@ func TestMakeTestNamesSkippedTiers(t *testing.T) {
 			if tc.require {
 				require = "1"
 			}
-			cmd.Env = append(os.Environ(), "PATH="+bin, helperEnv+"="+tc.mode, RequireEnv+"="+require, RequireSSHDEnv+"=", SkippedDirEnv+"=")
+			// A make of its own, not a sub-make of one running this test.
+			env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+				name, _, _ := strings.Cut(kv, "=")
+				return name == "MAKEFLAGS" || name == "MAKELEVEL" || name == "MFLAGS"
+			})
+			cmd.Env = append(env, "PATH="+bin, helperEnv+"="+tc.mode, RequireEnv+"="+require, RequireSSHDEnv+"=", SkippedDirEnv+"=")
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err := cmd.Run()
