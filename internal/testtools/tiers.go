@@ -60,7 +60,7 @@ var Tiers = []Tier{
 	{Needs: []string{"cc"}, Tests: "the race detector, and simulated nodes' procfs shim (proc/sys as the kernel serves it)", Package: "gcc libc6-dev"},
 	{Needs: []string{"sudo", "visudo"}, Tests: "become: sudo through a real login", Package: "sudo"},
 	{Needs: []string{"useradd", "userdel"}, Tests: "tests that create a throw-away login", Package: "passwd"},
-	{Needs: []string{"root"}, Tests: "tests that log in as another user or run probes as another uid", Fix: "run make test as root"},
+	{Needs: []string{"root"}, Tests: "tests that log in as another user, run probes as another uid or plant files in a private mount namespace", Fix: "run make test as root"},
 	{Needs: []string{"newer-mawk"}, Tests: "probes under Debian 13's mawk (nanosecond srand)", Fix: ".ci/newer-mawk.sh DIR, then FLEET_AUDIT_NEWER_MAWK=DIR/bin/awk"},
 	{Needs: []string{"make", "git"}, Tests: "make version against this git checkout", Package: "make git"},
 }

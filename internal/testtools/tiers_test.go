@@ -26,7 +26,7 @@ func TestTierLine(t *testing.T) {
 		{"sshd", "skipped: real-sshd end-to-end tests — no sshd (apt-get install openssh-server)"},
 		{"google-chrome", "skipped: the HTML report in a real headless browser — no chromium (apt-get install chromium)"},
 		{"python3", "skipped: the JSON report validated against docs/results.schema.json — no python3-jsonschema (apt-get install python3-jsonschema)"},
-		{"root", "skipped: tests that log in as another user or run probes as another uid — not root (run make test as root)"},
+		{"root", "skipped: tests that log in as another user, run probes as another uid or plant files in a private mount namespace — not root (run make test as root)"},
 		{"newer-mawk", "skipped: probes under Debian 13's mawk (nanosecond srand) — no newer-mawk (.ci/newer-mawk.sh DIR, then FLEET_AUDIT_NEWER_MAWK=DIR/bin/awk)"},
 	} {
 		tier, ok := tierOf(tc.need)
