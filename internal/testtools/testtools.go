@@ -23,6 +23,11 @@ const RequireEnv = "FLEET_AUDIT_REQUIRE_TOOLS"
 // require variable is set.
 func Find(t testing.TB, names ...string) string {
 	t.Helper()
+	// Checked where the tool is installed too, so that a tool in no tier
+	// fails on every machine, not only on one that lacks it.
+	if _, ok := tierOf(names[0]); !ok {
+		t.Fatalf("testtools: %q is in no tier of testtools.Tiers: add it there, with the package that provides it", names[0])
+	}
 	for _, n := range names {
 		if p, err := exec.LookPath(n); err == nil {
 			return p
