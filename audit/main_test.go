@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 // as a real Debian node does, so the defect could not hide here again.
 func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
 	if nodesim.ProcfsShim == "" {
-		testtools.Require(t, "a C compiler for nodesim's procfs shim")
+		testtools.Require(t, "cc")
 	}
 	p, err := probe.ParseProbe("bytewise.sh", "# id: bytewise\n# description: reads a sysctl with the read builtin\n# needs_root: false\n# timeout: 5s\n# facts: bytewise.max bytewise.whole\n"+
 		`IFS= read -r v <"$R/proc/sys/net/netfilter/nf_conntrack_max"`+"\n"+`fact bytewise.max "$v"`+"\n"+
@@ -68,7 +68,7 @@ func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
 func TestBundleRefusesNodeShellWithoutShim(t *testing.T) {
 	skipShort(t)
 	if nodesim.ProcfsShim == "" {
-		testtools.Require(t, "a C compiler for nodesim's procfs shim")
+		testtools.Require(t, "cc")
 	}
 	root := filepath.Join(t.TempDir(), "node")
 	if err := nodesim.Build(root, nodesim.Healthy("w1", false)); err != nil {

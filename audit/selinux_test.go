@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -253,7 +254,7 @@ func TestOSShapesHealthyAndPermissiveFound(t *testing.T) {
 func TestSELinuxProbeAsUnprivilegedUser(t *testing.T) {
 	skipShort(t)
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the probe as another uid")
+		testtools.Require(t, "root")
 	}
 	dir, err := os.MkdirTemp("", "selinux-nobody-")
 	if err != nil {

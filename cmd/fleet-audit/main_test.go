@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +53,34 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(m, map[string]func(){
 		"fleet-audit": func() { os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
+		"tcp-relay":   func() { os.Exit(tcpRelay(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// tcpRelay is "tcp-relay HOST PORT", the scripts' ProxyCommand: it carries
+// stdin to a TCP connection and the connection to stdout, as nc HOST PORT
+// does, and exits when the far end closes. Part of this binary, so that
+// the ProxyCommand script needs no netcat on the machine.
+func tcpRelay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: tcp-relay HOST PORT")
+		return 2
+	}
+	conn, err := net.Dial("tcp", net.JoinHostPort(args[0], args[1]))
+	if err != nil {
+		fmt.Fprintln(stderr, "tcp-relay:", err)
+		return 1
+	}
+	defer conn.Close()
+	go func() {
+		io.Copy(conn, stdin)
+		conn.(*net.TCPConn).CloseWrite()
+	}()
+	if _, err := io.Copy(stdout, conn); err != nil {
+		fmt.Fprintln(stderr, "tcp-relay:", err)
+		return 1
+	}
+	return 0
 }
 
 // testSimKeyEnv carries the simulated-node key from this test process to
@@ -228,8 +257,9 @@ func TestScripts(t *testing.T) {
 		t.Logf("shared fleets: %d bundles replayed, %d run", shared.replay.Hits.Load(), shared.replay.Misses.Load())
 	})
 	testscript.Run(t, testscript.Params{
-		Dir:  "testdata/script",
-		Cmds: scriptCmds,
+		Dir:       "testdata/script",
+		Cmds:      scriptCmds,
+		Condition: haveCondition,
 		Setup: func(env *testscript.Env) error {
 			named, ok := env.T().(interface{ Name() string })
 			if !ok {
@@ -279,6 +309,21 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// haveCondition is a script's [have:TOOL]: TOOL (a need of
+// testtools.Tiers) is in PATH. Where [exec:TOOL] would skip a part of a
+// script without a word, a missing TOOL is recorded for make test's list of
+// skipped tiers, and fails the script under the tier's require variable.
+func haveCondition(cond string) (bool, error) {
+	tool, ok := strings.CutPrefix(cond, "have:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	if _, err := exec.LookPath(tool); err == nil {
+		return true, nil
+	}
+	return false, testtools.Absent(tool)
 }
 
 func TestFleetsUsed(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -232,8 +233,8 @@ func TestProbesAreReadOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs the whole probe bundle under a write watch")
 	}
-	if _, ok := sshdtest.Available(); !ok && os.Getenv(sshdtest.RequireEnv) != "1" {
-		t.Skip("sshd not installed (set FLEET_AUDIT_REQUIRE_SSHD=1 to fail instead)")
+	if _, ok := sshdtest.Available(); !ok {
+		testtools.Require(t, "sshd")
 	}
 	isolateClient(t, t.TempDir())
 	probes, err := probe.BuiltinProbes()

@@ -16,6 +16,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -105,8 +106,8 @@ func TestRealSSHD(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: audits through a real sshd")
 	}
-	if _, ok := sshdtest.Available(); !ok && os.Getenv("FLEET_AUDIT_REQUIRE_SSHD") != "1" {
-		t.Skip("sshd not installed (set FLEET_AUDIT_REQUIRE_SSHD=1 to fail instead)")
+	if _, ok := sshdtest.Available(); !ok {
+		testtools.Require(t, "sshd")
 	}
 	t.Parallel()
 	drifted := nodesim.Clean(3)

@@ -59,20 +59,11 @@ func loginNode(t *testing.T, login string, env map[string]string, become string)
 	return invPath
 }
 
-// leftovers lists the processes whose command line holds marker.
+// leftovers lists the processes whose command line holds marker, "PID UID
+// ARGS" each.
 func leftovers(t *testing.T, marker string) []string {
 	t.Helper()
-	out, err := exec.Command("ps", "-eo", "pid,user,args").Output()
-	if err != nil {
-		t.Fatalf("ps: %v", err)
-	}
-	var found []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, marker) {
-			found = append(found, strings.TrimSpace(line))
-		}
-	}
-	return found
+	return testtools.CommandLines(marker)
 }
 
 // TestSudoProbeTimeout runs, over real OpenSSH with a non-root login and

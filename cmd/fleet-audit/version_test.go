@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // TestVersionOf: what a binary says it is, from each kind of build: the
@@ -70,9 +72,7 @@ func TestMakeVersion(t *testing.T) {
 		t.Fatalf("release %q is not MAJOR.MINOR.PATCH", release)
 	}
 	for _, tool := range []string{"make", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
+		testtools.Find(t, tool)
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

@@ -22,11 +22,13 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // RequireEnv names the variable that turns a missing sshd from a skip into
 // a failure, so CI cannot pass by silently skipping the end-to-end tests.
-const RequireEnv = "FLEET_AUDIT_REQUIRE_SSHD"
+const RequireEnv = testtools.RequireSSHDEnv
 
 const (
 	// readyTimeout bounds the wait for sshd to accept and send its banner.
@@ -105,10 +107,7 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	path, ok := Available()
 	if !ok {
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("sshdtest: sshd not found in /usr/sbin or PATH, and %s=1; install openssh-server", RequireEnv)
-		}
-		t.Skipf("sshdtest: sshd not installed; set %s=1 to make this a failure", RequireEnv)
+		testtools.Require(t, "sshd")
 	}
 	u, err := user.Current()
 	if err != nil {

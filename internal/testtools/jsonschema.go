@@ -31,7 +31,7 @@ func SchemaErrors(t testing.TB, schema, doc string) []string {
 	t.Helper()
 	python := Find(t, "python3")
 	if !HasJSONSchema(python) {
-		Require(t, "the python3 jsonschema module (Debian package python3-jsonschema)")
+		Require(t, "python3-jsonschema")
 	}
 	errs, err := ValidateJSON(python, schema, doc)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ProcessesWithEnv lists the pids of this machine's processes whose
@@ -34,4 +35,34 @@ func ProcessesWithEnv(env, cmdline string) []int {
 		}
 	}
 	return pids
+}
+
+// CommandLines lists this machine's processes whose command line holds
+// marker, one "PID UID ARGS" line each (ARGS space-separated): what ps
+// -eo pid,uid,args would print of them, read from /proc, since procps is
+// not on every machine that runs the tests.
+func CommandLines(marker string) []string {
+	var lines []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+		if !strings.Contains(args, marker) {
+			continue
+		}
+		uid := "?"
+		if info, err := os.Stat(filepath.Join("/proc", e.Name())); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				uid = strconv.FormatUint(uint64(st.Uid), 10)
+			}
+		}
+		lines = append(lines, e.Name()+" "+uid+" "+args)
+	}
+	return lines
 }

@@ -1,9 +1,11 @@
 // Package testtools finds external programs that some tests drive (a real
 // browser, an XML schema validator, a Markdown renderer). On a developer
-// machine a missing program skips the test; in CI, where .ci/run installs
-// them and sets RequireEnv, a missing program fails it, so a broken install
-// can never turn the browser or schema tests into silent passes. It also
-// holds what golden and fixture tests share to say how output differs.
+// machine a missing program skips the test and records its tier (Tiers),
+// which make test names at its end with the package to install; in CI,
+// where .ci/run installs them and sets RequireEnv, a missing program fails
+// it, so a broken install can never turn the browser or schema tests into
+// silent passes. It also holds what golden and fixture tests share to say
+// how output differs.
 package testtools
 
 import (
@@ -17,39 +19,46 @@ import (
 const RequireEnv = "FLEET_AUDIT_REQUIRE_TOOLS"
 
 // Find returns the path of the first of names found in PATH. Without one it
-// skips t, or fails it when RequireEnv is set.
+// skips t for want of names[0]'s tier (Tiers), or fails it when the tier's
+// require variable is set.
 func Find(t testing.TB, names ...string) string {
 	t.Helper()
+	// Checked where the tool is installed too, so that a tool in no tier
+	// fails on every machine, not only on one that lacks it.
+	if _, ok := tierOf(names[0]); !ok {
+		t.Fatalf("testtools: %q is in no tier of testtools.Tiers: add it there, with the package that provides it", names[0])
+	}
 	for _, n := range names {
 		if p, err := exec.LookPath(n); err == nil {
 			return p
 		}
 	}
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatalf("none of %v is installed and %s=1 requires it (.ci/run installs it)", names, RequireEnv)
-	}
-	t.Skipf("none of %v is installed (set %s=1 to fail instead)", names, RequireEnv)
+	Require(t, names[0])
 	return ""
 }
 
-// Require skips t, or fails it when RequireEnv is set, for a precondition
-// other than a program (root, a kernel feature) that CI provides.
-func Require(t testing.TB, what string) {
+// Require skips t for want of need, a name in Tiers (a program, or a
+// precondition such as root), recording the tier for make test's summary;
+// it fails t instead when the tier's require variable is set, or when need
+// is in no tier.
+func Require(t testing.TB, need string) {
 	t.Helper()
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatalf("this test needs %s and %s=1 requires it", what, RequireEnv)
+	if err := Absent(need); err != nil {
+		t.Fatal(err)
 	}
-	t.Skipf("this test needs %s (set %s=1 to fail instead)", what, RequireEnv)
+	tier, _ := tierOf(need)
+	t.Skipf("%s (set %s=1 to fail instead)", tier.Line(), tier.requireEnv())
 }
 
 // WithCompiler calls enable with the path of the C compiler (cc), for a
-// TestMain that builds a test helper library. Without a compiler it does
-// nothing and returns nil, or an error when RequireEnv is set.
+// TestMain that builds a test helper library. Without a compiler it
+// records the cc tier as skipped and returns nil, or an error when
+// RequireEnv is set.
 func WithCompiler(enable func(cc string) error) error {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		if os.Getenv(RequireEnv) == "1" {
-			return fmt.Errorf("no C compiler (cc) and %s=1 requires one (.ci/run installs gcc)", RequireEnv)
+		if err := Absent("cc"); err != nil {
+			return err
 		}
 		fmt.Fprintln(os.Stderr, "testtools: no C compiler: simulated nodes read proc/sys as plain files")
 		return nil
