@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // installVars are the variables every CI example's install step reads.
@@ -101,7 +103,8 @@ func TestCIExamplesInstallFromCheckout(t *testing.T) {
 	}
 
 	repo := filepath.Join(ci, "..", "..")
-	if err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Run(); err != nil {
+	testtools.Find(t, "make")
+	if err := exec.Command(testtools.Find(t, "git"), "-C", repo, "rev-parse", "HEAD").Run(); err != nil {
 		t.Skipf("not a git checkout (%v): nothing to fetch the install from", err)
 	}
 	src := filepath.Join(t.TempDir(), "src")

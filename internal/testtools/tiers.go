@@ -62,7 +62,7 @@ var Tiers = []Tier{
 	{Needs: []string{"useradd", "userdel"}, Tests: "tests that create a throw-away login", Package: "passwd"},
 	{Needs: []string{"root"}, Tests: "tests that log in as another user, run probes as another uid or plant files in a private mount namespace", Fix: "run make test as root"},
 	{Needs: []string{"newer-mawk"}, Tests: "probes under Debian 13's mawk (nanosecond srand)", Fix: ".ci/newer-mawk.sh DIR, then FLEET_AUDIT_NEWER_MAWK=DIR/bin/awk"},
-	{Needs: []string{"make", "git"}, Tests: "make version against this git checkout", Package: "make git"},
+	{Needs: []string{"make", "git"}, Tests: "make version and the CI examples' install step against this git checkout", Package: "make git"},
 }
 
 // tierOf returns the tier that needs name.
