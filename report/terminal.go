@@ -136,33 +136,57 @@ func (p *termPrinter) title(s string) {
 	p.line(p.paint(sgrBold, s))
 }
 
-// nodes lists only the nodes that are not ok, one a line with the status
-// and the message that says what to do: the healthy ones are the count in
-// the header, and a long list of "ok" would hide the few that matter.
+// nodes lists only the nodes that are not ok, a line for each cause
+// (notOKGroups) with the status and the message that says what to do, under
+// the node set it concerns: the healthy ones are the count in the header,
+// a long list of "ok" would hide the few that matter, and forty nodes with
+// unknown host keys need the instruction once. Where the nodes' own errors
+// differ, -v lists them.
 func (p *termPrinter) nodes(r *result.Report) {
-	var rows [][]string
-	for _, n := range r.Nodes {
-		if n.Status == result.StatusOK {
-			continue
-		}
-		msg := n.Message
-		if msg == "" {
-			msg = n.Error
-		}
-		rows = append(rows, []string{oneLine(n.Name), n.Status.String(), oneLine(msg)})
-	}
-	if len(rows) == 0 {
+	groups := notOKGroups(r.Nodes)
+	if len(groups) == 0 {
 		return
 	}
-	p.title(fmt.Sprintf("Nodes not ok (%d)", len(rows)))
+	rows := make([][]string, len(groups))
+	count := 0
+	for i, g := range groups {
+		text := g.Text
+		if !g.Same && !p.verbose {
+			text += " (-v lists each node's error)"
+		}
+		rows[i] = []string{oneLine(nodesList(g.Nodes)), g.Status.String(), oneLine(text)}
+		count += len(g.Nodes)
+	}
+	p.title(fmt.Sprintf("Nodes not ok (%d)", count))
 	t := p.fit([]column{
-		{title: "NODE", min: 10, mode: modeIdent},
+		{title: "NODE", min: 10, mode: modeList},
 		{title: "STATUS", min: 11, mode: modeTrunc, paint: func(string) string { return sgrRed }},
 		{title: "MESSAGE", min: 12, mode: modeWords},
 	}, 2, false, rows)
-	for _, row := range rows {
-		p.row(t, row)
+	for i, g := range groups {
+		p.row(t, rows[i])
+		if g.Same || !p.verbose {
+			continue
+		}
+		// Under the row at full width: an error is a sentence with paths
+		// and fingerprints, too long for the message column.
+		for j, name := range g.Nodes {
+			e := g.Errors[j]
+			if !strings.HasPrefix(e, "ssh "+name+" ") {
+				e = name + ": " + e
+			}
+			p.detail(4, 2, "- "+e)
+		}
 	}
+}
+
+// nodesList is a node set as the lists name it: the node alone, or the
+// folded set and its size.
+func nodesList(nodes []string) string {
+	if len(nodes) == 1 {
+		return nodes[0]
+	}
+	return nodesHead(nodes)
 }
 
 // notOKProbes counts the node probe runs that did not finish ok and the
@@ -530,7 +554,8 @@ func (p *termPrinter) drift(r *result.Report, max int) {
 }
 
 // decision is the terminal's last lines (Decide): the decision, what was
-// not audited (a node each, never folded away), the blockers in the order
+// not audited (every node, folded by status: the cause and its fix are in
+// the nodes not ok above), the blockers in the order
 // to fix them, what does not block and the waivers in force, by id (their
 // titles, fixes, rollouts and reasons are above), then the gate as the very
 // last line, where a pipeline's log is read from.
@@ -543,7 +568,8 @@ func (p *termPrinter) decision(r *result.Report) {
 	}
 	if len(d.NotAudited) > 0 {
 		p.detail(2, 2, fmt.Sprintf("not audited (%d), the decision does not cover them:", len(d.NotAudited)))
-		for _, l := range unauditedLines(d.NotAudited) {
+		// Each cause's message is in the nodes not ok above.
+		for _, l := range unauditedLines(d.NotAudited, false) {
 			p.detail(4, 3, l)
 		}
 	}

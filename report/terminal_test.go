@@ -376,3 +376,51 @@ func TestProbeFailuresAreVisible(t *testing.T) {
 		})
 	}
 }
+
+// unknownKeysReport is 40 nodes whose host keys known_hosts lacks, their
+// messages and errors as the transport writes them: the status's meaning,
+// then each node's own address, fingerprint and ssh-keyscan line.
+func unknownKeysReport() *result.Report {
+	r := newReport("inventories/big.yaml")
+	for i := 1; i <= 40; i++ {
+		name, addr := fmt.Sprintf("node-%d", i), fmt.Sprintf("10.0.0.%d", i)
+		r.Nodes = append(r.Nodes, result.Node{
+			Name: name, Address: addr, Roles: []string{"worker"}, Status: result.StatusHostKeyUnknown,
+			Message: result.StatusHostKeyUnknown.Meaning(),
+			Error: fmt.Sprintf("ssh %s (root@%s:22): host key unknown: host key for %s:22 is not in known_hosts (/home/ops/.ssh/known_hosts); "+
+				"verify the fingerprint ssh-ed25519 SHA256:%043d and add it with: ssh-keyscan %s >> /home/ops/.ssh/known_hosts", name, addr, addr, i, addr),
+			Facts: map[string]string{}, Probes: []result.ProbeRun{},
+		})
+	}
+	analyze(r, fixtureChecks, "")
+	return r
+}
+
+// TestNodesNotOKGroupedByCause: the nodes not ok are listed by cause, so
+// that forty unknown host keys are one row with one instruction over the
+// folded node set, in the terminal (the decision names the status alone)
+// and in Markdown; each node's fingerprint is left to -v and the JSON.
+func TestNodesNotOKGroupedByCause(t *testing.T) {
+	r := unknownKeysReport()
+	for _, tc := range []struct {
+		format   string
+		o        Options
+		maxLines int
+		want     map[string]int // how many times each string appears
+	}{
+		{"terminal", Options{Width: 80}, 25, map[string]int{"--host-key-policy": 1, "node-[1-40] (40)": 2, "SHA256:": 0, "node-17": 0}},
+		{"terminal", Options{Width: 80, Verbose: true}, 400, map[string]int{"--host-key-policy": 1, "SHA256:": 40, "node-17 ": 1}},
+		{"markdown", Options{}, 0, map[string]int{"--host-key-policy": 2, "| `node-[1-40]` | 40 | `host_key_unknown` |": 1}},
+	} {
+		out := string(render(t, tc.format, tc.o, r))
+		flat := strings.Join(strings.Fields(out), " ")
+		if n := strings.Count(out, "\n"); tc.maxLines > 0 && n > tc.maxLines {
+			t.Errorf("%s verbose %v: %d lines, want at most %d:\n%s", tc.format, tc.o.Verbose, n, tc.maxLines, out)
+		}
+		for s, n := range tc.want {
+			if got := strings.Count(flat, s); got != n {
+				t.Errorf("%s verbose %v: %q appears %d times, want %d:\n%s", tc.format, tc.o.Verbose, s, got, n, out)
+			}
+		}
+	}
+}
