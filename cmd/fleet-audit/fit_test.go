@@ -10,8 +10,8 @@ import (
 
 // TestOutputFitsColumns: with COLUMNS=80 (a pipe, as here, would give
 // report.DefaultWidth, also 80) every line a person reads fits 80 display
-// columns: the catalogue and inventory tables, the help, explain, and the
-// terminal report of a run with a long probable cause.
+// columns: the catalogue and inventory tables, the help, explain, diff and
+// the terminal report of a run with a long probable cause.
 func TestOutputFitsColumns(t *testing.T) {
 	t.Setenv("COLUMNS", "80")
 	lablabs := filepath.Join("..", "..", "inventory", "testdata", "ansible", "lablabs", "hosts.ini")
@@ -29,6 +29,7 @@ func TestOutputFitsColumns(t *testing.T) {
 		{"--help", []string{"--help"}, "COMMANDS:"},
 		{"merge --help", []string{"merge", "--help"}, "EXIT STATUS:"},
 		{"report with a probable cause", []string{"report", incident}, "probable cause of kubeproxy.healthz-failing"},
+		{"diff", []string{"diff", filepath.Join("..", "..", "report", "testdata", "clean.0.json"), incident}, "diff gate: FAILED"},
 		{"explain", []string{"explain", "firewall.ufw-active"}, "WHY IT MATTERS FOR AN UPGRADE"},
 		{"explain's list", []string{"explain"}, "firewall.ufw-active"},
 	} {
