@@ -82,9 +82,12 @@ type htmlView struct {
 
 // htmlDecision is Decide's result laid out for the top of the page.
 type htmlDecision struct {
-	Tone              Tone
-	Headline, Gate    string
+	Tone           Tone
+	Headline, Gate string
+	// NotAudited are the not audited lines, one per cause (unauditedLines);
+	// NotAuditedNodes counts the nodes they name.
 	NotAudited        []string
+	NotAuditedNodes   int
 	ClusterNotAudited string
 	NotApplicable     []string
 	Blockers          []htmlBlocker
@@ -382,7 +385,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) htmlDecision {
 	hd := htmlDecision{
 		Tone: d.Tone, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
-		NotAudited: texts(unauditedLines(d.NotAudited, true)), NotApplicable: texts(d.NotApplicable), ClusterNotAudited: text(d.ClusterNotAudited),
+		NotAudited: texts(unauditedLines(d.NotAudited, true)), NotAuditedNodes: len(d.NotAudited), NotApplicable: texts(d.NotApplicable), ClusterNotAudited: text(d.ClusterNotAudited),
 	}
 	for _, f := range d.Blockers {
 		b := htmlBlocker{Title: text(f.Title), Check: text(f.Check), NodeSet: text(compressNodes(f.Nodes)), Fix: text(f.Remediation),

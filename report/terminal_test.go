@@ -408,9 +408,11 @@ func TestNodesNotOKGroupedByCause(t *testing.T) {
 		maxLines int
 		want     map[string]int // how many times each string appears
 	}{
-		{"terminal", Options{Width: 80}, 25, map[string]int{"--host-key-policy": 1, "node-[1-40] (40)": 2, "SHA256:": 0, "node-17": 0}},
+		{"terminal", Options{Width: 80}, 25, map[string]int{"--host-key-policy": 1, "node-[1-40] (40)": 2, "SHA256:": 0, "node-17": 0, "not audited (40)": 1}},
 		{"terminal", Options{Width: 80, Verbose: true}, 400, map[string]int{"--host-key-policy": 1, "SHA256:": 40, "node-17 ": 1}},
-		{"markdown", Options{}, 0, map[string]int{"--host-key-policy": 2, "| `node-[1-40]` | 40 | `host_key_unknown` |": 1}},
+		{"markdown", Options{}, 0, map[string]int{"--host-key-policy": 2, "| `node-[1-40]` | 40 | `host_key_unknown` |": 1, "**Not audited (40)**": 1}},
+		// The folded lines still count the nodes, not the lines.
+		{"html", Options{}, 0, map[string]int{"<strong>Not audited (40)</strong>": 1}},
 	} {
 		out := string(render(t, tc.format, tc.o, r))
 		flat := strings.Join(strings.Fields(out), " ")
