@@ -79,7 +79,7 @@ func (e *NodeError) Error() string {
 	if e.Err == nil {
 		return e.Message
 	}
-	return e.Message + ": " + e.Err.Error()
+	return result.ErrorText(e.Message, e.Err.Error())
 }
 
 func (e *NodeError) Unwrap() error { return e.Err }
@@ -359,13 +359,14 @@ func execBundle(ctx context.Context, sess Session, probes []probe.Probe, become 
 // a *NodeError are classified by the context: a cancelled run is
 // interrupted, a passed node deadline is a timeout.
 func setFailure(n *result.Node, err error, ctx context.Context) {
-	n.Error = err.Error()
+	// A chain wrapped by several layers can say its root cause twice.
+	n.Error = result.ErrorText(err.Error())
 	var se *NodeError
 	switch {
 	case errors.As(err, &se):
 		n.Status, n.Message = se.Status, se.Message
 		if se.Err != nil {
-			n.Error = se.Err.Error()
+			n.Error = result.ErrorText(se.Err.Error())
 		}
 		if errors.Is(err, context.Canceled) {
 			n.Status, n.Message = result.StatusInterrupted, "the run was interrupted while this node was audited"

@@ -132,16 +132,25 @@ func (g alikeGroups) groupValue(nodes []result.Node, j int, k string) (val strin
 	return val, ok, 1
 }
 
-// notOKGroup is nodes that are not ok for the same reason.
+// notOKGroup is nodes that are not ok for the same reason: one status and
+// one message, the cause with its fix.
 type notOKGroup struct {
 	Status  result.NodeStatus
 	Message string
 	Nodes   []string
+	// Errors are each node's own error text, in the order of Nodes.
+	Errors []string
+	// Text is the message and the error the nodes share, said once
+	// (result.ErrorText): the whole explanation of a group of one, the
+	// message alone when the nodes' errors differ (Same is then false).
+	Text string
+	Same bool
 }
 
-// notOKGroups groups the nodes whose status is not ok by status and
+// notOKGroups groups the nodes whose status is not ok by cause, status and
 // message (the error where there is none), in the order they first
-// appear: a thousand unreachable nodes are one row, not a thousand.
+// appear: a thousand unreachable nodes are one row, not a thousand, and
+// forty unknown host keys one instruction.
 func notOKGroups(nodes []result.Node) []notOKGroup {
 	var notOK []*result.Node
 	for i := range nodes {
@@ -152,13 +161,36 @@ func notOKGroups(nodes []result.Node) []notOKGroup {
 	reason := func(n *result.Node) string { return cmp.Or(n.Message, n.Error) }
 	var out []notOKGroup
 	for _, g := range inFirstSeenGroups(notOK, func(n *result.Node) [2]string { return [2]string{n.Status.String(), reason(n)} }) {
-		ng := notOKGroup{Status: g[0].Status, Message: reason(g[0])}
+		ng := notOKGroup{Status: g[0].Status, Message: reason(g[0]), Same: true}
+		shared := ownError(g[0])
 		for _, n := range g {
 			ng.Nodes = append(ng.Nodes, n.Name)
+			ng.Errors = append(ng.Errors, n.Error)
+			ng.Same = ng.Same && ownError(n) == shared
+		}
+		switch {
+		case len(g) == 1:
+			ng.Text = result.ErrorText(g[0].Message, g[0].Error)
+		case ng.Same:
+			ng.Text = result.ErrorText(g[0].Message, shared)
+		default:
+			ng.Text = ng.Message
 		}
 		out = append(out, ng)
 	}
 	return out
+}
+
+// ownError is a node's error without the link that names the node's own
+// endpoint ("ssh NAME (user@address:port)", as the SSH dialer begins its
+// errors), so that nodes failing alike (one broken ProxyCommand) share
+// one text.
+func ownError(n *result.Node) string {
+	head, rest, ok := strings.Cut(n.Error, ": ")
+	if ok && strings.HasPrefix(head, "ssh "+n.Name+" ") {
+		return rest
+	}
+	return n.Error
 }
 
 // inFirstSeenGroups splits items into the groups of items with an equal

@@ -70,7 +70,9 @@ func TestCheckGapsInEveryFormat(t *testing.T) {
 		{"markdown", []string{"**C" + unjudged + "**" + unjudgedWhy, "- cov-agent-2: firewall.ufw-active", "**C" + notApplicable + "**" + notApplicableWhy, `- cov-agent-\[1-2\]: network.cni-mismatch`}},
 		{"html", []string{"<strong>C" + unjudged + "</strong>" + unjudgedWhy, "<li>cov-agent-2: firewall.ufw-active</li>", "<strong>C" + notApplicable + "</strong>" + notApplicableWhy, "<li>cov-agent-[1-2]: network.cni-mismatch</li>"}},
 	} {
-		out := string(render(t, tc.format, Options{}, r))
+		// Wide enough that no terminal line wraps: the words are tested
+		// here, the fitting in TestTerminalFitsWidth.
+		out := string(render(t, tc.format, Options{Width: 400}, r))
 		for _, w := range tc.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s does not say %q", tc.format, w)

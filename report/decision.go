@@ -251,25 +251,31 @@ func skippedLine(g SkippedGroup) string {
 	return g.NodeSet + ": " + strings.Join(g.Checks, ", ")
 }
 
-// maxUnauditedLines is how many not audited nodes the decision names one
-// by one; past it, nodes of one status and message share a line, so that a
-// fleet with a whole rack down still fits the first screen.
-const maxUnauditedLines = 12
-
 // unauditedLines are the decision's not audited lines, unescaped: one per
-// node, or in a large outage one per status and message with the node set.
-func unauditedLines(us []Unaudited) []string {
+// cause (status, message and the probes not ok) with the node set, so that
+// a fleet with a whole rack down, or forty unknown host keys, still fits
+// the first screen. Without withMessage, for a report that lists each
+// cause's message above (the terminal's nodes not ok), the lines say the
+// status alone and group by it.
+func unauditedLines(us []Unaudited, withMessage bool) []string {
 	var out []string
-	if len(us) <= maxUnauditedLines {
-		for _, u := range us {
-			out = append(out, unauditedLine(u))
-		}
-		return out
-	}
 	same := func(u Unaudited) string {
-		return u.Status.String() + "\x00" + u.Message + "\x00" + strings.Join(u.Probes, ",")
+		key := u.Status.String() + "\x00" + strings.Join(u.Probes, ",")
+		if withMessage {
+			key += "\x00" + u.Message
+		}
+		return key
 	}
 	for _, g := range inFirstSeenGroups(us, same) {
+		if !withMessage {
+			for i := range g {
+				g[i].Message = ""
+			}
+		}
+		if len(g) == 1 {
+			out = append(out, unauditedLine(g[0]))
+			continue
+		}
 		var nodes []string
 		for _, u := range g {
 			nodes = append(nodes, u.Node)

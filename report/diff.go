@@ -18,13 +18,14 @@ func DiffFormats() []string { return []string{"terminal", "markdown", "json"} }
 // keeps it whole.
 const maxDiffValue = 80
 
-// FormatDiff renders d in one of DiffFormats. Every node value is escaped
-// as in the run reports: a fact value is untrusted node output.
-func FormatDiff(w io.Writer, format string, d *result.Diff) error {
+// FormatDiff renders d in one of DiffFormats, the terminal view fitted to
+// width (0 means DefaultWidth). Every node value is escaped as in the run
+// reports: a fact value is untrusted node output.
+func FormatDiff(w io.Writer, format string, d *result.Diff, width int) error {
 	var b bytes.Buffer
 	switch format {
 	case "terminal":
-		diffText(&b, d)
+		diffText(&b, d, width)
 	case "markdown":
 		diffMarkdown(&b, d)
 	case "json":
@@ -90,73 +91,94 @@ func nothingChanged(d *result.Diff) bool {
 		len(d.NewFindings)+len(d.ResolvedFindings) == 0
 }
 
-func diffText(b *bytes.Buffer, d *result.Diff) {
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	p("fleet-audit diff\n  before %s\n  after  %s\n\n", oneLine(diffRunLine(d.Before)), oneLine(diffRunLine(d.After)))
+// diffText is the terminal view, fitted to width with the terminal
+// report's column engine.
+func diffText(b *bytes.Buffer, d *result.Diff, width int) {
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	tp := &termPrinter{width: max(width, minWidth)}
+	words := wrapTiers[modeWords]
+	tp.line("fleet-audit diff")
+	tp.wrapped(2, 7, wrapTiers[modeParts], "before "+oneLine(diffRunLine(d.Before)))
+	tp.wrapped(2, 7, wrapTiers[modeParts], "after  "+oneLine(diffRunLine(d.After)))
+	tp.line("")
 	for _, w := range d.Warnings {
-		p("WARNING: %s\n", oneLine(w))
+		tp.wrapped(0, 2, words, "WARNING: "+oneLine(w))
 	}
 	if len(d.Warnings) > 0 {
-		p("\n")
+		tp.line("")
 	}
 	if nothingChanged(d) {
-		p("No change: same nodes, statuses, facts and findings.\n\n")
+		tp.wrapped(0, 2, words, "No change: same nodes, statuses, facts and findings.")
+		tp.line("")
 	}
 	findings := func(title string, fs []result.DiffFinding) {
 		if len(fs) == 0 {
 			return
 		}
-		p("%s (%d)\n", title, len(fs))
-		sevW, checkW := 0, 0
-		for _, f := range fs {
-			sevW = max(sevW, len(diffSeverity(f)))
-			checkW = max(checkW, len(oneLine(f.Check)))
+		tp.line(fmt.Sprintf("%s (%d)", title, len(fs)))
+		rows := make([][]string, len(fs))
+		for i, f := range fs {
+			rows[i] = []string{diffSeverity(f), oneLine(f.Check), oneLine(diffNodes(f.Nodes)), oneLine(f.Title)}
 		}
-		for _, f := range fs {
-			p("  %-*s  %-*s  %s  %s\n", sevW, diffSeverity(f), checkW, oneLine(f.Check), oneLine(diffNodes(f.Nodes)), oneLine(f.Title))
+		t := tp.fit([]column{
+			{min: 8, mode: modeWords},
+			{min: 12, mode: modeIdent},
+			{min: 10, mode: modeList},
+			{min: 12, mode: modeWords},
+		}, 2, false, rows)
+		for _, row := range rows {
+			tp.row(t, row)
 		}
-		p("\n")
+		tp.line("")
 	}
 	findings("New findings", d.NewFindings)
 	findings("Resolved findings", d.ResolvedFindings)
 	if len(d.NodesAdded)+len(d.NodesRemoved) > 0 {
-		p("Nodes\n")
+		tp.line("Nodes")
 		if len(d.NodesAdded) > 0 {
-			p("  added   %s\n", oneLine(compressNodes(d.NodesAdded)))
+			tp.wrapped(2, 8, wrapTiers[modeList], "added   "+oneLine(compressNodes(d.NodesAdded)))
 		}
 		if len(d.NodesRemoved) > 0 {
-			p("  removed %s\n", oneLine(compressNodes(d.NodesRemoved)))
+			tp.wrapped(2, 8, wrapTiers[modeList], "removed "+oneLine(compressNodes(d.NodesRemoved)))
 		}
-		p("\n")
+		tp.line("")
 	}
 	if len(d.StatusChanges) > 0 {
-		p("Status changes (%d)\n", len(d.StatusChanges))
+		tp.line(fmt.Sprintf("Status changes (%d)", len(d.StatusChanges)))
 		for _, s := range d.StatusChanges {
-			line := fmt.Sprintf("  %s: %s → %s", s.Node, s.Before, s.After)
+			line := fmt.Sprintf("%s: %s → %s", s.Node, s.Before, s.After)
 			if s.Message != "" {
 				line += ": " + s.Message
 			}
-			p("%s\n", oneLine(line))
+			tp.wrapped(2, 2, words, oneLine(line))
 		}
-		p("\n")
+		tp.line("")
 	}
 	if len(d.FactChanges) > 0 {
 		title := "Fact changes"
 		if !d.VolatileIncluded {
 			title += ", volatile facts left out"
 		}
-		p("%s (%d)\n", title, len(d.FactChanges))
-		w := 0
-		for _, f := range d.FactChanges {
-			w = max(w, len(oneLine(f.Fact)))
+		tp.line(fmt.Sprintf("%s (%d)", title, len(d.FactChanges)))
+		rows := make([][]string, len(d.FactChanges))
+		for i, f := range d.FactChanges {
+			rows[i] = []string{oneLine(f.Fact), factValue(f.Change, f.Before, true) + " → " + factValue(f.Change, f.After, false),
+				"on " + oneLine(diffNodes(f.Nodes))}
 		}
-		for _, f := range d.FactChanges {
-			p("  %-*s  %s → %s  on %s\n", w, oneLine(f.Fact), factValue(f.Change, f.Before, true), factValue(f.Change, f.After, false),
-				oneLine(diffNodes(f.Nodes)))
+		t := tp.fit([]column{
+			{min: 10, mode: modeIdent},
+			{min: 12, mode: modeWords},
+			{min: 10, mode: modeList},
+		}, 2, false, rows)
+		for _, row := range rows {
+			tp.row(t, row)
 		}
-		p("\n")
+		tp.line("")
 	}
-	p("diff gate: %s\n", oneLine(Verdict(d.Gate)))
+	tp.wrapped(0, 2, words, "diff gate: "+oneLine(Verdict(d.Gate)))
+	b.Write(tp.buf.Bytes())
 }
 
 func diffMarkdown(b *bytes.Buffer, d *result.Diff) {

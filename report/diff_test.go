@@ -46,7 +46,7 @@ func TestDiffGolden(t *testing.T) {
 	d := sampleDiff()
 	for format, ext := range map[string]string{"terminal": "txt", "markdown": "md", "json": "json"} {
 		var b bytes.Buffer
-		if err := FormatDiff(&b, format, d); err != nil {
+		if err := FormatDiff(&b, format, d, 0); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "diff."+ext)
@@ -69,10 +69,10 @@ func TestDiffGolden(t *testing.T) {
 func TestDiffEscapes(t *testing.T) {
 	d := sampleDiff()
 	var term, md bytes.Buffer
-	if err := FormatDiff(&term, "terminal", d); err != nil {
+	if err := FormatDiff(&term, "terminal", d, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := FormatDiff(&md, "markdown", d); err != nil {
+	if err := FormatDiff(&md, "markdown", d, 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(term.String(), "os.pretty_name") || !strings.Contains(md.String(), "os.pretty\\_name") && !strings.Contains(md.String(), "`os.pretty_name`") {
@@ -99,7 +99,7 @@ func TestDiffEscapes(t *testing.T) {
 			t.Errorf("row has %d cell separators, header %d: %s", n, cols, line)
 		}
 	}
-	if FormatDiff(&bytes.Buffer{}, "html", d) == nil {
+	if FormatDiff(&bytes.Buffer{}, "html", d, 0) == nil {
 		t.Error("an unknown diff format was accepted")
 	}
 }

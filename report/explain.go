@@ -92,31 +92,40 @@ func ExplainHeading(e result.Explanation) (head, meta string) {
 	return head, strings.Join(parts, " · ")
 }
 
-// explainWidth is where the terminal text wraps prose, for a terminal or
-// a ticket.
-const explainWidth = 100
-
-// WriteExplanation prints an explanation as text (fleet-audit explain).
-// Every value is escaped as in the terminal report: a --probes check is
-// the operator's file, not ours.
-func WriteExplanation(w io.Writer, e result.Explanation) error {
+// WriteExplanation prints an explanation as text (fleet-audit explain),
+// every line but a command fitted to width (0 means DefaultWidth): prose
+// wraps at words, a list item hangs under its first line. Every value is
+// escaped as in the terminal report: a --probes check is the operator's
+// file, not ours.
+func WriteExplanation(w io.Writer, e result.Explanation, width int) error {
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	width = max(width, minWidth)
 	var b strings.Builder
+	put := func(indent, hang int, s string) {
+		pad := strings.Repeat(" ", indent)
+		for _, line := range wrapUnits(oneLine(s), width-indent, hang, wrapTiers[modeWords]) {
+			b.WriteString(pad + line + "\n")
+		}
+	}
 	head, meta := ExplainHeading(e)
-	fmt.Fprintf(&b, "%s\n   %s\n", oneLine(head), oneLine(meta))
+	put(0, 3, head)
+	put(3, 2, meta)
 	for _, s := range ExplainSections(e) {
 		fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(s.Title))
 		for _, it := range s.Items {
 			switch {
 			case it.Command:
-				fmt.Fprintf(&b, "      $ %s\n", oneLine(it.Text))
+				// Whole, even past the width: a command is copied into a
+				// shell, where a line break ends it.
+				b.WriteString("      $ " + oneLine(it.Text) + "\n")
 			case s.List:
-				fmt.Fprintf(&b, "   - %s\n", oneLine(it.Text))
+				put(3, 2, "- "+it.Text)
 			case it.Bullet:
-				fmt.Fprintf(&b, "   %s\n", oneLine(it.Text))
+				put(3, 2, it.Text)
 			default:
-				for _, line := range wrapUnits(oneLine(it.Text), explainWidth-3, 0, [][]string{{" "}}) {
-					fmt.Fprintf(&b, "   %s\n", line)
-				}
+				put(3, 0, it.Text)
 			}
 		}
 	}

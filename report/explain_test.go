@@ -41,7 +41,7 @@ func TestWriteExplanation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := WriteExplanation(&b, tc.e); err != nil {
+			if err := WriteExplanation(&b, tc.e, 100); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tc.want {

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -77,7 +75,7 @@ func context(b []byte, i int) []byte {
 }
 
 func TestTerminalIncident(t *testing.T) {
-	out := string(render(t, "terminal", Options{}, incidentReport()))
+	out := string(render(t, "terminal", Options{Width: 400}, incidentReport()))
 	for _, want := range []string{
 		"9 nodes: 9 audited, 0 not audited",
 		"probable cause of kubeproxy.healthz-failing: ufw.active=active",
@@ -120,7 +118,7 @@ func TestWrapUnits(t *testing.T) {
 			t.Errorf("wrapUnits(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}
 		for _, l := range got {
-			if twwidth.Width(l) > tc.width {
+			if DisplayWidth(l) > tc.width {
 				t.Errorf("wrapUnits(%q, %d): line %q too wide", tc.in, tc.width, l)
 			}
 		}

@@ -82,9 +82,12 @@ type htmlView struct {
 
 // htmlDecision is Decide's result laid out for the top of the page.
 type htmlDecision struct {
-	Tone              Tone
-	Headline, Gate    string
+	Tone           Tone
+	Headline, Gate string
+	// NotAudited are the not audited lines, one per cause (unauditedLines);
+	// NotAuditedNodes counts the nodes they name.
 	NotAudited        []string
+	NotAuditedNodes   int
 	ClusterNotAudited string
 	NotApplicable     []string
 	Blockers          []htmlBlocker
@@ -285,7 +288,7 @@ func buildHTMLView(r *result.Report, explain map[string]result.Explanation) html
 	v.Nodes = htmlNodes(r, odd, v.Matrix, states)
 	if len(r.Nodes) > foldNodesAbove {
 		for _, g := range notOKGroups(r.Nodes) {
-			v.DownGroups = append(v.DownGroups, htmlDownGroup{NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes), Status: g.Status.String(), Message: text(g.Message)})
+			v.DownGroups = append(v.DownGroups, htmlDownGroup{NodeSet: text(compressNodes(g.Nodes)), Count: len(g.Nodes), Status: g.Status.String(), Message: text(g.Text)})
 			v.DownCount += len(g.Nodes)
 		}
 		return v
@@ -382,7 +385,7 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) htmlDecision {
 	hd := htmlDecision{
 		Tone: d.Tone, Headline: d.Headline, Gate: text(Verdict(r.Gate)),
-		NotAudited: texts(unauditedLines(d.NotAudited)), NotApplicable: texts(d.NotApplicable), ClusterNotAudited: text(d.ClusterNotAudited),
+		NotAudited: texts(unauditedLines(d.NotAudited, true)), NotAuditedNodes: len(d.NotAudited), NotApplicable: texts(d.NotApplicable), ClusterNotAudited: text(d.ClusterNotAudited),
 	}
 	for _, f := range d.Blockers {
 		b := htmlBlocker{Title: text(f.Title), Check: text(f.Check), NodeSet: text(compressNodes(f.Nodes)), Fix: text(f.Remediation),

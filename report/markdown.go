@@ -101,7 +101,7 @@ func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing ma
 		}
 	}
 	var na []string
-	for _, l := range unauditedLines(d.NotAudited) {
+	for _, l := range unauditedLines(d.NotAudited, true) {
 		na = append(na, mdText(l))
 	}
 	list(fmt.Sprintf("**Not audited (%d)**: the decision does not cover what the audit did not see", len(d.NotAudited)), na)
@@ -258,34 +258,33 @@ func mdFindingRow(f result.Finding) []string {
 }
 
 // mdNodesNotOK lists the nodes whose status is not ok, with why; it is left
-// out when every node is ok. In a fleet of more than foldNodesAbove nodes
-// the nodes not ok for the same reason share a row (notOKGroups).
+// out when every node is ok. The nodes not ok for the same cause share a
+// row (notOKGroups), in a fleet of more than foldNodesAbove nodes and
+// wherever two nodes share a cause; each node's own error is in its
+// section below.
 func mdNodesNotOK(p func(string, ...any), nodes []result.Node) {
-	if len(nodes) > foldNodesAbove {
-		var rows [][]string
-		for _, g := range notOKGroups(nodes) {
-			rows = append(rows, []string{mdCode(compressNodes(g.Nodes), true), fmt.Sprint(len(g.Nodes)), mdCode(g.Status.String(), true), mdText(g.Message)})
-		}
-		if len(rows) > 0 {
-			p("\n## Nodes not ok\n")
-			mdBlock(p, "", mdTable([]string{"Nodes", "Count", "Status", "Message"}, rows)...)
-		}
+	groups := notOKGroups(nodes)
+	if len(groups) == 0 {
 		return
 	}
-	var down [][]string
-	for _, n := range nodes {
-		if n.Status != result.StatusOK {
-			msg := n.Message
-			if msg == "" {
-				msg = n.Error
-			}
-			down = append(down, []string{mdText(n.Name), mdCode(n.Status.String(), true), mdText(msg)})
+	p("\n## Nodes not ok\n")
+	folded := len(nodes) > foldNodesAbove
+	for _, g := range groups {
+		folded = folded || len(g.Nodes) > 1
+	}
+	var rows [][]string
+	for _, g := range groups {
+		if folded {
+			rows = append(rows, []string{mdCode(compressNodes(g.Nodes), true), fmt.Sprint(len(g.Nodes)), mdCode(g.Status.String(), true), mdText(g.Text)})
+		} else {
+			rows = append(rows, []string{mdText(g.Nodes[0]), mdCode(g.Status.String(), true), mdText(g.Text)})
 		}
 	}
-	if len(down) > 0 {
-		p("\n## Nodes not ok\n")
-		mdBlock(p, "", mdTable([]string{"Node", "Status", "Message"}, down)...)
+	head := []string{"Node", "Status", "Message"}
+	if folded {
+		head = []string{"Nodes", "Count", "Status", "Message"}
 	}
+	mdBlock(p, "", mdTable(head, rows)...)
 }
 
 // mdCluster is the cluster section: how the cluster-scoped probes went, on
@@ -393,6 +392,14 @@ func mdNodes(p func(string, ...any), r *result.Report, states map[string]nodeSta
 			sets = append(sets, truncate(g.nodeSet(r.Nodes, j), nodeSetMax))
 		}
 	}
+	// A cause shared by several nodes is said once, in the nodes not ok;
+	// a node's block keeps its own error.
+	sharedCause := map[string]bool{}
+	for _, ng := range notOKGroups(r.Nodes) {
+		for _, name := range ng.Nodes {
+			sharedCause[name] = len(ng.Nodes) > 1
+		}
+	}
 	for i, n := range r.Nodes {
 		var meta []string
 		if n.Address != "" {
@@ -411,7 +418,7 @@ func mdNodes(p func(string, ...any), r *result.Report, states map[string]nodeSta
 		}
 		mdDetails(p, oneLine(n.Name)+" ("+states[n.Name].Word+")", func() {
 			mdBlock(p, "", "Status: "+mdCode(n.Status.String(), false)+" · "+strings.Join(meta, " · "))
-			if n.Message != "" {
+			if n.Message != "" && !sharedCause[n.Name] {
 				mdBlock(p, "", mdLine(n.Message))
 			}
 			if n.Error != "" {

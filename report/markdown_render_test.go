@@ -363,10 +363,8 @@ func expectedTables(r *result.Report) []tableWant {
 	down := tableWant{where: "nodes not ok", header: []string{"Node", "Status", "Message"}}
 	for _, n := range r.Nodes {
 		if n.Status != result.StatusOK {
-			msg := n.Message
-			if msg == "" {
-				msg = n.Error
-			}
+			// The message, then the node's own error, each said once.
+			msg := result.ErrorText(n.Message, n.Error)
 			down.rows = append(down.rows, []cellWant{exact(mdTextShown(n.Name)), exact(n.Status.String()), exact(mdTextShown(msg))})
 		}
 	}

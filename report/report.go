@@ -26,7 +26,8 @@ type Options struct {
 	// Color enables ANSI colour in the terminal format. The caller decides
 	// (TTY, NO_COLOR); a formatter never looks at the environment.
 	Color bool
-	// Width is the terminal width tables are fitted to; 0 means 100.
+	// Width is the terminal width the report is fitted to; 0 means
+	// DefaultWidth.
 	Width int
 	// MaxDriftRows caps the terminal drift table; 0 shows every row. The
 	// other formats always show all drift: they are read, not scrolled past.

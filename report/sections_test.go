@@ -543,7 +543,7 @@ func TestClusterAttempts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := cleanReport()
 			r.Cluster = tc.c
-			out := string(render(t, tc.format, Options{}, r))
+			out := string(render(t, tc.format, Options{Width: 400}, r))
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("%s output lacks %q:\n%s", tc.format, w, out)

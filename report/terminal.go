@@ -6,9 +6,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -39,7 +36,6 @@ const (
 )
 
 const (
-	defaultWidth = 100
 	// minWidth keeps lists legible when the caller passes a tiny width.
 	minWidth = 40
 	// maxValue caps a single fact value in a list cell; the full value is
@@ -50,7 +46,7 @@ const (
 func (t *Terminal) Format(w io.Writer, r *result.Report) error {
 	width := t.Options.Width
 	if width == 0 {
-		width = defaultWidth
+		width = DefaultWidth
 	}
 	if width < minWidth {
 		width = minWidth
@@ -109,10 +105,11 @@ func (p *termPrinter) header(r *result.Report) {
 		}
 		first = append(first, at)
 	}
-	p.line(strings.Join(first, " · "))
+	p.wrapped(0, 2, wrapTiers[modeParts], strings.Join(first, " · "))
 	fleet := fleetLine(r)
+	var red []string
 	if r.Interrupted {
-		fleet += " · " + p.paint(sgrRed, "INTERRUPTED")
+		red = append(red, "INTERRUPTED")
 	}
 	// Always counted: a failed probe skips checks, and a skip must not
 	// pass unseen; -v lists them (probes).
@@ -121,9 +118,12 @@ func (p *termPrinter) header(r *result.Report) {
 		if !p.verbose {
 			s += " (-v lists them)"
 		}
-		fleet += " · " + p.paint(sgrRed, s)
+		red = append(red, s)
 	}
-	p.line(fleet)
+	for _, s := range red {
+		fleet += " · " + s
+	}
+	p.wrapped(0, 2, wrapTiers[modeParts], fleet, paintIf{sgrRed, red})
 	for _, w := range r.Warnings {
 		for _, l := range wrapUnits("WARNING: "+oneLine(w), p.width, 2, wrapTiers[modeWords]) {
 			p.line(p.paint(sgrRed, l))
@@ -136,33 +136,57 @@ func (p *termPrinter) title(s string) {
 	p.line(p.paint(sgrBold, s))
 }
 
-// nodes lists only the nodes that are not ok, one a line with the status
-// and the message that says what to do: the healthy ones are the count in
-// the header, and a long list of "ok" would hide the few that matter.
+// nodes lists only the nodes that are not ok, a line for each cause
+// (notOKGroups) with the status and the message that says what to do, under
+// the node set it concerns: the healthy ones are the count in the header,
+// a long list of "ok" would hide the few that matter, and forty nodes with
+// unknown host keys need the instruction once. Where the nodes' own errors
+// differ, -v lists them.
 func (p *termPrinter) nodes(r *result.Report) {
-	var rows [][]string
-	for _, n := range r.Nodes {
-		if n.Status == result.StatusOK {
-			continue
-		}
-		msg := n.Message
-		if msg == "" {
-			msg = n.Error
-		}
-		rows = append(rows, []string{oneLine(n.Name), n.Status.String(), oneLine(msg)})
-	}
-	if len(rows) == 0 {
+	groups := notOKGroups(r.Nodes)
+	if len(groups) == 0 {
 		return
 	}
-	p.title(fmt.Sprintf("Nodes not ok (%d)", len(rows)))
+	rows := make([][]string, len(groups))
+	count := 0
+	for i, g := range groups {
+		text := g.Text
+		if !g.Same && !p.verbose {
+			text += " (-v lists each node's error)"
+		}
+		rows[i] = []string{oneLine(nodesList(g.Nodes)), g.Status.String(), oneLine(text)}
+		count += len(g.Nodes)
+	}
+	p.title(fmt.Sprintf("Nodes not ok (%d)", count))
 	t := p.fit([]column{
-		{title: "NODE", min: 10, mode: modeIdent},
+		{title: "NODE", min: 10, mode: modeList},
 		{title: "STATUS", min: 11, mode: modeTrunc, paint: func(string) string { return sgrRed }},
 		{title: "MESSAGE", min: 12, mode: modeWords},
 	}, 2, false, rows)
-	for _, row := range rows {
-		p.row(t, row)
+	for i, g := range groups {
+		p.row(t, rows[i])
+		if g.Same || !p.verbose {
+			continue
+		}
+		// Under the row at full width: an error is a sentence with paths
+		// and fingerprints, too long for the message column.
+		for j, name := range g.Nodes {
+			e := g.Errors[j]
+			if !strings.HasPrefix(e, "ssh "+name+" ") {
+				e = name + ": " + e
+			}
+			p.detail(4, 2, "- "+e)
+		}
 	}
+}
+
+// nodesList is a node set as the lists name it: the node alone, or the
+// folded set and its size.
+func nodesList(nodes []string) string {
+	if len(nodes) == 1 {
+		return nodes[0]
+	}
+	return nodesHead(nodes)
 }
 
 // notOKProbes counts the node probe runs that did not finish ok and the
@@ -222,10 +246,11 @@ func (p *termPrinter) cluster(r *result.Report) {
 		return
 	}
 	status := oneLine(string(c.Status))
+	paints := []paintIf{{sgrBold, []string{"Cluster:"}}}
 	if c.Status != result.ClusterOK {
-		status = p.paint(sgrYellow, status)
+		paints = append(paints, paintIf{sgrYellow, []string{"Cluster: " + status}})
 	}
-	s := p.paint(sgrBold, "Cluster:") + " " + status
+	s := "Cluster: " + status
 	if c.Node != "" {
 		s += " on " + oneLine(c.Node)
 	}
@@ -241,7 +266,7 @@ func (p *termPrinter) cluster(r *result.Report) {
 		s += fmt.Sprintf(" · %s %s: %s", result.Count(len(extra), "Kubernetes node"), result.UnjoinedLabel(r.Partial()), oneLine(compressNodes(extra)))
 	}
 	p.line("")
-	p.line(s)
+	p.wrapped(0, 2, wrapTiers[modeParts], s, paints...)
 }
 
 // findingGroup is the findings of one tier (a severity, or waived) that
@@ -357,23 +382,27 @@ func (p *termPrinter) findings(r *result.Report) {
 			continue
 		}
 		p.line("")
+		head := f.Title
 		if f.Cause != nil {
-			p.line(p.paint(sgrBold, oneLine(f.Cause.Headline())))
-			p.line("  " + oneLine(causeStats(f.Cause)))
-		} else {
-			p.line(p.paint(sgrBold, oneLine(f.Title)))
+			head = f.Cause.Headline()
+		}
+		for _, l := range wrapUnits(oneLine(head), p.width, 2, wrapTiers[modeWords]) {
+			p.line(p.paint(sgrBold, l))
+		}
+		if f.Cause != nil {
+			p.detail(2, 2, causeStats(f.Cause))
 		}
 		if len(f.Nodes) > 0 {
-			p.line("  nodes: " + oneLine(compressNodes(f.Nodes)))
+			p.wrapped(2, 2, wrapTiers[modeList], "nodes: "+oneLine(compressNodes(f.Nodes)))
 		}
 		for _, e := range f.Evidence {
-			p.line("  - " + oneLine(e))
+			p.detail(2, 2, "- "+e)
 		}
 		if f.Remediation != "" {
-			p.line("  fix: " + oneLine(f.Remediation))
+			p.detail(2, 2, "fix: "+f.Remediation)
 		}
 		if len(f.Rollout) > 0 {
-			p.line("  rollout: " + oneLine(rolloutLine(rolloutSteps(f.Rollout, failing))))
+			p.detail(2, 2, "rollout: "+rolloutLine(rolloutSteps(f.Rollout, failing)))
 		}
 	}
 	p.rollouts(fs, failing)
@@ -398,6 +427,33 @@ func (p *termPrinter) details(indent int, f result.Finding) {
 	}
 	if f.Remediation != "" {
 		p.detail(indent, 2, "fix: "+f.Remediation)
+	}
+}
+
+// paintIf paints, in a wrapped line, each phrase of phrases that the line
+// holds whole.
+type paintIf struct {
+	sgr     string
+	phrases []string
+}
+
+// wrapped writes s wrapped to the width from column indent at the
+// separators of tiers, continuation lines hanging further in, then paints
+// the phrases of paints: painted after wrapping, since an SGR sequence
+// has no width.
+func (p *termPrinter) wrapped(indent, hang int, tiers [][]string, s string, paints ...paintIf) {
+	pad := strings.Repeat(" ", indent)
+	for _, l := range wrapUnits(s, p.width-indent, hang, tiers) {
+		if p.color {
+			for _, pi := range paints {
+				for _, ph := range pi.phrases {
+					if ph != "" && strings.Contains(l, ph) {
+						l = strings.Replace(l, ph, p.paint(pi.sgr, ph), 1)
+					}
+				}
+			}
+		}
+		p.line(pad + l)
 	}
 }
 
@@ -431,7 +487,7 @@ func (p *termPrinter) rollouts(fs []result.Finding, failing map[string]bool) {
 	}
 	p.line("")
 	for _, line := range order {
-		p.line("rollout of " + strings.Join(checks[line], ", ") + ": " + line)
+		p.detail(0, 2, "rollout of "+strings.Join(checks[line], ", ")+": "+line)
 	}
 }
 
@@ -484,7 +540,7 @@ func (p *termPrinter) drift(r *result.Report, max int) {
 	if note := foldedNote(shown); note != "" {
 		// Said, not hidden: the count in the title includes these rows.
 		note += " (-v shows every scope)"
-		for _, l := range wrapUnits(note, p.width-2, 2, wrapTiers[modeList]) {
+		for _, l := range wrapUnits(note, p.width-2, 2, wrapTiers[modeWords]) {
 			p.line("  " + l)
 		}
 	}
@@ -498,7 +554,8 @@ func (p *termPrinter) drift(r *result.Report, max int) {
 }
 
 // decision is the terminal's last lines (Decide): the decision, what was
-// not audited (a node each, never folded away), the blockers in the order
+// not audited (every node, folded by status: the cause and its fix are in
+// the nodes not ok above), the blockers in the order
 // to fix them, what does not block and the waivers in force, by id (their
 // titles, fixes, rollouts and reasons are above), then the gate as the very
 // last line, where a pipeline's log is read from.
@@ -506,10 +563,13 @@ func (p *termPrinter) decision(r *result.Report) {
 	d := Decide(r)
 	p.line("")
 	sgr := map[Tone]string{ToneBlocked: sgrRed, TonePartial: sgrYellow, ToneAllowed: sgrGreen}[d.Tone]
-	p.line(p.paint(sgr, "decision: "+d.Headline))
+	for _, l := range wrapUnits(oneLine("decision: "+d.Headline), p.width, 2, wrapTiers[modeWords]) {
+		p.line(p.paint(sgr, l))
+	}
 	if len(d.NotAudited) > 0 {
 		p.detail(2, 2, fmt.Sprintf("not audited (%d), the decision does not cover them:", len(d.NotAudited)))
-		for _, l := range unauditedLines(d.NotAudited) {
+		// Each cause's message is in the nodes not ok above.
+		for _, l := range unauditedLines(d.NotAudited, false) {
 			p.detail(4, 3, l)
 		}
 	}
@@ -558,7 +618,9 @@ func (p *termPrinter) decision(r *result.Report) {
 	if !r.Gate.Passed {
 		sgr = sgrRed
 	}
-	p.line(p.paint(sgr, "gate: "+oneLine(Verdict(r.Gate))))
+	for _, l := range wrapUnits("gate: "+oneLine(Verdict(r.Gate)), p.width, 2, wrapTiers[modeWords]) {
+		p.line(p.paint(sgr, l))
+	}
 }
 
 func severitySGR(s string) string {
@@ -575,306 +637,19 @@ func severitySGR(s string) string {
 	return ""
 }
 
-// Column modes say how a cell too wide for its column is fitted. Wrapping
-// modes break at their first tier of separators, fall back to the next tier
-// for a piece still too wide, and cut a piece only as a last resort.
-const (
-	// modeTrunc cuts each line with "…": short values where a wrapped half
-	// reads worse than a cut one.
-	modeTrunc = iota
-	// modeWords wraps prose at spaces.
-	modeWords
-	// modeList wraps node sets after commas (and "value: " before them),
-	// so that no node name is split while a comma will do.
-	modeList
-	// modeIdent wraps identifiers (check ids, fact names) after . - _ /,
-	// because a cut check id cannot be looked up.
-	modeIdent
-)
-
-var wrapTiers = map[int][][]string{
-	modeWords: {{" "}, {"/", "-", ".", "_", ",", ";"}},
-	modeList:  {{",", ": "}, {".", "-", "_", "/"}},
-	modeIdent: {{".", "-", "_", "/"}},
-}
-
-type column struct {
-	title string
-	// min is the narrowest the column is squeezed to before the list is
-	// allowed to exceed the width. The floors of each list add up to less
-	// than minWidth, so no list ever does.
-	min    int
-	mode   int
-	indent int
-	// paint returns the SGR for one line of a cell, "" for none.
-	paint func(line string) string
-}
-
-// softCap bounds how wide a column may insist on being to avoid breaking
-// its longest piece.
-const softCap = 24
-
-// gap is the space between two columns of an aligned list.
-const gap = 2
-
-// layout is a fitted list: where it starts and how wide each column is.
-type layout struct {
-	cols   []column
-	indent int
-	widths []int
-}
-
-// fit fits the columns of rows to the width, starting at column indent,
-// and writes the column titles when header is set. The list is borderless,
-// like the output of kubectl get or goss: borders cost a tenth of the width
-// and three lines a table. Wrapping is done here so that node sets break
-// after commas and identifiers at dots.
+// fit fits the columns of rows to the printer's width and writes the
+// column titles when header is set.
 func (p *termPrinter) fit(cols []column, indent int, header bool, rows [][]string) *layout {
-	widths := make([]int, len(cols))
-	soft := make([]int, len(cols))
-	for i, c := range cols {
-		if header {
-			widths[i] = twwidth.Width(c.title)
-		}
-		soft[i] = max(c.min, widths[i])
-		for _, row := range rows {
-			for _, l := range strings.Split(row[i], "\n") {
-				w := twwidth.Width(l)
-				widths[i] = max(widths[i], w)
-				if c.mode == modeTrunc {
-					soft[i] = max(soft[i], w)
-					continue
-				}
-				for _, u := range splitAfterAny(l, wrapTiers[c.mode][0]) {
-					soft[i] = max(soft[i], min(softCap, twwidth.Width(strings.TrimRight(u, " "))+c.indent))
-				}
-			}
-		}
-		soft[i] = min(soft[i], widths[i])
-	}
-	budget := p.width - indent - gap*(len(cols)-1)
-	fitWidths(widths, soft, budget)
-	mins := make([]int, len(cols))
-	for i, c := range cols {
-		mins[i] = min(c.min, widths[i])
-	}
-	fitWidths(widths, mins, budget)
-	t := &layout{cols: cols, indent: indent, widths: widths}
+	t := fitColumns(p.width, cols, indent, header, rows)
 	if header {
-		titles := make([]string, len(cols))
-		for i, c := range cols {
-			titles[i] = c.title
-		}
-		// Titles are ours and never wider than their column.
-		p.line(p.paint(sgrDim, strings.TrimRight(strings.Repeat(" ", indent)+padJoin(titles, widths), " ")))
+		p.line(p.paint(sgrDim, t.titleLine()))
 	}
 	return t
 }
 
-// padJoin pads each cell to its width and joins them with the gap.
-func padJoin(cells []string, widths []int) string {
-	var b strings.Builder
-	for i, c := range cells {
-		if i > 0 {
-			b.WriteString(strings.Repeat(" ", gap))
-		}
-		b.WriteString(c)
-		if i < len(cells)-1 {
-			b.WriteString(strings.Repeat(" ", max(0, widths[i]-twwidth.Width(c))))
-		}
-	}
-	return b.String()
-}
-
-// row writes one row of t, as many lines as its tallest cell.
+// row writes one row of t.
 func (p *termPrinter) row(t *layout, row []string) {
-	cells := make([][]string, len(t.cols))
-	height := 0
-	for i, c := range t.cols {
-		var lines []string
-		for _, l := range strings.Split(row[i], "\n") {
-			switch {
-			case twwidth.Width(l) <= t.widths[i]:
-				lines = append(lines, l)
-			case c.mode == modeTrunc:
-				lines = append(lines, truncateWidth(l, t.widths[i]))
-			default:
-				lines = append(lines, wrapUnits(l, t.widths[i], c.indent, wrapTiers[c.mode])...)
-			}
-		}
-		cells[i] = lines
-		height = max(height, len(lines))
+	for _, l := range t.rowLines(row, p.color) {
+		p.line(l)
 	}
-	pad := strings.Repeat(" ", t.indent)
-	for j := 0; j < height; j++ {
-		var b strings.Builder
-		b.WriteString(pad)
-		for i, c := range t.cols {
-			l := ""
-			if j < len(cells[i]) {
-				l = cells[i][j]
-			}
-			if i > 0 {
-				b.WriteString(strings.Repeat(" ", gap))
-			}
-			// Painted after measuring: an SGR sequence has no width.
-			if c.paint != nil && p.color && strings.TrimSpace(l) != "" {
-				if sgr := c.paint(l); sgr != "" {
-					b.WriteString(sgr + l + sgrReset)
-				} else {
-					b.WriteString(l)
-				}
-			} else {
-				b.WriteString(l)
-			}
-			if i < len(t.cols)-1 {
-				b.WriteString(strings.Repeat(" ", max(0, t.widths[i]-twwidth.Width(l))))
-			}
-		}
-		p.line(strings.TrimRight(b.String(), " "))
-	}
-}
-
-// fitWidths shrinks the widest column one cell at a time until the list
-// fits the budget or every column is at its floor.
-func fitWidths(widths, floor []int, budget int) {
-	for {
-		sum, widest := 0, -1
-		for i, w := range widths {
-			sum += w
-			if w > floor[i] && (widest < 0 || w > widths[widest]) {
-				widest = i
-			}
-		}
-		if sum <= budget || widest < 0 {
-			return
-		}
-		widths[widest]--
-	}
-}
-
-// splitAfterAny splits s after every occurrence of any separator, keeping
-// the separators: "a,b,c" → "a,", "b,", "c". Nothing inside [...] is split,
-// so a nodeset range such as worker-[2,4] stays whole.
-func splitAfterAny(s string, seps []string) []string {
-	var out []string
-	start, depth := 0, 0
-	for i := 0; i < len(s); {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth = max(0, depth-1)
-		}
-		matched := 0
-		for _, sep := range seps {
-			if depth == 0 && strings.HasPrefix(s[i:], sep) {
-				matched = len(sep)
-				break
-			}
-		}
-		if matched > 0 {
-			i += matched
-			out = append(out, s[start:i])
-			start = i
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
-// wrapUnits wraps s to width, breaking at the separators of the first tier,
-// then of the next tier for a piece still too wide, and cutting a piece
-// only when no separator is left. Continuation lines get indent spaces.
-func wrapUnits(s string, width, indent int, tiers [][]string) []string {
-	width = max(width, 1)
-	pad := strings.Repeat(" ", indent)
-	if indent >= width {
-		pad = ""
-	}
-	var lines []string
-	cur := ""
-	flush := func() {
-		if strings.TrimSpace(cur) != "" {
-			lines = append(lines, strings.TrimRight(cur, " "))
-		}
-		cur = ""
-	}
-	// fits: a trailing space may hang over the edge; it is trimmed.
-	fits := func(s string) bool { return twwidth.Width(strings.TrimRight(s, " ")) <= width }
-	var place func(u string, tier int)
-	place = func(u string, tier int) {
-		if cur != "" && !fits(cur+u) {
-			flush()
-		}
-		if cur == "" && len(lines) > 0 {
-			cur = pad
-			u = strings.TrimLeft(u, " ")
-		}
-		if fits(cur + u) {
-			cur += u
-			return
-		}
-		if tier < len(tiers) {
-			parts := splitAfterAny(u, tiers[tier])
-			if len(parts) == 1 {
-				place(u, tier+1)
-				return
-			}
-			for _, part := range parts {
-				place(part, tier+1)
-			}
-			return
-		}
-		for !fits(cur + u) {
-			room := width - twwidth.Width(cur)
-			if room < 1 {
-				flush()
-				cur = pad
-				continue
-			}
-			head := cutWidth(u, room)
-			cur += head
-			u = u[len(head):]
-			flush()
-			cur = pad
-		}
-		cur += u
-	}
-	place(s, 0)
-	flush()
-	if len(lines) == 0 {
-		lines = []string{""}
-	}
-	return lines
-}
-
-// cutWidth returns the longest prefix of s that is at most width columns
-// wide (at least one rune, so callers always make progress).
-func cutWidth(s string, width int) string {
-	w := 0
-	for i, r := range s {
-		rw := twwidth.Width(string(r))
-		if w+rw > width && i > 0 {
-			return s[:i]
-		}
-		w += rw
-	}
-	return s
-}
-
-// truncateWidth cuts s to width columns, the last one being "…".
-func truncateWidth(s string, width int) string {
-	if twwidth.Width(s) <= width {
-		return s
-	}
-	if width <= 1 {
-		return "…"
-	}
-	return cutWidth(s, width-1) + "…"
 }

@@ -151,6 +151,15 @@ var statusNames = map[NodeStatus]string{
 	StatusSudoTimeout:          "sudo_timeout",
 }
 
+// hostKeyUnknownMeaning is one instruction for every node whose key is
+// unknown: the reports group the nodes under it, and each node's address,
+// fingerprint and known_hosts file are in its error. ssh-keyscan -f reads
+// the hosts one a line, and -p gives the port for all of them (OpenBSD
+// ssh-keyscan(1)).
+const hostKeyUnknownMeaning = "host key not in known_hosts: check the fingerprints " +
+	"(ssh-keyscan -f HOSTS | ssh-keygen -lf -, HOSTS one address a line) against the nodes', " +
+	"then add them with ssh-keyscan -f HOSTS >> known_hosts, or run once with --host-key-policy accept-new"
+
 // statusMeanings are the human lines a report shows for a status whose
 // cause is the connection, before the underlying error; statuses judged
 // from the probes' own output get a message naming the probes instead.
@@ -161,7 +170,7 @@ var statusMeanings = map[NodeStatus]string{
 	StatusUnreachable:     "cannot connect (refused, no route or unknown name)",
 	StatusTimeout:         "no SSH answer within --connect-timeout",
 	StatusAuthFailed:      "SSH authentication failed",
-	StatusHostKeyUnknown:  "host key not in known_hosts; verify it and add it",
+	StatusHostKeyUnknown:  hostKeyUnknownMeaning,
 	StatusHostKeyMismatch: "HOST KEY CHANGED: possible man-in-the-middle or a reinstalled node; check before trusting",
 	StatusProbeTimeout:    "probes did not finish within their timeout; partial facts kept",
 	StatusOutputTruncated: "the node printed more than the output cap; the session was closed and partial facts kept",

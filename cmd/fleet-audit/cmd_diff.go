@@ -138,13 +138,15 @@ func emitDiff(d *result.Diff, outputs map[string]string, quiet bool, stdout, std
 	return emit(document{
 		noun:    "diff",
 		formats: report.DiffFormats(),
-		render:  func(w io.Writer, format string) error { return report.FormatDiff(w, format, d) },
+		render: func(w io.Writer, format string) error {
+			return report.FormatDiff(w, format, d, terminalWidth(w, os.Getenv))
+		},
 		summary: func(w io.Writer) error {
 			if quiet {
 				_, err := fmt.Fprintln(w, "diff gate: "+report.Verdict(d.Gate))
 				return err
 			}
-			return report.FormatDiff(w, "terminal", d)
+			return report.FormatDiff(w, "terminal", d, terminalWidth(w, os.Getenv))
 		},
 		exit: d.Gate.ExitCode,
 	}, outputs, stdout, stderr)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -82,7 +83,7 @@ func runExplain(ctx context.Context, o explainOptions, s streams) error {
 		}
 		return out.err
 	}
-	if err := report.WriteExplanation(out, e); err != nil {
+	if err := report.WriteExplanation(out, e, terminalWidth(s.out, os.Getenv)); err != nil {
 		return err
 	}
 	return out.err
@@ -116,14 +117,21 @@ func listExplainable(rl rules, asJSON bool, s streams) error {
 		}
 		return out.err
 	}
-	width := 0
-	for _, r := range rows {
-		width = max(width, len(r.ID))
-	}
 	// Ids and titles can come from a --probes file: escaped as in a report.
-	for _, r := range rows {
-		fmt.Fprintf(out, "%-*s  %s\n", width, report.OneLine(r.ID), report.OneLine(r.Title))
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = []string{report.OneLine(r.ID), report.OneLine(r.Title)}
 	}
-	fmt.Fprintln(out, "\nfleet-audit explain ID explains one; fleet-audit probes lists the probes and facts too.")
+	width := terminalWidth(s.out, os.Getenv)
+	for _, l := range report.Table(width, 0, []report.Column{
+		{Min: 20, Fit: report.Ident},
+		{Min: 20, Fit: report.Words},
+	}, cells) {
+		fmt.Fprintln(out, l)
+	}
+	fmt.Fprintln(out)
+	for _, l := range report.Wrap("fleet-audit explain ID explains one; fleet-audit probes lists the probes and facts too.", width, 2) {
+		fmt.Fprintln(out, l)
+	}
 	return out.err
 }

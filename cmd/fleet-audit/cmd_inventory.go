@@ -8,14 +8,15 @@ import (
 	"io"
 	"maps"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/inventory"
+	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -33,9 +34,10 @@ func inventoryCommand(act func(context.Context, inventoryOptions, streams) error
 		Usage:     "print the hosts of an inventory as resolved (defaults, groups, Ansible variables, ssh_config)",
 		UsageText: "fleet-audit inventory -i FILE [-F ssh_config] [--role-map GROUP=ROLE,...] [--json]",
 		Description: `Loads and validates the inventory exactly as run does, contacts nothing,
-and prints one row per host with its address, port, user, roles and where the
-address came from, then each host's groups and where every other value came
-from (host, group:NAME, group_vars/NAME.yml, host_vars/NAME.yml, defaults,
+and prints one row per host with its address, port, user, roles, become and
+jump hosts, then the settings most hosts leave alone (connection, host key
+policy, timeouts) and each host's groups and where every value came from
+(host, group:NAME, group_vars/NAME.yml, host_vars/NAME.yml, defaults,
 ssh_config). Exits 2 with every problem (file:line: field: why) on bad input.
 --json prints the resolved hosts for a script instead: {"inventory", "format",
 "hosts": [{"name", "address", "port", "user", "roles", "become", "become_user",
@@ -75,16 +77,18 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 	if l := limitOf(inv); l != nil {
 		limited = " (" + l.Describe() + ")"
 	}
-	fmt.Fprintf(s.out, "%s: %s, %s%s\n", cmp.Or(inv.File, "host list"), formatName(inv.Format), result.Count(len(inv.Hosts), "host"), limited)
+	width := terminalWidth(s.out, os.Getenv)
+	head := fmt.Sprintf("%s: %s, %s%s\n", cmp.Or(inv.File, "host list"), formatName(inv.Format), result.Count(len(inv.Hosts), "host"), limited)
 	// The change ticket the inventory names, as every report will print it
 	// (the flags of a run override it field by field), so it can be
 	// checked before the run.
 	if parts := changeOf(inv.Change, nil).Parts(); len(parts) > 0 {
-		fmt.Fprintf(s.out, "%s\n", strings.Join(parts, " · "))
+		head += strings.Join(parts, " · ") + "\n"
 	}
-	out := &errWriter{w: s.out}
-	t := tablewriter.NewTable(out)
-	t.Header("host", "address", "port", "user", "roles", "become", "connection", "via", "host keys", "address from")
+	if err := writeWrapped(s.out, head, width); err != nil {
+		return err
+	}
+	var rows [][]string
 	for _, h := range inv.Hosts {
 		via := "-"
 		if h.ProxyCommand != "" {
@@ -97,28 +101,48 @@ func runInventory(ctx context.Context, o inventoryOptions, s streams) error {
 			}
 			via = strings.Join(hops, " → ")
 		}
-		policy := h.HostKeyPolicy
-		if policy == "" {
-			policy = "default"
-		}
 		become := h.Become
 		if h.BecomeUser != "" {
 			become += " -u " + h.BecomeUser
 		}
-		if err := t.Append(h.Name, h.Address, strconv.Itoa(h.Port), h.User, strings.Join(h.Roles, ","), become, h.Connection, via, policy, h.Source["address"]); err != nil {
-			return err
+		rows = append(rows, []string{h.Name, h.Address, strconv.Itoa(h.Port), h.User, strings.Join(h.Roles, ","), become, via})
+	}
+	// What most hosts leave alone (the connection, the host key policy,
+	// where the address came from) is under the table, so that the table
+	// fits a terminal.
+	lines := report.Table(width, 0, []report.Column{
+		{Title: "HOST", Min: 8, Fit: report.Ident},
+		{Title: "ADDRESS", Min: 8, Fit: report.Ident},
+		{Title: "PORT", Min: 4, Fit: report.Truncate},
+		{Title: "USER", Min: 4, Fit: report.Ident},
+		{Title: "ROLES", Min: 5, Fit: report.List},
+		{Title: "BECOME", Min: 6, Fit: report.Words},
+		{Title: "VIA", Min: 3, Fit: report.Words},
+	}, rows)
+	if _, err := io.WriteString(s.out, strings.Join(lines, "\n")+"\n"); err != nil {
+		return err
+	}
+	if err := printHostDetails(s.out, inv, width); err != nil {
+		return err
+	}
+	return printSources(s.out, inv, width)
+}
+
+// writeWrapped writes each line of text wrapped at spaces to width, its
+// continuation lines indented: the listings under the inventory table are
+// sentences, not columns.
+func writeWrapped(w io.Writer, text string, width int) error {
+	if text == "" {
+		return nil
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		for _, wl := range report.Wrap(l, width, 4) {
+			b.WriteString(wl + "\n")
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	if out.err != nil {
-		return out.err
-	}
-	if err := printHostDetails(s.out, inv); err != nil {
-		return err
-	}
-	return printSources(s.out, inv)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // inventoryJSON is what inventory --json prints: the hosts as run would
@@ -183,7 +207,7 @@ func formatName(format string) string {
 // printSources lists, per host, its groups and where each value that is
 // not a built-in default came from, so an operator can see which file to
 // edit.
-func printSources(w io.Writer, inv *inventory.Inventory) error {
+func printSources(w io.Writer, inv *inventory.Inventory, width int) error {
 	var b strings.Builder
 	b.WriteString("\nwhere values came from:\n")
 	for _, h := range inv.Hosts {
@@ -199,20 +223,25 @@ func printSources(w io.Writer, inv *inventory.Inventory) error {
 		}
 		fmt.Fprintf(&b, "%s [groups %s] %s\n", h.Name, groups, strings.Join(parts, " "))
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeWrapped(w, b.String(), width)
 }
 
 // printHostDetails lists, under the table, the settings most hosts leave
 // alone (one line per host that sets any) and every jump host as it will
 // be dialled. Only the name of a passphrase variable is shown, never its
 // value.
-func printHostDetails(w io.Writer, inv *inventory.Inventory) error {
+func printHostDetails(w io.Writer, inv *inventory.Inventory, width int) error {
 	var b strings.Builder
 	for _, h := range inv.Hosts {
 		var opts []string
 		add := func(key, value string) {
 			opts = append(opts, fmt.Sprintf("%s=%s (%s)", key, value, h.Source[key]))
+		}
+		if h.Connection != "" && h.Connection != "ssh" {
+			add("connection", h.Connection)
+		}
+		if h.HostKeyPolicy != "" {
+			add("host_key_policy", h.HostKeyPolicy)
 		}
 		if h.IdentitiesOnly {
 			add("identities_only", "true")
@@ -246,6 +275,5 @@ func printHostDetails(w io.Writer, inv *inventory.Inventory) error {
 			fmt.Fprintf(&b, "warning: %s: host keys will NOT be verified (host_key_policy insecure-ignore, from %s)\n", h.Name, h.Source["host_key_policy"])
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeWrapped(w, b.String(), width)
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"slices"
+	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
@@ -78,29 +80,51 @@ func runProbes(ctx context.Context, o probesOptions, s streams) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string][]catalogEntry{"probes": probes, "checks": checks, "findings": findings, "facts": facts})
 	}
-	out := &errWriter{w: s.out}
-	t := tablewriter.NewTable(out)
-	t.Header("kind", "id", "scope", "root", "severity", "source", "description")
-	for _, e := range slices.Concat(probes, checks, findings, facts) {
-		root := map[bool]string{true: "yes", false: "no"}[e.NeedsRoot]
-		if e.Kind != "probe" {
-			root = "-"
+	// One titled table per kind, as the terminal report's lists: each
+	// has only the columns that mean something for its kind, so that the
+	// tables fit a terminal.
+	width := terminalWidth(s.out, os.Getenv)
+	id := report.Column{Title: "ID", Min: 20, Fit: report.Ident}
+	scope := report.Column{Title: "SCOPE", Min: 7, Fit: report.Words}
+	source := report.Column{Title: "SOURCE", Min: 7, Fit: report.Ident}
+	about := report.Column{Title: "DESCRIPTION", Min: 24, Fit: report.Words}
+	var b strings.Builder
+	section := func(title string, entries []catalogEntry, cols []report.Column, cells func(catalogEntry) []string) {
+		if len(entries) == 0 {
+			return
 		}
-		sev := e.Severity
-		if sev == "" {
-			sev = "-"
+		if b.Len() > 0 {
+			b.WriteString("\n")
 		}
-		// Every cell but kind and root can come from a --probes
-		// file (its name included), so all are escaped as in a report.
-		if err := t.Append(e.Kind, report.OneLine(e.ID), report.OneLine(e.Scope), root, report.OneLine(sev),
-			report.OneLine(e.Source), report.OneLine(e.Description)); err != nil {
-			return fmt.Errorf("probes table: %w", err)
+		fmt.Fprintf(&b, "%s (%d)\n", title, len(entries))
+		var rows [][]string
+		for _, e := range entries {
+			// Every cell but root can come from a --probes file (its
+			// name included), so all are escaped as in a report.
+			row := cells(e)
+			for i := range row {
+				row[i] = report.OneLine(row[i])
+			}
+			rows = append(rows, row)
+		}
+		for _, l := range report.Table(width, 0, cols, rows) {
+			b.WriteString(l + "\n")
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	return out.err
+	section("Probes", probes, []report.Column{id, scope, {Title: "ROOT", Fit: report.Truncate}, source, about}, func(e catalogEntry) []string {
+		return []string{e.ID, e.Scope, map[bool]string{true: "yes", false: "no"}[e.NeedsRoot], e.Source, e.Description}
+	})
+	section("Checks", checks, []report.Column{id, scope, {Title: "SEVERITY", Fit: report.Truncate}, source, about}, func(e catalogEntry) []string {
+		return []string{e.ID, e.Scope, e.Severity, e.Source, e.Description}
+	})
+	section("Findings computed in Go", findings, []report.Column{id, scope, about}, func(e catalogEntry) []string {
+		return []string{e.ID, e.Scope, e.Description}
+	})
+	section("Facts computed in Go", facts, []report.Column{id, scope, about}, func(e catalogEntry) []string {
+		return []string{e.ID, e.Scope, e.Description}
+	})
+	_, err = io.WriteString(s.out, b.String())
+	return err
 }
 
 // catalog turns the loaded rules into listing rows. Embedded checks carry

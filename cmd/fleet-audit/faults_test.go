@@ -168,8 +168,10 @@ func TestFaultFleet(t *testing.T) {
 		t.Errorf("hangs: the probes around the hanging one must be kept (os.kernel=%q) and the hanging one not (hang.done=%q)", h.Facts["os.kernel"], h.Facts["hang.done"])
 	}
 	for _, name := range []string{"behind-1", "behind-2"} {
-		if m := got[name].Message; !strings.Contains(m, "bastion-down") {
-			t.Errorf("%s: the message does not name the bastion that failed: %q", name, m)
+		// The message is the status's cause; the node's own error, which
+		// the reports print after it, names the hop.
+		if m := got[name].Error; !strings.Contains(m, "bastion-down") {
+			t.Errorf("%s: the error does not name the bastion that failed: %q", name, m)
 		}
 	}
 	// The hanging probe was killed on the node when its timeout passed,
@@ -322,8 +324,8 @@ func TestJumpHostKeyPolicy(t *testing.T) {
 		return code, &r
 	}
 	code, r := audit1("strict")
-	if n := r.Nodes[0]; code != 3 || n.Status != result.StatusJumpFailed || !strings.Contains(n.Message, "bastion") {
-		t.Errorf("strict: exit %d, %s: %s", code, n.Status, n.Message)
+	if n := r.Nodes[0]; code != 3 || n.Status != result.StatusJumpFailed || !strings.Contains(n.Error, "bastion") {
+		t.Errorf("strict: exit %d, %s: %s: %s", code, n.Status, n.Message, n.Error)
 	}
 	code, r = audit1("accept-new")
 	if n := r.Nodes[0]; code != 0 || n.Status != result.StatusOK {

@@ -49,7 +49,8 @@ func TestHostKeyPolicies(t *testing.T) {
 		if policy != "" {
 			args = append(args, "--host-key-policy", policy)
 		}
-		code, stdout, stderr := runProcess(ctx, t, dir, nil, args...)
+		// Wide enough that no warning wraps: the words are tested here.
+		code, stdout, stderr := runProcess(ctx, t, dir, []string{"COLUMNS=1000"}, args...)
 		out := map[string]string{"terminal": stdout}
 		for _, f := range report.FileFormats() {
 			data, err := os.ReadFile(filepath.Join(dir, f.DemoFile))
@@ -140,5 +141,66 @@ func TestHostKeyPolicies(t *testing.T) {
 	// A bad policy is a usage error.
 	if code, _, stderr := runProcess(ctx, t, dir, nil, "run", "-i", fl.InventoryPath, "--host-key-policy", "yes"); code != 2 || !strings.Contains(stderr, "--host-key-policy") {
 		t.Errorf("--host-key-policy yes: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestUnknownHostKeysGrouped: forty nodes whose keys known_hosts lacks are
+// one cause, so the terminal says the instruction once over the folded
+// node set (it printed 497 lines, a fingerprint and an ssh-keyscan line per
+// node, twice), and fits 80 columns; the JSON keeps each node's own error
+// in full.
+func TestUnknownHostKeysGrouped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: dials a simulated fleet of 40 nodes")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fl, err := demo.Start(ctx, dir, nodesim.Clean(40), demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	if err := os.WriteFile(filepath.Join(dir, "known_hosts"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(dir, "results.json")
+	code, stdout, stderr := runProcess(ctx, t, dir, []string{"COLUMNS=80"}, "run", "-i", fl.InventoryPath, "--json", saved)
+	if code != int(exitUnaudited) {
+		t.Fatalf("exit %d, want %d; stderr %q\n%s", code, exitUnaudited, stderr, stdout)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) > 30 {
+		t.Errorf("%d lines for one cause on 40 nodes, want at most 30:\n%s", len(lines), stdout)
+	}
+	for _, l := range lines {
+		if w := report.DisplayWidth(l); w > 80 {
+			t.Errorf("line is %d columns wide: %q", w, l)
+		}
+	}
+	flat := strings.Join(strings.Fields(stdout), " ")
+	for what, n := range map[string]int{
+		"--host-key-policy accept-new": 1, // the instruction, once
+		"node-[1-40] (40)":             2, // under nodes not ok and in the decision
+		"SHA256:":                      0, // each node's fingerprint is in the JSON
+		"node-17":                      0, // no node named alone
+	} {
+		if got := strings.Count(flat, what); got != n {
+			t.Errorf("the terminal says %q %d times, want %d:\n%s", what, got, n, stdout)
+		}
+	}
+	data, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range r.Nodes {
+		if n.Status != result.StatusHostKeyUnknown || !strings.Contains(n.Error, "SHA256:") || !strings.Contains(n.Error, "ssh-keyscan -p ") || strings.Count(n.Error, "is not in known_hosts") != 1 {
+			t.Errorf("%s: status %s, error %q: want its own fingerprint and ssh-keyscan line, once", n.Name, n.Status, n.Error)
+		}
 	}
 }

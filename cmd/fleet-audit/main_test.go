@@ -298,6 +298,9 @@ func TestScripts(t *testing.T) {
 					return err
 				}
 			}
+			// Wide enough that no listing wraps: the scripts grep the words,
+			// TestOutputFitsColumns holds the fitting to a terminal.
+			env.Setenv("COLUMNS", "1000")
 			// Keep the user's agent and config out of the tests.
 			env.Setenv("SSH_AUTH_SOCK", "")
 			// The scripts' fleet-audit audits the nodes this process serves.

@@ -324,8 +324,8 @@ const (
 )
 
 // errWriter keeps the first error of the writes through it, for a writer
-// handed to code that drops them (tablewriter's Render): a table lost to a
-// closed stdout must not exit 0.
+// handed to code that drops them: a listing lost to a closed stdout must
+// not exit 0.
 type errWriter struct {
 	w   io.Writer
 	err error

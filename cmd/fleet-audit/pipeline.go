@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -364,7 +365,7 @@ func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, s
 				return err
 			}
 			f, _ := report.New("terminal", report.Options{
-				Color: useColor(w, os.Getenv), Width: terminalWidth(w), Verbose: oo.Verbose,
+				Color: useColor(w, os.Getenv), Width: terminalWidth(w, os.Getenv), Verbose: oo.Verbose,
 			})
 			return f.Format(w, r)
 		},
@@ -388,18 +389,20 @@ func useColor(w io.Writer, env func(string) string) bool {
 	return isTerminal(w) && env("NO_COLOR") == "" && env("TERM") != "dumb"
 }
 
-// terminalWidth is the width of the terminal w is, or 0 (the formatter's
-// default) for a pipe, a file or a terminal that does not say.
-func terminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
+// terminalWidth is the width everything printed to w for a person is
+// fitted to: COLUMNS when it holds a positive number (the user's word, as
+// for ls and git), else the width of the terminal w is, else
+// report.DefaultWidth for a pipe, a file or a terminal that does not say.
+func terminalWidth(w io.Writer, env func(string) string) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(env("COLUMNS"))); err == nil && n > 0 {
+		return n
 	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil || width <= 0 {
-		return 0
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+			return width
+		}
 	}
-	return width
+	return report.DefaultWidth
 }
 
 func isTerminal(w io.Writer) bool {

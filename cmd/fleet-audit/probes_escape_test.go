@@ -14,6 +14,8 @@ import (
 // in every report, never as the control sequence itself.
 func TestProbesListingEscapesUserText(t *testing.T) {
 	const hostile = "\x1b]52;c;ZWNobyBwd25lZA==\x07 \x1b[2J\u202eevil"
+	// Wide enough that no cell wraps, so each escape reads whole.
+	t.Setenv("COLUMNS", "1000")
 	for _, tc := range []struct {
 		name  string
 		files map[string]string

@@ -336,8 +336,9 @@ users:
 	if withPassphrase && byName["node-2"].Status != result.StatusOK {
 		t.Errorf("node-2 (encrypted key only) status %s: %s", byName["node-2"].Status, byName["node-2"].Message)
 	}
-	if withPassphrase && (byName["node-3"].Status != result.StatusAuthFailed || !strings.Contains(byName["node-3"].Message, wrongEnv)) {
-		t.Errorf("node-3 (wrong passphrase) status %s: %s", byName["node-3"].Status, byName["node-3"].Message)
+	// The node's own error, after the status's cause, names the variable.
+	if withPassphrase && (byName["node-3"].Status != result.StatusAuthFailed || !strings.Contains(byName["node-3"].Error, wrongEnv)) {
+		t.Errorf("node-3 (wrong passphrase) status %s: %s: %s", byName["node-3"].Status, byName["node-3"].Message, byName["node-3"].Error)
 	}
 	if byName["node-4"].Status != result.StatusAuthFailed {
 		t.Errorf("node-4 status %s, want %s", byName["node-4"].Status, result.StatusAuthFailed)

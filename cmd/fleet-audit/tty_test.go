@@ -16,11 +16,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-
 	"github.com/fleet-audit/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -159,7 +158,7 @@ func TestTerminalOnPTY(t *testing.T) {
 			block := out[strings.Index(out, "Nodes not ok"):]
 			block = sgrRe.ReplaceAllString(block[:strings.Index(block, "\n\n")], "")
 			for _, l := range strings.Split(block, "\n") {
-				if w := twwidth.Width(l); w > 60 {
+				if w := report.DisplayWidth(l); w > 60 {
 					t.Errorf("line %d wide on a 60-column terminal: %q", w, l)
 				}
 			}

@@ -55,7 +55,8 @@ var Tiers = []Tier{
 	{Needs: []string{"busybox"}, Tests: "probes under busybox sh and awk", Package: "busybox"},
 	{Needs: []string{"gawk"}, Tests: "the RHEL and SUSE shapes under GNU awk", Package: "gawk"},
 	{Needs: []string{"unshare"}, Tests: "the ground truth with each shell bound over /bin/sh", Package: "util-linux"},
-	{Needs: []string{"curl"}, Tests: "the curl stub held to the real curl", Package: "curl"},
+	{Needs: []string{"curl"}, Tests: "the curl stub held to the real curl, and the GitLab example's note step", Package: "curl"},
+	{Needs: []string{"jq"}, Tests: "the GitLab example's merge request note, updated in place", Package: "jq"},
 	// Without cc Go turns cgo off, and make test runs without -race.
 	{Needs: []string{"cc"}, Tests: "the race detector, and simulated nodes' procfs shim (proc/sys as the kernel serves it)", Package: "gcc libc6-dev"},
 	{Needs: []string{"sudo", "visudo"}, Tests: "become: sudo through a real login", Package: "sudo"},

@@ -7,7 +7,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"sync"
 
@@ -142,8 +141,11 @@ func (s *session) Exec(ctx context.Context, script audit.Script) (audit.ExecResu
 func (s *session) Close() error { return s.conn.Close() }
 
 // Classify maps an error from package remote to a node status. The message
-// is the human line shown in reports; remote's own error text, which
-// already says how to fix host-key and auth problems, follows it.
+// is the status's meaning alone, the cause with its fix, the same on every
+// node it fails, so that a report groups forty unknown host keys under one
+// instruction; remote's own error text, node by node (address,
+// fingerprint, what the proxy said), is the error, and reports show it
+// after the message, once (result.ErrorText).
 func Classify(err error) error {
 	status := result.StatusError
 	switch {
@@ -170,7 +172,7 @@ func Classify(err error) error {
 	case errors.Is(err, remote.ErrConnectionLost):
 		status = result.StatusConnectionLost
 	}
-	return &audit.NodeError{Status: status, Message: fmt.Sprintf("%s: %v", status.Meaning(), err), Err: err}
+	return &audit.NodeError{Status: status, Message: status.Meaning(), Err: err}
 }
 
 // host finds the inventory host behind a target; inventory names are unique.
