@@ -29,9 +29,11 @@ func pemFacts(t *testing.T, s nodesim.State) map[string]string {
 			continue
 		}
 		n++
-		b, _ := pem.Decode([]byte(content))
-		if b == nil {
-			t.Fatalf("%s: no PEM", path)
+		var b *pem.Block
+		for rest := []byte(content); b == nil || b.Type != "CERTIFICATE"; {
+			if b, rest = pem.Decode(rest); b == nil {
+				t.Fatalf("%s: no certificate", path)
+			}
 		}
 		body := strings.Split(strings.TrimSpace(string(pem.EncodeToMemory(b))), "\n")
 		body = body[1 : len(body)-1]
@@ -136,8 +138,28 @@ func TestCertRenewDays(t *testing.T) {
 // each file), counts every *.crt, and never prints a key file's content.
 func TestCertsProbe(t *testing.T) {
 	shells := [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}}
-	for _, s := range []nodesim.State{nodesim.Healthy("s1", true), nodesim.WithCertificateInRenewWindow(nodesim.Healthy("w1", false))} {
-		want := pemFacts(t, s)
+	// A key pasted into a .crt file, before or after the certificate,
+	// stays on the node: only the certificate's lines are printed.
+	keyBlock := "-----BEGIN EC PRIVATE KEY-----\n" + nodesim.CertKeySecret + "\n-----END EC PRIVATE KEY-----\n"
+	pasted := nodesim.WithCertificateInRenewWindow(nodesim.Healthy("w1", false))
+	pasted.Files = maps.Clone(pasted.Files)
+	for _, f := range []string{"client-kubelet.crt", "client-kube-proxy.crt"} {
+		p := "var/lib/rancher/rke2/agent/" + f
+		crt, _, _ := strings.Cut(pasted.Files[p], "-----END CERTIFICATE-----\n")
+		crt += "-----END CERTIFICATE-----\n"
+		if f == "client-kubelet.crt" {
+			pasted.Files[p] = keyBlock + crt
+		} else {
+			pasted.Files[p] = strings.TrimSuffix(crt, "-----END CERTIFICATE-----\n") + keyBlock
+		}
+	}
+	// The probe prints of each file what it prints of the file without
+	// the key: the certificate, cut at the key's line where its END line
+	// is missing.
+	for _, c := range []struct{ s, clean nodesim.State }{{nodesim.Healthy("s1", true), nodesim.Healthy("s1", true)},
+		{pasted, nodesim.WithCertificateInRenewWindow(nodesim.Healthy("w1", false))}} {
+		s := c.s
+		want := pemFacts(t, c.clean)
 		delete(want, "rke2.version")
 		for _, sh := range shells {
 			t.Run(s.Hostname+"/"+sh[0], func(t *testing.T) {
