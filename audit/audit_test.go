@@ -283,11 +283,12 @@ func TestShippedProbes(t *testing.T) {
 	}
 	declared := map[string]bool{}
 	writeVerbs := regexp.MustCompile(`(^|[\s;|&(])(rm|mv|cp|tee|dd\s+of=|touch|mkdir|chmod|chown|ln|truncate|sed\s+-i|iptables\s+-[ADIFXNPR]|ufw\s+(enable|disable|allow|deny|reset)|systemctl\s+(start|stop|restart|enable|disable|reload)|modprobe|sysctl\s+-w|kill)\b|[^&0-9<>]>\s*[^&/\s=0-9]|>>`)
-	// Facts that Go code provides: the target version and the join of
-	// the cluster probes to the inventory.
-	global := map[string]bool{"target.version": true, "k8s.node.registered": true}
-	for f := range global {
-		declared[f] = true
+	// Facts that Go code provides (builtin.go's GoFacts a check may read:
+	// the target version, the join of the cluster probes to the
+	// inventory, the certificates' dates).
+	global := map[string]bool{}
+	for _, f := range checkableGoFacts() {
+		global[f], declared[f] = true, true
 	}
 	for _, p := range probes {
 		for _, f := range append(append([]string{}, p.Facts...), p.NodeFacts...) {
@@ -335,6 +336,12 @@ func TestShippedProbes(t *testing.T) {
 	}
 	for f := range declared {
 		if global[f] && f == "target.version" {
+			continue
+		}
+		// The certificates' pieces are read into the certs.* Go facts and
+		// dropped (deriveCertFacts); TestCertsProbe holds what the probe
+		// prints.
+		if strings.HasPrefix(f, certsPEMPrefix) {
 			continue
 		}
 		if _, ok := r.Nodes[0].Facts[f]; ok {

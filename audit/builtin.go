@@ -276,6 +276,10 @@ type GoFact struct {
 	About string
 	// Checkable: a check (a user's too) may read it in its conditions.
 	Checkable bool
+	// Volatile facts differ between healthy nodes by nature (dates, days
+	// left), as a probe's volatile header says: drift, correlation and
+	// diff leave them out.
+	Volatile bool
 }
 
 // Facts invented in Go that checks read by name.
@@ -287,14 +291,36 @@ const (
 	medianFactPattern = "median <fact> [among <peers fact>]"
 )
 
+// The facts audit/certs.go reads from the certs probe's certificates.
+const (
+	CertsLeafNotAfterFact  = "certs.leaf.not_after"
+	CertsLeafFileFact      = "certs.leaf.file"
+	CertsLeafDaysLeftFact  = "certs.leaf.days_left"
+	CertsLeafRenewDaysFact = "certs.leaf.renew_days"
+	CertsCANotAfterFact    = "certs.ca.not_after"
+	CertsCAFileFact        = "certs.ca.file"
+	CertsCADaysLeftFact    = "certs.ca.days_left"
+	CertsValidityFact      = "certs.validity"
+	CertsUnparsedFact      = "certs.unparsed"
+)
+
 // GoFacts lists every fact invented in Go.
 var GoFacts = []GoFact{
-	{TargetVersionFact, "--target-version, the RKE2 release the fleet is about to be upgraded to; every node and cluster check sees it.", true},
-	{NodeRegisteredFact, "yes when the cluster view lists the node, no when a server answered without it: joined in Go from the cluster probe's node list.", true},
-	{medianFactPattern, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false},
-	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent, timeout): it sets the node's status, not a fact a check reads.", false},
-	{probe.MetaUID, "the uid the probes that do not need root ran as: printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
-	{probe.MetaTimeout, "whether the bundle's watchdog bounds each probe (watchdog, or absent on a node without sleep(1)): printed by the bundle and parsed, neither kept in the report nor read by checks.", false},
+	{TargetVersionFact, "--target-version, the RKE2 release the fleet is about to be upgraded to; every node and cluster check sees it.", true, false},
+	{NodeRegisteredFact, "yes when the cluster view lists the node, no when a server answered without it: joined in Go from the cluster probe's node list.", true, false},
+	{medianFactPattern, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false, false},
+	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent, timeout): it sets the node's status, not a fact a check reads.", false, false},
+	{probe.MetaUID, "the uid the probes that do not need root ran as: printed by the bundle and parsed, neither kept in the report nor read by checks.", false, false},
+	{probe.MetaTimeout, "whether the bundle's watchdog bounds each probe (watchdog, or absent on a node without sleep(1)): printed by the bundle and parsed, neither kept in the report nor read by checks.", false, false},
+	{CertsLeafNotAfterFact, "the earliest expiry (UTC date) among the node's RKE2 leaf certificates (server/tls, server/tls/etcd, agent), read with crypto/x509 from the PEM the certs probe sent.", true, true},
+	{CertsLeafFileFact, "the file under /var/lib/rancher/rke2 whose leaf certificate expires first.", true, true},
+	{CertsLeafDaysLeftFact, "whole days until that leaf certificate expires, counted from the run's clock: negative once expired.", true, true},
+	{CertsLeafRenewDaysFact, "the renewal window of the node's RKE2 release (90 days before the May 2025 releases, 120 since): a leaf with fewer days left is renewed at RKE2's next start; unknown without a version.", true, true},
+	{CertsCANotAfterFact, "the earliest expiry (UTC date) among the node's RKE2 CA certificates, which RKE2 never renews.", true, true},
+	{CertsCAFileFact, "the file under /var/lib/rancher/rke2 whose CA certificate expires first.", true, true},
+	{CertsCADaysLeftFact, "whole days until that CA certificate expires, counted from the run's clock.", true, true},
+	{CertsValidityFact, "what healthy peers share whatever day they joined: the leaves' lifetime and state against the renewal window, and a hash of the CA keys the agent trusts; a node that missed a rotation differs (drift).", true, false},
+	{CertsUnparsedFact, "the certificate files the certs probe sent that crypto/x509 could not read (cut short, not a certificate), or none.", true, false},
 }
 
 // WaivableIDs lists every finding id a waiver may name: the checks, the

@@ -30,6 +30,11 @@ func newFactMeta(probes []probe.Probe) factMeta {
 			m.roleScoped[f] = true
 		}
 	}
+	for _, f := range GoFacts {
+		if f.Volatile {
+			m.volatile[f.Key] = true
+		}
+	}
 	return m
 }
 

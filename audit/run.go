@@ -287,6 +287,7 @@ func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 	}
 	n.Facts = parsed.Facts
 	markNotRoot(n.Facts, parsed.Meta, o.Probes)
+	deriveCertFacts(n.Facts, o.Now())
 	dropServerOnly(&n, o.Probes)
 	if parsed.Runs != nil {
 		n.Probes = parsed.Runs

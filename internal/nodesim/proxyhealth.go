@@ -131,4 +131,7 @@ func WithNodeBeingDeleted(s State) State {
 // (a facts fixture, a merge against a single run) sets them aside; what
 // the probe makes of them is tested by TestKubeProxyHealthProbe and
 // TestKubeProxyMetricsProbe.
-var ClockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body"}
+// The certificates' dates are made against the hour the state is built
+// (see certs.go), so their days left stay and their dates move.
+var ClockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body",
+	"certs.leaf.not_after", "certs.ca.not_after"}

@@ -56,7 +56,7 @@ func Healthy(hostname string, server bool) State {
 	healthyNetfilter(&s, server)
 	healthyKubeProxy(&s, server)
 	healthyHost(&s, server)
-	return s
+	return WithCertificates(s, server, HealthyCertificates())
 }
 
 // WithUFWActive is the seed incident's drift: UFW enabled and running, and
