@@ -136,13 +136,16 @@ func TestClusterProbeDrainBlockersAndDeprecatedAPIs(t *testing.T) {
 		}()},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fleet := upgradeFleet(tt.plant)
-			p := runProbe(t, "cluster", fleet[0].State)
-			if got := drainFacts(p.Facts, p.NodeFacts); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("facts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
-			}
-		})
+		for _, sh := range probeShells {
+			t.Run(tt.name+"/"+sh[0], func(t *testing.T) {
+				testtools.Find(t, sh[0])
+				fleet := upgradeFleet(tt.plant)
+				p, _ := runProbeOn(t, "cluster", fleet[0].State, nil, sh)
+				if got := drainFacts(p.Facts, p.NodeFacts); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+					t.Errorf("facts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+				}
+			})
+		}
 	}
 }
 
