@@ -39,6 +39,7 @@ const (
 type Server struct {
 	srv   *httptest.Server
 	nodes []byte
+	state Cluster
 
 	mu       sync.Mutex
 	requests []string
@@ -46,9 +47,83 @@ type Server struct {
 
 // Start serves nodes, a NodeList's JSON, until Close.
 func Start(nodes []byte) *Server {
-	s := &Server{nodes: nodes}
+	return StartCluster(Cluster{Nodes: nodes})
+}
+
+// Cluster is the state a Server answers from: each list is the JSON the
+// API server sends for a list of every namespace (a PodList, a
+// PodDisruptionBudgetList...: k8s.io/api core/v1, policy/v1, apps/v1
+// types.go), nil for an empty list; Metrics is the Prometheus text of
+// GET /metrics.
+type Cluster struct {
+	Nodes, Pods, PDBs, Deployments, StatefulSets []byte
+	Metrics                                      string
+}
+
+// StartCluster serves c until Close, with the discovery documents kubectl
+// resolves "pods", "poddisruptionbudgets.policy", "deployments.apps" and
+// "statefulsets.apps" through before it lists them.
+func StartCluster(c Cluster) *Server {
+	s := &Server{nodes: c.Nodes, state: c}
 	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// The legacy (unaggregated) discovery documents: APIVersions at /api,
+// APIGroupList at /apis and an APIResourceList per group version
+// (k8s.io/apimachinery pkg/apis/meta/v1 types.go). kubectl asks for the
+// aggregated form first and takes these when the server answers plain JSON
+// (client-go discovery/discovery_client.go, GroupsAndMaybeResources).
+var discovery = map[string]any{
+	"/api": map[string]any{"kind": "APIVersions", "versions": []string{"v1"},
+		"serverAddressByClientCIDRs": []any{map[string]string{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}}},
+	"/apis": map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": []any{
+		group("apps", "v1"), group("policy", "v1"),
+	}},
+	"/api/v1": resources("v1", resource("nodes", "Node", false, "no"), resource("pods", "Pod", true, "po")),
+	"/apis/apps/v1": resources("apps/v1", resource("deployments", "Deployment", true, "deploy"),
+		resource("statefulsets", "StatefulSet", true, "sts")),
+	"/apis/policy/v1": resources("policy/v1", resource("poddisruptionbudgets", "PodDisruptionBudget", true, "pdb")),
+}
+
+func group(name, version string) map[string]any {
+	gv := map[string]string{"groupVersion": name + "/" + version, "version": version}
+	return map[string]any{"name": name, "versions": []any{gv}, "preferredVersion": gv}
+}
+
+func resources(gv string, rs ...map[string]any) map[string]any {
+	return map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": rs}
+}
+
+func resource(name, kind string, namespaced bool, short string) map[string]any {
+	return map[string]any{"name": name, "singularName": "", "namespaced": namespaced, "kind": kind,
+		"verbs": []string{"get", "list", "watch"}, "shortNames": []string{short}}
+}
+
+// lists are the list paths, each with the kind of its list.
+var lists = map[string]string{
+	"/api/v1/pods":                         "PodList",
+	"/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudgetList",
+	"/apis/apps/v1/deployments":            "DeploymentList",
+	"/apis/apps/v1/statefulsets":           "StatefulSetList",
+}
+
+func (s *Server) list(path string) []byte {
+	var b []byte
+	switch path {
+	case "/api/v1/pods":
+		b = s.state.Pods
+	case "/apis/policy/v1/poddisruptionbudgets":
+		b = s.state.PDBs
+	case "/apis/apps/v1/deployments":
+		b = s.state.Deployments
+	case "/apis/apps/v1/statefulsets":
+		b = s.state.StatefulSets
+	}
+	if b == nil {
+		b = []byte(`{"kind":"` + lists[path] + `","apiVersion":"v1","metadata":{},"items":[]}`)
+	}
+	return b
 }
 
 // URL is the server's https://127.0.0.1:PORT.
@@ -81,6 +156,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/api/v1/nodes":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(s.nodes)
+	case discovery[r.URL.Path] != nil:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(discovery[r.URL.Path])
+	case lists[r.URL.Path] != "":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(s.list(r.URL.Path))
+	case r.URL.Path == "/metrics":
+		// The text exposition format (k8s.io/component-base/metrics
+		// legacyregistry handler, prometheus expfmt).
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write([]byte(s.state.Metrics))
 	default:
 		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 	}

@@ -317,6 +317,7 @@ func WithCluster(fleet []Member) []Member {
 	if server == "" {
 		server = "v1.31.4+rke2r1"
 	}
+	objs := clusterObjects(fleet)
 	answers := append([]Command{
 		{Args: KubectlReadyz, Out: readyzBody(nil)},
 		{Args: KubectlVersion, Out: versionJSON(server)},
@@ -329,6 +330,9 @@ func WithCluster(fleet []Member) []Member {
 		// `<resource>.<group> "<name>" not found`) behind kubectl's prefix.
 		{Args: KubectlDS, RC: 1, Out: `Error from server (NotFound): daemonsets.apps "kube-proxy" not found` + "\n"},
 		{Args: KubectlCRB, Out: "system:kube-proxy\tsystem:kube-proxy\nsystem:node-proxier\tsystem:node-proxier\n"},
+		{Args: KubectlDrainPods, Out: objs.podLines()},
+		{Args: KubectlPDBs, Out: objs.pdbLines()},
+		{Args: KubectlWorkloads, Out: objs.workloadLines()},
 	}, logs...)
 	for _, r := range nodeProxierRules {
 		answers = append(answers, canIAnswer(KubectlCanIFor(r.Verb, r.Resource), true))
@@ -351,6 +355,9 @@ func WithCluster(fleet []Member) []Member {
 			a.Name, a.Path = "kubectl", KubectlPath
 			s.SetCommand(a)
 		}
+		// Each server's kubectl asks its own API server (127.0.0.1:6443):
+		// the metrics are that process's.
+		s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlMetrics, Out: APIServerMetrics(s)})
 		out[i].State = s
 	}
 	return out

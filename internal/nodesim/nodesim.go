@@ -37,9 +37,17 @@ type Unit struct {
 
 // State is everything a simulated node shows to the probes.
 type State struct {
-	Hostname  string
-	Kernel    string
-	OSRelease string // /etc/os-release content
+	Hostname string
+	// Pods are pods scheduled to this node besides those nodesim derives
+	// (workloads.go); PDBs and Workloads are cluster objects, the union
+	// over the fleet; DeprecatedRequests are the deprecated APIs this
+	// server's API server was asked for.
+	Pods               []Pod
+	PDBs               []PDB
+	Workloads          []Workload
+	DeprecatedRequests []DeprecatedAPI
+	Kernel             string
+	OSRelease          string // /etc/os-release content
 	// IPTables is what `iptables --version` prints ("iptables v1.8.10
 	// (nf_tables)", see stubs/iptables); "" = not installed.
 	IPTables string

@@ -3,9 +3,9 @@
 # needs_root: true
 # timeout: 110s
 # scope: cluster
-# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
-# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
-# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i
+# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier cluster.deprecated_apis cluster.deprecated_apis.first_removal cluster.deprecated_apis.last_removal
+# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
+# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i cluster.deprecated_apis k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
 
 # RKE2's own kubectl with rke2.yaml talks to the API server on this node
 # (127.0.0.1:6443), exactly as an SRE does when cluster networking is
@@ -358,6 +358,139 @@ else
 	fact cluster.kubeproxy.ds.liveness_path "$ds"
 	fact cluster.kubeproxy.ds.startup_path "$ds"
 fi
+
+# Deprecated APIs this API server has served since it started: the gauge
+# apiserver_requested_deprecated_apis{group,removed_release,resource,
+# subresource,version}, set to 1 on the first request of a deprecated
+# version and never reset (k8s.io/apiserver pkg/endpoints/metrics/metrics.go
+# deprecatedRequestGauge, set in MonitorRequest; removed_release is the
+# "<major>.<minor>" of pkg/endpoints/deprecation RemovedRelease). Prometheus'
+# text format writes the labels sorted by name. Only label values of the
+# shape Kubernetes gives groups, versions, resources and releases get
+# through; at most 10 APIs are named. The first and last removing release
+# are what the checks compare with --target-version.
+out=$(kc get --raw /metrics 2>/dev/null)
+rc=$?
+printf '%s\n' "$out" | awk -v rc="$rc" '
+	function label(s, k,   v) {
+		if (!match(s, "[{,]" k "=\"[a-z0-9.-]*\"")) return ""
+		v = substr(s, RSTART + length(k) + 3, RLENGTH - length(k) - 4)
+		return v
+	}
+	function vkey(r,   p) { split(r, p, "."); return sprintf("%06d%06d", p[1], p[2]) }
+	/^apiserver_requested_deprecated_apis\{/ && $NF + 0 != 0 {
+		g = label($0, "group"); v = label($0, "version"); r = label($0, "resource")
+		s = label($0, "subresource"); rel = label($0, "removed_release")
+		if (v == "" || r == "") next
+		name = r (s == "" ? "" : "/" s) " " (g == "" ? "" : g "/") v
+		if (name in seen) next
+		seen[name] = 1; n++
+		if (rel !~ /^[0-9]+\.[0-9]+$/) rel = ""
+		if (n <= 10) list = list (list == "" ? "" : ", ") name (rel == "" ? " (no removal set)" : " (removed in " rel ")")
+		if (rel != "" && (first == "" || vkey(rel) < vkey(first))) first = rel
+		if (rel != "" && (last == "" || vkey(last) < vkey(rel))) last = rel
+	}
+	END {
+		if (rc != 0) { list = "unknown"; first = "unknown"; last = "unknown" }
+		else {
+			if (n > 10) list = list " and " (n - 10) " more"
+			if (list == "") list = "none"
+			first = (first == "" ? "none" : "v" first ".0")
+			last = (last == "" ? "none" : "v" last ".0")
+		}
+		print "cluster.deprecated_apis=" list
+		print "cluster.deprecated_apis.first_removal=" first
+		print "cluster.deprecated_apis.last_removal=" last
+	}'
+
+# What kubectl drain refuses or waits on, per node (kubectl pkg/drain
+# filters.go, in its order): DaemonSet pods (with --ignore-daemonsets) and
+# mirror pods (annotation kubernetes.io/config.mirror) are left alone, and
+# a Succeeded or Failed pod always goes; of the others, one with an emptyDir
+# volume is refused without --delete-emptydir-data (localStorageFilter), one
+# without a controller ownerReference without --force (unreplicatedFilter).
+# An eviction a PodDisruptionBudget with status.disruptionsAllowed 0
+# covers is answered 429, and drain retries it every 5 s until its
+# --timeout, by default forever (kubectl pkg/drain/drain.go
+# evictPods). A Deployment (its pods' controller is the ReplicaSet
+# <deployment>-<pod-template-hash>, kubernetes pkg/controller/deployment
+# util.DefaultDeploymentUniqueLabelKey) or StatefulSet of one replica is
+# down while its node drains. Pod labels and a PDB's matchLabels are compact
+# JSON maps; a PDB selector with matchExpressions is not matched here, a
+# null one selects no pod and an empty one every pod of its namespace
+# (k8s.io/api policy/v1 types.go PodDisruptionBudgetSpec.Selector). Counts per
+# node, and at most 3 names of each kind.
+dpods=$(kc get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}{"\t"}{.metadata.name}{"\t"}{.spec.nodeName}{"\t"}{.status.phase}{"\t"}{.metadata.ownerReferences[?(@.controller==true)].kind}{"\t"}{.metadata.ownerReferences[?(@.controller==true)].name}{"\t"}{.metadata.annotations.kubernetes\.io/config\.mirror}{"\t"}{.spec.volumes[?(@.emptyDir)].name}{"\t"}{.metadata.labels}{"\n"}{end}' 2>/dev/null)
+dprc=$?
+pdbs=$(kc get poddisruptionbudgets.policy -A -o jsonpath='{range .items[*]}{.metadata.namespace}{"\t"}{.metadata.name}{"\t"}{.status.disruptionsAllowed}{"\t"}{.spec.selector.matchLabels}{"\t"}{.spec.selector.matchExpressions}{"\t"}{.spec.selector}{"\n"}{end}' 2>/dev/null)
+pdrc=$?
+wls=$(kc get deployments.apps,statefulsets.apps -A -o jsonpath='{range .items[*]}{.kind}{"\t"}{.metadata.namespace}{"\t"}{.metadata.name}{"\t"}{.spec.replicas}{"\n"}{end}' 2>/dev/null)
+wlrc=$?
+{
+	printf '@@nodes %s\n' "$nrc"
+	printf '%s\n' "$nodes"
+	printf '@@pdbs %s\n' "$pdrc"
+	printf '%s\n' "$pdbs"
+	printf '@@workloads %s\n' "$wlrc"
+	printf '%s\n' "$wls"
+	printf '@@pods %s\n' "$dprc"
+	printf '%s\n' "$dpods"
+} | awk -F "$tab" '
+	function add(kind, node, name) {
+		cnt[kind, node]++
+		if (cnt[kind, node] <= 3) names[kind, node] = names[kind, node] (names[kind, node] == "" ? "" : ", ") name
+	}
+	function emit(node, key, val) {
+		gsub(/[\r\n]/, " ", val)
+		print "@" node " " key "=" val
+	}
+	BEGIN { split("pdb_blocked unmanaged emptydir single_replica", kinds, " ") }
+	/^@@nodes / { sect = "n"; nrc = substr($0, 9); next }
+	/^@@pdbs / { sect = "b"; pdrc = substr($0, 8); next }
+	/^@@workloads / { sect = "w"; wlrc = substr($0, 13); next }
+	/^@@pods / { sect = "p"; dprc = substr($0, 8); next }
+	sect == "n" && $1 != "" { node[$1] = 1; next }
+	sect == "b" && 6 <= NF && $3 == "0" && $5 == "" && $6 != "" {
+		npdb++; pns[npdb] = $1; pname[npdb] = $2; np = 0
+		s = $4
+		while (match(s, /"[^"]*":"[^"]*"/)) {
+			pair[npdb, ++np] = substr(s, RSTART, RLENGTH)
+			s = substr(s, RSTART + RLENGTH)
+		}
+		npair[npdb] = np
+		next
+	}
+	sect == "w" && 4 <= NF { replicas[$1, $2 "/" $3] = $4; next }
+	sect == "p" && 9 <= NF && $3 != "" {
+		if ($7 != "" || $5 == "DaemonSet" || $4 == "Succeeded" || $4 == "Failed") next
+		pod = $1 "/" $2
+		for (i = 1; i <= npdb; i++) {
+			if (pns[i] != $1) continue
+			ok = 1
+			for (j = 1; j <= npair[i] && ok; j++) if (!index($9, pair[i, j])) ok = 0
+			if (ok) { add("pdb_blocked", $3, pod " (PDB " pname[i] ")"); break }
+		}
+		if ($5 == "") add("unmanaged", $3, pod)
+		if ($8 != "") add("emptydir", $3, pod)
+		w = ""
+		if ($5 == "StatefulSet") w = "StatefulSet" SUBSEP $1 "/" $6
+		else if ($5 == "ReplicaSet" && match($9, /"pod-template-hash":"[^"]*"/)) {
+			h = substr($9, RSTART + 21, RLENGTH - 22)
+			d = $6
+			if (substr(d, length(d) - length(h)) == "-" h) w = "Deployment" SUBSEP $1 "/" substr(d, 1, length(d) - length(h) - 1)
+		}
+		if (w != "" && replicas[w] == "1") { split(w, wk, SUBSEP); add("single_replica", $3, wk[1] " " wk[2]) }
+	}
+	END {
+		if (nrc + 0 != 0) for (k in cnt) { split(k, p, SUBSEP); node[p[2]] = 1 }
+		for (n in node) for (i = 1; i <= 4; i++) {
+			kd = kinds[i]
+			bad = (dprc + 0 != 0) || (kd == "pdb_blocked" && pdrc + 0 != 0) || (kd == "single_replica" && wlrc + 0 != 0)
+			c = cnt[kd, n] + 0
+			emit(n, "k8s.drain." kd, bad ? "unknown" : c)
+			emit(n, "k8s.drain." kd ".pods", bad ? "unknown" : (c == 0 ? "none" : names[kd, n] (c > 3 ? " and " (c - 3) " more" : "")))
+		}
+	}'
 
 # Previous logs of restarted pods, last: each may wait out its request
 # timeout when the node's kubelet is unreachable (UFW blocks 10250 too), so
