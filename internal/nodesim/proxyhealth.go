@@ -130,5 +130,7 @@ func WithNodeBeingDeleted(s State) State {
 // simulated node they move from run to run, so a test comparing two runs
 // (a facts fixture, a merge against a single run) sets them aside; what
 // the probe makes of them is tested by TestKubeProxyHealthProbe and
-// TestKubeProxyMetricsProbe.
-var ClockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body"}
+// TestKubeProxyMetricsProbe. The age of the newest etcd snapshot is the
+// node's clock minus an mtime Build set against the clock (FileAges):
+// TestEtcdProbeFacts tests it.
+var ClockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body", "etcd.snapshot.newest_age_seconds"}
