@@ -187,9 +187,9 @@ END {
 	fact("etcd.health", h)
 	st = mcode == "200" ? "ok" : mcode == "no-client" ? "no-client" : (mcode == "000" || mcode == "") ? "connect-failed" : "http-" mcode
 	fact("etcd.metrics.status", st)
-	n = split(mbody, ln, "\n")
+	n = split(mbody, row, "\n")
 	for (i = 1; i <= n; i++) {
-		l = ln[i]
+		l = row[i]
 		if (l ~ /^etcd_server_has_leader[ {]/) v["leader"] = sample(l)
 		else if (l ~ /^etcd_server_leader_changes_seen_total[ {]/) v["changes"] = sample(l)
 		else if (l ~ /^etcd_mvcc_db_total_size_in_bytes[ {]/) v["db"] = sample(l)
