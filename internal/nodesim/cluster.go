@@ -269,9 +269,15 @@ func WithCluster(fleet []Member) []Member {
 			"node.kubernetes.io/instance-type": "rke2",
 		}
 		if isServer(s) {
-			for _, r := range []string{"control-plane", "etcd", "master"} {
+			for _, r := range []string{"control-plane", "master"} {
 				labels["node-role.kubernetes.io/"+r] = "true"
 			}
+		}
+		// k3s labels a Node node-role.kubernetes.io/etcd=true only where
+		// etcd runs (pkg/util ETCDRoleLabelKey, set by pkg/etcd's node
+		// handler): not on a server started with disable-etcd.
+		if runsEtcd(s) {
+			labels["node-role.kubernetes.io/etcd"] = "true"
 		}
 		// kubectl prints a map in a jsonpath template as compact JSON with
 		// sorted keys (what kubectl shows; the client-go util/jsonpath code

@@ -345,6 +345,7 @@ func healthyHost(s *State, server bool) {
 		s.Listening = append(append([]int{}, s.Listening...), 6443, 9345, 2379, 2380)
 		s.Files[podManifests+"etcd.yaml"] = staticPod("etcd", "index.docker.io/rancher/hardened-etcd:v3.5.16-k3s1-build20241106")
 		s.Files[podManifests+"kube-apiserver.yaml"] = staticPod("kube-apiserver", "index.docker.io/rancher/hardened-kubernetes:v1.31.4-rke2r1-build20241212")
+		healthyEtcd(s)
 	}
 	if !hasPort(s.Listening, 10250) {
 		s.Listening = append(append([]int{}, s.Listening...), 10250)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 //go:embed stubs/*
@@ -99,6 +100,10 @@ type State struct {
 	// Extra files, relative path → content, for tests (e.g. a config.yaml
 	// holding a token that must never reach a report).
 	Files map[string]string
+	// FileAges are the ages of files of Files (relative path → age), as
+	// their mtimes read by the node's clock when Build writes them (e.g.
+	// etcd snapshots); a file not listed is as new as Build.
+	FileAges map[string]time.Duration
 	// Sockets are Unix domain sockets, relative path → what the server
 	// behind it answers, keyed by URL path ("/v1/healthz"). The socket file
 	// is a real one (mode 0660, as the Cilium agent leaves its API socket:
@@ -206,6 +211,10 @@ func Build(dir string, s State) error {
 	for p, c := range s.Files {
 		w.file(p, c)
 	}
+	now := time.Now()
+	for p, age := range s.FileAges {
+		w.age(p, now.Add(-age))
+	}
 	for p, answers := range s.Sockets {
 		w.socket(p)
 		for path, h := range answers {
@@ -248,6 +257,16 @@ func (w *writer) socket(rel string) {
 		return
 	}
 	w.chmod(rel, 0o660)
+}
+
+// age sets the mtime (and atime) of rel.
+func (w *writer) age(rel string, t time.Time) {
+	if w.err != nil {
+		return
+	}
+	if err := os.Chtimes(filepath.Join(w.root, filepath.FromSlash(rel)), t, t); err != nil {
+		w.err = fmt.Errorf("simulated node %s: %w", w.root, err)
+	}
 }
 
 func (w *writer) chmod(rel string, m os.FileMode) {

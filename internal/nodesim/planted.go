@@ -12,7 +12,9 @@ func Planted() []Member {
 		name := fmt.Sprintf("etcd-%d", i)
 		fleet = append(fleet, Member{Name: name, Roles: []string{"etcd"}, State: Healthy(name, true)})
 	}
-	fleet = append(fleet, Member{Name: "cp-1", Roles: []string{"control-plane"}, State: Healthy("cp-1", true)})
+	// A control-plane-only server, as RKE2's split roles run it
+	// (disable-etcd): 3 etcd members, an odd count.
+	fleet = append(fleet, Member{Name: "cp-1", Roles: []string{"control-plane"}, State: WithoutEtcd(Healthy("cp-1", true))})
 	for i := 1; i <= 10; i++ {
 		name := fmt.Sprintf("worker-%d", i)
 		s := Healthy(name, false)

@@ -130,8 +130,10 @@ func WithNodeBeingDeleted(s State) State {
 // simulated node they move from run to run, so a test comparing two runs
 // (a facts fixture, a merge against a single run) sets them aside; what
 // the probe makes of them is tested by TestKubeProxyHealthProbe and
-// TestKubeProxyMetricsProbe.
-// The certificates' dates are made against the hour the state is built
-// (see certs.go), so their days left stay and their dates move.
+// TestKubeProxyMetricsProbe. The age of the newest etcd snapshot is the
+// node's clock minus an mtime Build set against the clock (FileAges):
+// TestEtcdProbeFacts tests it. The certificates' dates are made against
+// the hour the state is built (see certs.go), so their days left stay and
+// their dates move.
 var ClockFacts = []string{"kubeproxy.metrics.sync_age_seconds", "kubeproxy.healthz.body", "kubeproxy.livez.body",
-	"certs.leaf.not_after", "certs.ca.not_after"}
+	"etcd.snapshot.newest_age_seconds", "certs.leaf.not_after", "certs.ca.not_after"}

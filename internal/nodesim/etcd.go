@@ -1,0 +1,213 @@
+package nodesim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// etcdSnapshotDir is where RKE2 keeps local etcd snapshots:
+// filepath.Join(<data-dir>/server, "db", "snapshots") (k3s
+// pkg/etcd/snapshot.go snapshotDir; rke2-docs
+// docs/datastore/backup_restore.md).
+const etcdSnapshotDir = "var/lib/rancher/rke2/server/db/snapshots/"
+
+// EtcdMetrics is what etcd's metrics listener answers, the series the etcd
+// probe reads (etcd server/etcdserver/metrics.go, server/storage/mvcc/
+// metrics.go).
+type EtcdMetrics struct {
+	HasLeader     bool
+	LeaderChanges int
+	DBSize        int64
+	// Quota is etcd's backend quota: DefaultQuotaBytes, 2 GiB (etcd
+	// server/storage/quota.go), which RKE2 leaves as it is unless etcd-arg
+	// sets quota-backend-bytes (k3s executor.ETCDConfig has no quota).
+	Quota int64
+}
+
+// HealthyEtcd is a member with a leader, one leader change since it
+// started, and a 24 MiB database under the default quota.
+func HealthyEtcd() EtcdMetrics {
+	return EtcdMetrics{HasLeader: true, LeaderChanges: 1, DBSize: 24 << 20, Quota: 2 << 30}
+}
+
+// Render is the /metrics answer, in the Prometheus text format as
+// client_golang writes it: floats by strconv 'g' -1 (2.147483648e+09).
+func (m EtcdMetrics) Render() string {
+	leader := 0
+	if m.HasLeader {
+		leader = 1
+	}
+	var b strings.Builder
+	series := []struct{ name, typ, help, value string }{
+		{"etcd_mvcc_db_total_size_in_bytes", "gauge", "Total size of the underlying database physically allocated in bytes.", promFloat(float64(m.DBSize))},
+		{"etcd_server_has_leader", "gauge", "Whether or not a leader exists. 1 is existence, 0 is not.", fmt.Sprint(leader)},
+		{"etcd_server_is_leader", "gauge", "Whether or not this member is a leader. 1 if is, 0 otherwise.", "0"},
+		{"etcd_server_leader_changes_seen_total", "counter", "The number of leader changes seen.", fmt.Sprint(m.LeaderChanges)},
+		{"etcd_server_quota_backend_bytes", "gauge", "Current backend storage quota size in bytes.", promFloat(float64(m.Quota))},
+	}
+	for _, s := range series {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", s.name, s.help, s.name, s.typ, s.name, s.value)
+	}
+	return b.String()
+}
+
+func promFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// etcdHealth is etcd's /health answer: 200 {"health":"true"} or 503
+// {"health":"false"} with the reason, e.g. "RAFT NO LEADER" without a
+// leader (etcd server/etcdserver/api/etcdhttp health.go; the body is
+// {"health":"true","reason":""} in 3.5).
+func etcdHealth(m EtcdMetrics) HTTP {
+	switch {
+	case !m.HasLeader:
+		return HTTP{Code: 503, Body: `{"health":"false","reason":"RAFT NO LEADER"}`}
+	case m.Quota > 0 && m.DBSize >= m.Quota:
+		return HTTP{Code: 503, Body: `{"health":"false","reason":"ALARM NOSPACE"}`}
+	}
+	return HTTP{Code: 200, Body: `{"health":"true","reason":""}`}
+}
+
+// healthyEtcdSnapshotAges are the ages of the local snapshots of a server
+// that has run a while: the default schedule "0 */12 * * *" and retention
+// 5 (k3s pkg/cli/cmds/server.go), the newest 2 h old.
+var healthyEtcdSnapshotAges = []time.Duration{2 * time.Hour, 14 * time.Hour, 26 * time.Hour, 38 * time.Hour, 50 * time.Hour}
+
+// healthyEtcd adds what a server running RKE2's embedded etcd shows: its
+// metrics listener on 127.0.0.1:2381 (k3s pkg/etcd/etcd.go
+// listenMetricsURLs), healthy, and five scheduled snapshots. RKE2 keeps
+// its server directory 0700 root (k3s pkg/daemons/control).
+func healthyEtcd(s *State) {
+	s.Listening = append(append([]int{}, s.Listening...), 2381)
+	setEtcdMetrics(s, HealthyEtcd())
+	setEtcdSnapshots(s, s.Hostname, healthyEtcdSnapshotAges)
+	s.DirModes = copyDirModes(s.DirModes)
+	s.DirModes["var/lib/rancher/rke2/server"] = 0o700
+}
+
+func setEtcdMetrics(s *State, m EtcdMetrics) {
+	h := make(map[string]HTTP, len(s.HTTP)+2)
+	for k, v := range s.HTTP {
+		h[k] = v
+	}
+	h["2381/health"] = etcdHealth(m)
+	h["2381/metrics"] = HTTP{Code: 200, Body: m.Render()}
+	s.HTTP = h
+}
+
+// setEtcdSnapshots replaces the local snapshots with scheduled ones of the
+// given ages, named as (*ETCD).Snapshot names them:
+// etcd-snapshot-<node>-<unix time> (k3s pkg/etcd/snapshot.go).
+func setEtcdSnapshots(s *State, node string, ages []time.Duration) {
+	s.Files = hostFiles(*s)
+	ft := make(map[string]time.Duration, len(s.FileAges)+len(ages))
+	for p, a := range s.FileAges {
+		if !strings.HasPrefix(p, etcdSnapshotDir) {
+			ft[p] = a
+		}
+	}
+	for p := range s.Files {
+		if strings.HasPrefix(p, etcdSnapshotDir) {
+			delete(s.Files, p)
+		}
+	}
+	// Named against the hour, as the certificates are made (certs.go): two
+	// states built a second apart keep the same files. The probe reads
+	// the ages from the mtimes Build sets, never from the names.
+	now := time.Now().Truncate(time.Hour).Unix()
+	for _, a := range ages {
+		p := fmt.Sprintf("%setcd-snapshot-%s-%d", etcdSnapshotDir, node, now-int64(a/time.Second))
+		// The content stands in for a bbolt database; no probe may read it.
+		s.Files[p] = "etcd snapshot: never read by a probe\n"
+		ft[p] = a
+	}
+	s.FileAges = ft
+	if len(ages) == 0 {
+		// The directory exists once a snapshot was taken and pruned.
+		s.DirModes = copyDirModes(s.DirModes)
+		s.DirModes[strings.TrimSuffix(etcdSnapshotDir, "/")] = 0o700
+	}
+}
+
+// WithEtcdSnapshotsAged makes the newest local snapshot newest old, the
+// others 12 h apart before it: scheduled snapshots that stopped.
+func WithEtcdSnapshotsAged(s State, newest time.Duration) State {
+	ages := make([]time.Duration, len(healthyEtcdSnapshotAges))
+	for i := range ages {
+		ages[i] = newest + time.Duration(i)*12*time.Hour
+	}
+	setEtcdSnapshots(&s, s.Hostname, ages)
+	return s
+}
+
+// WithoutEtcdSnapshots is an etcd server whose snapshot directory is empty.
+func WithoutEtcdSnapshots(s State) State {
+	setEtcdSnapshots(&s, s.Hostname, nil)
+	return s
+}
+
+// WithEtcdSnapshotsDisabled sets etcd-disable-snapshots: true in
+// config.yaml: RKE2 starts no snapshot cron (k3s pkg/etcd/etcd.go Start),
+// so the snapshots taken before it are left, ageing.
+func WithEtcdSnapshotsDisabled(s State) State {
+	s.Files = hostFiles(s)
+	s.Files[rke2Config] += "etcd-disable-snapshots: true\n"
+	return WithEtcdSnapshotsAged(s, 9*24*time.Hour)
+}
+
+// WithEtcdS3 sets etcd-s3: true (and a bucket) in a config.yaml.d drop-in,
+// where k3s pkg/configfilearg reads after config.yaml.
+func WithEtcdS3(s State) State {
+	s.Files = hostFiles(s)
+	s.Files["etc/rancher/rke2/config.yaml.d/50-etcd-s3.yaml"] = "etcd-s3: true\netcd-s3-bucket: rke2-snapshots\netcd-s3-secret-key: s3cr3t-s3-key\n"
+	return s
+}
+
+// WithEtcdNoLeader is a member cut off from its peers: etcd_server_has_leader
+// 0 and /health false with RAFT NO LEADER.
+func WithEtcdNoLeader(s State) State {
+	m := HealthyEtcd()
+	m.HasLeader = false
+	m.LeaderChanges = 7
+	setEtcdMetrics(&s, m)
+	return s
+}
+
+// WithEtcdDBUsed fills etcd's database to pct percent of its quota.
+func WithEtcdDBUsed(s State, pct int) State {
+	m := HealthyEtcd()
+	m.DBSize = m.Quota * int64(pct) / 100
+	setEtcdMetrics(&s, m)
+	return s
+}
+
+// WithoutEtcd is a server started with disable-etcd (a control-plane-only
+// server): RKE2 writes no etcd static pod manifest (rancher/rke2
+// pkg/executor/staticpod), nothing listens on 2381 and no snapshot is taken.
+func WithoutEtcd(s State) State {
+	s.Files = hostFiles(s)
+	for p := range s.Files {
+		if strings.HasPrefix(p, etcdSnapshotDir) || p == podManifests+"etcd.yaml" {
+			delete(s.Files, p)
+		}
+	}
+	s.FileAges = nil
+	h := make(map[string]HTTP, len(s.HTTP))
+	for k, v := range s.HTTP {
+		if !strings.HasPrefix(k, "2381/") {
+			h[k] = v
+		}
+	}
+	s.HTTP = h
+	s.Listening = slices.DeleteFunc(slices.Clone(s.Listening), func(p int) bool { return p == 2379 || p == 2380 || p == 2381 })
+	s.Files[rke2Config] += "disable-etcd: true\n"
+	return s
+}
+
+// runsEtcd says whether RKE2 runs etcd on the node: its static pod manifest.
+func runsEtcd(s State) bool {
+	_, ok := s.Files[podManifests+"etcd.yaml"]
+	return ok
+}
