@@ -138,8 +138,8 @@ function words(s, w) { return split(s, w, " ") }
 # "6.1.0-28-amd64", "5.14.0-503.el9" above "5.14.0-427.13.1.el9").
 function newer(a, b,   x, y, n, m, i) {
 	n = split(a, x, /[^0-9]+/); m = split(b, y, /[^0-9]+/)
-	for (i = 1; i <= n && i <= m; i++) if (x[i] + 0 != y[i] + 0) return x[i] + 0 > y[i] + 0
-	return n > m
+	for (i = 1; i <= n && i <= m; i++) if (x[i] + 0 != y[i] + 0) return y[i] + 0 < x[i] + 0
+	return m < n
 }
 function cores(   n, a, r, ab, i, m, cpus) {
 	cpus = 0
