@@ -169,6 +169,9 @@ func Build(dir string, s State) error {
 		}
 		port, path, _ := strings.Cut(portPath, "/")
 		if port == "10249" && host == "127.0.0.1" {
+			if path == "metrics" && h.Code == 200 {
+				h.Body = withHealthCounters(h.Body, s.HealthHTTP)
+			}
 			for _, mh := range metrics.hosts {
 				w.http(mh, metrics.port, "/"+path, h)
 			}
