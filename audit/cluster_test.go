@@ -96,6 +96,8 @@ func TestClusterProbeOnIncidentFleet(t *testing.T) {
 			want["k8s.node.roles"] = "control-plane,etcd,master"
 		}
 		want["k8s.kubeproxy.liveness_503"] = "0"
+		// The seed's logs look normal: no failing sync is logged.
+		want["k8s.kubeproxy.sync_errors"] = "0"
 		if crash[m.Name] {
 			want["k8s.kubeproxy.pod.ready"] = "false"
 			want["k8s.kubeproxy.pod.reason"] = "CrashLoopBackOff"
@@ -330,6 +332,29 @@ func TestClusterProbeVariants(t *testing.T) {
 			node: map[string]string{"k8s.kubeproxy.liveness_503": "8"},
 		},
 		{
+			// Counted, never quoted: the lines may carry rule text.
+			name: "sync errors in the current log",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlCurrentLogs("kube-proxy-"+n1), kubeProxyLog(
+					`E1202 09:51:02.118327       1 proxier.go:1552] "Failed to execute iptables-restore" err="exit status 4: Another app is currently holding the xtables lock. Perhaps you want to use the -w option?"`,
+					`I1202 09:51:02.118390       1 proxier.go:816] "Sync failed" retryingTime="30s"`,
+					`E1202 09:51:32.2       1 proxier.go:1552] "Failed to execute iptables-restore" err="exit status 1"`), 0)
+				kubectlAnswer(&s, nodesim.KubectlCurrentLogs("kube-proxy-cluster-a-node-2"), "", 1)
+				return s
+			},
+			node: map[string]string{"k8s.kubeproxy.sync_errors": "3"},
+		},
+		{
+			name: "current log unavailable",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlCurrentLogs("kube-proxy-"+n1), "", 1)
+				return s
+			},
+			node: map[string]string{"k8s.kubeproxy.sync_errors": "unavailable"},
+		},
+		{
 			name: "event list fails",
 			state: func() nodesim.State {
 				s := clean()
@@ -450,7 +475,7 @@ func healthyK8s() map[string]string {
 		"k8s.kubeproxy.pod.restarts": "0", "k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.pod.last_exit": "none",
 		"k8s.kubeproxy.liveness_path": "/healthz", "k8s.kubeproxy.startup_path": "/healthz",
 		"k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.kubeproxy.previous_rbac_denials": "none",
-		"k8s.kubeproxy.previous_rbac_can_i": "none", "k8s.kubeproxy.liveness_503": "0",
+		"k8s.kubeproxy.previous_rbac_can_i": "none", "k8s.kubeproxy.liveness_503": "0", "k8s.kubeproxy.sync_errors": "0",
 		"k8s.node.os": "linux", "k8s.cni.agent": "canal", "k8s.cni.agent.health": "ok", "k8s.cni.multus.health": "none",
 		"k8s.cni.agent.problem": "none",
 	}
@@ -487,6 +512,9 @@ func TestClusterChecks(t *testing.T) {
 			cluster: map[string]string{"cluster.kubeproxy.crashloop": "1", "cluster.kubeproxy.restarted": "1"},
 			// The 1.31 liveness note is context for a restarting pod.
 			fail: map[string]string{"k8s.kubeproxy-crashloop": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "sync errors in the current log", node: map[string]string{"k8s.kubeproxy.sync_errors": "3"},
+			fail: map[string]string{"k8s.kubeproxy-sync-errors": "bad"}},
+		{name: "current log not read", node: map[string]string{"k8s.kubeproxy.sync_errors": "unavailable"}, fail: map[string]string{}},
 		{name: "restarts below threshold", node: map[string]string{"k8s.kubeproxy.pod.restarts": "4"},
 			fail: map[string]string{"k8s.kubeproxy-liveness-healthz": "bad"}},
 		{name: "restarts at threshold", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5"},

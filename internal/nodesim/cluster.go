@@ -98,6 +98,11 @@ func WithKubeProxyCanI(s State, verb, resource string, allowed bool) State {
 	return s
 }
 
+// KubectlCurrentLogs is the glob of `logs <pod> -c kube-proxy --tail=500`.
+func KubectlCurrentLogs(pod string) string {
+	return "* -n kube-system logs " + pod + " -c kube-proxy --tail=500"
+}
+
 // KubectlPreviousLogs is the glob of `logs <pod> -c kube-proxy --previous`.
 func KubectlPreviousLogs(pod string) string {
 	return "* -n kube-system logs " + pod + " -c kube-proxy --previous --tail=200"
@@ -299,6 +304,10 @@ func WithCluster(fleet []Member) []Member {
 			continue // kube-proxy never started: no mirror pod
 		}
 		pod := KubeProxyPod(m.Name)
+		// The current log of a running kube-proxy, healthy or about to be
+		// killed by its liveness probe alike: the seed's "the logs look
+		// normal" (a late sync logs nothing at the default verbosity).
+		logs = append(logs, Command{Name: "kubectl", Path: KubectlPath, Args: KubectlCurrentLogs(pod), Out: kubeProxyStartLog(ip)})
 		if s.HealthHTTP["/healthz"].Code == 200 {
 			fmt.Fprintf(&pods, "%s\t%s\tRunning\tkube-proxy\t\ttrue\t0\t\t2026-12-02T09:12:%02dZ\t\t\t\t/healthz\t/healthz\n", pod, name, i)
 			continue

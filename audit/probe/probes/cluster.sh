@@ -4,8 +4,8 @@
 # timeout: 110s
 # scope: cluster
 # facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier
-# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503
-# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503
+# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors
+# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors
 
 # RKE2's own kubectl with rke2.yaml talks to the API server on this node
 # (127.0.0.1:6443), exactly as an SRE does when cluster networking is
@@ -485,5 +485,32 @@ kubeproxy_pods | {
 		printf '@%s k8s.kubeproxy.previous_rbac_can_i=%s\n' "$node" "$can"
 	done
 	fact cluster.kubeproxy.logs_checked "$checked"
+}
+
+# The current log of each kube-proxy pod (its last 500 lines), for the
+# errors of a failing rule sync, counted and never printed: kube-proxy's
+# "Failed to execute iptables-restore" and "Sync failed" (pkg/proxy/
+# iptables/proxier.go syncProxyRules, klog.ErrorS), and iptables' own
+# "Another app is currently holding the xtables lock" (iptables
+# xshared.c xtables_lock), which iptables-restore prints when the lock is
+# held and kube-proxy logs with the failure. After the previous logs, with
+# a budget of its own (20 logs, 30 seconds), so a kubelet that does not
+# answer (UFW blocks 10250 too) cannot starve the RBAC evidence.
+sync_awk='/Failed to execute iptables-restore|xtables lock|Sync failed/ { n++ } END { print n + 0 }'
+kubeproxy_pods | {
+	cur=0
+	deadline=$(($(date +%s) + 30))
+	while IFS="$tab" read -r pod node restarts; do
+		se=not-checked
+		if [ "$cur" -lt 20 ] && [ "$(date +%s)" -lt "$deadline" ]; then
+			cur=$((cur + 1))
+			if logs=$(kc -n kube-system logs "$pod" -c kube-proxy --tail=500 2>/dev/null); then
+				se=$(printf '%s\n' "$logs" | awk "$sync_awk")
+			else
+				se=unavailable
+			fi
+		fi
+		printf '@%s k8s.kubeproxy.sync_errors=%s\n' "$node" "$se"
+	done
 }
 exit 0
