@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,11 +95,19 @@ func TestClusterProbeOnIncidentFleet(t *testing.T) {
 		if i < 5 {
 			want["k8s.node.roles"] = "control-plane,etcd,master"
 		}
+		want["k8s.kubeproxy.liveness_503"] = "0"
+		// The seed's logs look normal: no failing sync is logged.
+		want["k8s.kubeproxy.sync_errors"] = "0"
 		if crash[m.Name] {
 			want["k8s.kubeproxy.pod.ready"] = "false"
 			want["k8s.kubeproxy.pod.reason"] = "CrashLoopBackOff"
 			want["k8s.kubeproxy.pod.last_exit"] = "Error/2"
 			delete(want, "k8s.kubeproxy.pod.restarts")
+			// Three failed probes before each restart (nodesim.WithCluster).
+			if r, err := strconv.Atoi(f["k8s.kubeproxy.pod.restarts"]); err != nil || f["k8s.kubeproxy.liveness_503"] != strconv.Itoa(3*r) {
+				t.Errorf("%s: liveness_503 = %q with %q restarts", k, f["k8s.kubeproxy.liveness_503"], f["k8s.kubeproxy.pod.restarts"])
+			}
+			delete(want, "k8s.kubeproxy.liveness_503")
 			if f["k8s.kubeproxy.pod.restarts"] == "0" {
 				t.Errorf("%s: a crash-looping pod with 0 restarts", k)
 			}
@@ -306,6 +315,55 @@ func TestClusterProbeVariants(t *testing.T) {
 			node: map[string]string{"k8s.kubeproxy.pod.name": "unknown", "k8s.kubeproxy.pod.reason": "unknown", "k8s.kubeproxy.pod.ready": "unknown", "k8s.kubeproxy.pod.restarts": "unknown"},
 		},
 		{
+			// Another pod's probes, a readiness failure and a liveness
+			// failure that is not a 503 are not kube-proxy's 503s; an exec
+			// probe's output may span lines.
+			name: "liveness 503 events of kube-proxy only",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlEvents,
+					"kube-proxy-"+n1+"\t7\tLiveness probe failed: HTTP probe failed with statuscode: 503\n"+
+						"kube-proxy-"+n1+"\t\tLiveness probe failed: HTTP probe failed with statuscode: 503\n"+
+						"kube-proxy-"+n1+"\t2\tLiveness probe failed: Get \"http://127.0.0.1:10256/healthz\": context deadline exceeded\n"+
+						"kube-proxy-"+n1+"\t4\tReadiness probe failed: HTTP probe failed with statuscode: 503\n"+
+						"rke2-canal-x7k2p\t9\tLiveness probe failed: calico/node is not ready: bird/confd is not live: exit status 1\nbird: unable to connect to BIRDv4 socket\n", 0)
+				return s
+			},
+			node: map[string]string{"k8s.kubeproxy.liveness_503": "8"},
+		},
+		{
+			// Counted, never quoted: the lines may carry rule text.
+			name: "sync errors in the current log",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlCurrentLogs("kube-proxy-"+n1), kubeProxyLog(
+					`E1202 09:51:02.118327       1 proxier.go:1552] "Failed to execute iptables-restore" err="exit status 4: Another app is currently holding the xtables lock. Perhaps you want to use the -w option?"`,
+					`I1202 09:51:02.118390       1 proxier.go:816] "Sync failed" retryingTime="30s"`,
+					`E1202 09:51:32.2       1 proxier.go:1552] "Failed to execute iptables-restore" err="exit status 1"`), 0)
+				kubectlAnswer(&s, nodesim.KubectlCurrentLogs("kube-proxy-cluster-a-node-2"), "", 1)
+				return s
+			},
+			node: map[string]string{"k8s.kubeproxy.sync_errors": "3"},
+		},
+		{
+			name: "current log unavailable",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlCurrentLogs("kube-proxy-"+n1), "", 1)
+				return s
+			},
+			node: map[string]string{"k8s.kubeproxy.sync_errors": "unavailable"},
+		},
+		{
+			name: "event list fails",
+			state: func() nodesim.State {
+				s := clean()
+				kubectlAnswer(&s, nodesim.KubectlEvents, "Error from server (Forbidden): events is forbidden\n", 1)
+				return s
+			},
+			node: map[string]string{"k8s.kubeproxy.liveness_503": "unknown", "k8s.kubeproxy.pod.reason": "Running"},
+		},
+		{
 			name: "node list fails",
 			state: func() nodesim.State {
 				s := clean()
@@ -417,8 +475,8 @@ func healthyK8s() map[string]string {
 		"k8s.kubeproxy.pod.restarts": "0", "k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.pod.last_exit": "none",
 		"k8s.kubeproxy.liveness_path": "/healthz", "k8s.kubeproxy.startup_path": "/healthz",
 		"k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.kubeproxy.previous_rbac_denials": "none",
-		"k8s.kubeproxy.previous_rbac_can_i": "none",
-		"k8s.node.os":                       "linux", "k8s.cni.agent": "canal", "k8s.cni.agent.health": "ok", "k8s.cni.multus.health": "none",
+		"k8s.kubeproxy.previous_rbac_can_i": "none", "k8s.kubeproxy.liveness_503": "0", "k8s.kubeproxy.sync_errors": "0",
+		"k8s.node.os": "linux", "k8s.cni.agent": "canal", "k8s.cni.agent.health": "ok", "k8s.cni.multus.health": "none",
 		"k8s.cni.agent.problem": "none",
 	}
 }
@@ -454,6 +512,9 @@ func TestClusterChecks(t *testing.T) {
 			cluster: map[string]string{"cluster.kubeproxy.crashloop": "1", "cluster.kubeproxy.restarted": "1"},
 			// The 1.31 liveness note is context for a restarting pod.
 			fail: map[string]string{"k8s.kubeproxy-crashloop": "bad", "k8s.kubeproxy-liveness-healthz": "bad"}},
+		{name: "sync errors in the current log", node: map[string]string{"k8s.kubeproxy.sync_errors": "3"},
+			fail: map[string]string{"k8s.kubeproxy-sync-errors": "bad"}},
+		{name: "current log not read", node: map[string]string{"k8s.kubeproxy.sync_errors": "unavailable"}, fail: map[string]string{}},
 		{name: "restarts below threshold", node: map[string]string{"k8s.kubeproxy.pod.restarts": "4"},
 			fail: map[string]string{"k8s.kubeproxy-liveness-healthz": "bad"}},
 		{name: "restarts at threshold", node: map[string]string{"k8s.kubeproxy.pod.restarts": "5"},
@@ -634,6 +695,27 @@ func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 		}
 		if got := strings.Join(byCheck["k8s.kubeproxy-crashloop"].Nodes, ","); got != "etcd-1,etcd-2,worker-2,worker-4" {
 			t.Errorf("crash loop finding on %q", got)
+		}
+		// kubelet's liveness 503 events are the crash loop's evidence,
+		// in its own finding and in the probable cause's per-node lines.
+		for _, n := range []string{"etcd-1", "etcd-2", "worker-2", "worker-4"} {
+			var ev, cause string
+			for _, e := range byCheck["k8s.kubeproxy-crashloop"].Evidence {
+				if strings.HasPrefix(e, n+": ") {
+					ev = e
+				}
+			}
+			for _, e := range r.Findings[0].Evidence {
+				if strings.HasPrefix(e, n+": ") {
+					cause = e
+				}
+			}
+			for _, line := range []string{ev, cause} {
+				_, v, ok := strings.Cut(line, "k8s.kubeproxy.liveness_503=")
+				if v, _, _ = strings.Cut(v, " "); !ok || v == "0" || strings.Trim(v, "0123456789") != "" {
+					t.Errorf("%s: no liveness 503 count in %q", n, line)
+				}
+			}
 		}
 		if f, ok := byCheck["k8s.kubeproxy-rbac-denial-transient"]; !ok || f.Severity != result.SeverityInfo || len(f.Nodes) != 1 {
 			t.Errorf("red herring finding = %+v", f)

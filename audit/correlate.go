@@ -213,8 +213,8 @@ func rankedLines(label string, cands []candidate, sick, healthy int) []string {
 	return []string{label + ": " + strings.Join(parts, "; ")}
 }
 
-// perNodeLines joins, per failing node, every symptom it shows and the
-// cause's value there: "etcd-1: kube-proxy.pod.reason=CrashLoopBackOff ·
+// perNodeLines joins, per failing node, every symptom it shows (with the
+// facts its check reads only as evidence) and the cause's value there: "etcd-1: kube-proxy.pod.reason=CrashLoopBackOff ·
 // kubeproxy.healthz.code=503 · ufw.active=active".
 func perNodeLines(names []string, cause *result.Cause, outcomes []symptomOutcome, byName map[string]result.Node) []string {
 	// Each symptom's failing nodes as a set: looking a name up in the list
@@ -237,6 +237,11 @@ func perNodeLines(names []string, cause *result.Cause, outcomes []symptomOutcome
 					f = o.check.Uniform
 				}
 				parts = append(parts, f+"="+n.Facts[f])
+				for _, e := range o.check.EvidenceFacts() {
+					if v, ok := n.Facts[e]; ok {
+						parts = append(parts, e+"="+v)
+					}
+				}
 			}
 		}
 		parts = append(parts, cause.Fact+"="+n.Facts[cause.Fact])

@@ -246,7 +246,7 @@ func TestKubeProxyMetricsProbe(t *testing.T) {
 	absent, unknown := map[string]string{}, map[string]string{}
 	for _, k := range []string{"sync_count", "sync_sum_seconds", "sync_mean_seconds", "sync_p50_seconds", "sync_p95_seconds", "sync_p99_seconds",
 		"netprog_p99_seconds", "iptables_rules_filter", "iptables_rules_nat", "sync_age_seconds", "queue_lag_seconds", "restore_failures",
-		"endpoint_changes_pending", "service_changes_pending"} {
+		"endpoint_changes_pending", "service_changes_pending", "healthz_503", "livez_503"} {
 		absent["kubeproxy.metrics."+k] = "absent"
 		unknown["kubeproxy.metrics."+k] = "unknown"
 	}
@@ -263,7 +263,15 @@ func TestKubeProxyMetricsProbe(t *testing.T) {
 			"kubeproxy.metrics.iptables_rules_nat": "112", "kubeproxy.metrics.sync_age_seconds": "~1..15",
 			"kubeproxy.metrics.queue_lag_seconds": "0", "kubeproxy.metrics.restore_failures": "0",
 			"kubeproxy.metrics.endpoint_changes_pending": "0", "kubeproxy.metrics.service_changes_pending": "0",
+			"kubeproxy.metrics.healthz_503": "0", "kubeproxy.metrics.livez_503": "0",
 		}},
+		// Its health server counted every answer since start: 503s where
+		// the sync loop is late, on both endpoints; only /healthz where
+		// the node is being deleted.
+		{"503s counted by kube-proxy itself", nodesim.WithUFWActive(healthy()), map[string]string{
+			"kubeproxy.metrics.healthz_503": "360", "kubeproxy.metrics.livez_503": "360", "kubeproxy.metrics.sync_count": "412"}},
+		{"node being deleted: /healthz 503s only", nodesim.WithNodeBeingDeleted(healthy()), map[string]string{
+			"kubeproxy.metrics.healthz_503": "360", "kubeproxy.metrics.livez_503": "0"}},
 		{"hung sync loop", withMetrics(healthy(), hung), map[string]string{
 			"kubeproxy.metrics.queue_lag_seconds": "897", "kubeproxy.metrics.sync_age_seconds": "~897..915",
 			"kubeproxy.metrics.endpoint_changes_pending": "14", "kubeproxy.metrics.service_changes_pending": "2",

@@ -325,6 +325,20 @@ func (c Check) Facts() []string {
 	return out
 }
 
+// EvidenceFacts lists the facts of the conditions that hold whatever the
+// value ("ne" with an empty value: no fact is ever empty), which a check
+// has only to put those facts into its finding's evidence, such as the
+// liveness events behind a crash-looping kube-proxy.
+func (c Check) EvidenceFacts() []string {
+	var out []string
+	for _, cond := range c.When {
+		if cond.Op == "ne" && cond.Value == "" && cond.Ref == "" {
+			out = append(out, cond.Fact)
+		}
+	}
+	return out
+}
+
 // JudgedFacts lists the facts whose values the check passes or fails on. A
 // peers fact is not among them: it only picks whom a node is compared
 // with, so a failure never flags its value.

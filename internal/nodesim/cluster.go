@@ -30,6 +30,8 @@ const (
 	KubectlDS      = "* -n kube-system get ds kube-proxy *"
 	KubectlCanI    = "* auth can-i get nodes --as=system:kube-proxy" // KubectlCanIFor("get", "nodes")
 	KubectlCRB     = "* get clusterrolebinding system:kube-proxy system:node-proxier *"
+	// kubelet's Unhealthy events of kube-system's pods (events).
+	KubectlEvents = "* -n kube-system get events --field-selector involvedObject.kind=Pod,reason=Unhealthy -o jsonpath=*"
 	// The CNI agents' pods, by their two label keys (cniAgents).
 	KubectlAgentPodsK8sApp = "* get pods -A -l k8s-app in (canal,calico-node,cilium) -o jsonpath=*"
 	KubectlAgentPodsApp    = "* get pods -A -l app in (flannel,rke2-multus) -o jsonpath=*"
@@ -94,6 +96,11 @@ func WithKubeProxyCanI(s State, verb, resource string, allowed bool) State {
 	s.SetCommand(canIAnswer(KubectlCanIFor(verb, resource), allowed))
 	s.Commands = append(s.Commands, last...)
 	return s
+}
+
+// KubectlCurrentLogs is the glob of `logs <pod> -c kube-proxy --tail=500`.
+func KubectlCurrentLogs(pod string) string {
+	return "* -n kube-system logs " + pod + " -c kube-proxy --tail=500"
 }
 
 // KubectlPreviousLogs is the glob of `logs <pod> -c kube-proxy --previous`.
@@ -236,7 +243,7 @@ func listening(s State, port int) bool {
 // agent is not alive (WithCNIAgentCrashLoop). The first crash-looping pod's previous log holds the seed's
 // transient RBAC denial, while can-i says yes: the red herring.
 func WithCluster(fleet []Member) []Member {
-	var nodes, pods strings.Builder
+	var nodes, pods, events strings.Builder
 	agentPods := map[string]string{}
 	var logs []Command
 	server := ""
@@ -303,11 +310,26 @@ func WithCluster(fleet []Member) []Member {
 			continue // kube-proxy never started: no mirror pod
 		}
 		pod := KubeProxyPod(m.Name)
+		// The current log of a running kube-proxy, healthy or about to be
+		// killed by its liveness probe alike: the seed's "the logs look
+		// normal" (a late sync logs nothing at the default verbosity).
+		logs = append(logs, Command{Name: "kubectl", Path: KubectlPath, Args: KubectlCurrentLogs(pod), Out: kubeProxyStartLog(ip)})
 		if s.HealthHTTP["/healthz"].Code == 200 {
 			fmt.Fprintf(&pods, "%s\t%s\tRunning\tkube-proxy\t\ttrue\t0\t\t2026-12-02T09:12:%02dZ\t\t\t\t/healthz\t/healthz\n", pod, name, i)
 			continue
 		}
 		restarts := 14 + 3*i
+		if s.HealthHTTP["/healthz"].Code == 503 {
+			// kubelet's prober records each failed liveness probe as a
+			// Warning event, reason Unhealthy, "Liveness probe failed: "
+			// + the HTTP prober's output (kubernetes pkg/kubelet/prober/
+			// prober.go, pkg/probe/http/http.go DoHTTPProbe), folded into
+			// one event whose count climbs (client-go tools/record
+			// events_cache.go). It restarts the container after
+			// failureThreshold failures in a row, 3 by the API's default
+			// (core/v1 Probe); RKE2's own value was not checked.
+			fmt.Fprintf(&events, "%s\t%d\tLiveness probe failed: HTTP probe failed with statuscode: 503\n", pod, 3*restarts)
+		}
 		fmt.Fprintf(&pods, "%s\t%s\tRunning\tkube-proxy\t\tfalse\t%d\tCrashLoopBackOff\t\t\tError\t2\t/healthz\t/healthz\n", pod, name, restarts)
 		log := kubeProxyStartLog(ip)
 		if !herring {
@@ -319,6 +341,9 @@ func WithCluster(fleet []Member) []Member {
 	if len(fleet) > 0 {
 		// A pod of another component, which the probe must leave out.
 		pods.WriteString("rke2-coredns-rke2-coredns-6b9548f79f-x7k2p\t" + K8sNodeName(fleet[0].Name) + "\tRunning\t\tkube-dns\t\t\t\t\t\t\t\t\t\n")
+		// Its readiness probe failed once while it started: an event of
+		// another pod and another probe, which the probe must not count.
+		events.WriteString("rke2-coredns-rke2-coredns-6b9548f79f-x7k2p\t1\tReadiness probe failed: HTTP probe failed with statuscode: 503\n")
 	}
 	if server == "" {
 		server = "v1.31.4+rke2r1"
@@ -329,6 +354,7 @@ func WithCluster(fleet []Member) []Member {
 		{Args: KubectlVersion, Out: versionJSON(server)},
 		{Args: KubectlNodes, Out: nodes.String()},
 		{Args: KubectlPods, Out: pods.String()},
+		{Args: KubectlEvents, Out: events.String()},
 		{Args: KubectlAgentPodsK8sApp, Out: agentPods["k8s-app"]},
 		{Args: KubectlAgentPodsApp, Out: agentPods["app"]},
 		// RKE2 runs kube-proxy as a static pod, not a DaemonSet: the API's

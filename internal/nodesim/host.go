@@ -3,6 +3,7 @@ package nodesim
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -735,4 +736,45 @@ const windowsService = "rke2"
 func WindowsAgent(hostname string) State {
 	return State{Hostname: hostname, KubeletOS: "windows", RKE2Version: "v1.31.4+rke2r1",
 		Units: map[string]Unit{windowsService: {Active: "active", Enabled: "enabled"}}}
+}
+
+// WithRebootRequired is a Debian or Ubuntu node where a package asked for
+// a reboot: update-notifier-common's notify-reboot-required writes
+// /run/reboot-required with this line and the package names to
+// /run/reboot-required.pkgs (/var/run links to /run).
+func WithRebootRequired(s State) State {
+	s.Files = hostFiles(s)
+	s.Files["run/reboot-required"] = "*** System restart required ***\n"
+	s.Files["run/reboot-required.pkgs"] = "linux-image-6.1.0-30-amd64\n"
+	return s
+}
+
+// WithNeedsRestarting installs RHEL's needs-restarting (dnf-utils), whose
+// -r answers exit 1 when a reboot is required and 0 when not (man
+// dnf-needs-restarting(8), --reboothint), printing its reason either way.
+func WithNeedsRestarting(s State, reboot bool) State {
+	out, rc := "No core libraries or services have been updated since boot-up.\nReboot should not be necessary.\n", 0
+	if reboot {
+		out, rc = "Core libraries or services have been updated since boot-up:\n  * kernel\n\nReboot is required to fully utilize these updates.\nMore information: https://access.redhat.com/solutions/27943\n", 1
+	}
+	s.SetCommand(Command{Name: "needs-restarting", Args: "-r", Out: out, RC: rc})
+	return s
+}
+
+// WithKernelInstalled installs kernel release k beside the running one,
+// as a kernel update does before the reboot that starts it.
+func WithKernelInstalled(s State, k string) State {
+	s.Kernels = append(slices.Clone(s.Kernels), k)
+	return s
+}
+
+// WithDiskFree makes the filesystem holding /var/lib/rancher and
+// /var/lib/kubelet totalKB 1024-byte blocks with availKB available, as df
+// -P counts them (coreutils df.c: Capacity is used / (used + available),
+// rounded up).
+func WithDiskFree(s State, totalKB, availKB int) State {
+	used := totalKB - availKB
+	line := fmt.Sprintf("/dev/sda1           %d %8d  %8d     %3d%% /\n", totalKB, used, availKB, (used*100+totalKB-1)/totalKB)
+	s.SetCommand(Command{Name: "df", Args: "-P *", Out: "Filesystem     1024-blocks     Used Available Capacity Mounted on\n" + line + line})
+	return s
 }

@@ -431,3 +431,35 @@ func WithNFTablesOldKernel(s State) State {
 func WithKubeProxyArgs(s State, flags ...string) State {
 	return withKubeProxyManifest(s, flags...)
 }
+
+// healthProbesSinceStart is how many answers the simulated kube-proxy's
+// health server gave per endpoint since it started: kubelet's liveness
+// probe every 10 s (core/v1 Probe periodSeconds default) for an hour.
+const healthProbesSinceStart = 360
+
+// withHealthCounters adds to a kube-proxy /metrics body the counters its
+// health server keeps of its own answers, kubeproxy_proxy_healthz_total
+// and kubeproxy_proxy_livez_total by code (kubernetes pkg/proxy/metrics/
+// metrics.go ProxyHealthzTotal, ProxyLivezTotal; incremented per request
+// in pkg/proxy/healthcheck/proxy_health.go ServeHTTP), derived from what
+// the node's health server answers now (health, by path): every answer
+// since start carried that code. The families go where the registry
+// sorts them, before the kubeproxy_sync_ ones; a body that is not
+// kube-proxy's, or has them already, is left alone.
+func withHealthCounters(body string, health map[string]HTTP) string {
+	at := strings.Index(body, "# HELP kubeproxy_sync_")
+	if at < 0 || strings.Contains(body, "kubeproxy_proxy_healthz_total") {
+		return body
+	}
+	var b strings.Builder
+	for _, ep := range []string{"healthz", "livez"} {
+		h, ok := health["/"+ep]
+		if !ok || h.Hang || h.Code == 0 {
+			continue
+		}
+		name := "kubeproxy_proxy_" + ep + "_total"
+		fmt.Fprintf(&b, "# HELP %s [ALPHA] Cumulative proxy %s HTTP status\n# TYPE %s counter\n", name, ep, name)
+		fmt.Fprintf(&b, "%s{code=\"%d\"} %d\n", name, h.Code, healthProbesSinceStart)
+	}
+	return body[:at] + b.String() + body[at:]
+}

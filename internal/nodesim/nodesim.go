@@ -112,6 +112,11 @@ type State struct {
 	// connecting to it is refused. The curl stub answers --unix-socket
 	// requests from them.
 	Sockets map[string]map[string]HTTP
+	// Kernels are kernel releases installed besides the running one
+	// (Kernel): each has its modules tree under /lib/modules/<release>,
+	// where every kernel package installs it (Debian linux-image-*, RHEL
+	// kernel-modules-core), the running one's included.
+	Kernels []string
 	// DirModes are directory permissions, relative path → mode, set once
 	// everything is written (e.g. RKE2's 0700 agent directories).
 	DirModes map[string]os.FileMode
@@ -122,6 +127,13 @@ func Build(dir string, s State) error {
 	w := writer{root: dir}
 	w.file("proc/sys/kernel/osrelease", s.Kernel+"\n")
 	w.file("proc/sys/kernel/hostname", s.Hostname+"\n")
+	for _, k := range append([]string{s.Kernel}, s.Kernels...) {
+		if k != "" {
+			// modules.order lists the modules a kernel build made, one
+			// path a line (kbuild scripts/Makefile.modfinal, depmod).
+			w.file("lib/modules/"+k+"/modules.order", "kernel/net/bridge/br_netfilter.ko\n")
+		}
+	}
 	w.file("etc/os-release", s.OSRelease)
 	for k, v := range s.Sysctls {
 		w.file("proc/sys/"+strings.ReplaceAll(k, ".", "/"), v+"\n")
@@ -170,6 +182,9 @@ func Build(dir string, s State) error {
 		}
 		port, path, _ := strings.Cut(portPath, "/")
 		if port == "10249" && host == "127.0.0.1" {
+			if path == "metrics" && h.Code == 200 {
+				h.Body = withHealthCounters(h.Body, s.HealthHTTP)
+			}
 			for _, mh := range metrics.hosts {
 				w.http(mh, metrics.port, "/"+path, h)
 			}

@@ -4,8 +4,8 @@
 # timeout: 110s
 # scope: cluster
 # facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.etcd.members cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier cluster.deprecated_apis cluster.deprecated_apis.first_removal cluster.deprecated_apis.last_removal
-# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
-# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i cluster.deprecated_apis k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
+# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
+# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors cluster.deprecated_apis k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
 
 # RKE2's own kubectl with rke2.yaml talks to the API server on this node
 # (127.0.0.1:6443), exactly as an SRE does when cluster networking is
@@ -105,6 +105,19 @@ nrc=$?
 # k8s-app=kube-proxy). No single selector matches both, so the filter is awk's.
 pods=$(kc -n kube-system get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.spec.nodeName}{"\t"}{.status.phase}{"\t"}{.metadata.labels.component}{"\t"}{.metadata.labels.k8s-app}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].ready}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].restartCount}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.waiting.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.running.startedAt}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].state.terminated.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].lastState.terminated.reason}{"\t"}{.status.containerStatuses[?(@.name=="kube-proxy")].lastState.terminated.exitCode}{"\t"}{.spec.containers[?(@.name=="kube-proxy")].livenessProbe.httpGet.path}{"\t"}{.spec.containers[?(@.name=="kube-proxy")].startupProbe.httpGet.path}{"\n"}{end}' 2>/dev/null)
 prc=$?
+# kubelet's proof that it killed kube-proxy: its prober records a Warning
+# event, reason Unhealthy (kubernetes pkg/kubelet/events/event.go
+# ContainerUnhealthy), message "Liveness probe failed: " + the HTTP
+# prober's "HTTP probe failed with statuscode: 503" (pkg/kubelet/prober/
+# prober.go runProbeWithRetries/recordContainerEvent; pkg/probe/http/
+# http.go DoHTTPProbe), and its event correlator folds repeats into one
+# event's count (client-go tools/record events_cache.go). Events live an
+# hour (kube-apiserver --event-ttl, default 1h), so this counts the last
+# hour. The API filters by involvedObject.kind and reason (pkg/registry/
+# core/event/strategy.go ToSelectableFields); awk keeps kube-proxy's pods
+# and counts, and no message is ever printed.
+events=$(kc -n kube-system get events --field-selector involvedObject.kind=Pod,reason=Unhealthy -o jsonpath='{range .items[*]}{.involvedObject.name}{"\t"}{.count}{"\t"}{.message}{"\n"}{end}' 2>/dev/null)
+erc=$?
 # The CNI agents' DaemonSet pods, by the labels RKE2's charts give them
 # (rancher/rke2-charts packages/*/charts/templates): rke2-canal
 # daemonset.yaml (kube-system, k8s-app=canal; calico-node and kube-flannel
@@ -135,6 +148,8 @@ kubeproxy_pods() {
 	printf '%s\n' "$pods"
 	printf '@@agents %s\n' "$arc"
 	printf '%s\n%s\n' "$agents" "$agents2"
+	printf '@@events %s\n' "$erc"
+	printf '%s\n' "$events"
 } | awk -F "$tab" -v now="$(date +%s)" '
 	function emit(node, key, val) {
 		gsub(/[\r\n]/, " ", val)
@@ -180,6 +195,13 @@ kubeproxy_pods() {
 	/^@@nodes / { sect = "n"; nrc = substr($0, 9); next }
 	/^@@pods / { sect = "p"; prc = substr($0, 8); next }
 	/^@@agents / { sect = "a"; arc = substr($0, 10); next }
+	/^@@events / { sect = "e"; erc = substr($0, 10); next }
+	# A message of another probe may span lines: only a line starting with
+	# a kube-proxy pod name and a count is an event of theirs.
+	sect == "e" && 3 <= NF && ($1 in podnode) && $3 ~ /^Liveness probe failed: HTTP probe failed with statuscode: 503/ {
+		live503[$1] += ($2 ~ /^[0-9]+$/ ? $2 : 1)
+		next
+	}
 	sect == "a" && 9 <= NF {
 		# The namespace and label of each agent, as in the charts above;
 		# only DaemonSet pods scheduled to a node are agents of a node.
@@ -240,6 +262,7 @@ kubeproxy_pods() {
 		# An unscheduled pod has no node; a second one on a node is a leftover.
 		if ($2 == "" || $2 in pod) next
 		pod[$2] = 1
+		podnode[$1] = $2
 		restarts = ($7 == "" ? 0 : $7)
 		if (0 < restarts + 0) restarted++
 		if ($8 != "") reason = $8
@@ -263,7 +286,9 @@ kubeproxy_pods() {
 		}
 	}
 	END {
+		for (p in podnode) emit(podnode[p], "k8s.kubeproxy.liveness_503", erc + 0 == 0 ? live503[p] + 0 : "unknown")
 		for (n in node) if (!(n in pod) && prc + 0 == 0) {
+			emit(n, "k8s.kubeproxy.liveness_503", "absent")
 			emit(n, "k8s.kubeproxy.pod.name", "absent")
 			emit(n, "k8s.kubeproxy.pod.phase", "absent")
 			emit(n, "k8s.kubeproxy.pod.ready", "absent")
@@ -278,6 +303,7 @@ kubeproxy_pods() {
 			emit(n, "k8s.kubeproxy.pod.ready", "unknown")
 			emit(n, "k8s.kubeproxy.pod.reason", "unknown")
 			emit(n, "k8s.kubeproxy.pod.restarts", "unknown")
+			emit(n, "k8s.kubeproxy.liveness_503", "unknown")
 		}
 		print "cluster.nodes.count=" (nrc + 0 == 0 ? count + 0 : "error")
 		print "cluster.nodes.not_ready=" (nrc + 0 == 0 ? notready + 0 : "error")
@@ -598,5 +624,32 @@ kubeproxy_pods | {
 		printf '@%s k8s.kubeproxy.previous_rbac_can_i=%s\n' "$node" "$can"
 	done
 	fact cluster.kubeproxy.logs_checked "$checked"
+}
+
+# The current log of each kube-proxy pod (its last 500 lines), for the
+# errors of a failing rule sync, counted and never printed: kube-proxy's
+# "Failed to execute iptables-restore" and "Sync failed" (pkg/proxy/
+# iptables/proxier.go syncProxyRules, klog.ErrorS), and iptables' own
+# "Another app is currently holding the xtables lock" (iptables
+# xshared.c xtables_lock), which iptables-restore prints when the lock is
+# held and kube-proxy logs with the failure. After the previous logs, with
+# a budget of its own (20 logs, 30 seconds), so a kubelet that does not
+# answer (UFW blocks 10250 too) cannot starve the RBAC evidence.
+sync_awk='/Failed to execute iptables-restore|xtables lock|Sync failed/ { n++ } END { print n + 0 }'
+kubeproxy_pods | {
+	cur=0
+	deadline=$(($(date +%s) + 30))
+	while IFS="$tab" read -r pod node restarts; do
+		se=not-checked
+		if [ "$cur" -lt 20 ] && [ "$(date +%s)" -lt "$deadline" ]; then
+			cur=$((cur + 1))
+			if logs=$(kc -n kube-system logs "$pod" -c kube-proxy --tail=500 2>/dev/null); then
+				se=$(printf '%s\n' "$logs" | awk "$sync_awk")
+			else
+				se=unavailable
+			fi
+		fi
+		printf '@%s k8s.kubeproxy.sync_errors=%s\n' "$node" "$se"
+	done
 }
 exit 0

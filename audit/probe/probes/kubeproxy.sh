@@ -2,8 +2,8 @@
 # description: kube-proxy /healthz and /livez (127.0.0.1:10256, or [::1] on IPv6-primary nodes) and its sync metrics (127.0.0.1:10249), asked from the node itself
 # needs_root: false
 # timeout: 20s
-# facts: kubeproxy.port10256.listening kubeproxy.healthz.address kubeproxy.health kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.healthz.stale_seconds kubeproxy.livez.code kubeproxy.livez.body kubeproxy.metrics.status kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
-# volatile: kubeproxy.healthz.body kubeproxy.livez.body kubeproxy.healthz.stale_seconds kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending
+# facts: kubeproxy.port10256.listening kubeproxy.healthz.address kubeproxy.health kubeproxy.healthz.code kubeproxy.healthz.body kubeproxy.healthz.node_eligible kubeproxy.healthz.stale_seconds kubeproxy.livez.code kubeproxy.livez.body kubeproxy.metrics.status kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending kubeproxy.metrics.healthz_503 kubeproxy.metrics.livez_503
+# volatile: kubeproxy.healthz.body kubeproxy.livez.body kubeproxy.healthz.stale_seconds kubeproxy.metrics.sync_count kubeproxy.metrics.sync_sum_seconds kubeproxy.metrics.sync_mean_seconds kubeproxy.metrics.sync_p50_seconds kubeproxy.metrics.sync_p95_seconds kubeproxy.metrics.sync_p99_seconds kubeproxy.metrics.netprog_p99_seconds kubeproxy.metrics.iptables_rules_filter kubeproxy.metrics.iptables_rules_nat kubeproxy.metrics.sync_age_seconds kubeproxy.metrics.queue_lag_seconds kubeproxy.metrics.restore_failures kubeproxy.metrics.endpoint_changes_pending kubeproxy.metrics.service_changes_pending kubeproxy.metrics.healthz_503 kubeproxy.metrics.livez_503
 
 # Health and metrics share one probe (one shell and one timeout(1) fewer per
 # node): both are kube-proxy's own view of its dataplane, and neither can
@@ -167,6 +167,12 @@ function metric(l,   p, e, name, lab, rest, f, v, fam) {
 	else if (name == "kubeproxy_sync_proxy_rules_last_timestamp_seconds") { last[fam] = v; seen["last"] = 1 }
 	else if (name == "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds") queued[fam] = v
 	else if (name == "kubeproxy_sync_proxy_rules_iptables_restore_failures_total" || name == "kubeproxy_sync_proxy_rules_nftables_sync_failures_total") { fails += v; seen["fails"] = 1 }
+	# Its health server counts its own answers by code (pkg/proxy/
+	# healthcheck/proxy_health.go ServeHTTP; pkg/proxy/metrics/metrics.go
+	# ProxyHealthzTotal, ProxyLivezTotal): the 503s since kube-proxy
+	# started, the failed probes of kubelet among them.
+	else if (name == "kubeproxy_proxy_healthz_total") { seen["hz"] = 1; if (label(lab, "code") == "503") hz503 += v }
+	else if (name == "kubeproxy_proxy_livez_total") { seen["lz"] = 1; if (label(lab, "code") == "503") lz503 += v }
 	else if (name == "kubeproxy_sync_proxy_rules_endpoint_changes_pending") { epend += v; seen["epend"] = 1 }
 	else if (name == "kubeproxy_sync_proxy_rules_service_changes_pending") { spend += v; seen["spend"] = 1 }
 }
@@ -295,4 +301,6 @@ END {
 	val("restore_failures", "fails" in seen, "%.0f", fails)
 	val("endpoint_changes_pending", "epend" in seen, "%.0f", epend)
 	val("service_changes_pending", "spend" in seen, "%.0f", spend)
+	val("healthz_503", "hz" in seen, "%.0f", hz503)
+	val("livez_503", "lz" in seen, "%.0f", lz503)
 }'
