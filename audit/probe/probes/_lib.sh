@@ -25,6 +25,37 @@ fa_awk_fact='function fact(k, v) { gsub(/[\r\n]/, " ", v); print k "=" v }
 fa_nl='
 '
 have() { command -v "$1" >/dev/null 2>&1; }
+# http_get URL... asks each loopback URL in turn and prints its answer's
+# body, then a line "@@FA_HTTP <code> <url>" that says whose it was. One
+# curl asks them all: it runs every URL of its command line in turn, and
+# -w writes after each transfer, a failed one too (curl(1),
+# write-out.md). Never through a proxy: a login environment's http_proxy
+# (/etc/environment, which pam_env reads) would send 127.0.0.1 to the
+# proxy, so curl gets --noproxy '*' (curl 7.19.4 and later), and wget,
+# asked once per URL where curl is missing, runs without the proxy
+# variables (GNU and busybox wget read http_proxy; only GNU wget has
+# --no-proxy, busybox has -Y off). GNU wget exits 8 on an HTTP error
+# status, which is an answer (a 503), not a dead port: "http-error".
+# With neither client each URL gets "no-client /LAST-PATH-ELEMENT", which
+# says nothing could ask, where "000" would read as nothing listening. A
+# subshell, so the dropped proxy variables stay dropped there alone.
+http_get() (
+	if have curl; then
+		curl -s --noproxy '*' -m 5 -w '\n@@FA_HTTP %{http_code} %{url_effective}\n' "$@" 2>/dev/null
+	elif have wget; then
+		unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY
+		for u; do
+			b=$(wget -q -T 5 -O - "$u" 2>/dev/null)
+			case $? in
+			0) printf '%s\n@@FA_HTTP 200 %s\n' "$b" "$u" ;;
+			8) printf '%s\n@@FA_HTTP http-error %s\n' "$b" "$u" ;;
+			*) printf '\n@@FA_HTTP 000 %s\n' "$u" ;;
+			esac
+		done
+	else
+		for u; do printf '\n@@FA_HTTP no-client /%s\n' "${u##*/}"; done
+	fi
+)
 # readf FILE prints the first line of FILE, or "absent" (for user probes;
 # README: the helpers R, fact, readf, have and is_root are theirs too).
 readf() {

@@ -141,25 +141,8 @@ fact etcd.snapshot.disk_used_pct "$pct"
 # (server/etcdserver/metrics.go: etcd_server_has_leader,
 # etcd_server_leader_changes_seen_total, etcd_server_quota_backend_bytes;
 # server/storage/mvcc/metrics.go: etcd_mvcc_db_total_size_in_bytes).
-# Loopback only and never through a proxy, as the kubeproxy probe asks:
-# curl --noproxy '*', wget without the proxy variables.
-urls="http://127.0.0.1:2381/health http://127.0.0.1:2381/metrics"
-if have curl; then
-	# shellcheck disable=SC2086
-	curl -s --noproxy '*' -m 5 -w '\n@@FA_HTTP %{http_code} %{url_effective}\n' $urls 2>/dev/null
-elif have wget; then
-	unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY
-	for u in $urls; do
-		b=$(wget -q -T 5 -O - "$u" 2>/dev/null)
-		case $? in
-		0) printf '%s\n@@FA_HTTP 200 %s\n' "$b" "$u" ;;
-		8) printf '%s\n@@FA_HTTP http-error %s\n' "$b" "$u" ;;
-		*) printf '\n@@FA_HTTP 000 %s\n' "$u" ;;
-		esac
-	done
-else
-	printf '\n@@FA_HTTP no-client /health\n\n@@FA_HTTP no-client /metrics\n'
-fi | awk "$fa_awk_fact"'
+# Loopback only and never through a proxy (_lib.sh, http_get).
+http_get http://127.0.0.1:2381/health http://127.0.0.1:2381/metrics | awk "$fa_awk_fact"'
 # A sample value is the first word after the name or its closing brace.
 function sample(l,   e, f) {
 	e = index(l, "}"); if (e) l = substr(l, e + 1); else sub(/^[^ \t]+/, "", l)

@@ -22,16 +22,12 @@
 # manifest both loopbacks are asked, 127.0.0.1 first: the one nothing
 # listens on refuses at once, and the answer that connected counts.
 #
-# One curl asks every endpoint (it runs every URL of its command line in
-# turn, and -w writes after each transfer, a failed one too: curl(1),
-# write-out.md), each answer closed by a "@@FA_HTTP <code> <url>" line; one
-# awk reads them with /proc/net/tcp and prints every fact. Only loopback is
-# ever asked, and never through a proxy: a login environment's http_proxy
-# (/etc/environment, which pam_env reads) would send 127.0.0.1 to the
-# proxy, so curl gets --noproxy '*' (curl 7.19.4 and later), and the wget
-# branch drops the proxy variables (GNU and busybox wget read http_proxy;
-# only GNU wget has --no-proxy, busybox has -Y off). wget, where curl is
-# missing, is run once per URL.
+# One http_get (_lib.sh) asks every endpoint, each answer closed by a
+# "@@FA_HTTP <code> <url>" line; one awk reads them with /proc/net/tcp and
+# prints every fact. Only loopback is ever asked, and never through a
+# proxy. Where no client could ask, the codes read "no-client", where
+# "absent" would read as if nothing listened (the checks on these facts
+# are then unjudged).
 #
 # The staleness of /healthz comes from the two times in its own body, so it
 # depends on no clock. The sync age is kube-proxy's own currentTime (the
@@ -72,26 +68,8 @@ fi
 urls=
 for a in $hz; do urls="$urls http://$a/healthz http://$a/livez"; done
 urls="$urls http://$mx/metrics"
-if have curl; then
-	# shellcheck disable=SC2086
-	curl -s --noproxy '*' -m 5 -w '\n@@FA_HTTP %{http_code} %{url_effective}\n' $urls 2>/dev/null
-elif have wget; then
-	unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY
-	for u in $urls; do
-		# wget has no -w; GNU wget exits 8 on an HTTP error status, which
-		# is an answer (a 503 /healthz), not a dead port.
-		b=$(wget -q -T 5 -O - "$u" 2>/dev/null)
-		case $? in
-		0) printf '%s\n@@FA_HTTP 200 %s\n' "$b" "$u" ;;
-		8) printf '%s\n@@FA_HTTP http-error %s\n' "$b" "$u" ;;
-		*) printf '\n@@FA_HTTP 000 %s\n' "$u" ;;
-		esac
-	done
-else
-	# Nothing could ask: "no-client", which says so, where "absent" read
-	# as if nothing listened (the checks on these facts are then unjudged).
-	printf '\n@@FA_HTTP no-client /healthz\n\n@@FA_HTTP no-client /livez\n\n@@FA_HTTP no-client /metrics\n'
-fi | awk -v root="$R" "$fa_awk_fact"'
+# shellcheck disable=SC2086
+http_get $urls | awk -v root="$R" "$fa_awk_fact"'
 # put prints a fact with the blanks around its value trimmed.
 function put(k, v) { sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v); fact(k, v) }
 # answer keeps the answer of endpoint w: the first one that connected, of the
