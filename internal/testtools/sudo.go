@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // SudoUser is a throw-away login made by SudoLogin.
@@ -40,8 +42,19 @@ func SudoLogin(t testing.TB) SudoUser {
 		t.Fatalf("useradd: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("userdel", name).CombinedOutput(); err != nil {
-			t.Errorf("userdel %s: %v: %s", name, err, out)
+		// userdel refuses a user that still runs a process (exit 8). The
+		// login's sshd session process ends on its own once the client
+		// has closed the connection, a moment after the test; whatever
+		// is still the user's after the bound is named, never waited out.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			out, err := exec.Command("userdel", name).CombinedOutput()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) || !strings.Contains(string(out), "currently used by process") {
+				t.Errorf("userdel %s: %v: %s (the user's processes: %q)", name, err, out, processesOf(uidOf(name)))
+				return
+			}
 		}
 	})
 	rule := name + " ALL=(ALL) NOPASSWD: ALL\n"
@@ -117,4 +130,34 @@ func PublicDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// uidOf is name's uid, or "" when it cannot be looked up.
+func uidOf(name string) string {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return ""
+	}
+	return u.Uid
+}
+
+// processesOf lists the pid and command line of every process of uid.
+func processesOf(uid string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		info, err := os.Stat(filepath.Join("/proc", e.Name()))
+		if err != nil {
+			continue
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); !ok || strconv.FormatUint(uint64(st.Uid), 10) != uid {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, e.Name()+" "+strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")))
+	}
+	return out
 }
