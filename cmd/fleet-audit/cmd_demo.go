@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, o demoOptions, s streams) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	defer os.RemoveAll(work)
-	fleet, err := demo.Start(ctx, work, nodesim.Incident(), demo.Options{})
+	fleet, err := demo.Start(ctx, work, nodesim.Demo(), demo.Options{})
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,9 @@ func runDemo(ctx context.Context, o demoOptions, s streams) error {
 	}
 	ro := o.runOptions
 	ro.NoAgent = true
+	if ro.TargetVersion == "" {
+		ro.TargetVersion = nodesim.DemoTarget
+	}
 	ro.Outputs = map[string]string{}
 	for _, f := range report.FileFormats() {
 		ro.Outputs[f.Name] = filepath.Join(o.Out, f.DemoFile)

@@ -1,0 +1,191 @@
+package audit
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/result"
+)
+
+// Readiness breaks the report's verdict down by result.Areas, so that the
+// board sees which part of the upgrade is blocked, which is ready and
+// which the run could not judge, instead of one word for all of it. A
+// check counts in its own area, a finding built in Go in its GoFindings
+// row's, a correlation in its symptom check's. Only audited nodes and the
+// cluster view count: the nodes not audited are the decision's own list.
+// It reads r.Gate, so it runs after EvaluateGate.
+func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
+	areaOf := map[string]result.Area{}
+	for _, c := range rules.Checks {
+		areaOf[c.ID] = c.Area
+	}
+	for _, f := range GoFindings {
+		if f.Area != "" {
+			areaOf[f.ID] = f.Area
+		}
+	}
+	area := func(id string) result.Area {
+		if symptom, ok := strings.CutPrefix(id, CorrelationPrefix); ok {
+			id = symptom
+		}
+		if a := areaOf[id]; a != "" {
+			return a
+		}
+		return result.AreaOther
+	}
+	audited := map[string]bool{result.ClusterNode: true}
+	for _, n := range r.Nodes {
+		audited[n.Name] = n.Status.HasFacts()
+	}
+	by := map[result.Area]*result.AreaReadiness{}
+	get := func(a result.Area) *result.AreaReadiness {
+		if by[a] == nil {
+			by[a] = &result.AreaReadiness{Area: a, Findings: []string{}, NotJudged: []string{}}
+		}
+		return by[a]
+	}
+	unjudged, skipped := map[result.Area][]string{}, map[result.Area][]string{}
+	seen := map[string]bool{}
+	for _, c := range r.Checks {
+		if !audited[c.Node] {
+			continue
+		}
+		a := get(area(c.Check))
+		first := !seen[c.Check+"\x00"+string(c.Outcome)]
+		seen[c.Check+"\x00"+string(c.Outcome)] = true
+		why := c.Check + " (" + c.Node + ": " + c.Detail + ")"
+		switch c.Outcome {
+		case result.OutcomePass:
+			a.Passed++
+		case result.OutcomeFail:
+			if c.Severity <= result.SeverityInfo {
+				a.Passed++ // a note, not a fault, as the node states count it
+				break
+			}
+			a.Failed++
+		case result.OutcomeUnjudged:
+			a.Unjudged++
+			if first {
+				unjudged[a.Area] = append(unjudged[a.Area], why)
+			}
+		case result.OutcomeSkip:
+			a.Skipped++
+			if first {
+				skipped[a.Area] = append(skipped[a.Area], why)
+			}
+		case result.OutcomeNotApplicable:
+			a.NotApplicable++
+		}
+	}
+	for _, c := range goJudged(r, rules.Selection) {
+		a := get(area(c.Check))
+		switch c.Outcome {
+		case result.OutcomePass:
+			a.Passed++
+		case result.OutcomeFail:
+			a.Failed++
+		case result.OutcomeSkip:
+			a.Skipped++
+			if first := !seen[c.Check+"\x00skip"]; first {
+				seen[c.Check+"\x00skip"] = true
+				skipped[a.Area] = append(skipped[a.Area], c.Check+" ("+c.Node+": "+c.Detail+")")
+			}
+		}
+	}
+	blocked := map[result.Area]bool{}
+	for _, f := range r.Findings {
+		if f.Waived != nil || f.Severity <= result.SeverityInfo {
+			continue
+		}
+		a := get(area(f.Check))
+		if r.Gate.Fails(f) {
+			blocked[a.Area] = true
+		}
+		if !slices.Contains(a.Findings, f.Check) {
+			a.Findings = append(a.Findings, f.Check)
+		}
+	}
+	var out []result.AreaReadiness
+	for _, name := range result.Areas {
+		a := by[name]
+		if a == nil {
+			if name == result.AreaOther {
+				continue
+			}
+			a = get(name)
+		}
+		switch {
+		case blocked[name]:
+			a.Verdict = result.VerdictBlocked
+		case len(a.Findings) > 0:
+			a.Verdict = result.VerdictWarnings
+		case a.Unjudged > 0:
+			a.Verdict, a.NotJudged = result.VerdictNotJudged, unjudged[name]
+		case a.Passed == 0 && a.Failed == 0 && a.Skipped > 0:
+			// Nothing passed: every check that applies was skipped.
+			a.Verdict, a.NotJudged = result.VerdictNotJudged, skipped[name]
+		case a.Passed == 0 && a.Failed == 0:
+			if name == result.AreaOther {
+				continue
+			}
+			a.Verdict = result.VerdictNotChecked
+		default:
+			a.Verdict = result.VerdictReady
+		}
+		out = append(out, *a)
+	}
+	return out
+}
+
+// goJudged are the judgements the findings built in Go made, as check
+// results, which the report does not keep: a Go finding with an area and
+// the facts it reads (GoFindings) judged a node that reports its first
+// fact, and failed it when a finding of it names the node; one whose first
+// fact is the cluster view's judged the cluster once. Without them an area
+// judged in Go alone (versions) would read "not checked" on every run.
+func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
+	named := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Severity <= result.SeverityInfo {
+			continue // a note, not a fault
+		}
+		named[f.Check] = true
+		for _, n := range f.Nodes {
+			named[f.Check+"\x00"+n] = true
+		}
+	}
+	var out []result.CheckResult
+	for _, g := range GoFindings {
+		if g.Area == "" || len(g.Facts) == 0 || !sel.Selects(g.ID) {
+			continue
+		}
+		if slices.Contains(g.Facts, TargetVersionFact) && r.TargetVersion == "" {
+			out = append(out, result.CheckResult{Check: g.ID, Node: result.ClusterNode, Outcome: result.OutcomeSkip, Detail: targetVersionNotGiven})
+			continue
+		}
+		if strings.HasPrefix(g.Facts[0], probe.ClusterFactPrefix) {
+			c := result.CheckResult{Check: g.ID, Node: result.ClusterNode, Outcome: result.OutcomePass}
+			switch {
+			case named[g.ID]:
+				c.Outcome = result.OutcomeFail
+			case r.Cluster == nil || len(r.Cluster.Facts) == 0:
+				c.Outcome, c.Detail = result.OutcomeSkip, "no cluster facts"
+			}
+			out = append(out, c)
+			continue
+		}
+		for _, n := range r.Nodes {
+			if _, ok := n.Facts[g.Facts[0]]; !ok || !n.Status.HasFacts() {
+				continue
+			}
+			c := result.CheckResult{Check: g.ID, Node: n.Name, Outcome: result.OutcomePass}
+			if named[g.ID+"\x00"+n.Name] {
+				c.Outcome = result.OutcomeFail
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
