@@ -15,7 +15,8 @@ import (
 // check counts in its own area, a finding built in Go in its GoFindings
 // row's, a correlation in its symptom check's. Only audited nodes and the
 // cluster view count: the nodes not audited are the decision's own list.
-// It reads r.Gate, so it runs after EvaluateGate.
+// It sets r.Readiness and returns it; the verdicts read r.Gate
+// (JudgeReadiness), so it runs after EvaluateGate.
 func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 	areaOf := map[string]result.Area{}
 	for _, c := range rules.Checks {
@@ -55,7 +56,7 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 		a := get(area(c.Check))
 		first := !seen[c.Check+"\x00"+string(c.Outcome)]
 		seen[c.Check+"\x00"+string(c.Outcome)] = true
-		why := c.Check + " (" + c.Node + ": " + c.Detail + ")"
+		why := notJudgedWhy(c)
 		switch c.Outcome {
 		case result.OutcomePass:
 			a.Passed++
@@ -90,53 +91,69 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 			a.Skipped++
 			if first := !seen[c.Check+"\x00skip"]; first {
 				seen[c.Check+"\x00skip"] = true
-				skipped[a.Area] = append(skipped[a.Area], c.Check+" ("+c.Node+": "+c.Detail+")")
+				skipped[a.Area] = append(skipped[a.Area], notJudgedWhy(c))
 			}
 		}
 	}
-	blocked := map[result.Area]bool{}
 	for _, f := range r.Findings {
 		if f.Waived != nil || f.Severity <= result.SeverityInfo {
 			continue
 		}
-		a := get(area(f.Check))
-		if r.Gate.Fails(f) {
-			blocked[a.Area] = true
-		}
-		if !slices.Contains(a.Findings, f.Check) {
+		if a := get(area(f.Check)); !slices.Contains(a.Findings, f.Check) {
 			a.Findings = append(a.Findings, f.Check)
 		}
 	}
 	var out []result.AreaReadiness
 	for _, name := range result.Areas {
 		a := by[name]
-		if a == nil {
-			if name == result.AreaOther {
-				continue
-			}
-			a = get(name)
-		}
 		switch {
-		case blocked[name]:
+		case a == nil && name == result.AreaOther:
+			continue
+		case a == nil:
+			a = get(name)
+		case a.Unjudged > 0:
+			a.NotJudged = unjudged[name]
+		case a.Passed == 0 && a.Failed == 0:
+			// Nothing passed: every check that applies was skipped.
+			a.NotJudged = skipped[name]
+		}
+		if name == result.AreaOther && a.Passed+a.Failed+a.Unjudged+a.Skipped+len(a.Findings) == 0 {
+			continue
+		}
+		out = append(out, *a)
+	}
+	r.Readiness = out
+	JudgeReadiness(r)
+	return out
+}
+
+// JudgeReadiness sets each area's verdict from its counts and from the
+// report's findings under the report's gate, so that a saved run
+// re-judged at another --fail-on (fleet-audit report) reads the same in
+// its readiness as in its gate, and a file cannot claim an area ready
+// while a finding of it fails the gate.
+func JudgeReadiness(r *result.Report) {
+	fails := map[string]bool{}
+	for _, f := range r.Findings {
+		if r.Gate.Fails(f) && f.Severity > result.SeverityInfo {
+			fails[f.Check] = true
+		}
+	}
+	for i := range r.Readiness {
+		a := &r.Readiness[i]
+		switch {
+		case slices.ContainsFunc(a.Findings, func(id string) bool { return fails[id] }):
 			a.Verdict = result.VerdictBlocked
 		case len(a.Findings) > 0:
 			a.Verdict = result.VerdictWarnings
-		case a.Unjudged > 0:
-			a.Verdict, a.NotJudged = result.VerdictNotJudged, unjudged[name]
-		case a.Passed == 0 && a.Failed == 0 && a.Skipped > 0:
-			// Nothing passed: every check that applies was skipped.
-			a.Verdict, a.NotJudged = result.VerdictNotJudged, skipped[name]
+		case len(a.NotJudged) > 0:
+			a.Verdict = result.VerdictNotJudged
 		case a.Passed == 0 && a.Failed == 0:
-			if name == result.AreaOther {
-				continue
-			}
 			a.Verdict = result.VerdictNotChecked
 		default:
 			a.Verdict = result.VerdictReady
 		}
-		out = append(out, *a)
 	}
-	return out
 }
 
 // goJudged are the judgements the findings built in Go made, as check
@@ -156,6 +173,9 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 			named[f.Check+"\x00"+n] = true
 		}
 	}
+	if !slices.ContainsFunc(r.Nodes, func(n result.Node) bool { return n.Status.HasFacts() }) {
+		return nil // nothing was judged, in Go or otherwise
+	}
 	var out []result.CheckResult
 	for _, g := range GoFindings {
 		if g.Area == "" || len(g.Facts) == 0 || !sel.Selects(g.ID) {
@@ -166,6 +186,9 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 			continue
 		}
 		if strings.HasPrefix(g.Facts[0], probe.ClusterFactPrefix) {
+			if r.Cluster == nil {
+				continue // the run had no cluster probes to judge
+			}
 			c := result.CheckResult{Check: g.ID, Node: result.ClusterNode, Outcome: result.OutcomePass}
 			switch {
 			case named[g.ID]:
@@ -188,4 +211,12 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 		}
 	}
 	return out
+}
+
+// notJudgedWhy is "id on node: why", or "id: why" for the cluster.
+func notJudgedWhy(c result.CheckResult) string {
+	if c.Node == result.ClusterNode {
+		return c.Check + ": " + c.Detail
+	}
+	return c.Check + " on " + c.Node + ": " + c.Detail
 }

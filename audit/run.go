@@ -258,7 +258,7 @@ func Analyze(r *result.Report, rules Rules) {
 		r.Drift = []result.Drift{}
 	}
 	r.Gate = EvaluateGate(r, rules.Gate)
-	r.Readiness = Readiness(r, rules)
+	Readiness(r, rules)
 }
 
 func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {

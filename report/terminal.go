@@ -636,8 +636,15 @@ func (p *termPrinter) readiness(r *result.Report) {
 	for v, c := range map[result.Verdict]string{result.VerdictBlocked: sgrRed, result.VerdictWarnings: sgrYellow, result.VerdictReady: sgrGreen, result.VerdictNotJudged: sgrYellow} {
 		sgr[v.Words()] = c
 	}
+	// The areas with something to say get a row each; the ready ones, and
+	// those no check ran in, one line each, so the decision stays short.
 	var rows [][]string
+	folded := map[result.Verdict][]string{}
 	for _, a := range r.Readiness {
+		if a.Verdict == result.VerdictReady || a.Verdict == result.VerdictNotChecked {
+			folded[a.Verdict] = append(folded[a.Verdict], a.Area.Title())
+			continue
+		}
 		rows = append(rows, []string{a.Verdict.Mark() + " " + a.Area.Title(), a.Verdict.Words(), oneLine(a.Summary())})
 	}
 	t := p.fit([]column{
@@ -647,6 +654,13 @@ func (p *termPrinter) readiness(r *result.Report) {
 	}, 2, false, rows)
 	for _, row := range rows {
 		p.row(t, row)
+	}
+	for _, v := range []result.Verdict{result.VerdictReady, result.VerdictNotChecked} {
+		if areas := folded[v]; len(areas) > 0 {
+			for _, l := range wrapUnits(v.Mark()+" "+v.Words()+": "+strings.Join(areas, ", "), p.width-2, 4, wrapTiers[modeList]) {
+				p.line("  " + p.paint(sgr[v.Words()], l))
+			}
+		}
 	}
 }
 

@@ -243,7 +243,7 @@ type Report struct {
 	// Readiness is the gate's verdict broken down by Area, in Areas
 	// order: which parts of the upgrade are blocked, which are ready and
 	// which the run could not judge.
-	Readiness []AreaReadiness `json:"readiness"`
+	Readiness []AreaReadiness `json:"readiness,omitempty"`
 	Nodes     []Node          `json:"nodes"`
 	// Findings are sorted by severity (critical first), then correlation
 	// findings before the checks they explain, then check id.

@@ -92,6 +92,9 @@ const (
 	VerdictReady Verdict = "ready"
 )
 
+// Verdicts are every verdict, in the order above.
+var Verdicts = []Verdict{VerdictBlocked, VerdictWarnings, VerdictNotJudged, VerdictNotChecked, VerdictReady}
+
 // Mark is the verdict's sign in the human formats, the Tone marks'
 // family.
 func (v Verdict) Mark() string {
