@@ -40,6 +40,12 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 	for _, n := range r.Nodes {
 		audited[n.Name] = n.Status.HasFacts()
 	}
+	if !slices.ContainsFunc(r.Nodes, func(n result.Node) bool { return n.Status.HasFacts() }) {
+		// Nothing was judged: the decision's not audited list is the
+		// whole answer, and eight areas "not checked" would bury it.
+		r.Readiness = nil
+		return nil
+	}
 	by := map[result.Area]*result.AreaReadiness{}
 	get := func(a result.Area) *result.AreaReadiness {
 		if by[a] == nil {
@@ -172,9 +178,6 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 		for _, n := range f.Nodes {
 			named[f.Check+"\x00"+n] = true
 		}
-	}
-	if !slices.ContainsFunc(r.Nodes, func(n result.Node) bool { return n.Status.HasFacts() }) {
-		return nil // nothing was judged, in Go or otherwise
 	}
 	var out []result.CheckResult
 	for _, g := range GoFindings {

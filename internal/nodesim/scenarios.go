@@ -118,13 +118,12 @@ const DemoTarget = "v1.32.5+rke2r1"
 //   - drain: worker-1 runs the only pod of a StatefulSet whose
 //     PodDisruptionBudget allows no disruption, so kubectl drain retries
 //     its eviction forever (k8s.io/kubectl pkg/drain, evictPods);
-//   - removed APIs: a client still lists
-//     flowcontrol.apiserver.k8s.io/v1beta3 FlowSchemas on etcd-1's API
-//     server, a version Kubernetes 1.32 no longer serves (the deprecation
-//     guide, v1.32 section), and the demo targets DemoTarget.
+//   - removed APIs: none requested, judged against DemoTarget.
 //
-// Incident stays the seed alone: the tests that reproduce the seed read
-// it, and no plant here may change its probable cause.
+// They are warnings, not blockers: the demo's blockers stay the seed's
+// four, whose fixes fit the report's first screen. Incident stays the
+// seed alone: the tests that reproduce the seed read it, and no plant
+// here may change its probable cause.
 func Demo() []Member {
 	fleet := incidentNodes()
 	byName := map[string]*State{}
@@ -139,8 +138,6 @@ func Demo() []Member {
 		PDB{Namespace: "billing", Name: "postgres", MatchLabels: db, DisruptionsAllowed: 0})
 	byName["etcd-1"].Workloads = append(byName["etcd-1"].Workloads,
 		Workload{Kind: "StatefulSet", Namespace: "billing", Name: "postgres", Replicas: 1})
-	byName["etcd-1"].DeprecatedRequests = append(byName["etcd-1"].DeprecatedRequests,
-		DeprecatedAPI{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas", RemovedRelease: "1.32"})
 	// The cluster objects are derived from the members' states.
 	return WithCluster(fleet)
 }
