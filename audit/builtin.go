@@ -62,7 +62,8 @@ type GoFinding struct {
 	Facts      []string
 	Fix        string
 	// Area is the readiness area its findings count in; a correlation
-	// counts in its symptom check's (zero here).
+	// counts in its symptom check's, and the waivers' own bookkeeping in
+	// result.AreaOther (both zero here).
 	Area result.Area
 }
 
@@ -264,7 +265,6 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:    WaiverExpiredID,
-		Area:  result.AreaOther,
 		About: "waivers past their expiry date: they no longer apply.",
 		Why:   "A waiver is an accepted risk with an end date. Once it expires the finding counts against the gate again; reporting it on its own tells the change board why a gate that passed yesterday fails today, and that the risk needs accepting again or fixing.",
 		References: []string{
@@ -275,7 +275,6 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:    WaiverUnusedID,
-		Area:  result.AreaOther,
 		About: "waivers that matched no finding.",
 		Why:   "A waiver that matches nothing is fixed debt, a check skipped in this run, or a duplicate; left in place it will silently hide the next regression of the same finding, perhaps one the upgrade causes.",
 		References: []string{

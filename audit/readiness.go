@@ -36,9 +36,15 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 		}
 		return result.AreaOther
 	}
+	// notAudited are the nodes no check could look at: each area they
+	// would have been judged on is not judged, since "ready" would speak
+	// for a node nobody saw. A node the audit does not apply to (not
+	// Linux) is neither audited nor missing.
 	audited := map[string]bool{result.ClusterNode: true}
+	notAudited := map[string]bool{}
 	for _, n := range r.Nodes {
 		audited[n.Name] = n.Status.HasFacts()
+		notAudited[n.Name] = !n.Status.HasFacts() && n.Status != result.StatusNotApplicable
 	}
 	if !slices.ContainsFunc(r.Nodes, func(n result.Node) bool { return n.Status.HasFacts() }) {
 		// Nothing was judged: the decision's not audited list is the
@@ -49,20 +55,29 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 	by := map[result.Area]*result.AreaReadiness{}
 	get := func(a result.Area) *result.AreaReadiness {
 		if by[a] == nil {
-			by[a] = &result.AreaReadiness{Area: a, Findings: []string{}, NotJudged: []string{}}
+			by[a] = &result.AreaReadiness{Area: a, Findings: []string{}, NotJudged: []string{}, NotAudited: []string{}}
 		}
 		return by[a]
 	}
 	unjudged, skipped := map[result.Area][]string{}, map[result.Area][]string{}
 	seen := map[string]bool{}
-	for _, c := range r.Checks {
-		if !audited[c.Node] {
-			continue
-		}
+	once := func(key string) bool {
+		first := !seen[key]
+		seen[key] = true
+		return first
+	}
+	tally := func(c result.CheckResult) {
 		a := get(area(c.Check))
-		first := !seen[c.Check+"\x00"+string(c.Outcome)]
-		seen[c.Check+"\x00"+string(c.Outcome)] = true
-		why := notJudgedWhy(c)
+		switch {
+		case notAudited[c.Node]:
+			a.Unjudged++
+			if once(string(a.Area) + "\x00" + c.Node) {
+				a.NotAudited = append(a.NotAudited, c.Node)
+			}
+			return
+		case !audited[c.Node]:
+			return
+		}
 		switch c.Outcome {
 		case result.OutcomePass:
 			a.Passed++
@@ -74,32 +89,23 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 			a.Failed++
 		case result.OutcomeUnjudged:
 			a.Unjudged++
-			if first {
-				unjudged[a.Area] = append(unjudged[a.Area], why)
+			if once(c.Check + "\x00unjudged") {
+				unjudged[a.Area] = append(unjudged[a.Area], notJudgedWhy(c))
 			}
 		case result.OutcomeSkip:
 			a.Skipped++
-			if first {
-				skipped[a.Area] = append(skipped[a.Area], why)
+			if once(c.Check + "\x00skip") {
+				skipped[a.Area] = append(skipped[a.Area], notJudgedWhy(c))
 			}
 		case result.OutcomeNotApplicable:
 			a.NotApplicable++
 		}
 	}
+	for _, c := range r.Checks {
+		tally(c)
+	}
 	for _, c := range goJudged(r, rules.Selection) {
-		a := get(area(c.Check))
-		switch c.Outcome {
-		case result.OutcomePass:
-			a.Passed++
-		case result.OutcomeFail:
-			a.Failed++
-		case result.OutcomeSkip:
-			a.Skipped++
-			if first := !seen[c.Check+"\x00skip"]; first {
-				seen[c.Check+"\x00skip"] = true
-				skipped[a.Area] = append(skipped[a.Area], notJudgedWhy(c))
-			}
-		}
+		tally(c)
 	}
 	for _, f := range r.Findings {
 		if f.Waived != nil || f.Severity <= result.SeverityInfo {
@@ -117,7 +123,7 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 			continue
 		case a == nil:
 			a = get(name)
-		case a.Unjudged > 0:
+		case len(unjudged[name]) > 0:
 			a.NotJudged = unjudged[name]
 		case a.Passed == 0 && a.Failed == 0:
 			// Nothing passed: every check that applies was skipped.
@@ -152,7 +158,7 @@ func JudgeReadiness(r *result.Report) {
 			a.Verdict = result.VerdictBlocked
 		case len(a.Findings) > 0:
 			a.Verdict = result.VerdictWarnings
-		case len(a.NotJudged) > 0:
+		case len(a.NotJudged)+len(a.NotAudited) > 0:
 			a.Verdict = result.VerdictNotJudged
 		case a.Passed == 0 && a.Failed == 0:
 			a.Verdict = result.VerdictNotChecked
@@ -203,7 +209,13 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 			continue
 		}
 		for _, n := range r.Nodes {
-			if _, ok := n.Facts[g.Facts[0]]; !ok || !n.Status.HasFacts() {
+			if !n.Status.HasFacts() {
+				// Judged on none of its facts; Readiness counts it as
+				// not audited, or leaves it out when not applicable.
+				out = append(out, result.CheckResult{Check: g.ID, Node: n.Name, Outcome: result.OutcomeSkip})
+				continue
+			}
+			if _, ok := n.Facts[g.Facts[0]]; !ok {
 				continue
 			}
 			c := result.CheckResult{Check: g.ID, Node: n.Name, Outcome: result.OutcomePass}

@@ -208,3 +208,35 @@ func TestEveryBuiltinJudgementNamesAnArea(t *testing.T) {
 		}
 	}
 }
+
+// TestReadinessOfANodeNotAudited: an area cannot be ready for a node
+// nobody saw; a node the audit does not apply to does not count.
+func TestReadinessOfANodeNotAudited(t *testing.T) {
+	r := &result.Report{
+		Nodes: []result.Node{
+			{Name: "n1", Status: result.StatusOK},
+			{Name: "n2", Status: result.StatusUnreachable},
+			{Name: "win-1", Status: result.StatusNotApplicable},
+		},
+		Checks: []result.CheckResult{
+			{Check: "etcd.snapshot-old", Node: "n1", Outcome: result.OutcomePass},
+			{Check: "etcd.snapshot-old", Node: "n2", Outcome: result.OutcomeSkip, Detail: "node not audited: unreachable"},
+			{Check: "host.reboot-pending", Node: "n1", Outcome: result.OutcomePass},
+			{Check: "host.reboot-pending", Node: "win-1", Outcome: result.OutcomeSkip, Detail: "node not audited: not_applicable"},
+		},
+		Gate: result.Gate{FailOn: result.SeverityCritical},
+	}
+	Readiness(r, Rules{Checks: readinessChecks})
+	for _, a := range r.Readiness {
+		switch a.Area {
+		case result.AreaEtcd:
+			if a.Verdict != result.VerdictNotJudged || !strings.Contains(a.Summary(), "not audited: n2") {
+				t.Errorf("etcd: %s: %s, want not judged for n2", a.Verdict, a.Summary())
+			}
+		case result.AreaNodes:
+			if a.Verdict != result.VerdictReady {
+				t.Errorf("nodes: %s: %s, want ready (win-1 is not applicable)", a.Verdict, a.Summary())
+			}
+		}
+	}
+}

@@ -636,16 +636,29 @@ func (p *termPrinter) readiness(r *result.Report) {
 	for v, c := range map[result.Verdict]string{result.VerdictBlocked: sgrRed, result.VerdictWarnings: sgrYellow, result.VerdictReady: sgrGreen, result.VerdictNotJudged: sgrYellow} {
 		sgr[v.Words()] = c
 	}
-	// The areas with something to say get a row each; the ready ones, and
-	// those no check ran in, one line each, so the decision stays short.
+	// The areas with something to say get a row each; the ready ones,
+	// those no check ran in, and those not judged only for the nodes not
+	// audited (listed below the decision) one line each, so that the
+	// decision stays short.
 	var rows [][]string
-	folded := map[result.Verdict][]string{}
+	type fold struct{ head, sgr string }
+	var folds []fold
+	folded := map[fold][]string{}
 	for _, a := range r.Readiness {
-		if a.Verdict == result.VerdictReady || a.Verdict == result.VerdictNotChecked {
-			folded[a.Verdict] = append(folded[a.Verdict], a.Area.Title())
+		var f fold
+		switch {
+		case a.Verdict == result.VerdictReady || a.Verdict == result.VerdictNotChecked:
+			f = fold{a.Verdict.Mark() + " " + a.Verdict.Words(), sgr[a.Verdict.Words()]}
+		case a.Verdict == result.VerdictNotJudged && len(a.NotJudged) == 0:
+			f = fold{a.Verdict.Mark() + " " + a.Verdict.Words() + " (not audited: " + strings.Join(a.NotAudited, ", ") + ")", sgr[a.Verdict.Words()]}
+		default:
+			rows = append(rows, []string{a.Verdict.Mark() + " " + a.Area.Title(), a.Verdict.Words(), oneLine(a.Summary())})
 			continue
 		}
-		rows = append(rows, []string{a.Verdict.Mark() + " " + a.Area.Title(), a.Verdict.Words(), oneLine(a.Summary())})
+		if _, ok := folded[f]; !ok {
+			folds = append(folds, f)
+		}
+		folded[f] = append(folded[f], a.Area.Title())
 	}
 	t := p.fit([]column{
 		{title: "AREA", min: 10, mode: modeWords},
@@ -655,11 +668,9 @@ func (p *termPrinter) readiness(r *result.Report) {
 	for _, row := range rows {
 		p.row(t, row)
 	}
-	for _, v := range []result.Verdict{result.VerdictReady, result.VerdictNotChecked} {
-		if areas := folded[v]; len(areas) > 0 {
-			for _, l := range wrapUnits(v.Mark()+" "+v.Words()+": "+strings.Join(areas, ", "), p.width-2, 4, wrapTiers[modeList]) {
-				p.line("  " + p.paint(sgr[v.Words()], l))
-			}
+	for _, f := range folds {
+		for _, l := range wrapUnits(oneLine(f.head+": "+strings.Join(folded[f], ", ")), p.width-2, 4, wrapTiers[modeList]) {
+			p.line("  " + p.paint(f.sgr, l))
 		}
 	}
 }

@@ -140,8 +140,11 @@ type AreaReadiness struct {
 	// gate failures first.
 	Findings []string `json:"findings"`
 	// NotJudged are the checks that made the verdict not_judged, each
-	// "id (node: why)" for the first node it was not judged on.
+	// "id on node: why" for the first node it was not judged on.
 	NotJudged []string `json:"not_judged"`
+	// NotAudited are the nodes not audited that the area's checks would
+	// have judged: the area is not judged for them.
+	NotAudited []string `json:"not_audited"`
 }
 
 // Summary is the line after the area's title, unescaped: what decided
@@ -155,7 +158,11 @@ func (a AreaReadiness) Summary() string {
 		}
 		return s
 	case VerdictNotJudged:
-		return fmt.Sprintf("%d passed, %d not judged: %s", a.Passed, a.Unjudged+a.Skipped, strings.Join(a.NotJudged, "; "))
+		why := a.NotJudged
+		if len(a.NotAudited) > 0 {
+			why = append([]string{"not audited: " + strings.Join(a.NotAudited, ", ")}, why...)
+		}
+		return fmt.Sprintf("%d passed, %d not judged: %s", a.Passed, a.Unjudged+a.Skipped, strings.Join(why, "; "))
 	case VerdictNotChecked:
 		if a.NotApplicable > 0 {
 			return fmt.Sprintf("no check applies here (%d not applicable)", a.NotApplicable)
