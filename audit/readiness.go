@@ -125,7 +125,7 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 			a = get(name)
 		case len(unjudged[name]) > 0:
 			a.NotJudged = unjudged[name]
-		case a.Passed == 0 && a.Failed == 0:
+		case a.Passed == 0 && a.Failed == 0 && len(skipped[name]) > 0:
 			// Nothing passed: every check that applies was skipped.
 			a.NotJudged = skipped[name]
 		}

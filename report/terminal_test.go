@@ -135,7 +135,7 @@ func TestTerminalCompact(t *testing.T) {
 	if n := strings.Count(out, "\n"); n > 70 {
 		t.Errorf("compact incident is %d lines, want at most 70:\n%s", n, out)
 	}
-	if !strings.Contains(out, "\n  ✔ ready: versions\n  ? not checked: etcd, certificates, removed APIs, drain, node health\n  blockers (3), in the order to fix them: correlation.kubeproxy.healthz-failing;") {
+	if !strings.Contains(out, "\n  ? not checked: etcd, certificates, removed APIs, drain, node health\n  ✔ ready: versions\n  blockers (3), in the order to fix them: correlation.kubeproxy.healthz-failing;") {
 		t.Errorf("compact view lacks the decision with its blockers, the cause first:\n%s", out)
 	}
 	if last := strings.TrimSuffix(out, "\n"); !strings.HasPrefix(last[strings.LastIndex(last, "\n")+1:], "gate: ") {

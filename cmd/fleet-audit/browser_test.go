@@ -172,7 +172,7 @@ func firstPageProblems(page string) []string {
 func printProblems(text string) []string {
 	var problems []string
 	for _, want := range []string{
-		"Gate FAILED", "probable cause of", "Findings (10)", "Fact matrix", "Readiness by area", "etcd warnings etcd.snapshot-old",
+		"Gate FAILED", "probable cause of", "Findings (10)", "Fact matrix", "Readiness by area", "etcd.snapshot-old",
 		"ufw.active", "kubeproxy.healthz.code", "Nodes (9)", "worker-4 — 4 findings", "etcd-3 — 1 finding", "cp-1 — ok", "Checks not passed",
 	} {
 		if !strings.Contains(text, want) {
