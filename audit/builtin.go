@@ -61,6 +61,10 @@ type GoFinding struct {
 	References []string
 	Facts      []string
 	Fix        string
+	// Area is the readiness area its findings count in; a correlation
+	// counts in its symptom check's, and the waivers' own bookkeeping in
+	// result.AreaOther (both zero here).
+	Area result.Area
 }
 
 // goFinding is the GoFindings row of id. Every id constant has one
@@ -91,6 +95,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewServersID,
+		Area:     result.AreaVersions,
 		About:    "RKE2 servers more than one minor apart (Kubernetes version skew policy: kube-apiserver instances of an HA cluster).",
 		Operator: true,
 		Why:      "The skew policy allows the newest and oldest kube-apiserver of an HA cluster at most one minor apart (the state while they are upgraded one at a time). Beyond that, clients, controllers and kubelets get different APIs and fields depending on which server answers, and the next upgrade starts from a state the policy does not support.",
@@ -104,6 +109,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewKubeletNewerID,
+		Area:     result.AreaVersions,
 		About:    "an agent's kubelet newer than a server's kube-apiserver it may reach (skew policy: kubelet must not be newer than kube-apiserver).",
 		Operator: true,
 		Why:      "A kubelet (and its kube-proxy) must never be newer than the kube-apiserver it talks to: it may send fields and use APIs that server does not know. It happens when agents are upgraded before servers, or one server is left behind; upgrading agents further, or the lagging server last, makes it worse.",
@@ -118,6 +124,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewKubeletTooOldID,
+		Area:     result.AreaVersions,
 		About:    "an agent's kubelet more than three minors older than the newest server (skew policy).",
 		Operator: true,
 		Why:      "A kubelet may be at most three minors older than every kube-apiserver it reaches. Upgrading the servers one more minor would put these agents outside the supported skew, where the API server may have removed the APIs and behaviour their kubelet and kube-proxy rely on.",
@@ -131,6 +138,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewMixedVersionsID,
+		Area:     result.AreaVersions,
 		About:    "nodes running different RKE2 releases.",
 		Operator: true,
 		Why:      "Mixed releases are expected during an upgrade, not before one: a node left behind by the last upgrade starts this one further back, may need to skip a minor, and behaves unlike the nodes the upgrade was tested on.",
@@ -144,6 +152,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewBundledComponentID,
+		Area:     result.AreaVersions,
 		About:    "a node whose containerd or kubelet differs from the other nodes on the same RKE2 release (RKE2 ships both in the release).",
 		Operator: true,
 		Why:      "RKE2 ships containerd and the kubelet inside its release and links /var/lib/rancher/rke2/bin to that release's data directory at start, ignoring a failed re-link. A node on the same release with other builds runs a stale link or a runtime from another install, so the upgrade starts from a state nobody tested and may keep running the old binaries afterwards.",
@@ -157,6 +166,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewTargetSkipsMinorID,
+		Area:     result.AreaVersions,
 		About:    "--target-version more than one minor ahead of a node: RKE2 upgrades one minor at a time.",
 		Operator: true,
 		Why:      "Kubernetes, and so RKE2, supports upgrading one minor at a time: storage migrations, API removals and the kubelet skew are only tested from the previous minor. Nothing in the RKE2 upgrade process stops a skip, so it fails in the middle instead.",
@@ -170,6 +180,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewTargetDowngradeID,
+		Area:     result.AreaVersions,
 		About:    "--target-version older than a node's release: a downgrade, not an upgrade.",
 		Operator: true,
 		Why:      "RKE2 does not support downgrades: etcd's data and the API server's stored objects may already be in the newer format. Going back needs a restore from an etcd snapshot, which is a different change with its own outage.",
@@ -183,6 +194,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       SkewUpgradeOrderID,
+		Area:     result.AreaVersions,
 		About:    "the path to --target-version: servers first, one at a time, then agents.",
 		Operator: true,
 		Why:      "The skew policy forbids a kubelet newer than its API server, so servers go first; etcd keeps quorum only if they go one at a time. This is the order the change plan should follow, node by node.",
@@ -197,6 +209,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       ClusterUnavailableID,
+		Area:     result.AreaControlPlane,
 		About:    "the cluster-scoped probes could not run: no server answered, or none was reachable.",
 		Operator: true,
 		Why:      "Without the cluster's own view the audit cannot see pods in CrashLoopBackOff, NotReady nodes, /readyz or kube-proxy's RBAC: the gate passes on node facts alone, blind to the state an upgrade most depends on.",
@@ -210,6 +223,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       ClusterServerAPIUnavailableID,
+		Area:     result.AreaControlPlane,
 		About:    "servers whose node-local API did not answer before another server's did.",
 		Operator: true,
 		Why:      "Upgrading servers one at a time assumes every other server keeps serving the API. A server whose own API server does not answer already counts as down: taking another server down for its upgrade may leave too few API servers, or etcd members, to keep the cluster up.",
@@ -223,6 +237,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       ClusterNodesNotInInventoryID,
+		Area:     result.AreaControlPlane,
 		About:    "Kubernetes nodes that no inventory host matches (not audited).",
 		Operator: true,
 		Why:      "The upgrade touches every node of the cluster, audited or not: a node missing from the inventory carries whatever drift it has into the upgrade unseen, and the gate's pass says nothing about it.",
@@ -236,6 +251,7 @@ var GoFindings = []GoFinding{
 	},
 	{
 		ID:       ClusterNodeMatchAmbiguousID,
+		Area:     result.AreaControlPlane,
 		About:    "Kubernetes nodes that several inventory hosts match at the same priority (their facts joined to none).",
 		Operator: true,
 		Why:      "When hosts and Kubernetes nodes do not match one to one, no pod, readiness or RBAC fact is joined to those hosts, so their kube-proxy and Ready checks silently skip: exactly the checks an upgrade needs.",
@@ -303,6 +319,10 @@ const (
 	CertsValidityFact      = "certs.validity"
 	CertsUnparsedFact      = "certs.unparsed"
 )
+
+// targetVersionNotGiven is why a judgement that needs --target-version
+// was skipped.
+const targetVersionNotGiven = TargetVersionFact + " not given: judged only with --target-version"
 
 // GoFacts lists every fact invented in Go.
 var GoFacts = []GoFact{

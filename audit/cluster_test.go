@@ -103,8 +103,10 @@ func TestClusterProbeOnIncidentFleet(t *testing.T) {
 			want["k8s.kubeproxy.pod.reason"] = "CrashLoopBackOff"
 			want["k8s.kubeproxy.pod.last_exit"] = "Error/2"
 			delete(want, "k8s.kubeproxy.pod.restarts")
-			// Three failed probes before each restart (nodesim.WithCluster).
-			if r, err := strconv.Atoi(f["k8s.kubeproxy.pod.restarts"]); err != nil || f["k8s.kubeproxy.liveness_503"] != strconv.Itoa(3*r) {
+			// Eight failed probes before each restart: RKE2 writes its
+			// static pods with liveness failureThreshold 8 (rancher/rke2
+			// pkg/podtemplate/config.go defaultProbeConf; nodesim.WithCluster).
+			if r, err := strconv.Atoi(f["k8s.kubeproxy.pod.restarts"]); err != nil || f["k8s.kubeproxy.liveness_503"] != strconv.Itoa(8*r) {
 				t.Errorf("%s: liveness_503 = %q with %q restarts", k, f["k8s.kubeproxy.liveness_503"], f["k8s.kubeproxy.pod.restarts"])
 			}
 			delete(want, "k8s.kubeproxy.liveness_503")

@@ -140,7 +140,7 @@ func (x *explainer) explainCheck(c check.Check) result.Explanation {
 		src = "builtin"
 	}
 	return result.Explanation{
-		ID: c.ID, Kind: "check", Title: c.Title, Severity: c.Severity.String(), Scope: c.Scope, Symptom: c.Symptom,
+		ID: c.ID, Kind: "check", Title: c.Title, Severity: c.Severity.String(), Area: c.Area, Scope: c.Scope, Symptom: c.Symptom,
 		Summary: c.Summary, Why: c.Why, Facts: howTo(c.Facts(), x.facts), Remediation: c.Remediation,
 		References: orEmpty(c.References), Source: src,
 	}
@@ -154,6 +154,7 @@ func explainCorrelation(sym check.Check, table factSources) result.Explanation {
 	})], table)
 	e.ID = CorrelationPrefix + sym.ID
 	e.Title = "the probable cause of " + sym.ID + ": " + sym.Title
+	e.Area = sym.Area
 	e.Facts = howTo(sym.Facts(), table)
 	return e
 }
@@ -164,7 +165,7 @@ func explainGo(f GoFinding, table factSources) result.Explanation {
 		sev = f.Severity.String()
 	}
 	return result.Explanation{
-		ID: f.ID, Kind: "finding", Severity: sev, Scope: "fleet", Summary: f.About, Why: f.Why,
+		ID: f.ID, Kind: "finding", Severity: sev, Area: f.Area, Scope: "fleet", Summary: f.About, Why: f.Why,
 		Facts: howTo(f.Facts, table), Remediation: f.Fix, References: orEmpty(f.References), Source: "builtin (Go)",
 	}
 }

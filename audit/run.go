@@ -233,6 +233,12 @@ func Analyze(r *result.Report, rules Rules) {
 		globals[TargetVersionFact] = r.TargetVersion
 	}
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
+	for i, c := range r.Checks {
+		// A check that reads --target-version says how to have it judged.
+		if c.Outcome == result.OutcomeSkip && c.Detail == TargetVersionFact+" not collected" {
+			r.Checks[i].Detail = targetVersionNotGiven
+		}
+	}
 	markNotApplicable(r.Nodes, r.Checks, rules.Checks, rules.Probes)
 	markPartial(r.Nodes, r.Checks)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
@@ -252,6 +258,7 @@ func Analyze(r *result.Report, rules Rules) {
 		r.Drift = []result.Drift{}
 	}
 	r.Gate = EvaluateGate(r, rules.Gate)
+	Readiness(r, rules)
 }
 
 func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {

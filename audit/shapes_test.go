@@ -193,6 +193,25 @@ func TestHealthyShapesRaiseNothing(t *testing.T) {
 			if l := loud(r); len(l) > 0 {
 				t.Errorf("a healthy %s fleet got %d warning or critical findings:\n%s", c, len(l), strings.Join(l, "\n"))
 			}
+			// Every area is judged ready; the removed APIs too, since
+			// no client requested a deprecated one, whatever the target.
+			for _, a := range r.Readiness {
+				if a.Verdict != result.VerdictReady {
+					t.Errorf("readiness of %s: %s: %s, want ready", a.Area, a.Verdict, a.Summary())
+				}
+			}
+			// With a target one minor ahead, too: no deprecated API
+			// requested is a pass, not "not a version".
+			r.TargetVersion = nodesim.DemoTarget
+			Analyze(r, simRules(t, GatePolicy{FailOn: result.SeverityCritical}))
+			if l := loud(r); len(l) > 0 {
+				t.Errorf("a healthy %s fleet against %s got %d warning or critical findings:\n%s", c, r.TargetVersion, len(l), strings.Join(l, "\n"))
+			}
+			for _, a := range r.Readiness {
+				if a.Verdict != result.VerdictReady {
+					t.Errorf("against %s, readiness of %s: %s: %s, want ready", r.TargetVersion, a.Area, a.Verdict, a.Summary())
+				}
+			}
 		})
 	}
 }

@@ -365,3 +365,16 @@ func upperFirst(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// readinessCells are the readiness rows every format shows, unescaped:
+// the verdict's mark and the area, the verdict, and what decided it.
+func readinessCells(r *result.Report) [][3]string {
+	out := make([][3]string, len(r.Readiness))
+	for i, a := range r.Readiness {
+		out[i] = [3]string{a.Verdict.Mark() + " " + a.Area.Title(), a.Verdict.Words(), a.Summary()}
+	}
+	return out
+}
+
+// readinessHead is the readiness table's header, in every format.
+var readinessHead = []string{"Area", "Verdict", "What decided it"}

@@ -85,6 +85,9 @@ func ExplainHeading(e result.Explanation) (head, meta string) {
 	} else {
 		parts = append(parts, "severity: its symptom's when a fact explains it, info otherwise")
 	}
+	if e.Area != "" {
+		parts = append(parts, "area "+e.Area.Title())
+	}
 	parts = append(parts, "scope "+e.Scope, e.Kind+" ("+e.Source+")")
 	if e.Symptom {
 		parts = append(parts, "symptom: its probable cause is looked for")

@@ -61,6 +61,7 @@ type htmlView struct {
 	RanAt, RanAtISO  string
 	RunTime          string
 	Decision         htmlDecision
+	Readiness        []htmlReadiness
 	Down             []htmlNode
 	// DownGroups replace Down in a large fleet: the nodes not ok for the
 	// same reason in one row.
@@ -276,6 +277,9 @@ func buildHTMLView(r *result.Report, explain map[string]result.Explanation) html
 	d := Decide(r)
 	states := nodeStates(r, d)
 	v.Decision = newHTMLDecision(r, d, failing)
+	for i, c := range readinessCells(r) {
+		v.Readiness = append(v.Readiness, htmlReadiness{Area: c[0], Verdict: string(r.Readiness[i].Verdict), Words: c[1], Summary: c[2]})
+	}
 	if r.Cluster != nil {
 		v.Cluster = newHTMLCluster(r.Cluster, r.Partial())
 	}
@@ -378,6 +382,12 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 		groups = append(groups, g)
 	}
 	return groups
+}
+
+// htmlReadiness is one row of the readiness table (readinessCells);
+// Verdict is its CSS class.
+type htmlReadiness struct {
+	Area, Verdict, Words, Summary string
 }
 
 // newHTMLDecision lays out d, Decide(r), for the top of the page; the probable

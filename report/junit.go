@@ -137,6 +137,12 @@ func (j *JUnit) Format(w io.Writer, r *result.Report) error {
 			}
 		}
 	}
+	// The readiness by area as properties, not cases: the failures are
+	// exactly the findings the gate counts, and a blocked area is those
+	// findings again.
+	for _, c := range readinessCells(r) {
+		props = append(props, junitProperty{Name: "readiness", Value: xmlText(c[0]+": "+c[1]+": "+c[2], false)})
+	}
 	if r.Inventory != "" {
 		props = append(props, junitProperty{Name: "inventory", Value: xmlText(r.Inventory, false)})
 	}

@@ -29,6 +29,7 @@ func (m *Markdown) Format(w io.Writer, r *result.Report) error {
 	failing := failingNodes(r)
 	d := Decide(r)
 	mdHeader(p, r, d)
+	p("%s", mdReadiness(r))
 	mdDecision(p, r, d, failing)
 	mdWarnings(p, r.Warnings)
 	mdCauses(p, fs, failing)
@@ -152,6 +153,22 @@ func mdDecision(p func(string, ...any), r *result.Report, d Decision, failing ma
 		}
 		list(fmt.Sprintf("**%s**, %s:", mdText(upperFirst(gap.Head)), mdText(gap.Why)), lines)
 	}
+}
+
+// mdReadiness is the readiness table (Report.Readiness), "" without one.
+func mdReadiness(r *result.Report) string {
+	if len(r.Readiness) == 0 {
+		return ""
+	}
+	var rows [][]string
+	for _, c := range readinessCells(r) {
+		verdict := mdText(c[1])
+		if c[1] != strings.ToLower(c[1]) {
+			verdict = "**" + verdict + "**"
+		}
+		rows = append(rows, []string{mdText(c[0]), verdict, mdText(c[2])})
+	}
+	return "\n" + strings.Join(mdTable(readinessHead, rows), "\n") + "\n"
 }
 
 // mdWarnings sets each of the run's warnings apart as its own blockquote.

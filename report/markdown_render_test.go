@@ -338,6 +338,13 @@ func mdTextShown(s string) string { return visible(s, "\n") }
 // with what the model says each cell shows.
 func expectedTables(r *result.Report) []tableWant {
 	var out []tableWant
+	if len(r.Readiness) > 0 {
+		tw := tableWant{where: "readiness", header: readinessHead}
+		for _, a := range r.Readiness {
+			tw.rows = append(tw.rows, []cellWant{exact(a.Verdict.Mark() + " " + a.Area.Title()), exact(a.Verdict.Words()), exact(mdTextShown(a.Summary()))})
+		}
+		out = append(out, tw)
+	}
 	fs := orderFindings(r.Findings)
 	for _, f := range fs {
 		if f.Kind != result.KindCorrelation || f.Waived != nil || f.Cause == nil || len(f.Cause.Ranked) == 0 {

@@ -52,6 +52,7 @@ func (m *MarkdownSummary) Format(w io.Writer, r *result.Report) error {
 	d := Decide(r)
 	mdHeader(func(format string, args ...any) { fmt.Fprintf(&head, format, args...) }, r, d)
 	s.put(head.String())
+	s.put(mdReadiness(r))
 	var warnings []string
 	for _, warn := range r.Warnings {
 		warnings = append(warnings, "\n> **Warning:** "+mdText(truncate(warn, summaryLineMax))+"\n")

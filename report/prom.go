@@ -131,7 +131,18 @@ func promFamilies(r *result.Report) []*promFamily {
 		byScope.add(float64(perScope[s]), "scope", s)
 	}
 
-	return []*promFamily{info, finished, duration, passed, exit, warnings, up, status, counts, finding, drifting, byScope}
+	// A state set (one series per verdict, 1 for the area's), as
+	// kube-state-metrics writes a pod's phase: an alert on
+	// verdict="blocked" resolves when the area's series turns 0, instead
+	// of finding it gone.
+	readiness := newFamily("fleet_audit_readiness", "1 for each area's verdict (blocked, warnings, not_judged, not_checked, ready), 0 for the others: the decision broken down into network, control plane, etcd, certificates, removed APIs, drain, node health and versions.")
+	for _, a := range r.Readiness {
+		for _, v := range result.Verdicts {
+			readiness.add(bool01(a.Verdict == v), "area", string(a.Area), "verdict", string(v))
+		}
+	}
+
+	return []*promFamily{info, finished, duration, passed, exit, warnings, up, status, counts, finding, readiness, drifting, byScope}
 }
 
 // promFamily is one metric: its HELP and TYPE lines and its samples. All

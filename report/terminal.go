@@ -566,6 +566,7 @@ func (p *termPrinter) decision(r *result.Report) {
 	for _, l := range wrapUnits(oneLine("decision: "+d.Headline), p.width, 2, wrapTiers[modeWords]) {
 		p.line(p.paint(sgr, l))
 	}
+	p.readiness(r)
 	if len(d.NotAudited) > 0 {
 		p.detail(2, 2, fmt.Sprintf("not audited (%d), the decision does not cover them:", len(d.NotAudited)))
 		// Each cause's message is in the nodes not ok above.
@@ -620,6 +621,57 @@ func (p *termPrinter) decision(r *result.Report) {
 	}
 	for _, l := range wrapUnits("gate: "+oneLine(Verdict(r.Gate)), p.width, 2, wrapTiers[modeWords]) {
 		p.line(p.paint(sgr, l))
+	}
+}
+
+// readiness is the decision broken down by area (result.Areas), one row
+// each: what blocks, what only warns, what is ready and what the run could
+// not judge, so a board sees the etcd or drain answer without reading
+// every finding.
+func (p *termPrinter) readiness(r *result.Report) {
+	if len(r.Readiness) == 0 {
+		return
+	}
+	sgr := map[string]string{}
+	for v, c := range map[result.Verdict]string{result.VerdictBlocked: sgrRed, result.VerdictWarnings: sgrYellow, result.VerdictReady: sgrGreen, result.VerdictNotJudged: sgrYellow} {
+		sgr[v.Words()] = c
+	}
+	// The areas with something to say get a row each; the ready ones,
+	// those no check ran in, and those not judged only for the nodes not
+	// audited (listed below the decision) one line each, so that the
+	// decision stays short.
+	var rows [][]string
+	type fold struct{ head, sgr string }
+	var folds []fold
+	folded := map[fold][]string{}
+	for _, a := range r.Readiness {
+		var f fold
+		switch {
+		case a.Verdict == result.VerdictReady || a.Verdict == result.VerdictNotChecked:
+			f = fold{a.Verdict.Mark() + " " + a.Verdict.Words(), sgr[a.Verdict.Words()]}
+		case a.Verdict == result.VerdictNotJudged && len(a.NotJudged) == 0:
+			f = fold{a.Verdict.Mark() + " " + a.Verdict.Words() + " (not audited: " + strings.Join(a.NotAudited, ", ") + ")", sgr[a.Verdict.Words()]}
+		default:
+			rows = append(rows, []string{a.Verdict.Mark() + " " + a.Area.Title(), a.Verdict.Words(), oneLine(a.Summary())})
+			continue
+		}
+		if _, ok := folded[f]; !ok {
+			folds = append(folds, f)
+		}
+		folded[f] = append(folded[f], a.Area.Title())
+	}
+	t := p.fit([]column{
+		{title: "AREA", min: 10, mode: modeWords},
+		{title: "VERDICT", min: 8, mode: modeWords, paint: func(l string) string { return sgr[strings.TrimSpace(l)] }},
+		{title: "WHAT DECIDED IT", min: 16, mode: modeList, indent: 2},
+	}, 2, false, rows)
+	for _, row := range rows {
+		p.row(t, row)
+	}
+	for _, f := range folds {
+		for _, l := range wrapUnits(oneLine(f.head+": "+strings.Join(folded[f], ", ")), p.width-2, 4, wrapTiers[modeList]) {
+			p.line("  " + p.paint(f.sgr, l))
+		}
 	}
 }
 

@@ -16,7 +16,10 @@ type Explanation struct {
 	Title string `json:"title,omitempty"`
 	// Severity is empty for a correlation, which takes its symptom
 	// check's when a fact explains it and is info otherwise.
-	Severity    string    `json:"severity,omitempty"`
+	Severity string `json:"severity,omitempty"`
+	// Area is the readiness area its findings count in (Areas): a
+	// correlation's is its symptom check's; empty for the waivers' own.
+	Area        Area      `json:"area,omitempty"`
 	Scope       string    `json:"scope"`
 	Symptom     bool      `json:"symptom,omitempty"`
 	Summary     string    `json:"summary"`

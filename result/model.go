@@ -240,7 +240,11 @@ type Report struct {
 	FinishedAt    time.Time `json:"finished_at"`
 	Interrupted   bool      `json:"interrupted"`
 	Gate          Gate      `json:"gate"`
-	Nodes         []Node    `json:"nodes"`
+	// Readiness is the gate's verdict broken down by Area, in Areas
+	// order: which parts of the upgrade are blocked, which are ready and
+	// which the run could not judge.
+	Readiness []AreaReadiness `json:"readiness,omitempty"`
+	Nodes     []Node          `json:"nodes"`
 	// Findings are sorted by severity (critical first), then correlation
 	// findings before the checks they explain, then check id.
 	Findings []Finding `json:"findings"`

@@ -33,7 +33,11 @@ type Check struct {
 	Why        string          `yaml:"why"`
 	References []string        `yaml:"references"`
 	Severity   result.Severity `yaml:"severity"`
-	When       []Condition     `yaml:"when"`
+	// Area is the part of the board's question the check answers
+	// (result.Areas); a user's check without one is in result.AreaOther.
+	// Every built-in check names one.
+	Area result.Area `yaml:"area"`
+	When []Condition `yaml:"when"`
 	// Uniform names a fact that must have one value across the nodes the
 	// check applies to (those where When holds, or all audited nodes when
 	// When is empty). It fails on the nodes outside the majority value, or
@@ -243,6 +247,11 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 	}
 	if c.Severity == result.SeverityUnknown {
 		bad("severity", "is required (critical, warning or info)")
+	}
+	if a, err := result.ParseArea(string(c.Area)); err != nil {
+		bad("area", "%v", err)
+	} else {
+		c.Area = a
 	}
 	switch c.Scope {
 	case "":

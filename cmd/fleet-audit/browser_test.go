@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/browser"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 var screenshot = flag.Bool("screenshot", false, "TestDemoReportInBrowser writes its screenshots of the demo report to docs/ (for the README)")
@@ -153,7 +154,7 @@ func firstPageProblems(page string) []string {
 	flat := strings.Join(strings.Fields(page), " ")
 	for _, want := range []string{
 		"✘ upgrade BLOCKED", "Gate FAILED (exit 1): 4 critical findings", "Blockers (4), in the order to fix them",
-		"1. probable cause of", "4. kube-proxy reports its dataplane unhealthy", "Not blocking (2):",
+		"1. probable cause of", "4. kube-proxy reports its dataplane unhealthy", "Not blocking (6):",
 		"Fleet 9 nodes: 9 audited, 0 not audited", "Tool fleet-audit ",
 	} {
 		if !strings.Contains(flat, want) {
@@ -171,8 +172,8 @@ func firstPageProblems(page string) []string {
 func printProblems(text string) []string {
 	var problems []string
 	for _, want := range []string{
-		"Gate FAILED", "probable cause of", "Findings (6)", "Fact matrix",
-		"ufw.active", "kubeproxy.healthz.code", "Nodes (9)", "worker-4 — 4 findings", "etcd-3 — ok", "Checks not passed",
+		"Gate FAILED", "probable cause of", "Findings (10)", "Fact matrix", "Readiness by area", "etcd.snapshot-old",
+		"ufw.active", "kubeproxy.healthz.code", "Nodes (9)", "worker-4 — 4 findings", "etcd-3 — 1 finding", "cp-1 — ok", "Checks not passed",
 	} {
 		if !strings.Contains(text, want) {
 			problems = append(problems, fmt.Sprintf("no %q", want))
@@ -241,6 +242,31 @@ func demoReportProblems(d *browser.DOM) []string {
 		}
 	}
 
+	// The readiness by area: the seed's network blocks, the demo's etcd
+	// and drain plants warn, the rest is judged ready.
+	readiness := map[string]string{}
+	for _, tr := range d.Find("tr") {
+		if tr.Within("table", "readiness") && tr.Within("tbody", "") {
+			for _, v := range result.Verdicts {
+				if tr.HasClass("rd-" + string(v)) {
+					readiness[strings.Join(strings.Fields(text(tr)), " ")] = string(v)
+				}
+			}
+		}
+	}
+	for row, v := range map[string]string{
+		"✘ network and kube-proxy BLOCKED": "blocked", "⚠ etcd warnings etcd.snapshot-old": "warnings",
+		"⚠ drain warnings k8s.drain-pdb-blocked": "warnings", "✔ removed APIs ready": "ready", "✔ certificates ready": "ready",
+	} {
+		found := false
+		for got, gv := range readiness {
+			found = found || (strings.HasPrefix(got, row) && gv == v)
+		}
+		if !found {
+			add("no readiness row %q (%s) in %v", row, v, readiness)
+		}
+	}
+
 	// The matrix: the nine nodes as columns, and ufw.active marked on the
 	// four UFW nodes.
 	if n := len(d.WithClass("table", "matrix")); n != 1 {
@@ -261,8 +287,11 @@ func demoReportProblems(d *browser.DOM) []string {
 	}
 	for _, n := range demoNodes {
 		want := "ok"
-		if n == "etcd-1" || n == "etcd-2" || n == "worker-2" || n == "worker-4" {
+		switch n {
+		case "etcd-1", "etcd-2", "worker-2", "worker-4":
 			want = "4 findings"
+		case "etcd-3", "worker-1": // the old snapshot, the drain blocked by a PDB
+			want = "1 finding"
 		}
 		if state[n] != want {
 			add("matrix column %s reads %q, want %q", n, state[n], want)

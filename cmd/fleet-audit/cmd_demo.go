@@ -29,7 +29,10 @@ func demoCommand(act func(context.Context, demoOptions, streams) error) *cli.Com
 		UsageText: "fleet-audit demo [--out DIR]",
 		Description: `Starts 9 SSH servers on 127.0.0.1 (3 etcd, 2 control-plane, 4 workers), each
 running the real probe scripts with /bin/sh against a simulated node (stub
-commands and files), with UFW active on etcd-1, etcd-2, worker-2 and worker-4.
+commands and files), with UFW active on etcd-1, etcd-2, worker-2 and worker-4,
+and beside that incident an etcd snapshot three days old on etcd-3, a pod on
+worker-1 whose PodDisruptionBudget blocks its drain, and a client of an API
+that the default --target-version (` + nodesim.DemoTarget + `) removes.
 It audits them through the same code path as run, writes every report
 (report.html, report.md, summary.md, results.json, junit.xml,
 fleet-audit.prom, and the runbook plan.md and plan.yml) to DIR, and exits 0
@@ -63,7 +66,7 @@ func runDemo(ctx context.Context, o demoOptions, s streams) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	defer os.RemoveAll(work)
-	fleet, err := demo.Start(ctx, work, nodesim.Incident(), demo.Options{})
+	fleet, err := demo.Start(ctx, work, nodesim.Demo(), demo.Options{})
 	if err != nil {
 		return err
 	}
@@ -74,6 +77,9 @@ func runDemo(ctx context.Context, o demoOptions, s streams) error {
 	}
 	ro := o.runOptions
 	ro.NoAgent = true
+	if ro.TargetVersion == "" {
+		ro.TargetVersion = nodesim.DemoTarget
+	}
 	ro.Outputs = map[string]string{}
 	for _, f := range report.FileFormats() {
 		ro.Outputs[f.Name] = filepath.Join(o.Out, f.DemoFile)

@@ -109,6 +109,7 @@ func runReport(ctx context.Context, o reportOptions, s streams) error {
 			if o.FailOn != nil {
 				rejudge(r, *o.FailOn)
 			}
+			audit.JudgeReadiness(r)
 		}
 		if err != nil {
 			return nil, &usageError{fmt.Errorf("report: %s: %w", o.Path, err)}

@@ -40,10 +40,12 @@ func demoPlan(t *testing.T) string {
 // at a time, then the failing workers.
 var seedOrder = []string{"etcd-1", "etcd-2", "worker-2", "worker-4"}
 
-// The demo's runbook is the seed's: one fix (UFW), resolving the probable
-// cause, on etcd-1 and etcd-2 one at a time, then worker-2 and worker-4;
-// and the playbook says the same, one node at a time, and passes
-// ansible-playbook --syntax-check with an inventory of the demo's nodes.
+// The demo's runbook starts with the seed's: one fix (UFW), resolving the
+// probable cause, on etcd-1 and etcd-2 one at a time, then worker-2 and
+// worker-4; the demo's two warnings follow it, each its own fix (etcd-3's
+// snapshots, worker-1's drain); and the playbook says the same, one node
+// at a time, and passes ansible-playbook --syntax-check with an inventory
+// of the demo's nodes.
 func TestDemoPlan(t *testing.T) {
 	out := demoPlan(t)
 	// The demo's failing nodes are the seed's, so the order below is the
@@ -65,12 +67,15 @@ func TestDemoPlan(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^# node: (.*)$`).FindAllStringSubmatch(string(md), -1) {
 		order = append(order, m[1])
 	}
-	if !slices.Equal(order, seedOrder) {
-		t.Errorf("plan.md command blocks are for %v, want the seed's order %v", order, seedOrder)
+	if want := append(slices.Clone(seedOrder), "etcd-3"); !slices.Equal(order, want) {
+		t.Errorf("plan.md command blocks are for %v, want the seed's order, then etcd-3: %v", order, want)
 	}
-	steps := regexp.MustCompile(`(?m)^### Step (.*)$`).FindAllStringSubmatch(string(md), -1)
-	if len(steps) != 2 || steps[0][1] != "1.1: etcd, one at a time" || steps[1][1] != "1.2: worker" {
-		t.Errorf("plan.md steps = %v, want etcd one at a time, then worker", steps)
+	var steps []string
+	for _, m := range regexp.MustCompile(`(?m)^### Step (.*)$`).FindAllStringSubmatch(string(md), -1) {
+		steps = append(steps, m[1])
+	}
+	if want := []string{"1.1: etcd, one at a time", "1.2: worker", "2.1: etcd, one at a time", "3.1: worker"}; !slices.Equal(steps, want) {
+		t.Errorf("plan.md steps = %q, want the seed's fix (etcd one at a time, then worker), then etcd-3's and worker-1's: %q", steps, want)
 	}
 	for _, want := range []string{
 		"# Remediation plan: CHG-18", "target version `v1.32.5+rke2r1`", "fleet-audit never runs this plan",
@@ -93,7 +98,7 @@ func TestDemoPlan(t *testing.T) {
 				p.Name, p.Serial, p.AnyErrorsFatal, p.MaxFailPercentage, p.Become, p.GatherFacts)
 		}
 	}
-	if want := [][]string{seedOrder[:2], seedOrder[2:]}; !slices.EqualFunc(hosts, want, slices.Equal) {
+	if want := [][]string{seedOrder[:2], seedOrder[2:], {"etcd-3"}, {"worker-1"}}; !slices.EqualFunc(hosts, want, slices.Equal) {
 		t.Errorf("playbook hosts = %v, want %v", hosts, want)
 	}
 

@@ -233,6 +233,12 @@ func listening(s State, port int) bool {
 	return false
 }
 
+// rke2LivenessFailureThreshold is the liveness failureThreshold of the
+// static pods RKE2 writes, kube-proxy's among them, unless
+// control-plane-probe-configuration changes it (rancher/rke2
+// pkg/podtemplate/config.go, defaultProbeConf).
+const rke2LivenessFailureThreshold = 8
+
 // WithCluster returns a copy of fleet whose server members carry RKE2's
 // kubectl and rke2.yaml, answering for the whole fleet: a member with RKE2
 // installed is a Kubernetes node (Ready while its rke2 unit is active), one
@@ -326,9 +332,11 @@ func WithCluster(fleet []Member) []Member {
 			// prober.go, pkg/probe/http/http.go DoHTTPProbe), folded into
 			// one event whose count climbs (client-go tools/record
 			// events_cache.go). It restarts the container after
-			// failureThreshold failures in a row, 3 by the API's default
-			// (core/v1 Probe); RKE2's own value was not checked.
-			fmt.Fprintf(&events, "%s\t%d\tLiveness probe failed: HTTP probe failed with statuscode: 503\n", pod, 3*restarts)
+			// failureThreshold failures in a row: 8 in the kube-proxy
+			// static pod RKE2 writes (rancher/rke2
+			// pkg/podtemplate/config.go, defaultProbeConf Liveness, taken
+			// from kubeadm's staticpod utils; the API's own default is 3).
+			fmt.Fprintf(&events, "%s\t%d\tLiveness probe failed: HTTP probe failed with statuscode: 503\n", pod, rke2LivenessFailureThreshold*restarts)
 		}
 		fmt.Fprintf(&pods, "%s\t%s\tRunning\tkube-proxy\t\tfalse\t%d\tCrashLoopBackOff\t\t\tError\t2\t/healthz\t/healthz\n", pod, name, restarts)
 		log := kubeProxyStartLog(ip)

@@ -76,7 +76,11 @@ func WithUFWActive(s State) State {
 // kube-proxy pods loop in CrashLoopBackOff (one with the seed's transient
 // RBAC denial in its previous log). worker-3 runs a newer kernel, a
 // harmless drift that must not be blamed.
-func Incident() []Member {
+func Incident() []Member { return WithCluster(incidentNodes()) }
+
+// incidentNodes are Incident's members before WithCluster derives the
+// cluster's objects from their states.
+func incidentNodes() []Member {
 	var fleet []Member
 	add := func(name string, roles []string, server, ufw bool) {
 		s := Healthy(name, server)
@@ -95,6 +99,46 @@ func Incident() []Member {
 		add(fmt.Sprintf("worker-%d", i), []string{"worker"}, false, i == 2 || i == 4)
 	}
 	fleet[7].State.Kernel = "6.1.0-31-amd64" // worker-3
+	return fleet
+}
+
+// DemoTarget is the release `fleet-audit demo` audits the upgrade to, one
+// minor after the demo cluster's v1.31.4+rke2r1 (RKE2 upgrades one minor
+// at a time: docs.rke2.io upgrades/manual_upgrade).
+const DemoTarget = "v1.32.5+rke2r1"
+
+// Demo is the fleet `fleet-audit demo` audits: the seed incident (Incident)
+// and beside it one of each thing an upgrade runbook checks by hand, on
+// nodes the incident leaves healthy, so that the demo's readiness answers
+// more than the network half:
+//   - etcd: etcd-3's newest local snapshot is three days old (its
+//     snapshot schedule stopped there; RKE2's default takes one every 12
+//     hours, k3s pkg/cli/cmds/server.go etcd-snapshot-schedule-cron
+//     "0 */12 * * *");
+//   - drain: worker-1 runs the only pod of a StatefulSet whose
+//     PodDisruptionBudget allows no disruption, so kubectl drain retries
+//     its eviction forever (k8s.io/kubectl pkg/drain, evictPods);
+//   - removed APIs: none requested, judged against DemoTarget.
+//
+// They are warnings, not blockers: the demo's blockers stay the seed's
+// four, whose fixes fit the report's first screen. Incident stays the
+// seed alone: the tests that reproduce the seed read it, and no plant
+// here may change its probable cause.
+func Demo() []Member {
+	fleet := incidentNodes()
+	byName := map[string]*State{}
+	for i := range fleet {
+		byName[fleet[i].Name] = &fleet[i].State
+	}
+	*byName["etcd-3"] = WithEtcdSnapshotsAged(*byName["etcd-3"], 74*time.Hour)
+	db := map[string]string{"app.kubernetes.io/name": "postgres"}
+	byName["worker-1"].Pods = append(byName["worker-1"].Pods,
+		Pod{Namespace: "billing", Name: "postgres-0", OwnerKind: "StatefulSet", OwnerName: "postgres", Labels: db})
+	byName["etcd-1"].PDBs = append(byName["etcd-1"].PDBs,
+		PDB{Namespace: "billing", Name: "postgres", MatchLabels: db, DisruptionsAllowed: 0})
+	byName["etcd-1"].Workloads = append(byName["etcd-1"].Workloads,
+		Workload{Kind: "StatefulSet", Namespace: "billing", Name: "postgres", Replicas: 1})
+	// The cluster objects are derived from the members' states.
 	return WithCluster(fleet)
 }
 
