@@ -284,8 +284,11 @@ type GoFact struct {
 
 // Facts invented in Go that checks read by name.
 const (
-	TargetVersionFact  = "target.version"
-	NodeRegisteredFact = "k8s.node.registered"
+	TargetVersionFact = "target.version"
+	// The run's thresholds (result.Thresholds), as every check sees them.
+	EtcdSnapshotMaxAgeFact = "run.etcd_snapshot_max_age_seconds"
+	CAHorizonFact          = "run.ca_horizon_days"
+	NodeRegisteredFact     = "k8s.node.registered"
 	// medianFactPattern names the family of medians check.Judge puts
 	// beside a node's facts for pct_of_median_lt conditions.
 	medianFactPattern = "median <fact> [among <peers fact>]"
@@ -307,6 +310,8 @@ const (
 // GoFacts lists every fact invented in Go.
 var GoFacts = []GoFact{
 	{TargetVersionFact, "--target-version, the RKE2 release the fleet is about to be upgraded to; every node and cluster check sees it.", true, false},
+	{EtcdSnapshotMaxAgeFact, "--etcd-snapshot-max-age in seconds (24h unless given): how old the newest etcd snapshot, local or in S3, may be; every node and cluster check sees it.", true, false},
+	{CAHorizonFact, "--ca-horizon in days (365d unless given): a CA ending within it ends before the next planned upgrade; every node and cluster check sees it.", true, false},
 	{NodeRegisteredFact, "yes when the cluster view lists the node, no when a server answered without it: joined in Go from the cluster probe's node list.", true, false},
 	{medianFactPattern, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false, false},
 	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent, timeout): it sets the node's status, not a fact a check reads.", false, false},
