@@ -262,7 +262,8 @@ func Analyze(r *result.Report, rules Rules) {
 	markNotApplicable(r.Nodes, r.Checks, rules.Checks, rules.Probes)
 	markPartial(r.Nodes, r.Checks)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
-	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster, r.Partial())...) {
+	goFindings := append(VersionSkew(r.Nodes, r.TargetVersion), EtcdMembers(r)...)
+	for _, f := range append(goFindings, clusterFindings(r.Cluster, r.Partial())...) {
 		if rules.Selection.Selects(f.Check) {
 			r.Findings = append(r.Findings, f)
 		}
