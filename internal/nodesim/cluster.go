@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The Kubernetes view of a simulated fleet, as RKE2's node-local kubectl
@@ -365,6 +366,7 @@ func WithCluster(fleet []Member) []Member {
 		{Args: KubectlDrainPods, Out: objs.podLines()},
 		{Args: KubectlPDBs, Out: objs.pdbLines()},
 		{Args: KubectlWorkloads, Out: objs.workloadLines()},
+		{Args: KubectlETCDSnapshotFiles, Out: etcdSnapshotFileLines(fleet, time.Now())},
 	}, logs...)
 	for _, r := range nodeProxierRules {
 		answers = append(answers, canIAnswer(KubectlCanIFor(r.Verb, r.Resource), true))

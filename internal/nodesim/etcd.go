@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -271,11 +272,56 @@ func WithEtcdSnapshotsDisabled(s State) State {
 }
 
 // WithEtcdS3 sets etcd-s3: true (and a bucket) in a config.yaml.d drop-in,
-// where k3s pkg/configfilearg reads after config.yaml.
+// where k3s pkg/configfilearg reads after config.yaml. Each scheduled
+// snapshot is uploaded once taken (k3s pkg/etcd/snapshot.go), so S3 holds
+// copies of the local ones.
 func WithEtcdS3(s State) State {
 	s.Files = hostFiles(s)
-	s.Files["etc/rancher/rke2/config.yaml.d/50-etcd-s3.yaml"] = "etcd-s3: true\netcd-s3-bucket: rke2-snapshots\netcd-s3-secret-key: s3cr3t-s3-key\n"
+	s.Files["etc/rancher/rke2/config.yaml.d/50-etcd-s3.yaml"] = "etcd-s3: true\netcd-s3-bucket: " + etcdS3Bucket + "\netcd-s3-secret-key: s3cr3t-s3-key\n"
+	s.EtcdS3Ages = slices.Clone(healthyEtcdSnapshotAges)
 	return s
+}
+
+// etcdS3Bucket is the bucket WithEtcdS3 configures.
+const etcdS3Bucket = "rke2-snapshots"
+
+// WithEtcdS3UploadsFailing is an S3 server whose uploads stopped newest ago
+// while its local snapshots go on: the newest copy in S3 is that old.
+func WithEtcdS3UploadsFailing(s State, newest time.Duration) State {
+	s = WithEtcdS3(s)
+	s.EtcdS3Ages = []time.Duration{newest, newest + 12*time.Hour}
+	return s
+}
+
+// KubectlETCDSnapshotFiles is the cluster probe's read of the
+// ETCDSnapshotFile objects.
+const KubectlETCDSnapshotFiles = "* get etcdsnapshotfiles.k3s.cattle.io -o jsonpath=*"
+
+// etcdSnapshotFileLines answers KubectlETCDSnapshotFiles: an object per
+// snapshot of every etcd server, local and S3 (k3s pkg/apis/k3s.cattle.io/v1
+// types.go ETCDSnapshotFile: spec.s3 set only on an S3 one, spec.location a
+// file:// or s3:// URI, status.creationTime RFC 3339 in UTC as metav1.Time
+// marshals it, status.readyToUse), in the probe's jsonpath columns:
+// spec.nodeName (the server that took it), bucket, location, creationTime,
+// readyToUse. Times are against now.
+func etcdSnapshotFileLines(fleet []Member, now time.Time) string {
+	var b strings.Builder
+	for _, m := range fleet {
+		s := m.State
+		if !runsEtcd(s) {
+			continue
+		}
+		node := K8sNodeName(s.Hostname)
+		for _, p := range slices.Sorted(maps.Keys(s.FileAges)) {
+			if strings.HasPrefix(p, etcdSnapshotDir) {
+				fmt.Fprintf(&b, "%s\t\tfile:///%s\t%s\ttrue\n", node, p, now.Add(-s.FileAges[p]).UTC().Format(time.RFC3339))
+			}
+		}
+		for i, a := range s.EtcdS3Ages {
+			fmt.Fprintf(&b, "%s\t%s\ts3://%s/etcd-snapshot-%s-%d\t%s\ttrue\n", node, etcdS3Bucket, etcdS3Bucket, node, i, now.Add(-a).UTC().Format(time.RFC3339))
+		}
+	}
+	return b.String()
 }
 
 // WithEtcdNoLeader is a member cut off from its peers: etcd_server_has_leader

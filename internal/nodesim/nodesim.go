@@ -130,6 +130,9 @@ type State struct {
 	// EtcdStaleMembers are member names the server's cluster lists beyond
 	// the fleet's etcd servers: servers gone without their member removed.
 	EtcdStaleMembers []string
+	// EtcdS3Ages are the ages of the snapshots this server uploaded to S3
+	// (WithEtcdS3), which the cluster lists as ETCDSnapshotFiles.
+	EtcdS3Ages []time.Duration
 }
 
 // Build writes the simulated node into dir, which must be empty or absent.
