@@ -482,7 +482,7 @@ function seen(node, t,   e) {
 	e = epoch(t)
 	if (e < 0 || node == "") return
 	n[node]++
-	if (!(node in newest) || e > newest[node]) newest[node] = e
+	if (!(node in newest) || newest[node] < e) newest[node] = e
 }
 src == "crd" && NF >= 5 {
 	if (($2 != "" || $3 ~ /^s3:\/\//) && $5 == "true") seen($1, $4)
