@@ -1,7 +1,7 @@
 # id: etcd
 # description: RKE2's embedded etcd on this server: local snapshots (names and mtimes only), whether snapshots are disabled or go to S3 (only those config.yaml keys are read: the file holds the join token), etcd's own /health and /metrics on 127.0.0.1:2381, and the member list this member sees (RKE2's /db/info on 127.0.0.1:9345)
 # needs_root: true
-# timeout: 15s
+# timeout: 20s
 # facts: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.mount etcd.snapshot.disk_used_pct etcd.health etcd.metrics.status etcd.has_leader etcd.leader_changes etcd.db_size_bytes etcd.quota_bytes etcd.db_quota_used_pct etcd.member.self etcd.members etcd.members.status
 # volatile: etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.disk_used_pct etcd.leader_changes etcd.db_size_bytes etcd.db_quota_used_pct etcd.member.self
 # role_scoped: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.mount etcd.health etcd.metrics.status etcd.has_leader etcd.quota_bytes etcd.members etcd.members.status
@@ -201,6 +201,7 @@ END {
 # api/etcdserverpb/rpc.pb.go Member). The supervisor's certificate is
 # signed by RKE2's server CA, whose certificate (public) curl verifies it
 # with; agents on a server reach it the same way, at https://127.0.0.1:9345.
+# Its 5 s bound comes after the two on 2381: the timeout above holds all.
 # The member's own name, <node name>-<8 hex> (k3s pkg/etcd/etcd.go setName),
 # is in db/etcd/name, 0600 root like its directory.
 nf=$R/var/lib/rancher/rke2/server/db/etcd/name
