@@ -211,7 +211,7 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/datastore/backup_restore",
 		},
 		Facts:    []string{EtcdMembersFact, EtcdMemberSelfFact, "etcd.members.status"},
-		Fix:      "On each server named, and on one that agrees: curl -s --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info and compare the members. A server that is alone in its own cluster must rejoin: stop rke2-server on it, move /var/lib/rancher/rke2/server/db aside, remove its old member from the others (the rke2-server log of a server names the member ids), and start it again so it joins. Do not upgrade until every etcd server lists the same members.",
+		Fix:      "On each server named, and on one that agrees: curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info and compare the members. A server that is alone in its own cluster must rejoin: stop rke2-server on it, move /var/lib/rancher/rke2/server/db aside, remove its old member from the others (the rke2-server log of a server names the member ids), and start it again so it joins. Do not upgrade until every etcd server lists the same members.",
 		Severity: result.SeverityCritical,
 	},
 	{
@@ -224,7 +224,7 @@ var GoFindings = []GoFinding{
 			"https://docs.rke2.io/datastore/backup_restore",
 		},
 		Facts:    []string{EtcdMemberSelfFact, EtcdMembersFact, "etcd.members.status"},
-		Fix:      "cat /var/lib/rancher/rke2/server/db/etcd/name on the server and compare with the members another server lists (curl -s --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info); journalctl -u rke2-server | grep -i member. Rejoin it (stop rke2-server, move /var/lib/rancher/rke2/server/db aside, start it) before the upgrade.",
+		Fix:      "cat /var/lib/rancher/rke2/server/db/etcd/name on the server and compare with the members another server lists (curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info); journalctl -u rke2-server | grep -i member. Rejoin it (stop rke2-server, move /var/lib/rancher/rke2/server/db aside, start it) before the upgrade.",
 		Severity: result.SeverityCritical,
 	},
 	{
@@ -250,7 +250,7 @@ var GoFindings = []GoFinding{
 			"k3s-io/k3s pkg/etcd/etcd.go (manageLearners: members against Nodes with the etcd role)",
 		},
 		Facts:    []string{EtcdMembersFact, "cluster.etcd.members"},
-		Fix:      "Compare kubectl get nodes -l node-role.kubernetes.io/etcd=true with the members (curl -s --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info on a server); remove stale members and wait for learners to be promoted before the upgrade.",
+		Fix:      "Compare kubectl get nodes -l node-role.kubernetes.io/etcd=true with the members (curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info on a server); remove stale members and wait for learners to be promoted before the upgrade.",
 		Severity: result.SeverityWarning,
 	},
 	{
