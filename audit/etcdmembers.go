@@ -57,7 +57,8 @@ func etcdMemberName(entry string) string { return strings.TrimSuffix(entry, etcd
 // audited server's own (a removed server's member left behind counts
 // toward quorum), and a voter count other than the etcd Nodes Kubernetes
 // lists. Servers whose list could not be read are left out; with --limit,
-// or a node not audited, members are not matched against the fleet.
+// in a shard, or with a node not audited, members are not matched against
+// the fleet.
 func EtcdMembers(r *result.Report) []result.Finding {
 	lists := map[string][]string{} // node → its list
 	count := map[string]int{}
@@ -157,9 +158,10 @@ func pick(n int, one, many string) string {
 }
 
 // fleetComplete says whether every host of the inventory is a node of the
-// report with facts, so that a member no node claims is no server at all.
+// report with facts, so that a member no node claims is no server at all:
+// not under --limit, nor in one shard's report (the merged one has them all).
 func fleetComplete(r *result.Report) bool {
-	if r.Limit != nil {
+	if r.Limit != nil || r.Shard != nil {
 		return false
 	}
 	return !slices.ContainsFunc(r.Nodes, func(n result.Node) bool { return !n.Status.HasFacts() })

@@ -142,22 +142,24 @@ func TestEtcdMembersJudgement(t *testing.T) {
 		name  string
 		nodes []result.Node
 		limit *result.Limit
+		shard *result.Shard
 		want  map[string]string
 	}{
-		{"agree", []result.Node{node("a", three, "a-1"), node("b", three, "b-1"), node("c", three, "c-1")}, nil, map[string]string{}},
-		{"unread lists are left out", []result.Node{node("a", three, "a-1"), node("b", "unknown", "b-1"), node("c", three, "c-1"), node("w", "absent", "absent")}, nil, map[string]string{}},
-		{"a tie names both and nothing else", []result.Node{node("a", "a-1,b-1", "a-1"), node("b", "b-1", "b-1")}, nil,
+		{"agree", []result.Node{node("a", three, "a-1"), node("b", three, "b-1"), node("c", three, "c-1")}, nil, nil, map[string]string{}},
+		{"unread lists are left out", []result.Node{node("a", three, "a-1"), node("b", "unknown", "b-1"), node("c", three, "c-1"), node("w", "absent", "absent")}, nil, nil, map[string]string{}},
+		{"a tie names both and nothing else", []result.Node{node("a", "a-1,b-1", "a-1"), node("b", "b-1", "b-1")}, nil, nil,
 			map[string]string{EtcdMembersDisagreeID: "a,b"}},
 		// Not listed although its own list was not read.
-		{"a member the others dropped", []result.Node{node("a", "a-1,b-1", "a-1"), node("b", "a-1,b-1", "b-1"), node("c", "unknown", "c-1")}, nil,
+		{"a member the others dropped", []result.Node{node("a", "a-1,b-1", "a-1"), node("b", "a-1,b-1", "b-1"), node("c", "unknown", "c-1")}, nil, nil,
 			map[string]string{EtcdMemberNotListedID: "c"}},
-		{"an unaudited member", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, nil, map[string]string{EtcdMembersUnauditedID: ""}},
-		{"not matched under --limit", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, &result.Limit{Pattern: "a,b"}, map[string]string{}},
-		{"not matched with a host unreachable", []result.Node{node("a", three, "a-1"), node("b", three, "b-1"), {Name: "c", Status: result.StatusUnreachable}}, nil, map[string]string{}},
+		{"an unaudited member", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, nil, nil, map[string]string{EtcdMembersUnauditedID: ""}},
+		{"not matched under --limit", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, &result.Limit{Pattern: "a,b"}, nil, map[string]string{}},
+		{"not matched in a shard", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, nil, &result.Shard{Index: 1, Count: 2}, map[string]string{}},
+		{"not matched with a host unreachable", []result.Node{node("a", three, "a-1"), node("b", three, "b-1"), {Name: "c", Status: result.StatusUnreachable}}, nil, nil, map[string]string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]string{}
-			for _, f := range EtcdMembers(&result.Report{Nodes: tc.nodes, Limit: tc.limit}) {
+			for _, f := range EtcdMembers(&result.Report{Nodes: tc.nodes, Limit: tc.limit, Shard: tc.shard}) {
 				got[f.Check] = strings.Join(f.Nodes, ",")
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
