@@ -31,6 +31,10 @@ const (
 	SkewTargetSkipsMinorID        = "skew.target-skips-minor"
 	SkewTargetDowngradeID         = "skew.target-downgrade"
 	SkewUpgradeOrderID            = "skew.upgrade-order"
+	EtcdMembersDisagreeID         = "etcd.members-disagree"
+	EtcdMemberNotListedID         = "etcd.member-not-listed"
+	EtcdMembersUnauditedID        = "etcd.members-unaudited"
+	EtcdMembersCountID            = "etcd.members-count"
 	// Waiver bookkeeping is never waivable or skippable: waiving
 	// "waiver.expired" would silence exactly the signal it exists for.
 	WaiverExpiredID = "waiver.expired"
@@ -208,6 +212,64 @@ var GoFindings = []GoFinding{
 		Severity: result.SeverityInfo,
 	},
 	{
+		ID:       EtcdMembersDisagreeID,
+		Area:     result.AreaEtcd,
+		About:    "etcd servers whose member list differs from the other etcd servers' (another cluster, or another view of the membership).",
+		Operator: true,
+		Why:      "Every member of one etcd cluster answers MemberList with the same members. A server with another list runs another cluster (a --cluster-reset done on it alone, a data directory restored from elsewhere), so the cluster it serves is not the one the others serve: upgrading it restarts a split that loses one side's writes, and the quorum the rollout counts on is not there.",
+		References: []string{
+			"k3s-io/k3s pkg/etcd/etcd.go (infoHandler: GET /db/info answers the local member's MemberList; Reset: a cluster-reset server starts a new one-member cluster)",
+			"k3s-io/k3s pkg/server/auth/auth.go (IsLocalOrHasRole: /db/info needs no credentials from 127.0.0.1)",
+			"etcd-io/etcd api/etcdserverpb/rpc.proto (Member: ID, name, peerURLs, clientURLs, isLearner)",
+			"https://docs.rke2.io/datastore/backup_restore",
+		},
+		Facts:    []string{EtcdMembersFact, EtcdMemberSelfFact, "etcd.members.status"},
+		Fix:      "On each server named, and on one that agrees: curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info and compare the members. A server that is alone in its own cluster must rejoin: stop rke2-server on it, move /var/lib/rancher/rke2/server/db aside, remove its old member from the others (the rke2-server log of a server names the member ids), and start it again so it joins. Do not upgrade until every etcd server lists the same members.",
+		Severity: result.SeverityCritical,
+	},
+	{
+		ID:       EtcdMemberNotListedID,
+		Area:     result.AreaEtcd,
+		About:    "audited servers running etcd whose own member is not in the member list the etcd servers agree on.",
+		Operator: true,
+		Why:      "A server whose etcd member is not a member of the cluster the others list serves a datastore of its own or none: its API server's view diverges from the cluster's, and the upgrade's restart of it changes nothing the cluster's quorum depends on while the rollout counts it as a member.",
+		References: []string{
+			"k3s-io/k3s pkg/etcd/etcd.go (setName: the member name <node name>-<8 hex> kept in db/etcd/name; Test: a server that is no member fails)",
+			"https://docs.rke2.io/datastore/backup_restore",
+		},
+		Facts:    []string{EtcdMemberSelfFact, EtcdMembersFact, "etcd.members.status"},
+		Fix:      "cat /var/lib/rancher/rke2/server/db/etcd/name on the server and compare with the members another server lists (curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info); journalctl -u rke2-server | grep -i member. Rejoin it (stop rke2-server, move /var/lib/rancher/rke2/server/db aside, start it) before the upgrade.",
+		Severity: result.SeverityCritical,
+	},
+	{
+		ID:       EtcdMembersUnauditedID,
+		Area:     result.AreaEtcd,
+		About:    "members of the etcd cluster that no audited etcd server says it is (a server not in the inventory, or a removed or reset server's member left behind).",
+		Operator: true,
+		Why:      "Quorum is a majority of every member etcd lists, running or not. A member left behind by a removed or reset server is down for good and costs the cluster one failure it could otherwise survive, which the one-at-a-time restarts of an upgrade spend; a server left out of the inventory goes into the upgrade unaudited.",
+		References: []string{
+			"https://etcd.io/docs/v3.5/faq/#what-is-failure-tolerance",
+			"k3s-io/k3s pkg/etcd/etcd.go (RemovePeer: a deleted Node's member is removed; a server reset or reinstalled keeps its old member in the others' list)",
+		},
+		Facts:    []string{EtcdMembersFact, EtcdMemberSelfFact},
+		Fix:      "Add a server that is missing to the inventory; remove a member whose server is gone (kubectl delete node of that server makes RKE2 remove its member; otherwise etcdctl member remove <id> from inside an etcd pod) before the upgrade.",
+		Severity: result.SeverityWarning,
+	},
+	{
+		ID:       EtcdMembersCountID,
+		Area:     result.AreaEtcd,
+		About:    "the etcd cluster's voting members do not match the Nodes Kubernetes labels node-role.kubernetes.io/etcd.",
+		Operator: true,
+		Why:      "RKE2 labels a Node node-role.kubernetes.io/etcd where etcd runs and keeps the etcd membership in step with those Nodes. Another count means a member without a Node (left behind) or a Node whose member is gone or still a learner: the quorum the upgrade must keep is not the one the Node list suggests.",
+		References: []string{
+			"https://etcd.io/docs/v3.5/faq/#what-is-failure-tolerance",
+			"k3s-io/k3s pkg/etcd/etcd.go (manageLearners: members against Nodes with the etcd role)",
+		},
+		Facts:    []string{EtcdMembersFact, "cluster.etcd.members"},
+		Fix:      "Compare kubectl get nodes -l node-role.kubernetes.io/etcd=true with the members (curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info on a server); remove stale members and wait for learners to be promoted before the upgrade.",
+		Severity: result.SeverityWarning,
+	},
+	{
 		ID:       ClusterUnavailableID,
 		Area:     result.AreaControlPlane,
 		About:    "the cluster-scoped probes could not run: no server answered, or none was reachable.",
@@ -300,8 +362,11 @@ type GoFact struct {
 
 // Facts invented in Go that checks read by name.
 const (
-	TargetVersionFact  = "target.version"
-	NodeRegisteredFact = "k8s.node.registered"
+	TargetVersionFact = "target.version"
+	// The run's thresholds (result.Thresholds), as every check sees them.
+	EtcdSnapshotMaxAgeFact = "run.etcd_snapshot_max_age_seconds"
+	CAHorizonFact          = "run.ca_horizon_days"
+	NodeRegisteredFact     = "k8s.node.registered"
 	// medianFactPattern names the family of medians check.Judge puts
 	// beside a node's facts for pct_of_median_lt conditions.
 	medianFactPattern = "median <fact> [among <peers fact>]"
@@ -327,6 +392,8 @@ const targetVersionNotGiven = TargetVersionFact + " not given: judged only with 
 // GoFacts lists every fact invented in Go.
 var GoFacts = []GoFact{
 	{TargetVersionFact, "--target-version, the RKE2 release the fleet is about to be upgraded to; every node and cluster check sees it.", true, false},
+	{EtcdSnapshotMaxAgeFact, "--etcd-snapshot-max-age in seconds (24h unless given): how old the newest etcd snapshot, local or in S3, may be; every node and cluster check sees it.", true, false},
+	{CAHorizonFact, "--ca-horizon in days (365d unless given): a CA ending within it ends before the next planned upgrade; every node and cluster check sees it.", true, false},
 	{NodeRegisteredFact, "yes when the cluster view lists the node, no when a server answered without it: joined in Go from the cluster probe's node list.", true, false},
 	{medianFactPattern, "the median a pct_of_median_lt condition compares a node with, over the audited nodes (or those with the same peers fact); shown in the check's detail.", false, false},
 	{probe.MetaSudo, "how the bundle's root side went under sudo (ok, password_required, requiretty, absent, timeout): it sets the node's status, not a fact a check reads.", false, false},

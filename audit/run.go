@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,6 +102,9 @@ type RunOptions struct {
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
 	TargetVersion string
+	// Thresholds are --etcd-snapshot-max-age and --ca-horizon; nil is
+	// DefaultThresholds.
+	Thresholds *result.Thresholds
 	// Change is the change ticket the run is for (nil = none), for the
 	// report's head; it does not change how anything is judged.
 	Change *result.Change
@@ -203,6 +207,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		Nodes:         nodes,
 		Cluster:       cluster,
 		TargetVersion: o.TargetVersion,
+		Thresholds:    thresholdsOrDefault(o.Thresholds),
 		Change:        o.Change,
 		Limit:         o.Limit,
 		Shard:         o.Shard,
@@ -210,6 +215,24 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 	}
 	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers, Selection: o.Selection})
 	return r, nil
+}
+
+// DefaultThresholds are the thresholds of a run given none: a newest etcd
+// snapshot 24 h old is two missed schedules of RKE2's default "0 */12 * * *"
+// (k3s pkg/cli/cmds/server.go etcd-snapshot-schedule-cron), and a year is
+// about the time to the next planned upgrade.
+func DefaultThresholds() result.Thresholds {
+	return result.Thresholds{EtcdSnapshotMaxAgeSeconds: 24 * 3600, CAHorizonDays: 365}
+}
+
+// thresholdsOrDefault is t, or the defaults for a run or a saved report
+// that has none.
+func thresholdsOrDefault(t *result.Thresholds) *result.Thresholds {
+	if t == nil {
+		d := DefaultThresholds()
+		return &d
+	}
+	return t
 }
 
 // Rules is everything Analyze judges a report's nodes with.
@@ -232,6 +255,9 @@ func Analyze(r *result.Report, rules Rules) {
 	if r.TargetVersion != "" {
 		globals[TargetVersionFact] = r.TargetVersion
 	}
+	th := thresholdsOrDefault(r.Thresholds)
+	globals[EtcdSnapshotMaxAgeFact] = strconv.FormatInt(th.EtcdSnapshotMaxAgeSeconds, 10)
+	globals[CAHorizonFact] = strconv.FormatInt(th.CAHorizonDays, 10)
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
 	for i, c := range r.Checks {
 		// A check that reads --target-version says how to have it judged.
@@ -242,7 +268,8 @@ func Analyze(r *result.Report, rules Rules) {
 	markNotApplicable(r.Nodes, r.Checks, rules.Checks, rules.Probes)
 	markPartial(r.Nodes, r.Checks)
 	r.Findings = append(Correlate(r.Nodes, rules.Checks, r.Checks, rules.Probes), check.CheckFindings(rules.Checks, r.Checks)...)
-	for _, f := range append(VersionSkew(r.Nodes, r.TargetVersion), clusterFindings(r.Cluster, r.Partial())...) {
+	goFindings := append(VersionSkew(r.Nodes, r.TargetVersion), EtcdMembers(r)...)
+	for _, f := range append(goFindings, clusterFindings(r.Cluster, r.Partial())...) {
 		if rules.Selection.Selects(f.Check) {
 			r.Findings = append(r.Findings, f)
 		}

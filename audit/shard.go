@@ -95,6 +95,12 @@ func digest(v any) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// thresholdFlags says t as the flags that give it.
+func thresholdFlags(t *result.Thresholds) string {
+	t = thresholdsOrDefault(t)
+	return fmt.Sprintf("--etcd-snapshot-max-age %ds --ca-horizon %dd", t.EtcdSnapshotMaxAgeSeconds, t.CAHorizonDays)
+}
+
 // ShardFile is one shard report given to Merge, with the file it was read
 // from, which Merge's errors name.
 type ShardFile struct {
@@ -108,7 +114,10 @@ type ShardFile struct {
 type MergeOptions struct {
 	Rules         Rules
 	TargetVersion string
-	ToolVersion   string
+	// Thresholds are merge's --etcd-snapshot-max-age and --ca-horizon;
+	// nil is DefaultThresholds.
+	Thresholds  *result.Thresholds
+	ToolVersion string
 	// RunID is merge's --run-id: when set, every shard must be of that
 	// run, so a pipeline's merge cannot judge another pipeline's shards.
 	RunID string
@@ -189,6 +198,7 @@ func Merge(shards []ShardFile, o MergeOptions) (*result.Report, error) {
 		FinishedAt:    ref.FinishedAt,
 		Nodes:         nodes,
 		TargetVersion: ref.TargetVersion,
+		Thresholds:    ref.Thresholds,
 		Change:        ref.Change,
 		Limit:         ref.Limit,
 	}
@@ -310,6 +320,8 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 			return mergeErrorf("%s and %s were judged by different probes, checks, --only/--skip or --waivers: run every shard with the same", ref.Path, s.Path)
 		case r.TargetVersion != rs.TargetVersion:
 			return mergeErrorf("%s ran with --target-version %q, %s with %q: run every shard with the same", ref.Path, rs.TargetVersion, s.Path, r.TargetVersion)
+		case *thresholdsOrDefault(r.Thresholds) != *thresholdsOrDefault(rs.Thresholds):
+			return mergeErrorf("%s ran with %s, %s with %s: run every shard with the same", ref.Path, thresholdFlags(rs.Thresholds), s.Path, thresholdFlags(r.Thresholds))
 		case r.Gate.FailOn != rs.Gate.FailOn || r.Gate.AllowUnreachable != rs.Gate.AllowUnreachable:
 			return mergeErrorf("%s ran with --fail-on %s --allow-unreachable=%t, %s with --fail-on %s --allow-unreachable=%t: run every shard with the same",
 				ref.Path, rs.Gate.FailOn, rs.Gate.AllowUnreachable, s.Path, r.Gate.FailOn, r.Gate.AllowUnreachable)
@@ -327,6 +339,8 @@ func checkShards(shards []ShardFile, o MergeOptions) error {
 		return mergeErrorf("the shards (%s...) were judged by other probes, checks, --only/--skip or --waivers than merge was given: give merge the --probes, --only, --skip and --waivers the shards ran with", ref.Path)
 	case rs.TargetVersion != o.TargetVersion:
 		return mergeErrorf("the shards ran with --target-version %q, merge was given %q: give merge the same", rs.TargetVersion, o.TargetVersion)
+	case *thresholdsOrDefault(rs.Thresholds) != *thresholdsOrDefault(o.Thresholds):
+		return mergeErrorf("the shards ran with %s, merge was given %s: give merge the same", thresholdFlags(rs.Thresholds), thresholdFlags(o.Thresholds))
 	case rs.Gate.FailOn != o.Rules.Gate.FailOn || rs.Gate.AllowUnreachable != o.Rules.Gate.AllowUnreachable:
 		return mergeErrorf("the shards ran with --fail-on %s --allow-unreachable=%t, merge was given --fail-on %s --allow-unreachable=%t: give merge the same",
 			rs.Gate.FailOn, rs.Gate.AllowUnreachable, o.Rules.Gate.FailOn, o.Rules.Gate.AllowUnreachable)

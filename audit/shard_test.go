@@ -328,6 +328,12 @@ func TestMergeRefuses(t *testing.T) {
 			"s1.json and s2.json were judged by different probes, checks, --only/--skip or --waivers"},
 		{"another target version", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.TargetVersion = "v1.32.5+rke2r1" },
 			`s1.json ran with --target-version "", s2.json with "v1.32.5+rke2r1"`},
+		{"other thresholds", func(f *mergeFixture, o *MergeOptions) {
+			f.shards[1].Report.Thresholds = &result.Thresholds{EtcdSnapshotMaxAgeSeconds: 7200, CAHorizonDays: 365}
+		}, "s1.json ran with --etcd-snapshot-max-age 86400s --ca-horizon 365d, s2.json with --etcd-snapshot-max-age 7200s --ca-horizon 365d"},
+		{"merge given other thresholds", func(f *mergeFixture, o *MergeOptions) {
+			o.Thresholds = &result.Thresholds{EtcdSnapshotMaxAgeSeconds: 86400, CAHorizonDays: 30}
+		}, "the shards ran with --etcd-snapshot-max-age 86400s --ca-horizon 365d, merge was given --etcd-snapshot-max-age 86400s --ca-horizon 30d"},
 		{"another fail-on", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Gate.FailOn = result.SeverityWarning },
 			"s1.json ran with --fail-on critical --allow-unreachable=false, s2.json with --fail-on warning"},
 		{"another allow-partial", func(f *mergeFixture, o *MergeOptions) { f.shards[1].Report.Gate.AllowPartial = true },

@@ -259,6 +259,10 @@ type Report struct {
 	Cluster *Cluster `json:"cluster,omitempty"`
 	// TargetVersion is --target-version, when given.
 	TargetVersion string `json:"target_version,omitempty"`
+	// Thresholds are the limits the run was judged with
+	// (--etcd-snapshot-max-age, --ca-horizon); nil in a report written
+	// before they were flags, which was judged with their defaults.
+	Thresholds *Thresholds `json:"thresholds,omitempty"`
 	// Change is the change ticket the run was made for (--change-id,
 	// --title, --requested-by), so that every report can be filed with it;
 	// nil when none was given.
@@ -275,6 +279,18 @@ type Report struct {
 	// results less trustworthy, e.g. host keys that were not verified.
 	// Every report shows them above the findings.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Thresholds are the limits of judgement a run was given as flags; checks
+// read them as run facts (audit.GoFacts), so that a re-rendered or merged
+// report is judged with the ones its run had.
+type Thresholds struct {
+	// EtcdSnapshotMaxAgeSeconds is --etcd-snapshot-max-age: the newest
+	// etcd snapshot may be this old.
+	EtcdSnapshotMaxAgeSeconds int64 `json:"etcd_snapshot_max_age_seconds"`
+	// CAHorizonDays is --ca-horizon: a CA that ends within it ends before
+	// the next planned upgrade.
+	CAHorizonDays int64 `json:"ca_horizon_days"`
 }
 
 // Change names the change a run was made for, as a change board files it.

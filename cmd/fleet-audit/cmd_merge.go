@@ -45,7 +45,7 @@ func mergeCommand(act func(context.Context, mergeOptions, streams) error) *cli.C
 	return &cli.Command{
 		Name:      "merge",
 		Usage:     "join the reports of run --shard K/N into the report of one run, judged as one",
-		UsageText: "fleet-audit merge SHARD.json... [--run-id ID] [--fail-on SEVERITY] [--allow-unreachable] [--waivers FILE] [--only P] [--skip P] [--probes DIR] [--target-version V] " + formatUsage() + " [-q|-v]",
+		UsageText: "fleet-audit merge SHARD.json... [--run-id ID] [--fail-on SEVERITY] [--allow-unreachable] [--waivers FILE] [--only P] [--skip P] [--probes DIR] [--target-version V] [--etcd-snapshot-max-age D] [--ca-horizon D] " + formatUsage() + " [-q|-v]",
 		Description: `Reads the JSON reports that run --shard K/N --json wrote, one per shard,
 puts their nodes together in inventory order and judges them again as one
 fleet: checks, drift, correlation, version skew, the cluster view (the one a
@@ -54,8 +54,8 @@ answered), waivers and the gate. N shards merged give the report a single run
 of the whole inventory gives, byte for byte but for its times.
 
 Give merge the rule flags the shards ran with (--fail-on, --allow-unreachable,
---waivers, --only, --skip, --probes, --target-version): each shard records what
-judged it, and merge refuses other rules. It also refuses shards of different
+--waivers, --only, --skip, --probes, --target-version, --etcd-snapshot-max-age,
+--ca-horizon): each shard records what judged it, and merge refuses other rules. It also refuses shards of different
 runs (run --run-id; with merge's own --run-id, shards of any other run), of
 different inventories or fleet-audit releases, the same shard twice and
 overlapping nodes. The hosts of
@@ -111,7 +111,7 @@ func runMerge(ctx context.Context, o mergeOptions, s streams) error {
 		}
 		shards = append(shards, audit.ShardFile{Path: p, Report: r})
 	}
-	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl.judge(o.Judge), TargetVersion: o.Judge.TargetVersion, ToolVersion: buildVersion, RunID: o.RunID, Change: o.Judge.Change})
+	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl.judge(o.Judge), TargetVersion: o.Judge.TargetVersion, Thresholds: &o.Judge.Thresholds, ToolVersion: buildVersion, RunID: o.RunID, Change: o.Judge.Change})
 	if err != nil {
 		return &usageError{fmt.Errorf("merge: %w", err)}
 	}

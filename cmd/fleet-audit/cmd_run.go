@@ -50,6 +50,8 @@ type runOptions struct {
 	ProbesDir     string
 	Only, Skip    []string
 	TargetVersion string
+	// Thresholds are --etcd-snapshot-max-age and --ca-horizon.
+	Thresholds result.Thresholds
 	// Change is --change-id, --title and --requested-by; nil when none
 	// was given.
 	Change *result.Change
@@ -195,6 +197,21 @@ func judgeOptionsFrom(c *cli.Context, o *runOptions) error {
 	if o.TargetVersion != "" && !audit.TargetVersionRe.MatchString(o.TargetVersion) {
 		return &usageError{fmt.Errorf("--target-version %q: want an RKE2 release such as v1.31.4+rke2r1 (v1.MINOR.PATCH+rke2rN)", o.TargetVersion)}
 	}
+	age, err := parseSpan(c.String("etcd-snapshot-max-age"))
+	if err == nil && age < time.Second {
+		err = fmt.Errorf("want at least 1s, got %q", c.String("etcd-snapshot-max-age"))
+	}
+	if err != nil {
+		return &usageError{fmt.Errorf("--etcd-snapshot-max-age: %w", err)}
+	}
+	horizon, err := parseSpan(c.String("ca-horizon"))
+	if err == nil && horizon%(24*time.Hour) != 0 {
+		err = fmt.Errorf("want whole days such as 365d or 720h, got %q", c.String("ca-horizon"))
+	}
+	if err != nil {
+		return &usageError{fmt.Errorf("--ca-horizon: %w", err)}
+	}
+	o.Thresholds = result.Thresholds{EtcdSnapshotMaxAgeSeconds: int64(age / time.Second), CAHorizonDays: int64(horizon / (24 * time.Hour))}
 	var ch result.Change
 	for _, f := range []struct {
 		name string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/report"
 )
@@ -120,7 +121,36 @@ func ruleFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "skip", Usage: "do not judge the checks whose id matches `PATTERN` (applied after --only; repeatable or comma-separated)"},
 		&cli.StringFlag{Name: "probes", Usage: "also run the probes (*.sh) and checks (*.yaml) in `DIR`"},
 		&cli.StringFlag{Name: "target-version", Usage: "the RKE2 `VERSION` the fleet is about to be upgraded to (v1.xx.y+rke2rN), for the version-skew checks"},
+		&cli.StringFlag{Name: "etcd-snapshot-max-age", Value: spanText(time.Duration(audit.DefaultThresholds().EtcdSnapshotMaxAgeSeconds) * time.Second), Usage: "the newest etcd snapshot, local or in S3, may be this old: a `DURATION` (36h, 2d)"},
+		&cli.StringFlag{Name: "ca-horizon", Value: spanText(time.Duration(audit.DefaultThresholds().CAHorizonDays) * 24 * time.Hour), Usage: "warn of an RKE2 CA that expires within this `DURATION` in whole days (365d, 8760h): the time to the next planned upgrade"},
 	}
+}
+
+// parseSpan reads a threshold flag: a Go duration (36h, 90m) or a whole
+// number of days (2d), which Go's durations lack; it must be positive.
+func parseSpan(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		days, err := strconv.ParseUint(n, 10, 16)
+		if err != nil || days == 0 {
+			return 0, fmt.Errorf("want a positive duration such as 36h or 2d, got %q", v)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive duration such as 36h or 2d, got %q", v)
+	}
+	return d, nil
+}
+
+// spanText says a threshold as parseSpan reads it back: whole days as
+// 365d, anything else as Go prints it.
+func spanText(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
 }
 
 // changeFlags name the change ticket a run is for; every report prints

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/report"
@@ -48,7 +49,7 @@ func keep[O any](got *any) func(context.Context, O, streams) error {
 func runDefaults(inv string) runOptions {
 	return runOptions{
 		Inventory: inventorySource{Path: inv}, Forks: 10, ConnectTimeout: 10 * time.Second, NodeTimeout: 2 * time.Minute,
-		FailOn: result.SeverityCritical, Outputs: map[string]string{},
+		FailOn: result.SeverityCritical, Outputs: map[string]string{}, Thresholds: audit.DefaultThresholds(),
 	}
 }
 
@@ -110,6 +111,24 @@ func TestFlags(t *testing.T) {
 		{"run bad host-key-policy", []string{"run", "-i", "i", "--host-key-policy", "yes"}, nil, "--host-key-policy"},
 		{"run target-version without v", []string{"run", "-i", "i", "--target-version", "1.32"}, nil, "--target-version"},
 		{"run target-version without rke2r", []string{"run", "-i", "i", "--target-version", "v1.32.5"}, nil, "--target-version"},
+		{"run thresholds", []string{"run", "-i", "i", "--etcd-snapshot-max-age", " 36h ", "--ca-horizon", "720h"},
+			func() runOptions {
+				o := runDefaults("i")
+				o.Thresholds = result.Thresholds{EtcdSnapshotMaxAgeSeconds: 36 * 3600, CAHorizonDays: 30}
+				return o
+			}(), ""},
+		{"run thresholds in days", []string{"run", "-i", "i", "--etcd-snapshot-max-age", "2d", "--ca-horizon", "90d"},
+			func() runOptions {
+				o := runDefaults("i")
+				o.Thresholds = result.Thresholds{EtcdSnapshotMaxAgeSeconds: 2 * 86400, CAHorizonDays: 90}
+				return o
+			}(), ""},
+		{"run bad snapshot age", []string{"run", "-i", "i", "--etcd-snapshot-max-age", "a day"}, nil, `--etcd-snapshot-max-age: want a positive duration such as 36h or 2d, got "a day"`},
+		{"run negative snapshot age", []string{"run", "-i", "i", "--etcd-snapshot-max-age", "-1h"}, nil, "--etcd-snapshot-max-age: want a positive duration"},
+		{"run snapshot age under a second", []string{"run", "-i", "i", "--etcd-snapshot-max-age", "10ms"}, nil, "--etcd-snapshot-max-age: want at least 1s"},
+		{"run zero days", []string{"run", "-i", "i", "--ca-horizon", "0d"}, nil, "--ca-horizon: want a positive duration"},
+		{"run horizon in part days", []string{"run", "-i", "i", "--ca-horizon", "36h"}, nil, `--ca-horizon: want whole days such as 365d or 720h, got "36h"`},
+		{"run fractional days", []string{"run", "-i", "i", "--ca-horizon", "1.5d"}, nil, "--ca-horizon: want a positive duration"},
 		{"run target-version with a tail", []string{"run", "-i", "i", "--target-version", "v1.31.4+rke2r1;id"}, nil, "--target-version"},
 		{"run change", []string{"run", "-i", "i", "--change-id", " CHG-4711 ", "--title", "upgrade prod to v1.32", "--requested-by", "j.doe"},
 			func() runOptions {
@@ -208,19 +227,22 @@ func TestFlags(t *testing.T) {
 		{"demo has no shard", []string{"demo", "--shard", "1/2"}, nil, "shard"},
 
 		{"merge", []string{"merge", "a.json", "b.json"},
-			mergeOptions{Paths: []string{"a.json", "b.json"}, Judge: runOptions{FailOn: result.SeverityCritical}, Outputs: map[string]string{}}, ""},
+			mergeOptions{Paths: []string{"a.json", "b.json"}, Judge: runOptions{FailOn: result.SeverityCritical, Thresholds: audit.DefaultThresholds()}, Outputs: map[string]string{}}, ""},
 		{"merge every flag", []string{"merge", "a.json", "--fail-on", "warning", "--allow-unreachable", "--waivers", "w.yaml", "--only", "a,b",
-			"--skip", "c", "--probes", "site", "--target-version", "v1.31.4+rke2r1", "--json", "all.json", "--html", "r.html", "b.json", "-q"},
+			"--skip", "c", "--probes", "site", "--target-version", "v1.31.4+rke2r1", "--json", "all.json", "--html", "r.html", "b.json", "-q",
+			"--etcd-snapshot-max-age", "12h", "--ca-horizon", "2d"},
 			mergeOptions{Paths: []string{"a.json", "b.json"}, Judge: runOptions{FailOn: result.SeverityWarning, AllowUnreachable: true, WaiversPath: "w.yaml",
-				Only: []string{"a", "b"}, Skip: []string{"c"}, ProbesDir: "site", TargetVersion: "v1.31.4+rke2r1"},
+				Only: []string{"a", "b"}, Skip: []string{"c"}, ProbesDir: "site", TargetVersion: "v1.31.4+rke2r1",
+				Thresholds: result.Thresholds{EtcdSnapshotMaxAgeSeconds: 12 * 3600, CAHorizonDays: 2}},
 				Outputs: map[string]string{"json": "all.json", "html": "r.html"}, Output: outputOptions{Quiet: true}}, ""},
 		{"merge change", []string{"merge", "a.json", "--change-id", "CHG-1", "--requested-by", "j.doe"},
-			mergeOptions{Paths: []string{"a.json"}, Judge: runOptions{FailOn: result.SeverityCritical, Change: &result.Change{ID: "CHG-1", RequestedBy: "j.doe"}}, Outputs: map[string]string{}}, ""},
+			mergeOptions{Paths: []string{"a.json"}, Judge: runOptions{FailOn: result.SeverityCritical, Thresholds: audit.DefaultThresholds(), Change: &result.Change{ID: "CHG-1", RequestedBy: "j.doe"}}, Outputs: map[string]string{}}, ""},
 		{"merge of a run", []string{"merge", "a.json", "--run-id", "4711"},
-			mergeOptions{Paths: []string{"a.json"}, RunID: "4711", Judge: runOptions{FailOn: result.SeverityCritical}, Outputs: map[string]string{}}, ""},
+			mergeOptions{Paths: []string{"a.json"}, RunID: "4711", Judge: runOptions{FailOn: result.SeverityCritical, Thresholds: audit.DefaultThresholds()}, Outputs: map[string]string{}}, ""},
 		{"merge without files", []string{"merge", "--json", "all.json"}, nil, "merge: want the shard reports"},
 		{"merge bad fail-on", []string{"merge", "a.json", "--fail-on", "fatal"}, nil, "--fail-on"},
 		{"merge bad target-version", []string{"merge", "a.json", "--target-version", "1.32"}, nil, "--target-version"},
+		{"merge bad ca-horizon", []string{"merge", "a.json", "--ca-horizon", "soon"}, nil, "--ca-horizon"},
 		{"merge has no inventory", []string{"merge", "-i", "inv.yaml", "a.json"}, nil, "-i"},
 
 		{"run from the cluster", []string{"run", "--from-cluster"}, fromCluster(clusterSource{}), ""},

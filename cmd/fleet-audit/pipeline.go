@@ -168,7 +168,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Fleet: fleet, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
-		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion, Change: changeOf(inv.Change, o.Change),
+		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion, Thresholds: &o.Thresholds, Change: changeOf(inv.Change, o.Change),
 		ToolVersion: buildVersion, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Shard: shard, Logger: logger,
 		LateWarnings: func() []string {
 			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)

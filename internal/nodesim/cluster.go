@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The Kubernetes view of a simulated fleet, as RKE2's node-local kubectl
@@ -263,7 +264,7 @@ func WithCluster(fleet []Member) []Member {
 			server = s.RKE2Version
 		}
 		name := K8sNodeName(m.Name)
-		ip := fmt.Sprintf("10.0.0.%d", 11+i)
+		ip := nodeIP(i)
 		ready := "Unknown" // the kubelet stopped posting status
 		if s.Units["rke2-server"].Active == "active" || s.Units["rke2-agent"].Active == "active" || s.Units[windowsService].Active == "active" {
 			ready = "True"
@@ -373,6 +374,7 @@ func WithCluster(fleet []Member) []Member {
 		{Args: KubectlDrainPods, Out: objs.podLines()},
 		{Args: KubectlPDBs, Out: objs.pdbLines()},
 		{Args: KubectlWorkloads, Out: objs.workloadLines()},
+		{Args: KubectlETCDSnapshotFiles, Out: etcdSnapshotFileLines(fleet, time.Now())},
 	}, logs...)
 	for _, r := range nodeProxierRules {
 		answers = append(answers, canIAnswer(KubectlCanIFor(r.Verb, r.Resource), true))
@@ -400,8 +402,12 @@ func WithCluster(fleet []Member) []Member {
 		s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlMetrics, Out: APIServerMetrics(s)})
 		out[i].State = s
 	}
+	etcdMemberLists(out)
 	return out
 }
+
+// nodeIP is the InternalIP of the fleet's i-th member.
+func nodeIP(i int) string { return fmt.Sprintf("10.0.0.%d", 11+i) }
 
 // kubeProxyStartLog is a clean kube-proxy 1.31 start in klog's header
 // format ("Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg", k8s.io/klog

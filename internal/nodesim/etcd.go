@@ -1,7 +1,10 @@
 package nodesim
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,8 +86,119 @@ func healthyEtcd(s *State) {
 	s.Listening = append(append([]int{}, s.Listening...), 2381)
 	setEtcdMetrics(s, HealthyEtcd())
 	setEtcdSnapshots(s, s.Hostname, healthyEtcdSnapshotAges)
+	s.Files[etcdNameFile] = etcdMemberName(s.Hostname, "")
 	s.DirModes = copyDirModes(s.DirModes)
 	s.DirModes["var/lib/rancher/rke2/server"] = 0o700
+	s.DirModes["var/lib/rancher/rke2/server/db/etcd"] = 0o700
+}
+
+// etcdNameFile holds the member's name, written 0600 in a 0700 directory
+// (k3s pkg/etcd/etcd.go setName, nameFile: <data-dir>/server/db/etcd/name).
+const etcdNameFile = "var/lib/rancher/rke2/server/db/etcd/name"
+
+// etcdMemberName is the name k3s gives a server's member when it first
+// starts etcd, or again at a cluster-reset: <node name>-<first 8 of a
+// random UUID> (pkg/etcd/etcd.go setName). Here the 8 hex come from the
+// node and the start, so a state built twice is the same.
+func etcdMemberName(hostname, start string) string {
+	h := fnv.New32a()
+	h.Write([]byte(hostname + "/" + start))
+	return fmt.Sprintf("%s-%08x", K8sNodeName(hostname), h.Sum32())
+}
+
+// etcdMember is etcdserverpb.Member as encoding/json writes it, its json
+// tags (etcd api/etcdserverpb/rpc.pb.go Member): every field omitempty,
+// the ID a JSON number.
+type etcdMember struct {
+	ID         uint64   `json:"ID,omitempty"`
+	Name       string   `json:"name,omitempty"`
+	PeerURLs   []string `json:"peerURLs,omitempty"`
+	ClientURLs []string `json:"clientURLs,omitempty"`
+	IsLearner  bool     `json:"isLearner,omitempty"`
+}
+
+// memberID stands in for the random 64-bit ID etcd gives a member.
+func memberID(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
+}
+
+// etcdMemberLists answers GET /db/info on the supervisor port 9345 of every
+// fleet server running etcd and RKE2: k3s's Members, {"members": [...]},
+// written by json.NewEncoder (a trailing newline) from the MemberList of
+// the node's own etcd (k3s pkg/etcd/etcd.go infoHandler). etcd lists its
+// members ordered by ID (server/etcdserver/api/membership/cluster.go
+// Members: sort.Sort(MembersByID)). The members of a cluster are the
+// servers whose data is of it (State.EtcdCluster), under the name in their
+// name file; the fleet's cluster ("") also keeps the member a reset server
+// had before (its first name: a reset gives it a new one), and each of
+// its servers' EtcdStaleMembers.
+func etcdMemberLists(fleet []Member) {
+	clusters := map[string][]etcdMember{}
+	member := func(name, ip string, learner bool) etcdMember {
+		return etcdMember{ID: memberID(name), Name: name, PeerURLs: []string{"https://" + ip + ":2380"}, ClientURLs: []string{"https://" + ip + ":2379"}, IsLearner: learner}
+	}
+	for i, m := range fleet {
+		s := m.State
+		if !runsEtcd(s) {
+			continue
+		}
+		clusters[s.EtcdCluster] = append(clusters[s.EtcdCluster], member(s.Files[etcdNameFile], nodeIP(i), s.EtcdLearner))
+		if s.EtcdCluster != "" {
+			clusters[""] = append(clusters[""], member(etcdMemberName(s.Hostname, ""), nodeIP(i), false))
+		}
+		for j, stale := range s.EtcdStaleMembers {
+			clusters[""] = append(clusters[""], member(stale, fmt.Sprintf("10.0.9.%d", j+1), false))
+		}
+	}
+	for i := range fleet {
+		s := fleet[i].State
+		if !runsEtcd(s) || s.Units["rke2-server"].Active != "active" {
+			continue
+		}
+		ms := slices.Clone(clusters[s.EtcdCluster])
+		slices.SortFunc(ms, func(a, b etcdMember) int {
+			switch {
+			case a.ID < b.ID:
+				return -1
+			case a.ID > b.ID:
+				return 1
+			}
+			return 0
+		})
+		b, err := json.Marshal(struct {
+			Members []etcdMember `json:"members"`
+		}{ms})
+		if err != nil {
+			panic(err) // plain data always marshals
+		}
+		h := make(map[string]HTTP, len(s.HTTP)+1)
+		for k, v := range s.HTTP {
+			h[k] = v
+		}
+		h["9345/db/info"] = HTTP{Code: 200, Body: string(b) + "\n"}
+		s.HTTP = h
+		fleet[i].State = s
+	}
+}
+
+// WithEtcdClusterReset is a server on which rke2 server --cluster-reset was
+// run alone, its peers left as they were: it starts a new one-member
+// cluster under a new member name (k3s pkg/etcd/etcd.go Reset: setName(true),
+// newCluster), while the others keep its old member, now unreachable.
+func WithEtcdClusterReset(s State) State {
+	s.Files = hostFiles(s)
+	s.Files[etcdNameFile] = etcdMemberName(s.Hostname, "cluster-reset")
+	s.EtcdCluster = "reset-" + s.Hostname
+	return s
+}
+
+// WithEtcdStaleMember is a server whose cluster still lists the member of
+// a server removed without its member (name) being removed.
+func WithEtcdStaleMember(s State, name string) State {
+	s.EtcdStaleMembers = append(slices.Clone(s.EtcdStaleMembers), name)
+	return s
 }
 
 func setEtcdMetrics(s *State, m EtcdMetrics) {
@@ -158,11 +272,56 @@ func WithEtcdSnapshotsDisabled(s State) State {
 }
 
 // WithEtcdS3 sets etcd-s3: true (and a bucket) in a config.yaml.d drop-in,
-// where k3s pkg/configfilearg reads after config.yaml.
+// where k3s pkg/configfilearg reads after config.yaml. Each scheduled
+// snapshot is uploaded once taken (k3s pkg/etcd/snapshot.go), so S3 holds
+// copies of the local ones.
 func WithEtcdS3(s State) State {
 	s.Files = hostFiles(s)
-	s.Files["etc/rancher/rke2/config.yaml.d/50-etcd-s3.yaml"] = "etcd-s3: true\netcd-s3-bucket: rke2-snapshots\netcd-s3-secret-key: s3cr3t-s3-key\n"
+	s.Files["etc/rancher/rke2/config.yaml.d/50-etcd-s3.yaml"] = "etcd-s3: true\netcd-s3-bucket: " + etcdS3Bucket + "\netcd-s3-secret-key: s3cr3t-s3-key\n"
+	s.EtcdS3Ages = slices.Clone(healthyEtcdSnapshotAges)
 	return s
+}
+
+// etcdS3Bucket is the bucket WithEtcdS3 configures.
+const etcdS3Bucket = "rke2-snapshots"
+
+// WithEtcdS3UploadsFailing is an S3 server whose uploads stopped newest ago
+// while its local snapshots go on: the newest copy in S3 is that old.
+func WithEtcdS3UploadsFailing(s State, newest time.Duration) State {
+	s = WithEtcdS3(s)
+	s.EtcdS3Ages = []time.Duration{newest, newest + 12*time.Hour}
+	return s
+}
+
+// KubectlETCDSnapshotFiles is the cluster probe's read of the
+// ETCDSnapshotFile objects.
+const KubectlETCDSnapshotFiles = "* get etcdsnapshotfiles.k3s.cattle.io -o jsonpath=*"
+
+// etcdSnapshotFileLines answers KubectlETCDSnapshotFiles: an object per
+// snapshot of every etcd server, local and S3 (k3s pkg/apis/k3s.cattle.io/v1
+// types.go ETCDSnapshotFile: spec.s3 set only on an S3 one, spec.location a
+// file:// or s3:// URI, status.creationTime RFC 3339 in UTC as metav1.Time
+// marshals it, status.readyToUse), in the probe's jsonpath columns:
+// spec.nodeName (the server that took it), bucket, location, creationTime,
+// readyToUse. Times are against now.
+func etcdSnapshotFileLines(fleet []Member, now time.Time) string {
+	var b strings.Builder
+	for _, m := range fleet {
+		s := m.State
+		if !runsEtcd(s) {
+			continue
+		}
+		node := K8sNodeName(s.Hostname)
+		for _, p := range slices.Sorted(maps.Keys(s.FileAges)) {
+			if strings.HasPrefix(p, etcdSnapshotDir) {
+				fmt.Fprintf(&b, "%s\t\tfile:///%s\t%s\ttrue\n", node, p, now.Add(-s.FileAges[p]).UTC().Format(time.RFC3339))
+			}
+		}
+		for i, a := range s.EtcdS3Ages {
+			fmt.Fprintf(&b, "%s\t%s\ts3://%s/etcd-snapshot-%s-%d\t%s\ttrue\n", node, etcdS3Bucket, etcdS3Bucket, node, i, now.Add(-a).UTC().Format(time.RFC3339))
+		}
+	}
+	return b.String()
 }
 
 // WithEtcdNoLeader is a member cut off from its peers: etcd_server_has_leader
@@ -189,7 +348,7 @@ func WithEtcdDBUsed(s State, pct int) State {
 func WithoutEtcd(s State) State {
 	s.Files = hostFiles(s)
 	for p := range s.Files {
-		if strings.HasPrefix(p, etcdSnapshotDir) || p == podManifests+"etcd.yaml" {
+		if strings.HasPrefix(p, etcdSnapshotDir) || p == podManifests+"etcd.yaml" || p == etcdNameFile {
 			delete(s.Files, p)
 		}
 	}

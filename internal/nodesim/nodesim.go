@@ -120,6 +120,19 @@ type State struct {
 	// DirModes are directory permissions, relative path → mode, set once
 	// everything is written (e.g. RKE2's 0700 agent directories).
 	DirModes map[string]os.FileMode
+	// EtcdCluster names the etcd cluster this server's etcd data belongs
+	// to: "" is the fleet's; a server reset alone (WithEtcdClusterReset)
+	// runs one of its own. WithCluster makes each etcd server's member
+	// list from it (etcd.go etcdMemberLists).
+	EtcdCluster string
+	// EtcdLearner is a member added and not yet promoted to voter.
+	EtcdLearner bool
+	// EtcdStaleMembers are member names the server's cluster lists beyond
+	// the fleet's etcd servers: servers gone without their member removed.
+	EtcdStaleMembers []string
+	// EtcdS3Ages are the ages of the snapshots this server uploaded to S3
+	// (WithEtcdS3), which the cluster lists as ETCDSnapshotFiles.
+	EtcdS3Ages []time.Duration
 }
 
 // Build writes the simulated node into dir, which must be empty or absent.

@@ -111,6 +111,11 @@ func TestCurlStubProxyRules(t *testing.T) {
 	v4 := Healthy("n", false)
 	v6 := WithIPv6Primary(v4)
 	const proxy = "http_proxy=http://proxy.corp.example:3128"
+	const tlsCA = "etc/ca.crt"
+	tlsState := Healthy("n", false)
+	tlsState.Files = hostFiles(tlsState)
+	tlsState.Files[tlsCA] = "a CA certificate\n"
+	tlsState.HTTP = map[string]HTTP{"9345/db/info": {Code: 200, Body: `{"members":[]}`}}
 	tests := []struct {
 		name  string
 		state State
@@ -131,6 +136,12 @@ func TestCurlStubProxyRules(t *testing.T) {
 		{"IPv6-primary: health on ::1", v6, nil, []string{"http://[::1]:10256/healthz"}, "200"},
 		{"IPv6-primary: nothing on 127.0.0.1:10256", v6, nil, []string{"http://127.0.0.1:10256/healthz"}, "000"},
 		{"IPv6-primary: metrics stay on 127.0.0.1", v6, nil, []string{"http://127.0.0.1:10249/metrics"}, "200"},
+		// https: answered once TLS is verified against the --cacert given.
+		{"https with the CA", tlsState, nil, []string{"--cacert", "$ROOT/" + tlsCA, "https://127.0.0.1:9345/db/info"}, "200"},
+		{"https without --cacert", tlsState, nil, []string{"https://127.0.0.1:9345/db/info"}, "000"},
+		{"https with no such CA file", tlsState, nil, []string{"--cacert", "$ROOT/nowhere.crt", "https://127.0.0.1:9345/db/info"}, "000"},
+		{"https_proxy takes https to the proxy", tlsState, []string{"https_proxy=http://proxy.corp.example:3128"}, []string{"--cacert", "$ROOT/" + tlsCA, "https://127.0.0.1:9345/db/info"}, "000"},
+		{"http_proxy leaves https alone", tlsState, []string{proxy}, []string{"--cacert", "$ROOT/" + tlsCA, "https://127.0.0.1:9345/db/info"}, "200"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +149,11 @@ func TestCurlStubProxyRules(t *testing.T) {
 			if err := Build(root, tc.state); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(filepath.Join(root, "bin/curl"), append([]string{"-s", "-o", "/dev/null", "-w", "%{http_code}"}, tc.args...)...)
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = strings.ReplaceAll(a, "$ROOT", root)
+			}
+			cmd := exec.Command(filepath.Join(root, "bin/curl"), append([]string{"-s", "-o", "/dev/null", "-w", "%{http_code}"}, args...)...)
 			cmd.Env = append([]string{"PATH=" + filepath.Join(root, "bin"), "FLEET_AUDIT_ROOT=" + root}, tc.env...)
 			out, _ := cmd.Output()
 			if string(out) != tc.want {

@@ -3,9 +3,9 @@
 # needs_root: true
 # timeout: 110s
 # scope: cluster
-# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.etcd.members cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier cluster.deprecated_apis cluster.deprecated_apis.first_removal cluster.deprecated_apis.last_removal
-# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
-# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors cluster.deprecated_apis k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods
+# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.etcd.members cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier cluster.deprecated_apis cluster.deprecated_apis.first_removal cluster.deprecated_apis.last_removal cluster.etcd.s3.source
+# node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods k8s.etcd.s3.snapshots k8s.etcd.s3.newest_age_seconds
+# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors cluster.deprecated_apis k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods k8s.etcd.s3.snapshots k8s.etcd.s3.newest_age_seconds
 
 # RKE2's own kubectl with rke2.yaml talks to the API server on this node
 # (127.0.0.1:6443), exactly as an SRE does when cluster networking is
@@ -434,6 +434,82 @@ printf '%s\n' "$out" | awk -v rc="$rc" '
 		print "cluster.deprecated_apis.first_removal=" first
 		print "cluster.deprecated_apis.last_removal=" last
 	}'
+
+# The etcd snapshots each server uploaded to S3 (a server with etcd-s3
+# uploads each snapshot it takes, named after itself, k3s
+# pkg/etcd/snapshot.go): per node, how many can be restored and how old the
+# newest is, by this node's clock. Recent releases record every snapshot,
+# local or S3, as a cluster-scoped ETCDSnapshotFile (k3s
+# pkg/apis/k3s.cattle.io/v1 types.go): spec.nodeName took it, spec.s3 is
+# set exactly for one uploaded to S3, spec.location is its s3:// URI,
+# status.creationTime (metav1.Time, RFC 3339 in UTC) when etcd took it and
+# status.readyToUse whether it can be restored. Older releases kept the
+# ConfigMap kube-system/rke2-etcd-snapshots, a key per snapshot whose value
+# is the JSON of k3s pkg/etcd snapshot.go snapshotFile: name first, then
+# location, nodeName, createdAt, status ("successful" or "failed") and s3
+# when uploaded. The CRD is asked first; where the API has no such type,
+# the ConfigMap; where it has neither, no snapshot was ever recorded. Names
+# and times only: the metadata and S3 settings are not printed.
+s3rows=$(kc get etcdsnapshotfiles.k3s.cattle.io -o jsonpath='{range .items[*]}{.spec.nodeName}{"\t"}{.spec.s3.bucket}{"\t"}{.spec.location}{"\t"}{.status.creationTime}{"\t"}{.status.readyToUse}{"\n"}{end}' 2>&1)
+s3rc=$? s3src=crd
+if [ "$s3rc" != 0 ]; then
+	case $s3rows in
+	*"doesn't have a resource type"* | *"the server could not find the requested resource"*)
+		s3rows=$(kc -n kube-system get configmap rke2-etcd-snapshots -o jsonpath='{.data}' 2>&1)
+		s3rc=$? s3src=configmap
+		case $s3rc:$s3rows in
+		0:*) ;;
+		*NotFound* | *"not found"*) s3rows= s3rc=0 s3src=none ;;
+		esac
+		;;
+	esac
+fi
+[ "$s3rc" = 0 ] || s3src=unknown
+fact cluster.etcd.s3.source "$s3src"
+printf '%s\n' "$s3rows" | awk -F "$tab" -v src="$s3src" -v now="$(date +%s)" -v nodes="$(printf '%s\n' "$nodes" | awk -F "$tab" '{ printf "%s ", $1 }')" '
+# epoch of an RFC 3339 UTC time, 2026-12-05T04:00:00Z (Howard Hinnant,
+# days_from_civil), or -1.
+function epoch(t,   y, m, d, era, yoe, doy, doe) {
+	if (t !~ /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]/) return -1
+	y = substr(t, 1, 4) + 0; m = substr(t, 6, 2) + 0; d = substr(t, 9, 2) + 0
+	if (m <= 2) y--
+	era = int(y / 400); yoe = y - era * 400
+	doy = int((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1
+	doe = yoe * 365 + int(yoe / 4) - int(yoe / 100) + doy
+	return (era * 146097 + doe - 719468) * 86400 + substr(t, 12, 2) * 3600 + substr(t, 15, 2) * 60 + substr(t, 18, 2)
+}
+function seen(node, t,   e) {
+	e = epoch(t)
+	if (e < 0 || node == "") return
+	n[node]++
+	if (!(node in newest) || newest[node] < e) newest[node] = e
+}
+src == "crd" && NF >= 5 {
+	if (($2 != "" || $3 ~ /^s3:\/\//) && $5 == "true") seen($1, $4)
+	next
+}
+src == "configmap" { gsub(/\\"/, "\""); body = body $0 }
+END {
+	# One snapshot a chunk: each snapshotFile begins with its name.
+	k = split(body, chunk, /"name":"/)
+	for (i = 2; i <= k; i++) {
+		c = chunk[i]
+		if (c !~ /"location":"s3:\/\// || c !~ /"status":"successful"/) continue
+		if (match(c, /"nodeName":"[^"]*"/)) node = substr(c, RSTART + 12, RLENGTH - 13); else continue
+		if (match(c, /"createdAt":"[^"]*"/)) seen(node, substr(c, RSTART + 13, RLENGTH - 14))
+	}
+	m = split(nodes, name, " ")
+	for (i = 1; i <= m; i++) {
+		if (name[i] == "") continue
+		count = "unknown"; age = "unknown"
+		if (src != "unknown") {
+			count = n[name[i]] + 0; age = "none"
+			if (name[i] in newest) { age = now - newest[name[i]]; if (age < 0) age = 0 }
+		}
+		print "@" name[i] " k8s.etcd.s3.snapshots=" count
+		print "@" name[i] " k8s.etcd.s3.newest_age_seconds=" age
+	}
+}'
 
 # What kubectl drain refuses or waits on, per node (kubectl pkg/drain
 # filters.go, in its order): DaemonSet pods (with --ignore-daemonsets) and

@@ -1,11 +1,11 @@
 # id: etcd
-# description: RKE2's embedded etcd on this server: local snapshots (names and mtimes only), whether snapshots are disabled or go to S3 (only those config.yaml keys are read: the file holds the join token), and etcd's own /health and /metrics on 127.0.0.1:2381
+# description: RKE2's embedded etcd on this server: local snapshots (names and mtimes only), whether snapshots are disabled or go to S3 (only those config.yaml keys are read: the file holds the join token), etcd's own /health and /metrics on 127.0.0.1:2381, and the member list this member sees (RKE2's /db/info on 127.0.0.1:9345)
 # needs_root: true
-# timeout: 15s
-# facts: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.mount etcd.snapshot.disk_used_pct etcd.health etcd.metrics.status etcd.has_leader etcd.leader_changes etcd.db_size_bytes etcd.quota_bytes etcd.db_quota_used_pct
-# volatile: etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.disk_used_pct etcd.leader_changes etcd.db_size_bytes etcd.db_quota_used_pct
-# role_scoped: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.mount etcd.health etcd.metrics.status etcd.has_leader etcd.quota_bytes
-# server_only: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.mount etcd.snapshot.disk_used_pct etcd.health etcd.metrics.status etcd.has_leader etcd.leader_changes etcd.db_size_bytes etcd.db_quota_used_pct etcd.quota_bytes
+# timeout: 20s
+# facts: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.mount etcd.snapshot.disk_used_pct etcd.health etcd.metrics.status etcd.has_leader etcd.leader_changes etcd.db_size_bytes etcd.quota_bytes etcd.db_quota_used_pct etcd.member.self etcd.members etcd.members.status
+# volatile: etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.disk_used_pct etcd.leader_changes etcd.db_size_bytes etcd.db_quota_used_pct etcd.member.self
+# role_scoped: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.mount etcd.health etcd.metrics.status etcd.has_leader etcd.quota_bytes etcd.members etcd.members.status
+# server_only: etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.mount etcd.snapshot.disk_used_pct etcd.health etcd.metrics.status etcd.has_leader etcd.leader_changes etcd.db_size_bytes etcd.db_quota_used_pct etcd.quota_bytes etcd.member.self etcd.members etcd.members.status
 
 # Whether this node runs etcd is told as the rke2 probe tells it: RKE2
 # writes the etcd static pod manifest only on a server without
@@ -13,7 +13,7 @@
 # "absent" on a server without etcd (an agent's are dropped: server_only),
 # and "unreadable" where a 0700 directory on the way hides the manifest.
 # "unknown" is kept for an etcd node whose answer could not be read.
-facts="etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.mount etcd.snapshot.disk_used_pct etcd.health etcd.metrics.status etcd.has_leader etcd.leader_changes etcd.db_size_bytes etcd.quota_bytes etcd.db_quota_used_pct"
+facts="etcd.snapshot.dir etcd.snapshot.disabled etcd.snapshot.s3 etcd.snapshot.count etcd.snapshot.newest_age_seconds etcd.snapshot.mount etcd.snapshot.disk_used_pct etcd.health etcd.metrics.status etcd.has_leader etcd.leader_changes etcd.db_size_bytes etcd.quota_bytes etcd.db_quota_used_pct etcd.member.self etcd.members etcd.members.status"
 md=$R/var/lib/rancher/rke2/agent/pod-manifests
 role=absent
 for d in "$R/var/lib/rancher/rke2" "$R/var/lib/rancher/rke2/agent" "$md"; do
@@ -186,4 +186,65 @@ END {
 	fact("etcd.db_size_bytes", ("db" in v) ? sprintf("%.0f", v["db"]) : miss)
 	fact("etcd.quota_bytes", ("quota" in v) ? sprintf("%.0f", v["quota"]) : miss)
 	fact("etcd.db_quota_used_pct", (("db" in v) && ("quota" in v) && v["quota"] > 0) ? sprintf("%.1f", v["db"] * 100 / v["quota"]) : miss)
+}'
+
+# The member list as this member sees it, and which member it is, for the
+# fleet-level comparison (audit/etcdmembers.go). RKE2's supervisor on 9345
+# serves GET /db/info: etcd's MemberList through RKE2's own etcd client to
+# the local member, to any caller on 127.0.0.1 or ::1 without credentials
+# (k3s pkg/etcd/etcd.go handler, infoHandler; pkg/server/auth/auth.go
+# IsLocalOrHasRole), so no etcd client key is read. The answer is
+# encoding/json of k3s's Members, {"members":[{"ID":<uint64>,"name":...,
+# "peerURLs":[...],"clientURLs":[...],"isLearner":true}]}, the field
+# names those of etcdserverpb.Member's json tags and each omitempty: a
+# voter has no isLearner, a member added but not started no name (etcd
+# api/etcdserverpb/rpc.pb.go Member). The supervisor's certificate is
+# signed by RKE2's server CA, whose certificate (public) curl verifies it
+# with; agents on a server reach it the same way, at https://127.0.0.1:9345.
+# Its 5 s bound comes after the two on 2381: the timeout above holds all.
+# The member's own name, <node name>-<8 hex> (k3s pkg/etcd/etcd.go setName),
+# is in db/etcd/name, 0600 root like its directory.
+nf=$R/var/lib/rancher/rke2/server/db/etcd/name
+self=unknown
+if [ -e "$nf" ] && [ ! -r "$nf" ]; then
+	self=unreadable
+elif [ -r "$nf" ]; then
+	IFS= read -r self <"$nf" || [ -n "$self" ] || self=unknown
+	case $self in "" | *[!A-Za-z0-9._-]*) self=unknown ;; esac
+fi
+fact etcd.member.self "$self"
+if have curl; then
+	curl -s --noproxy '*' -m 5 --cacert "$R/var/lib/rancher/rke2/server/tls/server-ca.crt" \
+		-w '\n@@FA_HTTP %{http_code} %{url_effective}\n' https://127.0.0.1:9345/db/info 2>/dev/null
+else
+	printf '\n@@FA_HTTP no-client /info\n'
+fi | awk "$fa_awk_fact"'
+/^@@FA_HTTP / { code = $2; done = 1; next }
+{ body = body $0 }
+END {
+	if (!done) exit
+	st = code == "200" ? "ok" : code == "no-client" ? "no-client" : (code == "000" || code == "") ? "connect-failed" : "http-" code
+	fact("etcd.members.status", st)
+	if (st != "ok" || !match(body, /"members":\[/)) {
+		fact("etcd.members", "unknown")
+		exit
+	}
+	# One member object after another: none holds a nested object.
+	rest = substr(body, RSTART + RLENGTH); n = 0
+	while (match(rest, /^[ \t]*,?[ \t]*\{[^{}]*\}/)) {
+		m = substr(rest, RSTART, RLENGTH); rest = substr(rest, RSTART + RLENGTH)
+		e = ""
+		if (match(m, /"name":"[^"]*"/)) e = substr(m, RSTART + 8, RLENGTH - 9)
+		if (e == "" && match(m, /"ID":[0-9]+/)) e = "unstarted-" substr(m, RSTART + 5, RLENGTH - 5)
+		gsub(/[^A-Za-z0-9._-]/, "_", e)
+		if (e == "") e = "unnamed"
+		if (m ~ /"isLearner":true/) e = e ":learner"
+		# Insertion sort: a handful of members.
+		for (i = n; i > 0 && e < row[i]; i--) row[i + 1] = row[i]
+		row[i + 1] = e; n++
+	}
+	if (n == 0) { fact("etcd.members", "unknown"); exit }
+	out = row[1]
+	for (i = 2; i <= n; i++) out = out "," row[i]
+	fact("etcd.members", out)
 }'
