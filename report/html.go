@@ -100,6 +100,9 @@ type htmlDecision struct {
 type htmlGap struct {
 	Head, Why string
 	Lines     []string
+	// Always: the gate counts it, so paper lists it too; the others
+	// print as their count alone.
+	Always bool
 }
 
 type htmlBlocker struct {
@@ -412,7 +415,7 @@ func newHTMLDecision(r *result.Report, d Decision, failing map[string]bool) html
 		hd.Waivers = append(hd.Waivers, text(waiverLine(f)))
 	}
 	for _, gap := range d.CheckGaps() {
-		hg := htmlGap{Head: text(upperFirst(gap.Head)), Why: text(gap.Why)}
+		hg := htmlGap{Head: text(upperFirst(gap.Head)), Why: text(gap.Why), Always: gap.Always}
 		for _, g := range gap.Groups {
 			hg.Lines = append(hg.Lines, text(skippedLine(g)))
 		}
