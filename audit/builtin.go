@@ -274,7 +274,7 @@ var GoFindings = []GoFinding{
 		Area:     result.AreaControlPlane,
 		About:    "the cluster-scoped probes could not run: no server answered, or none was reachable.",
 		Operator: true,
-		Why:      "Without the cluster's own view the audit cannot see pods in CrashLoopBackOff, NotReady nodes, /readyz or kube-proxy's RBAC: the gate passes on node facts alone, blind to the state an upgrade most depends on.",
+		Why:      "Without the cluster's own view the audit cannot see pods in CrashLoopBackOff, NotReady nodes or kube-proxy's RBAC: the gate passes on node facts alone, blind to the state an upgrade most depends on.",
 		References: []string{
 			"https://docs.rke2.io/cluster_access",
 			"https://kubernetes.io/docs/reference/using-api/health-checks/",

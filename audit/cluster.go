@@ -86,7 +86,7 @@ type clusterTry struct {
 func askServers(cands []string, ask func(name string) (clusterTry, bool)) (*result.Cluster, map[string]map[string]string) {
 	c := &result.Cluster{Status: result.ClusterNoServer, Facts: map[string]string{}, Probes: []result.ProbeRun{}, Joined: map[string]string{}}
 	if len(cands) == 0 {
-		c.Message = "no reachable RKE2 server node: the cluster-scoped probes (pods, readyz, RBAC) did not run"
+		c.Message = "no reachable RKE2 server node: the cluster-scoped probes (pods, nodes, RBAC) did not run"
 		return c, nil
 	}
 	var failed []string
@@ -457,7 +457,7 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 			out = append(out, result.Finding{
 				Check: ClusterServerAPIUnavailableID, Kind: result.KindCheck, Severity: goFinding(ClusterServerAPIUnavailableID).Severity, Nodes: nodes,
 				Title: "a server's node-local Kubernetes API did not answer (the cluster view came from another server)",
-				Summary: fmt.Sprintf("RKE2's kubectl with /etc/rancher/rke2/rke2.yaml got no answer from the API server on %s (the evidence says why), so the cluster view (pods, readyz, RBAC) came from %s. A server whose own API server does not answer cannot be upgraded safely.",
+				Summary: fmt.Sprintf("RKE2's kubectl with /etc/rancher/rke2/rke2.yaml got no answer from the API server on %s (the evidence says why), so the cluster view (pods, nodes, RBAC) came from %s. A server whose own API server does not answer cannot be upgraded safely.",
 					strings.Join(nodes, ", "), c.Node),
 				Evidence:    evidence,
 				Remediation: goFinding(ClusterServerAPIUnavailableID).Fix,
@@ -472,7 +472,7 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 		out = append(out, result.Finding{
 			Check: ClusterUnavailableID, Kind: result.KindCheck, Severity: goFinding(ClusterUnavailableID).Severity, Nodes: []string{},
 			Title:       title,
-			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, readyz, RBAC).",
+			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, nodes, RBAC).",
 			Evidence:    []string{c.Message},
 			Remediation: goFinding(ClusterUnavailableID).Fix,
 		})

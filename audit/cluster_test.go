@@ -35,8 +35,6 @@ func TestClusterProbeOnIncidentFleet(t *testing.T) {
 	wantCluster := map[string]string{
 		"cluster.kubectl":                       "ok",
 		"cluster.api":                           "ok",
-		"cluster.readyz":                        "passed",
-		"cluster.readyz.failed":                 "none",
 		"cluster.server_version":                "v1.31.4+rke2r1",
 		"cluster.nodes.count":                   "9",
 		"cluster.nodes.not_ready":               "0",
@@ -158,7 +156,7 @@ func TestClusterProbeVariants(t *testing.T) {
 			name:    "kubectl not installed",
 			state:   func() nodesim.State { return nodesim.Healthy("srv", true) },
 			want:    map[string]string{"cluster.kubectl": "absent"},
-			noFact:  []string{"cluster.api", "cluster.readyz", "cluster.server_version"},
+			noFact:  []string{"cluster.api", "cluster.server_version"},
 			noNodes: true,
 		},
 		{
@@ -181,14 +179,16 @@ func TestClusterProbeVariants(t *testing.T) {
 		{
 			name:      "healthy clean cluster",
 			state:     clean,
-			want:      map[string]string{"cluster.readyz": "passed", "cluster.api.error": "none", "cluster.nodes.count": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.logs_checked": "0"},
+			want:      map[string]string{"cluster.api": "ok", "cluster.api.error": "none", "cluster.nodes.count": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.logs_checked": "0"},
 			node:      map[string]string{"k8s.kubeproxy.pod.reason": "Running", "k8s.kubeproxy.previous_rbac_denied": "not-checked", "k8s.node.roles": "control-plane,etcd,master"},
 			nodeCount: 3,
 		},
 		{
-			name:  "readyz fails (HTTP 500 on stderr, escaped newlines)",
-			state: func() nodesim.State { return nodesim.WithReadyzFailing(clean(), "etcd", "etcd-readiness") },
-			want:  map[string]string{"cluster.api": "ok", "cluster.readyz": "failed", "cluster.readyz.failed": "etcd,etcd-readiness", "cluster.nodes.count": "3"},
+			// The failed checks are the apiserver probe's to report.
+			name:   "readyz fails (HTTP 500): the API answered, the view is read",
+			state:  func() nodesim.State { return nodesim.WithAPIServerChecksFailing(clean(), "etcd", "etcd-readiness") },
+			want:   map[string]string{"cluster.api": "ok", "cluster.api.error": "none", "cluster.nodes.count": "3"},
+			noFact: []string{"cluster.readyz", "cluster.readyz.failed"},
 		},
 		{
 			name: "API server refuses connections",
@@ -197,7 +197,7 @@ func TestClusterProbeVariants(t *testing.T) {
 				kubectlAnswer(&s, nodesim.KubectlReadyz, "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n", 1)
 				return s
 			},
-			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "connection-refused", "cluster.readyz": "unreachable", "cluster.readyz.failed": "none"},
+			want:    map[string]string{"cluster.api": "unreachable", "cluster.api.error": "connection-refused"},
 			noFact:  []string{"cluster.server_version", "cluster.nodes.count", "cluster.rbac.kube_proxy_can_get_nodes"},
 			noNodes: true,
 		},
@@ -228,7 +228,7 @@ func TestClusterProbeVariants(t *testing.T) {
 				kubectlAnswer(&s, nodesim.KubectlReadyz, "error: You must be logged in to the server (Unauthorized)\n", 1)
 				return s
 			},
-			want: map[string]string{"cluster.api": "unauthorized", "cluster.api.error": "unauthorized", "cluster.readyz": "unknown"},
+			want: map[string]string{"cluster.api": "unauthorized", "cluster.api.error": "unauthorized"},
 		},
 		{
 			name:  "kube-proxy RBAC really broken",
@@ -485,7 +485,7 @@ func healthyK8s() map[string]string {
 
 func healthyClusterFacts() map[string]string {
 	return map[string]string{
-		"cluster.kubectl": "ok", "cluster.api": "ok", "cluster.api.error": "none", "cluster.readyz": "passed", "cluster.readyz.failed": "none",
+		"cluster.kubectl": "ok", "cluster.api": "ok", "cluster.api.error": "none",
 		"cluster.server_version": "v1.31.4+rke2r1", "cluster.nodes.count": "3", "cluster.nodes.not_ready": "0",
 		"cluster.kubeproxy.pods": "3", "cluster.kubeproxy.crashloop": "0", "cluster.kubeproxy.restarted": "0",
 		"cluster.kubeproxy.logs_checked": "0", "cluster.kubeproxy.ds": "absent", "cluster.kubeproxy.ds.liveness_path": "absent",
@@ -506,9 +506,7 @@ func TestClusterChecks(t *testing.T) {
 		fail map[string]string
 	}{
 		{name: "healthy", fail: map[string]string{}},
-		{name: "readyz failing", cluster: map[string]string{"cluster.readyz": "failed", "cluster.readyz.failed": "etcd"},
-			fail: map[string]string{"cluster.readyz-failing": result.ClusterNode}},
-		{name: "API unreachable", cluster: map[string]string{"cluster.api": "unreachable", "cluster.readyz": "unreachable"},
+		{name: "API unreachable", cluster: map[string]string{"cluster.api": "unreachable"},
 			fail: map[string]string{"cluster.api-unavailable": result.ClusterNode}},
 		{name: "crash loop", node: map[string]string{"k8s.kubeproxy.pod.reason": "CrashLoopBackOff", "k8s.kubeproxy.pod.ready": "false", "k8s.kubeproxy.pod.restarts": "17", "k8s.kubeproxy.pod.last_exit": "Error/2"},
 			cluster: map[string]string{"cluster.kubeproxy.crashloop": "1", "cluster.kubeproxy.restarted": "1"},
@@ -666,7 +664,7 @@ func TestRBACRedHerringIsNeverCritical(t *testing.T) {
 func TestClusterHealthyAndIncidentEndToEnd(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
 		r := judgeFixture(t, "clean-3", nil)
-		if r.Cluster == nil || r.Cluster.Facts["cluster.readyz"] != "passed" {
+		if r.Cluster == nil || r.Cluster.Facts["cluster.api"] != "ok" {
 			t.Fatalf("cluster = %+v", r.Cluster)
 		}
 		if len(r.Findings) != 0 {
@@ -988,7 +986,7 @@ func TestClusterViewFromTheServerThatAnswers(t *testing.T) {
 		{
 			name: "readyz failing is still a view", servers: 3,
 			edit: func(f []nodesim.Member, _ map[string]error) {
-				f[0].State = nodesim.WithReadyzFailing(f[0].State, "etcd")
+				f[0].State = nodesim.WithAPIServerChecksFailing(f[0].State, "etcd")
 			},
 			status: result.ClusterOK, node: "etcd-1", attempts: "etcd-1:ok:", api: "ok",
 		},

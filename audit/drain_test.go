@@ -64,22 +64,12 @@ func plantDrainBlockers(m map[string]*nodesim.State) {
 		{Kind: "Deployment", Namespace: "shop", Name: "cache", Replicas: 3},
 		{Kind: "Deployment", Namespace: "shop", Name: "report", Replicas: 1},
 	}
-	// The audited server's API server saw a removed and a deprecated API.
-	m["server-1"].DeprecatedRequests = []nodesim.DeprecatedAPI{
-		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas", RemovedRelease: "1.32"},
-		{Version: "v1", Resource: "componentstatuses"},
-	}
 }
 
-// drainFacts are the k8s.drain.* and cluster.deprecated_apis* facts of a
-// cluster probe run, "node key=value" sorted.
-func drainFacts(p map[string]string, nodes map[string]map[string]string) []string {
+// drainFacts are the k8s.drain.* facts of a cluster probe run, "node
+// key=value" sorted.
+func drainFacts(nodes map[string]map[string]string) []string {
 	var out []string
-	for k, v := range p {
-		if strings.HasPrefix(k, "cluster.deprecated_apis") {
-			out = append(out, "(cluster) "+k+"="+v)
-		}
-	}
 	for n, facts := range nodes {
 		for k, v := range facts {
 			if strings.HasPrefix(k, "k8s.drain.") {
@@ -92,11 +82,7 @@ func drainFacts(p map[string]string, nodes map[string]map[string]string) []strin
 }
 
 var plantedDrainFacts = func() []string {
-	out := []string{
-		"(cluster) cluster.deprecated_apis=componentstatuses v1 (no removal set), flowschemas flowcontrol.apiserver.k8s.io/v1beta3 (removed in 1.32)",
-		"(cluster) cluster.deprecated_apis.first_removal=v1.32.0",
-		"(cluster) cluster.deprecated_apis.last_removal=v1.32.0",
-	}
+	var out []string
 	planted := map[string]map[string]string{
 		"agent-1": {"pdb_blocked": "shop/web-0 (PDB web)"},
 		"agent-2": {"unmanaged": "default/debug-shell"},
@@ -117,7 +103,7 @@ var plantedDrainFacts = func() []string {
 	return out
 }()
 
-func TestClusterProbeDrainBlockersAndDeprecatedAPIs(t *testing.T) {
+func TestClusterProbeDrainBlockers(t *testing.T) {
 	tests := []struct {
 		name  string
 		plant func(map[string]*nodesim.State)
@@ -125,7 +111,7 @@ func TestClusterProbeDrainBlockersAndDeprecatedAPIs(t *testing.T) {
 	}{
 		{name: "planted", plant: plantDrainBlockers, want: plantedDrainFacts},
 		{name: "healthy", want: func() []string {
-			out := []string{"(cluster) cluster.deprecated_apis=none", "(cluster) cluster.deprecated_apis.first_removal=none", "(cluster) cluster.deprecated_apis.last_removal=none"}
+			var out []string
 			for _, n := range []string{"server-1", "agent-1", "agent-2", "agent-3", "agent-4"} {
 				for _, k := range []string{"pdb_blocked", "unmanaged", "emptydir", "single_replica"} {
 					out = append(out, nodesim.K8sNodeName(n)+" k8s.drain."+k+"=0", nodesim.K8sNodeName(n)+" k8s.drain."+k+".pods=none")
@@ -141,7 +127,7 @@ func TestClusterProbeDrainBlockersAndDeprecatedAPIs(t *testing.T) {
 				testtools.Find(t, sh[0])
 				fleet := upgradeFleet(tt.plant)
 				p, _ := runProbeOn(t, "cluster", fleet[0].State, nil, sh)
-				if got := drainFacts(p.Facts, p.NodeFacts); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				if got := drainFacts(p.NodeFacts); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 					t.Errorf("facts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 				}
 			})
@@ -155,16 +141,12 @@ func TestClusterProbeDrainListsFailedIsUnknown(t *testing.T) {
 	fleet := upgradeFleet(plantDrainBlockers)
 	s := fleet[0].State
 	kubectlAnswer(&s, nodesim.KubectlPDBs, "Error from server (Forbidden): poddisruptionbudgets.policy is forbidden\n", 1)
-	kubectlAnswer(&s, nodesim.KubectlMetrics, "Error from server (Forbidden): forbidden\n", 1)
 	p := runProbe(t, "cluster", s)
 	node := nodesim.K8sNodeName("agent-1")
 	for k, want := range map[string]string{"k8s.drain.pdb_blocked": "unknown", "k8s.drain.pdb_blocked.pods": "unknown", "k8s.drain.unmanaged": "0"} {
 		if got := p.NodeFacts[node][k]; got != want {
 			t.Errorf("%s %s = %q, want %q", node, k, got, want)
 		}
-	}
-	if got := p.Facts["cluster.deprecated_apis.first_removal"]; got != "unknown" {
-		t.Errorf("first_removal = %q, want unknown", got)
 	}
 }
 
@@ -185,7 +167,7 @@ func TestClusterProbeThroughRealKubectl(t *testing.T) {
 	}
 	nodes += "]}"
 	srv := kubefake.StartCluster(kubefake.Cluster{Nodes: []byte(nodes), Pods: objs.Pods, PDBs: objs.PDBs,
-		Deployments: objs.Deployments, StatefulSets: objs.StatefulSets, Metrics: nodesim.APIServerMetrics(fleet[0].State)})
+		Deployments: objs.Deployments, StatefulSets: objs.StatefulSets})
 	defer srv.Close()
 	t.Setenv("HOME", t.TempDir())
 	p := runProbeTweaked(t, "cluster", fleet[0].State, func(root string) {
@@ -200,14 +182,14 @@ func TestClusterProbeThroughRealKubectl(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if got := drainFacts(p.Facts, p.NodeFacts); strings.Join(got, "\n") != strings.Join(plantedDrainFacts, "\n") {
+	if got := drainFacts(p.NodeFacts); strings.Join(got, "\n") != strings.Join(plantedDrainFacts, "\n") {
 		t.Errorf("facts through kubectl %s:\n%s\nwant:\n%s\nrequests: %q", kubectl, strings.Join(got, "\n"), strings.Join(plantedDrainFacts, "\n"), srv.Requests())
 	}
 }
 
 // TestUpgradeChecks judges the planted and the healthy facts: each drain
-// finding on exactly its node, the removed API critical only when the
-// target removes it, nothing without --target-version.
+// finding on exactly its node, with or without --target-version (the
+// deprecated APIs are apiserver.yaml's, TestAPIServerPlantedOnItsServerOnly).
 func TestUpgradeChecks(t *testing.T) {
 	var checks []check.Check
 	for _, c := range builtinChecks(t) {
@@ -229,17 +211,14 @@ func TestUpgradeChecks(t *testing.T) {
 		target string
 		fail   string // check[node] sorted, comma-separated
 	}{
-		{name: "planted, target removes flowschemas v1beta3", probe: pp.Facts, nodes: pp.NodeFacts, target: "v1.32.5+rke2r1",
-			fail: "cluster.removed-api-requested[(cluster)],k8s.drain-emptydir-pods[agent-3],k8s.drain-pdb-blocked[agent-1],k8s.drain-single-replica[agent-4],k8s.drain-unmanaged-pods[agent-2]"},
-		{name: "planted, target before the removal", probe: pp.Facts, nodes: pp.NodeFacts, target: "v1.31.9+rke2r1",
-			fail: "cluster.deprecated-api-requested[(cluster)],k8s.drain-emptydir-pods[agent-3],k8s.drain-pdb-blocked[agent-1],k8s.drain-single-replica[agent-4],k8s.drain-unmanaged-pods[agent-2]"},
+		{name: "planted, with a target", probe: pp.Facts, nodes: pp.NodeFacts, target: "v1.32.5+rke2r1",
+			fail: "k8s.drain-emptydir-pods[agent-3],k8s.drain-pdb-blocked[agent-1],k8s.drain-single-replica[agent-4],k8s.drain-unmanaged-pods[agent-2]"},
 		{name: "planted, no target", probe: pp.Facts, nodes: pp.NodeFacts,
 			fail: "k8s.drain-emptydir-pods[agent-3],k8s.drain-pdb-blocked[agent-1],k8s.drain-single-replica[agent-4],k8s.drain-unmanaged-pods[agent-2]"},
 		{name: "healthy", probe: hp.Facts, nodes: hp.NodeFacts, target: "v1.32.5+rke2r1"},
 		{name: "unknown is unjudged, not passed", target: "v1.32.5+rke2r1",
-			probe: map[string]string{"cluster.deprecated_apis": "unknown", "cluster.deprecated_apis.first_removal": "unknown", "cluster.deprecated_apis.last_removal": "unknown"},
 			nodes: map[string]map[string]string{nodesim.K8sNodeName("agent-1"): {"k8s.drain.pdb_blocked": "unknown", "k8s.drain.pdb_blocked.pods": "unknown"}},
-			fail:  "cluster.deprecated-api-requested[(cluster)]?,cluster.removed-api-requested[(cluster)]?,k8s.drain-pdb-blocked[agent-1]?"},
+			fail:  "k8s.drain-pdb-blocked[agent-1]?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

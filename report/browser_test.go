@@ -570,7 +570,7 @@ func withUnreachable() *result.Report {
 			Facts:   map[string]string{}, Probes: []result.ProbeRun{},
 		})
 	}
-	analyze(r, append([]string{"conntrack.pressure", "cluster.readyz-failing"}, fixtureChecks...), incidentWaivers)
+	analyze(r, append([]string{"conntrack.pressure", "cluster.api-unavailable"}, fixtureChecks...), incidentWaivers)
 	return r
 }
 

@@ -198,7 +198,7 @@ func incidentReport() *result.Report {
 		Facts: map[string]string{
 			"cluster.nodes.count":    "10",
 			"cluster.rbac.ok":        "yes",
-			"cluster.readyz":         "ok",
+			"cluster.api":            "ok",
 			"cluster.server_version": "v1.31.4+rke2r1",
 		},
 		Probes: []result.ProbeRun{{ID: "cluster", Status: "ok"}},
@@ -206,7 +206,7 @@ func incidentReport() *result.Report {
 	}
 	// conntrack.pressure and the cluster check are judged only here, so the
 	// other scenarios' goldens do not carry them.
-	analyze(r, append([]string{"conntrack.pressure", "cluster.readyz-failing"}, fixtureChecks...), incidentWaivers)
+	analyze(r, append([]string{"conntrack.pressure", "cluster.api-unavailable"}, fixtureChecks...), incidentWaivers)
 	return r
 }
 
@@ -354,7 +354,7 @@ func hostileReport() *result.Report {
 		result.CheckResult{Check: "cluster." + hostile[0], Node: result.ClusterNode, Severity: result.SeverityCritical, Outcome: result.OutcomeFail, Detail: join(25)},
 		result.CheckResult{Check: "cluster." + hostile[4], Node: result.ClusterNode, Severity: result.SeverityWarning, Outcome: result.OutcomeWaived, Detail: join(26)})
 	cf := map[string]string{
-		"cluster.readyz":         markClusterV + hostile[0] + hostile[5],
+		"cluster.api":            markClusterV + hostile[0] + hostile[5],
 		"cluster.server_version": markClusterV + hostile[6] + hostile[9],
 		"cluster." + hostile[1]:  markClusterV + join(27),
 	}

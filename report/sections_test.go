@@ -373,7 +373,7 @@ func TestJUnitChecksSuite(t *testing.T) {
 func TestJUnitClusterCase(t *testing.T) {
 	doc := junitDoc(t, incidentReport())
 	cl := caseNamed(suiteNamed(doc, "nodes"), result.ClusterNode)
-	if cl == nil || cl.Skipped != nil || cl.SystemOut == nil || !strings.Contains(cl.SystemOut.Text, "cluster.readyz=ok\n") ||
+	if cl == nil || cl.Skipped != nil || cl.SystemOut == nil || !strings.Contains(cl.SystemOut.Text, "cluster.api=ok\n") ||
 		!strings.Contains(cl.SystemOut.Text, "not in the inventory: cluster-a-worker-5") ||
 		!strings.Contains(cl.SystemOut.Text, "cluster.nodes-not-in-inventory (warning)") {
 		t.Errorf("cluster case = %+v", cl)
@@ -411,7 +411,7 @@ func TestHostileNewFields(t *testing.T) {
 		"terminal": {
 			markTarget + "<script>alert(1)</script>" + `\x1b[31mred\x1b[0m`,
 			markWaiver + `\x1b[31mred\x1b[0m`,
-			"cluster.readyz=" + markClusterV + "<script>",
+			"cluster.api=" + markClusterV + "<script>",
 			markK8sNode + `06-\x1b]0;title\x07`,
 			markRollout + `"><img src=x onerror=alert(1)>line1\nline2\r\nline3`,
 			markSymptom + `a|b|c`,
@@ -444,7 +444,7 @@ func TestHostileNewFields(t *testing.T) {
 			`message="waived: ` + markWaiver + `\x1b[31mred\x1b[0m`,
 			// system-out is CDATA, where markup is text; TestJUnitParses
 			// proves nothing closes the section.
-			"cluster.readyz=" + markClusterV + "<script>alert(1)</script>",
+			"cluster.api=" + markClusterV + "<script>alert(1)</script>",
 			result.UnjoinedLabel(true) + ": " + markK8sNode + "00-<script>",
 			`<property name="limit" value="limited to ` + markLimit + "&lt;script&gt;alert(1)&lt;/script&gt;",
 		},
@@ -487,7 +487,7 @@ func TestHostileNewFields(t *testing.T) {
 // them did not answer: which answered, which did not and why; node text
 // in them is escaped like any other.
 func TestClusterAttempts(t *testing.T) {
-	failedThenOK := &result.Cluster{Status: result.ClusterOK, Node: "etcd-2", Facts: map[string]string{"cluster.readyz": "passed"},
+	failedThenOK := &result.Cluster{Status: result.ClusterOK, Node: "etcd-2", Facts: map[string]string{"cluster.api": "ok"},
 		Message: "cluster view from etcd-2; etcd-1: API unreachable (connection refused)",
 		Attempts: []result.ClusterAttempt{
 			{Node: "etcd-1", Outcome: result.ClusterFailed, Reason: "API unreachable (connection refused)"},
@@ -499,7 +499,7 @@ func TestClusterAttempts(t *testing.T) {
 			{Node: "etcd-1", Outcome: result.ClusterFailed, Reason: "API unreachable (connection refused)"},
 			{Node: "etcd-2", Outcome: result.ClusterFailed, Reason: "no kubeconfig (/etc/rancher/rke2/rke2.yaml)"},
 		}}
-	firstOK := &result.Cluster{Status: result.ClusterOK, Node: "etcd-1", Facts: map[string]string{"cluster.readyz": "passed"},
+	firstOK := &result.Cluster{Status: result.ClusterOK, Node: "etcd-1", Facts: map[string]string{"cluster.api": "ok"},
 		Attempts: []result.ClusterAttempt{{Node: "etcd-1", Outcome: result.ClusterOK}}}
 	hostile := &result.Cluster{Status: result.ClusterFailed, Message: "no server answered",
 		Attempts: []result.ClusterAttempt{{Node: "e|1<b>", Outcome: result.ClusterFailed, Reason: "<img src=x onerror=alert(1)> *x* \x1b[2J"}}}

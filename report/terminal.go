@@ -257,7 +257,7 @@ func (p *termPrinter) cluster(r *result.Report) {
 	if c.Message != "" {
 		s += ": " + oneLine(c.Message)
 	}
-	for _, k := range []string{"cluster.readyz", "cluster.server_version"} {
+	for _, k := range []string{"cluster.api", "cluster.server_version"} {
 		if v, ok := c.Facts[k]; ok {
 			s += " · " + k + "=" + truncate(oneLine(v), maxValue)
 		}

@@ -197,7 +197,7 @@ func TestTerminalNewSections(t *testing.T) {
 	out := string(render(t, "terminal", Options{Width: 400}, incidentReport()))
 	for _, want := range []string{
 		"inventory inventories/cluster-a.yaml · target v1.32.1+rke2r1 ·",
-		"Cluster: ok on cluster-a-etcd-1 · cluster.readyz=ok · cluster.server_version=v1.31.4+rke2r1 · 1 Kubernetes node not in the inventory: cluster-a-worker-5",
+		"Cluster: ok on cluster-a-etcd-1 · cluster.api=ok · cluster.server_version=v1.31.4+rke2r1 · 1 Kubernetes node not in the inventory: cluster-a-worker-5",
 		"Findings (6, 1 waived)",
 		"  rollout: " + incidentRollout,
 		"rollout of firewall.ufw-active: " + incidentRollout,

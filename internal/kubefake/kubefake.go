@@ -54,10 +54,21 @@ func Start(nodes []byte) *Server {
 // API server sends for a list of every namespace (a PodList, a
 // PodDisruptionBudgetList...: k8s.io/api core/v1, policy/v1, apps/v1
 // types.go), nil for an empty list; Metrics is the Prometheus text of
-// GET /metrics.
+// GET /metrics; Health answers the health endpoints by path ("/readyz",
+// "/livez"), the query ignored.
 type Cluster struct {
 	Nodes, Pods, PDBs, Deployments, StatefulSets []byte
 	Metrics                                      string
+	Health                                       map[string]HealthAnswer
+}
+
+// HealthAnswer is a health endpoint's answer: its code and the text body
+// k8s.io/apiserver pkg/server/healthz/healthz.go handleRootHealth writes,
+// with 200, or, when a check failed, through http.Error with 500 (which
+// sets text/plain and nosniff, and appends a newline).
+type HealthAnswer struct {
+	Code int
+	Body string
 }
 
 // StartCluster serves c until Close, with the discovery documents kubectl
@@ -162,6 +173,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case lists[r.URL.Path] != "":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(s.list(r.URL.Path))
+	case s.state.Health[r.URL.Path].Code != 0:
+		a := s.state.Health[r.URL.Path]
+		if a.Code != http.StatusOK {
+			http.Error(w, a.Body, a.Code)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write([]byte(a.Body))
 	case r.URL.Path == "/metrics":
 		// The text exposition format (k8s.io/component-base/metrics
 		// legacyregistry handler, prometheus expfmt).

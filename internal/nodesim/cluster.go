@@ -3,6 +3,7 @@ package nodesim
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -25,6 +26,7 @@ const (
 // probe makes; SetCommand with the same glob replaces an answer.
 const (
 	KubectlReadyz  = "* get --raw=/readyz?verbose"
+	KubectlLivez   = "* get --raw=/livez?verbose"
 	KubectlVersion = "* get --raw /version"
 	KubectlNodes   = "* get nodes -o jsonpath=*"
 	KubectlPods    = "* -n kube-system get pods -o jsonpath=*"
@@ -166,45 +168,91 @@ var readyzChecks = []string{
 	"poststarthook/apiservice-openapi-controller", "poststarthook/apiservice-openapiv3-controller", "shutdown",
 }
 
-// readyzBody is the verbose /readyz body with the given checks failing, as
-// k8s.io/apiserver pkg/server/healthz handleRootHealth writes it: "[+]NAME
-// ok" or "[-]NAME failed: reason withheld" per check, then "readyz check
-// passed" and a newline, or, on failure, "readyz check failed" through
-// http.Error (500, newline appended). WithReadyzFailing shows the failure
-// as kubectl does.
-func readyzBody(failed map[string]bool) string {
+// readyzOnly are the checks /livez does not run: genericapiserver adds
+// etcd-readiness (options/etcd.go addEtcdHealthEndpoint), informer-sync
+// (config.go) and shutdown (healthz.go addReadyzShutdownCheck) with
+// AddReadyzChecks, every other one with AddHealthChecks or
+// AddBootSequenceHealthChecks, which add it to healthz, livez and readyz
+// alike (k8s.io/apiserver pkg/server/healthz.go).
+var readyzOnly = map[string]bool{"etcd-readiness": true, "informer-sync": true, "shutdown": true}
+
+// healthBody is the verbose body of /readyz or /livez (endpoint "readyz",
+// "livez") with the given checks failing, and whether one did, as
+// k8s.io/apiserver pkg/server/healthz/healthz.go handleRootHealth writes
+// it: "[+]NAME ok" or "[-]NAME failed: reason withheld" per check, then
+// "<endpoint> check passed" and a newline, or, on failure, "<endpoint>
+// check failed" through http.Error (500, newline appended).
+func healthBody(endpoint string, failed map[string]bool) (string, bool) {
 	var b strings.Builder
+	bad := false
 	for _, c := range readyzChecks {
+		if endpoint == "livez" && readyzOnly[c] {
+			continue
+		}
 		if failed[c] {
+			bad = true
 			fmt.Fprintf(&b, "[-]%s failed: reason withheld\n", c)
 		} else {
 			fmt.Fprintf(&b, "[+]%s ok\n", c)
 		}
 	}
-	if len(failed) > 0 {
-		b.WriteString("readyz check failed\n")
+	if bad {
+		fmt.Fprintf(&b, "%s check failed\n", endpoint)
 	} else {
-		b.WriteString("readyz check passed\n")
+		fmt.Fprintf(&b, "%s check passed\n", endpoint)
 	}
-	return b.String()
+	return b.String(), bad
 }
 
-// WithReadyzFailing makes the API server's /readyz fail the named checks
-// (e.g. "etcd"). kubectl gets an HTTP 500 and prints, on stderr and exiting
-// 1, the body trimmed of surrounding blanks and %q-quoted: client-go
-// rest/request.go newUnstructuredResponseError (strings.TrimSpace) and
-// apimachinery errors.NewGenericServerResponse ("an error on the server (%q)
-// has prevented the request from succeeding", reason InternalError), with
-// kubectl's "Error from server (InternalError): " prefix (kubectl
-// cmdutil.StandardErrorMessage). The probe reads stderr too.
-func WithReadyzFailing(s State, checks ...string) State {
+// APIServerHealth is what this node's API server answers on /readyz?verbose
+// or /livez?verbose (endpoint "readyz", "livez"), from the checks it fails
+// (State.APIServerFailing): the body and the HTTP code, 200 or 500.
+func APIServerHealth(s State, endpoint string) (string, int) {
 	failed := map[string]bool{}
-	for _, c := range checks {
+	for _, c := range s.APIServerFailing {
 		failed[c] = true
 	}
-	body := strings.ReplaceAll(strings.TrimSpace(readyzBody(failed)), "\n", `\n`)
-	s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlReadyz, RC: 1,
-		Out: fmt.Sprintf("Error from server (InternalError): an error on the server (\"%s\") has prevented the request from succeeding\n", body)})
+	body, bad := healthBody(endpoint, failed)
+	if bad {
+		return body, 500
+	}
+	return body, 200
+}
+
+// healthAnswer is kubectl's answer to `get --raw=/<endpoint>?verbose` on
+// this node. On the HTTP 500 of a failed check kubectl prints, on stderr
+// and exiting 1, the body trimmed of surrounding blanks and %q-quoted:
+// client-go rest/request.go newUnstructuredResponseError
+// (strings.TrimSpace) and apimachinery errors.NewGenericServerResponse
+// ("an error on the server (%q) has prevented the request from
+// succeeding", reason InternalError), with kubectl's "Error from server
+// (InternalError): " prefix (kubectl cmdutil.StandardErrorMessage).
+// TestAPIServerProbeThroughRealKubectl pins this against a real kubectl.
+func healthAnswer(s State, endpoint, args string) Command {
+	body, code := APIServerHealth(s, endpoint)
+	c := Command{Name: "kubectl", Path: KubectlPath, Args: args, Out: body}
+	if code != 200 {
+		c.RC = 1
+		c.Out = fmt.Sprintf("Error from server (InternalError): an error on the server (%q) has prevented the request from succeeding\n", strings.TrimSpace(body))
+	}
+	return c
+}
+
+// setAPIServerHealth makes this server's kubectl answer /readyz and
+// /livez from its own API server's state: rke2.yaml points at
+// 127.0.0.1:6443, so each server's kubectl asks its own kube-apiserver,
+// and each instance answers for itself.
+func setAPIServerHealth(s *State) {
+	s.SetCommand(healthAnswer(*s, "readyz", KubectlReadyz))
+	s.SetCommand(healthAnswer(*s, "livez", KubectlLivez))
+}
+
+// WithAPIServerChecksFailing makes this node's kube-apiserver fail the
+// named health checks (e.g. "etcd", which /readyz and /livez both run, or
+// "etcd-readiness", which only /readyz does).
+func WithAPIServerChecksFailing(s State, checks ...string) State {
+	s.APIServerFailing = append(slices.Clone(s.APIServerFailing), checks...)
+	setAPIServerHealth(&s)
 	return s
 }
 
@@ -359,7 +407,6 @@ func WithCluster(fleet []Member) []Member {
 	}
 	objs := clusterObjects(fleet)
 	answers := append([]Command{
-		{Args: KubectlReadyz, Out: readyzBody(nil)},
 		{Args: KubectlVersion, Out: versionJSON(server)},
 		{Args: KubectlNodes, Out: nodes.String()},
 		{Args: KubectlPods, Out: pods.String()},
@@ -398,7 +445,8 @@ func WithCluster(fleet []Member) []Member {
 			s.SetCommand(a)
 		}
 		// Each server's kubectl asks its own API server (127.0.0.1:6443):
-		// the metrics are that process's.
+		// its health and metrics are that process's.
+		setAPIServerHealth(&s)
 		s.SetCommand(Command{Name: "kubectl", Path: KubectlPath, Args: KubectlMetrics, Out: APIServerMetrics(s)})
 		out[i].State = s
 	}

@@ -42,11 +42,13 @@ type State struct {
 	// Pods are pods scheduled to this node besides those nodesim derives
 	// (workloads.go); PDBs and Workloads are cluster objects, the union
 	// over the fleet; DeprecatedRequests are the deprecated APIs this
-	// server's API server was asked for.
+	// server's API server was asked for, and APIServerFailing the health
+	// checks it fails ("etcd", "etcd-readiness": see healthBody).
 	Pods               []Pod
 	PDBs               []PDB
 	Workloads          []Workload
 	DeprecatedRequests []DeprecatedAPI
+	APIServerFailing   []string
 	Kernel             string
 	OSRelease          string // /etc/os-release content
 	// IPTables is what `iptables --version` prints ("iptables v1.8.10

@@ -232,3 +232,78 @@ modules_state() {
 		}
 	}' </dev/null)
 }
+# RKE2's own kubectl and admin kubeconfig on a server (cluster.sh,
+# apiserver.sh). rke2.yaml points at this node's API server
+# (https://127.0.0.1:6443) and holds the admin client key: kubectl reads
+# it, a probe only tests that it exists.
+fa_kubectl=$R/var/lib/rancher/rke2/bin/kubectl
+fa_kubeconfig=$R/etc/rancher/rke2/rke2.yaml
+# kc ARGS... runs that kubectl. It caches discovery documents and API
+# responses under --cache-dir, else $KUBECACHEDIR, else $HOME/.kube/cache
+# (k8s.io/cli-runtime genericclioptions/config_flags.go,
+# toDiscoveryClient): a write on the node. /dev/null cannot hold a
+# directory, so every cache write fails with ENOTDIR, which kubectl logs
+# at -v=1 and ignores (client-go discovery/cached/disk): nothing is
+# written, not even a temporary directory to clean up afterwards.
+kc() { "$fa_kubectl" --kubeconfig "$fa_kubeconfig" --cache-dir=/dev/null --request-timeout=10s "$@" </dev/null; }
+# kube_health PATH asks this node's API server for a verbose health
+# endpoint (/readyz?verbose, /livez?verbose) and sets fa_api (ok,
+# unreachable, unauthorized, error), fa_hs (passed, failed, unreachable,
+# unknown), fa_hf (the failed checks' names, comma-separated, or none) and
+# fa_herr (why the API did not answer, in a fixed word, or none).
+# kube-apiserver writes "[+]NAME ok" or "[-]NAME failed: reason withheld"
+# per check, then "NAME check passed" with 200, or, when one failed,
+# "NAME check failed" through http.Error, a 500 (k8s.io/apiserver
+# pkg/server/healthz/healthz.go handleRootHealth). On the 500 kubectl
+# exits 1 and prints the body on stderr, trimmed and %q-quoted, its
+# newlines escaped as \n: "Error from server (InternalError): an error on
+# the server (\"[+]ping ok\n[-]etcd failed: ...\") has prevented the
+# request from succeeding" (client-go rest/request.go
+# newUnstructuredResponseError, apimachinery errors.NewGenericServerResponse,
+# kubectl cmdutil.StandardErrorMessage): both forms are read. Only check
+# names leave awk, never a message.
+kube_health() {
+	fa_o=$(kc get --raw="$1" 2>&1)
+	fa_rc=$?
+	fa_l=$(printf '%s\n' "$fa_o" | awk -v rc="$fa_rc" '
+	{
+		gsub(/\\n/, "\n")
+		n = split($0, part, "\n")
+		for (i = 1; i <= n; i++) {
+			s = part[i]
+			if (s ~ /[a-z]+ check passed/) passed = 1
+			if (s ~ /[a-z]+ check failed/) failed = 1
+			if (s ~ /connection to the server .* was refused|Unable to connect to the server|dial tcp|i\/o timeout|context deadline exceeded/) down = 1
+			# Why, in a fixed word: the "The connection to the server ...
+			# was refused" of kubectl (pkg/cmd/util/helpers.go), the net and
+			# net/http errors of Go, crypto/tls and crypto/x509.
+			if (why == "" && s ~ /was refused|connection refused/) why = "connection-refused"
+			if (why == "" && s ~ /i\/o timeout|context deadline exceeded|Client\.Timeout/) why = "timeout"
+			if (why == "" && s ~ /no route to host|network is unreachable/) why = "no-route"
+			if (why == "" && s ~ /tls: |x509: /) why = "tls"
+			if (s ~ /Unauthorized|must be logged in/) denied = "unauthorized"
+			else if (!denied && s ~ /Forbidden/) denied = "forbidden"
+			while (match(s, /\[-\][A-Za-z0-9._\/-]+/)) {
+				name = substr(s, RSTART + 3, RLENGTH - 3)
+				if (!(name in seen)) { seen[name] = 1; bad = bad (bad == "" ? "" : ",") name }
+				s = substr(s, RSTART + RLENGTH)
+			}
+		}
+	}
+	END {
+		api = "ok"; state = "unknown"; err = "none"
+		if (bad != "" || failed) state = "failed"
+		else if (passed && rc == 0) state = "passed"
+		else if (down) { api = "unreachable"; state = "unreachable"; err = (why == "" ? "other" : why) }
+		else if (denied) { api = "unauthorized"; err = denied }
+		else if (rc != 0) { api = "error"; err = "other" }
+		print api, state, (bad == "" ? "none" : bad), err
+	}')
+	fa_api=${fa_l%% *}
+	fa_l=${fa_l#* }
+	fa_hs=${fa_l%% *}
+	fa_l=${fa_l#* }
+	fa_hf=${fa_l%% *}
+	fa_herr=${fa_l#* }
+	case $fa_herr in "" | *" "*) fa_api=error fa_hs=unknown fa_hf=none fa_herr=other ;; esac
+}

@@ -1,89 +1,43 @@
 # id: cluster
-# description: the Kubernetes view through RKE2's node-local kubectl and rke2.yaml (readyz, nodes, kube-proxy pods, logs and RBAC), so a broken service network cannot hide it
+# description: the Kubernetes view through RKE2's node-local kubectl and rke2.yaml (nodes, kube-proxy pods, logs, RBAC and drain blockers), so a broken service network cannot hide it
 # needs_root: true
 # timeout: 110s
 # scope: cluster
-# facts: cluster.kubectl cluster.api cluster.api.error cluster.readyz cluster.readyz.failed cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.etcd.members cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier cluster.deprecated_apis cluster.deprecated_apis.first_removal cluster.deprecated_apis.last_removal cluster.etcd.s3.source
+# facts: cluster.kubectl cluster.api cluster.api.error cluster.server_version cluster.nodes.count cluster.nodes.not_ready cluster.etcd.members cluster.kubeproxy.pods cluster.kubeproxy.crashloop cluster.kubeproxy.restarted cluster.kubeproxy.logs_checked cluster.kubeproxy.ds cluster.kubeproxy.ds.liveness_path cluster.kubeproxy.ds.startup_path cluster.cni.agents cluster.cni.agent.unhealthy cluster.rbac.kube_proxy_can_get_nodes cluster.rbac.crb.kube_proxy cluster.rbac.crb.node_proxier cluster.etcd.s3.source
 # node_facts: k8s.node.os k8s.cni.agent k8s.cni.agent.health k8s.cni.multus.health k8s.cni.agent.problem k8s.node.ready k8s.node.kubelet_version k8s.node.kube_proxy_version k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.phase k8s.kubeproxy.pod.ready k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.reason k8s.kubeproxy.pod.last_exit k8s.kubeproxy.liveness_path k8s.kubeproxy.startup_path k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods k8s.etcd.s3.snapshots k8s.etcd.s3.newest_age_seconds
-# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors cluster.deprecated_apis k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods k8s.etcd.s3.snapshots k8s.etcd.s3.newest_age_seconds
+# volatile: k8s.cni.agent.problem k8s.node.internal_ip k8s.node.roles k8s.kubeproxy.pod.name k8s.kubeproxy.pod.restarts k8s.kubeproxy.pod.last_exit k8s.kubeproxy.previous_rbac_denied k8s.kubeproxy.previous_rbac_denials k8s.kubeproxy.previous_rbac_can_i k8s.kubeproxy.liveness_503 k8s.kubeproxy.sync_errors k8s.drain.pdb_blocked k8s.drain.pdb_blocked.pods k8s.drain.unmanaged k8s.drain.unmanaged.pods k8s.drain.emptydir k8s.drain.emptydir.pods k8s.drain.single_replica k8s.drain.single_replica.pods k8s.etcd.s3.snapshots k8s.etcd.s3.newest_age_seconds
 
-# RKE2's own kubectl with rke2.yaml talks to the API server on this node
-# (127.0.0.1:6443), exactly as an SRE does when cluster networking is
-# suspect. rke2.yaml holds the admin client key: kubectl reads it, this
-# script only tests that it exists. Log lines are never printed, only
-# whether they hold RBAC denials of kube-proxy and the verb:resource names
-# of those, checked against the shape of Kubernetes names.
-K=$R/var/lib/rancher/rke2/bin/kubectl
-KC=$R/etc/rancher/rke2/rke2.yaml
-if [ ! -x "$K" ]; then
+# RKE2's own kubectl with rke2.yaml (kc, _lib.sh) talks to the API server
+# on this node (127.0.0.1:6443), exactly as an SRE does when cluster
+# networking is suspect. Log lines are never printed, only whether they
+# hold RBAC denials of kube-proxy and the verb:resource names of those,
+# checked against the shape of Kubernetes names.
+if [ ! -x "$fa_kubectl" ]; then
 	fact cluster.kubectl absent
 	exit 0
 fi
-if [ ! -e "$KC" ]; then
+if [ ! -e "$fa_kubeconfig" ]; then
 	fact cluster.kubectl no-kubeconfig
 	exit 0
 fi
-if [ ! -r "$KC" ]; then
+if [ ! -r "$fa_kubeconfig" ]; then
 	# rke2.yaml is 0600 root: the inventory needs become: sudo.
 	fact cluster.kubectl kubeconfig-unreadable
 	exit 0
 fi
 fact cluster.kubectl ok
-# kubectl caches discovery documents and API responses under --cache-dir,
-# else $KUBECACHEDIR, else $HOME/.kube/cache (k8s.io/cli-runtime
-# genericclioptions/config_flags.go, toDiscoveryClient): a write on the
-# node. /dev/null cannot hold a directory, so every cache write fails with
-# ENOTDIR, which kubectl logs at -v=1 and ignores (client-go
-# discovery/cached/disk): nothing is written, not even a temporary
-# directory to clean up afterwards.
-kc() { "$K" --kubeconfig "$KC" --cache-dir=/dev/null --request-timeout=10s "$@" </dev/null; }
 set -f # the words split out of awk's answers below are never globs
 tab=$(printf '\t')
 
-# A failing /readyz is an HTTP 500, which kubectl reports on stderr with the
-# verbose body quoted and its newlines escaped as \n: read both forms.
-out=$(kc get --raw='/readyz?verbose' 2>&1)
-rc=$?
-# shellcheck disable=SC2046
-set -- $(printf '%s\n' "$out" | awk -v rc="$rc" '
-	{
-		gsub(/\\n/, "\n")
-		n = split($0, part, "\n")
-		for (i = 1; i <= n; i++) {
-			s = part[i]
-			if (s ~ /readyz check passed/) passed = 1
-			if (s ~ /check failed/) failed = 1
-			if (s ~ /connection to the server .* was refused|Unable to connect to the server|dial tcp|i\/o timeout|context deadline exceeded/) down = 1
-			# Why, in a fixed word: the "The connection to the server ...
-			# was refused" of kubectl (pkg/cmd/util/helpers.go), the net and
-			# net/http errors of Go, crypto/tls and crypto/x509.
-			if (why == "" && s ~ /was refused|connection refused/) why = "connection-refused"
-			if (why == "" && s ~ /i\/o timeout|context deadline exceeded|Client\.Timeout/) why = "timeout"
-			if (why == "" && s ~ /no route to host|network is unreachable/) why = "no-route"
-			if (why == "" && s ~ /tls: |x509: /) why = "tls"
-			if (s ~ /Unauthorized|must be logged in/) denied = "unauthorized"
-			else if (!denied && s ~ /Forbidden/) denied = "forbidden"
-			while (match(s, /\[-\][^ ]+/)) {
-				name = substr(s, RSTART + 3, RLENGTH - 3)
-				if (!(name in seen)) { seen[name] = 1; bad = bad (bad == "" ? "" : ",") name }
-				s = substr(s, RSTART + RLENGTH)
-			}
-		}
-	}
-	END {
-		api = "ok"; state = "unknown"; err = "none"
-		if (bad != "" || failed) state = "failed"
-		else if (passed && rc == 0) state = "passed"
-		else if (down) { api = "unreachable"; state = "unreachable"; err = (why == "" ? "other" : why) }
-		else if (denied) { api = "unauthorized"; state = "unknown"; err = denied }
-		else if (rc != 0) { api = "error"; err = "other" }
-		print api, state, (bad == "" ? "none" : bad), err
-	}')
-api=${1:-error}
+# Whether this server's API answers at all, and why not, is what tells
+# audit whether this server gave a view of the cluster (audit/cluster.go
+# apiUnanswered). /readyz is asked because it answers even while a check
+# fails; what it says of this one API server is the apiserver probe's,
+# which asks it on every server.
+kube_health '/readyz?verbose'
+api=$fa_api
 fact cluster.api "$api"
-fact cluster.api.error "${4:-other}"
-fact cluster.readyz "${2:-unknown}"
-fact cluster.readyz.failed "${3:-none}"
+fact cluster.api.error "$fa_herr"
 if [ "$api" = unreachable ]; then
 	# Every further call would wait out its own request timeout.
 	exit 0
@@ -390,50 +344,6 @@ else
 	fact cluster.kubeproxy.ds.liveness_path "$ds"
 	fact cluster.kubeproxy.ds.startup_path "$ds"
 fi
-
-# Deprecated APIs this API server has served since it started: the gauge
-# apiserver_requested_deprecated_apis{group,removed_release,resource,
-# subresource,version}, set to 1 on the first request of a deprecated
-# version and never reset (k8s.io/apiserver pkg/endpoints/metrics/metrics.go
-# deprecatedRequestGauge, set in MonitorRequest; removed_release is the
-# "<major>.<minor>" of pkg/endpoints/deprecation RemovedRelease). Prometheus'
-# text format writes the labels sorted by name. Only label values of the
-# shape Kubernetes gives groups, versions, resources and releases get
-# through; at most 10 APIs are named. The first and last removing release
-# are what the checks compare with --target-version.
-out=$(kc get --raw /metrics 2>/dev/null)
-rc=$?
-printf '%s\n' "$out" | awk -v rc="$rc" '
-	function label(s, k,   v) {
-		if (!match(s, "[{,]" k "=\"[a-z0-9.-]*\"")) return ""
-		v = substr(s, RSTART + length(k) + 3, RLENGTH - length(k) - 4)
-		return v
-	}
-	function vkey(r,   p) { split(r, p, "."); return sprintf("%06d%06d", p[1], p[2]) }
-	/^apiserver_requested_deprecated_apis\{/ && $NF + 0 != 0 {
-		g = label($0, "group"); v = label($0, "version"); r = label($0, "resource")
-		s = label($0, "subresource"); rel = label($0, "removed_release")
-		if (v == "" || r == "") next
-		name = r (s == "" ? "" : "/" s) " " (g == "" ? "" : g "/") v
-		if (name in seen) next
-		seen[name] = 1; n++
-		if (rel !~ /^[0-9]+\.[0-9]+$/) rel = ""
-		if (n <= 10) list = list (list == "" ? "" : ", ") name (rel == "" ? " (no removal set)" : " (removed in " rel ")")
-		if (rel != "" && (first == "" || vkey(rel) < vkey(first))) first = rel
-		if (rel != "" && (last == "" || vkey(last) < vkey(rel))) last = rel
-	}
-	END {
-		if (rc != 0) { list = "unknown"; first = "unknown"; last = "unknown" }
-		else {
-			if (n > 10) list = list " and " (n - 10) " more"
-			if (list == "") list = "none"
-			first = (first == "" ? "none" : "v" first ".0")
-			last = (last == "" ? "none" : "v" last ".0")
-		}
-		print "cluster.deprecated_apis=" list
-		print "cluster.deprecated_apis.first_removal=" first
-		print "cluster.deprecated_apis.last_removal=" last
-	}'
 
 # The etcd snapshots each server uploaded to S3 (a server with etcd-s3
 # uploads each snapshot it takes, named after itself, k3s
