@@ -355,3 +355,19 @@ func TestConntrackProbesAsUnprivilegedUser(t *testing.T) {
 	nfWantFacts(t, runAsNobody(t, "sysctl", s, deny), map[string]string{"conntrack.drop": "unreadable", "conntrack.insert_failed": "unreadable"})
 	nfWantFacts(t, runAsNobody(t, "conntrack_log", s, nil), map[string]string{"conntrack.table_full_logged": "unreadable", "conntrack.table_full_log": "none"})
 }
+
+// The same plant audited as RKE2 admins often do: a login without root
+// whose root probes go through sudo. The statistics are read as the login
+// (the file is 0444), the kernel log through sudo, and the finding is on
+// the planted node only.
+func TestConntrackDropsFoundUnderSudoLogin(t *testing.T) {
+	login := shapeLogin(t)
+	c := shapeCase{shape: nodesim.Shape{OS: nodesim.AllOS[0], Net: nodesim.Nets[0], Family: nodesim.Families[0]}, sudo: true}
+	fleet := c.shape.Members(3)
+	fleet[1].State = nodesim.WithConntrackDrops(fleet[1].State, 2, 0)
+	r := runShape(t, c, login, nodesim.WithCluster(fleet))
+	want := map[string][]string{fleet[1].Name: {"warning conntrack.drops", "warning conntrack.table-full-logged"}}
+	if got := warningsByNode(t, r); !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings by node = %v, want %v", got, want)
+	}
+}
