@@ -196,6 +196,12 @@ func TestConntrackLogProbe(t *testing.T) {
 			map[string]string{"conntrack.table_full_logged": "unreadable", "conntrack.table_full_log": "none"}},
 		{"not root, dmesg open to all", nfNotRoot(dmesgOpen(planted)), nil,
 			map[string]string{"conntrack.table_full_logged": "10", "conntrack.table_full_log": "dmesg"}},
+		// journald with Storage=none: the notice, no entries, exit 0.
+		{"a journal that stores nothing: the ring buffer", func() nodesim.State {
+			s := planted
+			s.SetCommand(nodesim.Command{Name: "journalctl", Args: "-k -b --no-pager", Out: "No journal files were found.\n-- No entries --\n"})
+			return s
+		}(), nil, map[string]string{"conntrack.table_full_logged": "10", "conntrack.table_full_log": "dmesg"}},
 		{"no journal: the ring buffer", planted, noJournal,
 			map[string]string{"conntrack.table_full_logged": "10", "conntrack.table_full_log": "dmesg"}},
 		{"kern.log: this boot only", hostFiles(planted, map[string]string{"var/log/kern.log": kernLog}), noTools,

@@ -24,7 +24,9 @@
 #     src/shared/journal-util.c, journal_access_check_and_warn), which
 #     looks like a clean log: the notice, kept on purpose (no -q), or
 #     "No journal files were opened due to insufficient permissions.",
-#     rejects the answer.
+#     rejects the answer. "No journal files were found." (journald with
+#     Storage=none keeps nothing, same file) is no answer either: the
+#     ring buffer is asked next.
 #   dmesg: the ring buffer since boot (older messages may have been
 #     overwritten: a floor again). With kernel.dmesg_restrict = 1 it
 #     needs CAP_SYSLOG and fails with "Operation not permitted", exit 1
@@ -41,11 +43,13 @@ have timeout && fa_to="timeout 10"
 # fa_tfc counts the table-full lines of a source's output; the output
 # ends with "@@FA_RC <exit status>", which no log line can forge (every
 # journalctl and dmesg line starts with a time stamp). It prints "COUNT
-# REFUSED RC".
+# STATE RC", STATE 0 for an answer, 1 for a refusal, 2 for a journal
+# that stores nothing.
 fa_tfc='
 /^@@FA_RC / { rc = $2; next }
 /^Hint: You are currently not seeing messages from/ { refused = 1; next }
 /^No journal files were opened due to insufficient permissions/ { refused = 1; next }
+/^No journal files were found/ { if (!refused) refused = 2; next }
 /Operation not permitted/ && !/kernel:/ && !/^\[/ { refused = 1; next }
 boot && /kernel: (\[ *[0-9.]+\] )?Linux version / { n = 0 }
 /nf_conntrack: table full/ { n++ }
