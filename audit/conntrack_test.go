@@ -191,9 +191,10 @@ func TestConntrackLogProbe(t *testing.T) {
 			map[string]string{"conntrack.table_full_logged": "10", "conntrack.table_full_log": "journal"}},
 		// Not root: journalctl shows only the login's own journal and
 		// says so on stderr, exit 0 and "-- No entries --"; Debian's
-		// dmesg_restrict refuses the ring buffer. Neither is a clean log.
+		// dmesg_restrict refuses the ring buffer. Neither is a clean log:
+		// not-root, as every root probe run without root says.
 		{"not root: nothing readable", nfNotRoot(planted), nil,
-			map[string]string{"conntrack.table_full_logged": "unreadable", "conntrack.table_full_log": "none"}},
+			map[string]string{"conntrack.table_full_logged": "not-root", "conntrack.table_full_log": "none"}},
 		{"not root, dmesg open to all", nfNotRoot(dmesgOpen(planted)), nil,
 			map[string]string{"conntrack.table_full_logged": "10", "conntrack.table_full_log": "dmesg"}},
 		// journald with Storage=none: the notice, no entries, exit 0.
@@ -349,7 +350,8 @@ func runAsNobody(t *testing.T, id string, s nodesim.State, tweak func(root strin
 // As nobody: the statistics file is 0444 and read like root reads it, or
 // "unreadable" where a mode denies it (standing in for an LSM); the
 // kernel-log probe, run without root, finds the journal limited to the
-// login's own files and the ring buffer refused: unreadable, never 0.
+// login's own files and the ring buffer refused: not-root (become fixes
+// it, as for every root probe), never 0.
 func TestConntrackProbesAsUnprivilegedUser(t *testing.T) {
 	s := nodesim.WithConntrackDrops(nodesim.Healthy("w1", false), 4, 0)
 	nfWantFacts(t, runAsNobody(t, "sysctl", s, nil), map[string]string{"conntrack.drop": "4", "conntrack.early_drop": "0"})
@@ -359,7 +361,7 @@ func TestConntrackProbesAsUnprivilegedUser(t *testing.T) {
 		}
 	}
 	nfWantFacts(t, runAsNobody(t, "sysctl", s, deny), map[string]string{"conntrack.drop": "unreadable", "conntrack.insert_failed": "unreadable"})
-	nfWantFacts(t, runAsNobody(t, "conntrack_log", s, nil), map[string]string{"conntrack.table_full_logged": "unreadable", "conntrack.table_full_log": "none"})
+	nfWantFacts(t, runAsNobody(t, "conntrack_log", s, nil), map[string]string{"conntrack.table_full_logged": probe.NotRoot, "conntrack.table_full_log": "none"})
 }
 
 // The same plant audited as RKE2 admins often do: a login without root

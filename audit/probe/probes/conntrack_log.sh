@@ -36,8 +36,10 @@
 #     counted from the last "Linux version" banner (init/main.c
 #     linux_banner, the first message of a boot, after its "[time]" where
 #     printk.time is on) to count this boot only.
-# Nothing read: "unreadable" where a source refused this user, else
-# "unknown" (no source at all, or one that failed); never 0.
+# Nothing read: where a source refused the login, "not-root" (the
+# probe ran without root: become fixes it, as for every root probe),
+# "unreadable" where one refused root itself (an LSM), else "unknown" (no
+# source at all, or one that failed); never 0.
 fa_to=
 have timeout && fa_to="timeout 10"
 # fa_tfc counts the table-full lines of a source's output; the output
@@ -83,7 +85,10 @@ if [ -z "$fa_src" ] && [ -e "$R/var/log/kern.log" ]; then
 fi
 if [ -z "$fa_src" ]; then
 	fa_src=none fa_n=unknown
-	[ -n "$fa_refused" ] && fa_n=unreadable
+	if [ -n "$fa_refused" ]; then
+		fa_n=unreadable
+		is_root || fa_n=not-root
+	fi
 fi
 fact conntrack.table_full_logged "$fa_n"
 fact conntrack.table_full_log "$fa_src"
