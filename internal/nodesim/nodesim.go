@@ -119,6 +119,14 @@ type State struct {
 	// where every kernel package installs it (Debian linux-image-*, RHEL
 	// kernel-modules-core), the running one's included.
 	Kernels []string
+	// ConntrackStats are the per-CPU rows of /proc/net/stat/nf_conntrack,
+	// one per possible CPU (see conntrack.go); written only where the
+	// nf_conntrack module is (its nf_conntrack_max sysctl is in Sysctls).
+	ConntrackStats []ConntrackCPU
+	// KernelLog is the kernel's log of this boot, one message a line
+	// without prefix, which the journalctl (-k) and dmesg stubs print as
+	// the real ones do.
+	KernelLog []string
 	// DirModes are directory permissions, relative path → mode, set once
 	// everything is written (e.g. RKE2's 0700 agent directories).
 	DirModes map[string]os.FileMode
@@ -215,6 +223,8 @@ func Build(dir string, s State) error {
 	if len(s.LoginEnv) > 0 {
 		w.file(loginEnvFile, environmentFile(s.LoginEnv))
 	}
+	// Before the commands: a Command of the same name replaces a stub.
+	w.writeConntrack(s)
 	w.commands(s.Commands)
 	if s.Awk != "" {
 		w.link("bin/awk", s.Awk)

@@ -56,6 +56,7 @@ func Healthy(hostname string, server bool) State {
 	healthyNetfilter(&s, server)
 	healthyKubeProxy(&s, server)
 	healthyHost(&s, server)
+	healthyConntrack(&s)
 	return WithCertificates(s, server, HealthyCertificates())
 }
 

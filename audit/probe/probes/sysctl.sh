@@ -1,9 +1,9 @@
 # id: sysctl
-# description: forwarding and bridge-netfilter sysctls, the cluster's IP families, conntrack table use, and the table size kube-proxy sets on this node (from its flags in RKE2's static pod)
+# description: forwarding and bridge-netfilter sysctls, the cluster's IP families, conntrack table use and its drop, early_drop and insert_failed counters since boot (/proc/net/stat/nf_conntrack), and the table size kube-proxy sets on this node (from its flags in RKE2's static pod)
 # needs_root: false
 # timeout: 10s
-# facts: sysctl.net.ipv4.ip_forward sysctl.net.ipv6.conf.all.forwarding sysctl.net.bridge.bridge-nf-call-iptables sysctl.net.bridge.bridge-nf-call-ip6tables net.ip_families conntrack.count conntrack.max conntrack.kube_proxy_max
-# volatile: conntrack.count
+# facts: sysctl.net.ipv4.ip_forward sysctl.net.ipv6.conf.all.forwarding sysctl.net.bridge.bridge-nf-call-iptables sysctl.net.bridge.bridge-nf-call-ip6tables net.ip_families conntrack.count conntrack.max conntrack.kube_proxy_max conntrack.drop conntrack.early_drop conntrack.insert_failed
+# volatile: conntrack.count conntrack.drop conntrack.early_drop conntrack.insert_failed
 # role_scoped: conntrack.max conntrack.kube_proxy_max
 
 # The table size follows the core count, and servers and agents are often
@@ -41,7 +41,20 @@ fi
 # IPv4 default, but an agent's never sets it: absent is unknown too.
 cfg=$R/etc/rancher/rke2/config.yaml
 [ -r "$cfg" ] || cfg=
-awk -v root="$R" -v kps="$kps" -v kpm="$kpm/kube-proxy.yaml" -v cfg="$cfg" "$fa_awk_fact"'
+# conntrack's statistics (what conntrack -S shows, without the conntrack
+# tool, which few nodes have): nf_conntrack_standalone.c creates
+# /proc/net/stat/nf_conntrack 0444 in every network namespace
+# (nf_conntrack_standalone_init_proc), so any user reads it; missing, the
+# module is not loaded (or CONFIG_NF_CONNTRACK_PROCFS is off): "absent".
+# There, yet unreadable (a mode or an LSM that denies this user), is
+# "unreadable", told by test(1): getline fails alike on both, and mawk
+# aborts on a read error.
+cst=absent
+if [ -e "$R/proc/net/stat/nf_conntrack" ]; then
+	cst=readable
+	[ -r "$R/proc/net/stat/nf_conntrack" ] || cst=unreadable
+fi
+awk -v root="$R" -v kps="$kps" -v kpm="$kpm/kube-proxy.yaml" -v cfg="$cfg" -v cst="$cst" "$fa_awk_fact"'
 function rd(path,   v, st) {
 	v = ""
 	st = (getline v < (root path))
@@ -66,6 +79,56 @@ function families(l,   n, c, i, v4, v6) {
 	}
 	return v4 && v6 ? "dual" : v6 ? "ipv6" : v4 ? "ipv4" : "unknown"
 }
+# hex is the value of a hexadecimal word, or -1 for anything else: mawk
+# (20200120, Debian 12 and Ubuntu) has no strtonum, and POSIX awk reads
+# "0x1f" as 0. A 32-bit counter fits a double exactly.
+function hex(s,   i, d, v) {
+	if (s == "") return -1
+	s = tolower(s); v = 0
+	for (i = 1; i <= length(s); i++) {
+		d = index("0123456789abcdef", substr(s, i, 1))
+		if (d == 0) return -1
+		v = v * 16 + d - 1
+	}
+	return v
+}
+# ctstats emits the conntrack counters summed over the CPUs. ct_cpu_seq_show
+# (net/netfilter/nf_conntrack_standalone.c) prints a header of column names,
+# then one row of "%08x" words per possible CPU, each CPU counting since
+# boot. Columns are found by the names in the header: the set changed across
+# kernels ("searched" became "clashres" in 5.9, "delete_list"
+# "chainlength" in 5.15), and a column this kernel lacks reads "unknown".
+# "entries" is the count of the table, repeated on every row, never summed.
+function ctstats(   f, l, h, nh, c, col, v, i, k, x, rows, sum, bad) {
+	split("drop early_drop insert_failed", c, " ")
+	f = root "/proc/net/stat/nf_conntrack"
+	if (cst != "readable" || (getline l < f) <= 0) {
+		if (cst == "readable") cst = "unknown"
+		for (i = 1; i <= 3; i++) fact("conntrack." c[i], cst)
+		return
+	}
+	nh = split(l, h, " ")
+	for (i = 1; i <= nh; i++) col[h[i]] = i
+	rows = 0
+	while ((getline l < f) > 0) {
+		if (split(l, v, " ") != nh) { bad["row"] = 1; continue }
+		rows++
+		for (i = 1; i <= 3; i++) {
+			k = c[i]
+			if (!(k in col)) continue
+			x = hex(v[col[k]])
+			if (x < 0) bad[k] = 1
+			else sum[k] += x
+		}
+	}
+	close(f)
+	for (i = 1; i <= 3; i++) {
+		k = c[i]
+		# %.0f: mawk 20200120 prints a number past 2^31 as "%.6g"
+		# (4294967295 x 8 as 3.43597e+10).
+		fact("conntrack." k, (k in col) && !(k in bad) && !("row" in bad) && rows > 0 ? sprintf("%.0f", sum[k]) : "unknown")
+	}
+}
 BEGIN {
 	n = split("net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables", ks, " ")
 	for (i = 1; i <= n; i++) fact("sysctl." ks[i], rd(key(ks[i])))
@@ -81,6 +144,7 @@ BEGIN {
 	fact("net.ip_families", fam)
 	fact("conntrack.count", rd("/proc/sys/net/netfilter/nf_conntrack_count"))
 	fact("conntrack.max", rd("/proc/sys/net/netfilter/nf_conntrack_max"))
+	ctstats()
 	# Cores are counted like Go runtime.NumCPU on an unrestricted process:
 	# the online list ("0-3,8-11"), else /proc/cpuinfo.
 	cpus = 0
