@@ -13,8 +13,9 @@ import (
 // board sees which part of the upgrade is blocked, which is ready and
 // which the run could not judge, instead of one word for all of it. A
 // check counts in its own area, a finding built in Go in its GoFindings
-// row's, a correlation in its symptom check's. Only audited nodes and the
-// cluster view count: the nodes not audited are the decision's own list.
+// row's, a correlation in its symptom check's. The results on audited
+// nodes and the cluster view are counted; a node not audited leaves every
+// area its checks would have judged not judged (NotAudited), never ready.
 // It sets r.Readiness and returns it; the verdicts read r.Gate
 // (JudgeReadiness), so it runs after EvaluateGate.
 func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
