@@ -41,6 +41,8 @@ func TestCorrelateNearMatchAndNoMatch(t *testing.T) {
 func TestEvaluateGate(t *testing.T) {
 	crit := result.Finding{Severity: result.SeverityCritical}
 	warn := result.Finding{Severity: result.SeverityWarning}
+	info := result.Finding{Severity: result.SeverityInfo}
+	unknown := result.Finding{Severity: result.SeverityUnknown}
 	ok := result.Node{Status: result.StatusOK}
 	down := result.Node{Status: result.StatusUnreachable}
 	tests := []struct {
@@ -54,6 +56,10 @@ func TestEvaluateGate(t *testing.T) {
 		{"critical", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{crit}}, GatePolicy{FailOn: result.SeverityCritical}, 1, false},
 		{"warning below fail-on", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{warn}}, GatePolicy{FailOn: result.SeverityCritical}, 0, false},
 		{"warning at fail-on", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{warn}}, GatePolicy{FailOn: result.SeverityWarning}, 1, false},
+		{"info below fail-on warning", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{info}}, GatePolicy{FailOn: result.SeverityWarning}, 0, false},
+		// A finding nobody graded fails at every --fail-on (result.Severity).
+		{"unknown at fail-on critical", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{unknown}}, GatePolicy{FailOn: result.SeverityCritical}, 1, false},
+		{"unknown at fail-on info", result.Report{Nodes: []result.Node{ok}, Findings: []result.Finding{unknown}}, GatePolicy{FailOn: result.SeverityInfo}, 1, false},
 		{"unreachable", result.Report{Nodes: []result.Node{ok, down}}, GatePolicy{FailOn: result.SeverityCritical}, 3, false},
 		{"unreachable allowed", result.Report{Nodes: []result.Node{ok, down}}, GatePolicy{FailOn: result.SeverityCritical, AllowUnreachable: true}, 0, false},
 		{"both", result.Report{Nodes: []result.Node{ok, down}, Findings: []result.Finding{crit}}, GatePolicy{FailOn: result.SeverityCritical}, 1, false},
@@ -63,6 +69,9 @@ func TestEvaluateGate(t *testing.T) {
 		g := EvaluateGate(&tt.r, tt.p)
 		if g.ExitCode != tt.want || g.Passed != (tt.want == 0) {
 			t.Errorf("%s: gate = %+v, want exit %d", tt.name, g, tt.want)
+		}
+		if tt.want == 1 && len(g.Reasons) == 0 {
+			t.Errorf("%s: a failing gate without a reason", tt.name)
 		}
 		if tt.name == "both" && len(g.Reasons) != 2 {
 			t.Errorf("both: reasons = %v, want the finding and the unaudited node", g.Reasons)

@@ -116,7 +116,7 @@ func Correlate(nodes []result.Node, checks []check.Check, results []result.Check
 			f.Cause.Symptoms = append(f.Cause.Symptoms, c.ID)
 			f.Evidence = append(f.Evidence[:1:1], append([]string{symptom}, f.Evidence[1:]...)...)
 			f.Title = f.Cause.Headline()
-			if c.Severity > f.Severity {
+			if c.Severity.Compare(f.Severity) > 0 {
 				f.Severity = c.Severity
 			}
 			continue

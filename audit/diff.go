@@ -204,7 +204,7 @@ func activeFindings(r *result.Report) map[findingKey]activeFinding {
 		}
 		for _, n := range nodes {
 			k := findingKey{f.Check, n}
-			if cur, ok := m[k]; !ok || f.Severity > cur.sev {
+			if cur, ok := m[k]; !ok || f.Severity.Compare(cur.sev) > 0 {
 				m[k] = activeFinding{f, f.Severity}
 			}
 		}
@@ -226,7 +226,7 @@ func changedFindings(now, then map[findingKey]activeFinding, comparable func(str
 			continue
 		}
 		prev, ok := then[k]
-		if ok && prev.sev >= cur.sev {
+		if ok && prev.sev.Compare(cur.sev) >= 0 {
 			continue
 		}
 		g := group{k.check, cur.sev, prev.sev}
@@ -248,8 +248,8 @@ func changedFindings(now, then map[findingKey]activeFinding, comparable func(str
 		out = append(out, *df)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Severity != out[j].Severity {
-			return out[i].Severity > out[j].Severity
+		if c := out[i].Severity.Compare(out[j].Severity); c != 0 {
+			return c > 0
 		}
 		if out[i].Check != out[j].Check {
 			return out[i].Check < out[j].Check
@@ -263,7 +263,7 @@ func diffGate(d *result.Diff, lost []string, o DiffOptions) result.Gate {
 	g := result.Gate{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, Passed: true, Reasons: []string{}}
 	n := 0
 	for _, f := range d.NewFindings {
-		if f.Severity >= o.FailOn {
+		if f.Severity.AtLeast(o.FailOn) {
 			n += len(f.Nodes)
 		}
 	}

@@ -40,7 +40,7 @@ func EvaluateGate(r *result.Report, p GatePolicy) result.Gate {
 			counts[f.Severity]++
 		}
 	}
-	for _, sev := range []result.Severity{result.SeverityCritical, result.SeverityWarning, result.SeverityInfo} {
+	for _, sev := range result.SeverityOrder {
 		if counts[sev] > 0 {
 			g.Reasons = append(g.Reasons, fmt.Sprintf("%d %s %s", counts[sev], sev, result.Plural(counts[sev], "finding")))
 		}

@@ -135,7 +135,7 @@ func causeCheck(f result.Finding, byID map[string]check.Check, failed map[string
 				n++
 			}
 		}
-		if n > bestN || n == bestN && n > 0 && c.Severity > bestSev {
+		if n > bestN || n == bestN && n > 0 && c.Severity.Compare(bestSev) > 0 {
 			best, bestN, bestSev = id, n, c.Severity
 		}
 	}

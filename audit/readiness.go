@@ -83,7 +83,7 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 		case result.OutcomePass:
 			a.Passed++
 		case result.OutcomeFail:
-			if c.Severity <= result.SeverityInfo {
+			if !c.Severity.AtLeast(result.SeverityWarning) {
 				a.Passed++ // a note, not a fault, as the node states count it
 				break
 			}
@@ -109,7 +109,7 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 		tally(c)
 	}
 	for _, f := range r.Findings {
-		if f.Waived != nil || f.Severity <= result.SeverityInfo {
+		if f.Waived != nil || !f.Severity.AtLeast(result.SeverityWarning) {
 			continue
 		}
 		if a := get(area(f.Check)); !slices.Contains(a.Findings, f.Check) {
@@ -148,7 +148,7 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 func JudgeReadiness(r *result.Report) {
 	fails := map[string]bool{}
 	for _, f := range r.Findings {
-		if r.Gate.Fails(f) && f.Severity > result.SeverityInfo {
+		if r.Gate.Fails(f) && f.Severity.AtLeast(result.SeverityWarning) {
 			fails[f.Check] = true
 		}
 	}
@@ -178,7 +178,7 @@ func JudgeReadiness(r *result.Report) {
 func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 	named := map[string]bool{}
 	for _, f := range r.Findings {
-		if f.Severity <= result.SeverityInfo {
+		if !f.Severity.AtLeast(result.SeverityWarning) {
 			continue // a note, not a fault
 		}
 		named[f.Check] = true
@@ -199,7 +199,7 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 			if r.Cluster == nil {
 				continue // the run had no cluster probes to judge
 			}
-			c := result.CheckResult{Check: g.ID, Node: result.ClusterNode, Outcome: result.OutcomePass}
+			c := result.CheckResult{Check: g.ID, Node: result.ClusterNode, Severity: g.Severity, Outcome: result.OutcomePass}
 			switch {
 			case named[g.ID]:
 				c.Outcome = result.OutcomeFail
@@ -219,7 +219,7 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 			if _, ok := n.Facts[g.Facts[0]]; !ok {
 				continue
 			}
-			c := result.CheckResult{Check: g.ID, Node: n.Name, Outcome: result.OutcomePass}
+			c := result.CheckResult{Check: g.ID, Node: n.Name, Severity: g.Severity, Outcome: result.OutcomePass}
 			if named[g.ID+"\x00"+n.Name] {
 				c.Outcome = result.OutcomeFail
 			}

@@ -42,6 +42,8 @@ func TestReadinessVerdicts(t *testing.T) {
 		want     map[result.Area]result.Verdict
 		// wantWhy is a piece of an area's Summary.
 		wantWhy map[result.Area]string
+		// wantFailed is an area's count of failed judgements.
+		wantFailed map[result.Area]int
 	}{
 		{
 			name:   "a gate failure blocks its area, a warning below the gate warns",
@@ -118,6 +120,10 @@ func TestReadinessVerdicts(t *testing.T) {
 			findings: []result.Finding{finding(SkewMixedVersionsID, result.SeverityWarning, "n1")},
 			target:   "v1.32.5+rke2r1",
 			want:     map[result.Area]result.Verdict{result.AreaVersions: result.VerdictWarnings},
+			// Judged on n1 alone, which the finding names: a failed
+			// judgement, not a passed one (it was counted passed while
+			// goJudged left its severity unknown).
+			wantFailed: map[result.Area]int{result.AreaVersions: 1},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,6 +152,11 @@ func TestReadinessVerdicts(t *testing.T) {
 			for area, want := range tc.want {
 				if got[area].Verdict != want {
 					t.Errorf("%s: verdict %q (%s), want %q", area, got[area].Verdict, got[area].Summary(), want)
+				}
+			}
+			for area, want := range tc.wantFailed {
+				if got[area].Failed != want {
+					t.Errorf("%s: %d failed, want %d", area, got[area].Failed, want)
 				}
 			}
 			for area, want := range tc.wantWhy {

@@ -60,7 +60,7 @@ func addRollouts(findings []result.Finding, nodes []result.Node, checks []check.
 // what gets changed), or a probable cause. The runbook (BuildPlan) takes
 // the findings this rule gives a rollout.
 func wantsRollout(f result.Finding, symptom map[string]bool) bool {
-	return (f.Kind == result.KindCheck && f.Severity >= result.SeverityWarning && !symptom[f.Check]) ||
+	return (f.Kind == result.KindCheck && f.Severity.AtLeast(result.SeverityWarning) && !symptom[f.Check]) ||
 		(f.Kind == result.KindCorrelation && f.Cause != nil)
 }
 

@@ -344,10 +344,10 @@ func htmlVerdict(r *result.Report) htmlView {
 	return v
 }
 
-// htmlFindings groups the findings by severity in severityOrder, unknown
-// severities after those, and the waived ones in a group of their own
-// after every severity: they are shown, but must not sit among the findings
-// that fail the gate.
+// htmlFindings groups the findings by severity in result.SeverityOrder (a
+// severity with no name goes with unknown, as it ranks), and the waived
+// ones in a group of their own after every severity: they are shown, but
+// must not sit among the findings that fail the gate.
 func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[string]result.Explanation) (groups []htmlSeverityGroup) {
 	var active, waived []result.Finding
 	for _, f := range fs {
@@ -357,25 +357,16 @@ func htmlFindings(fs []result.Finding, failing map[string]bool, explain map[stri
 			active = append(active, f)
 		}
 	}
-	for _, sev := range severityOrder {
+	for _, sev := range result.SeverityOrder {
 		g := htmlSeverityGroup{Severity: sev.String()}
 		for _, f := range active {
-			if f.Severity == sev {
+			if f.Severity.Rank() == sev.Rank() {
 				g.Findings = append(g.Findings, newHTMLFinding(f, failing, explain))
 			}
 		}
 		if len(g.Findings) > 0 {
 			groups = append(groups, g)
 		}
-	}
-	var other []htmlFinding
-	for _, f := range active {
-		if !slices.Contains(severityOrder, f.Severity) {
-			other = append(other, newHTMLFinding(f, failing, explain))
-		}
-	}
-	if len(other) > 0 {
-		groups = append(groups, htmlSeverityGroup{Severity: "other", Findings: other})
 	}
 	if len(waived) > 0 {
 		g := htmlSeverityGroup{Severity: "waived"}

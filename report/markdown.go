@@ -260,7 +260,7 @@ func mdFindingRow(f result.Finding) []string {
 		nodes = mdCode(compressNodes(f.Nodes), true)
 	}
 	sev := f.Severity.String()
-	if f.Severity == result.SeverityCritical || f.Severity == result.SeverityUnknown {
+	if f.Severity.AtLeast(result.SeverityCritical) { // unknown too: see result.Severity
 		sev = "**" + sev + "**"
 	}
 	summary := mdText(f.Summary)

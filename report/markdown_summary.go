@@ -210,7 +210,7 @@ func summaryFindingRow(f result.Finding) string {
 		nodes = mdCode(truncate(compressNodes(f.Nodes), summaryNodesMax), true) + fmt.Sprintf(" (%d)", len(f.Nodes))
 	}
 	sev := f.Severity.String()
-	if f.Severity == result.SeverityCritical || f.Severity == result.SeverityUnknown {
+	if f.Severity.AtLeast(result.SeverityCritical) { // unknown too: see result.Severity
 		sev = "**" + sev + "**"
 	}
 	if f.Waived != nil {

@@ -101,7 +101,7 @@ func promFamilies(r *result.Report) []*promFamily {
 	// Every severity is written, zeros included, so that an alert on
 	// fleet_audit_findings{severity="critical"} > 0 resolves when the
 	// last one is fixed rather than finding the series gone.
-	for _, sev := range severityOrder {
+	for _, sev := range result.SeverityOrder {
 		c := perSeverity[sev]
 		if sev == result.SeverityUnknown && c == [2]int{} {
 			continue

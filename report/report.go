@@ -265,11 +265,6 @@ func clusterAttempts(c *result.Cluster) []result.ClusterAttempt {
 // too rather than hidden.
 func clusterFacts(c *result.Cluster) []string { return slices.Sorted(maps.Keys(c.Facts)) }
 
-// severityOrder is the order findings are grouped in. A finding without a
-// severity is shown right after the critical ones: the model's zero value
-// exists so that a forgotten severity never reads as harmless.
-var severityOrder = []result.Severity{result.SeverityCritical, result.SeverityUnknown, result.SeverityWarning, result.SeverityInfo}
-
 // fleetLine counts the nodes by how far they were audited, e.g. "6 nodes:
 // 4 audited, 1 partly audited, 1 not audited". Audited is ok alone: a node
 // whose facts were judged in part (partial, probe_timeout, a sudo that

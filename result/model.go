@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -27,6 +28,24 @@ const (
 
 // Severity orders findings. The zero value is SeverityUnknown so that a
 // finding that forgot to set one never passes as harmless.
+//
+// Unknown is decided here, once, for every format and the gate. A live run
+// never makes one on purpose: check.ParseChecks refuses a check without a
+// severity, every Go finding names its own and a correlation takes its
+// symptom's. It arrives from a Go finding that forgot to set one (goFinding's
+// zero row) or from a saved report written so by hand or by another tool
+// (UnmarshalText reads "unknown" back). Either way nobody can say it is
+// harmless, so:
+//   - it sorts right after critical and before warning (SeverityOrder): the
+//     known blockers stay the headline, and it is never buried under the
+//     info findings;
+//   - it fails the gate at every --fail-on (AtLeast): a pass must never rest
+//     on a finding nobody graded, and a severity read as "below the
+//     threshold" would be exactly the harmless reading the zero value is
+//     there to prevent. The terminal and Markdown already draw it as
+//     critical for the same reason.
+//
+// A value with no name (severity(7)) is treated as unknown.
 type Severity int
 
 const (
@@ -41,6 +60,39 @@ var severityNames = map[Severity]string{
 	SeverityInfo:     "info",
 	SeverityWarning:  "warning",
 	SeverityCritical: "critical",
+}
+
+// SeverityOrder is the one order of the severities, most severe first:
+// findings are sorted, grouped and counted in it by every format.
+var SeverityOrder = []Severity{SeverityCritical, SeverityUnknown, SeverityWarning, SeverityInfo}
+
+// known is s, or SeverityUnknown for a value with no name.
+func (s Severity) known() Severity {
+	if _, ok := severityNames[s]; ok {
+		return s
+	}
+	return SeverityUnknown
+}
+
+// Rank is s's place in SeverityOrder counted from the least severe: a
+// higher rank is more severe.
+func (s Severity) Rank() int {
+	return len(SeverityOrder) - slices.Index(SeverityOrder, s.known())
+}
+
+// Compare orders severities by Rank, for slices.SortFunc and cmp-style
+// comparisons: negative when s is less severe than t.
+func (s Severity) Compare(t Severity) int { return cmp.Compare(s.Rank(), t.Rank()) }
+
+// AtLeast reports whether s meets the threshold min, as --fail-on does. An
+// unknown severity meets every threshold, and every severity meets an
+// unknown threshold: neither a finding nor a gate without a severity passes
+// as harmless (see Severity).
+func (s Severity) AtLeast(min Severity) bool {
+	if s.known() == SeverityUnknown || min.known() == SeverityUnknown {
+		return true
+	}
+	return s.Rank() >= min.Rank()
 }
 
 func (s Severity) String() string {
@@ -398,7 +450,7 @@ type Gate struct {
 // waived, and at or above FailOn. The gate and every report that counts
 // failures (JUnit) ask this one question, so they cannot disagree.
 func (g Gate) Fails(f Finding) bool {
-	return f.Waived == nil && f.Severity >= g.FailOn
+	return f.Waived == nil && f.Severity.AtLeast(g.FailOn)
 }
 
 // Node is one inventory host and what was learned from it.
@@ -763,8 +815,8 @@ func SortFindings(fs []Finding) {
 		if (a.Waived == nil) != (b.Waived == nil) {
 			return a.Waived == nil
 		}
-		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
+		if c := a.Severity.Compare(b.Severity); c != 0 {
+			return c > 0
 		}
 		if rank[a.Kind] != rank[b.Kind] {
 			return rank[a.Kind] < rank[b.Kind]

@@ -36,3 +36,31 @@ func TestWaiverScope(t *testing.T) {
 		}
 	}
 }
+
+func TestSeverityRankAndThreshold(t *testing.T) {
+	// SeverityOrder is the one order; a value with no name ranks as unknown.
+	for i, s := range SeverityOrder {
+		if s.Rank() != len(SeverityOrder)-i {
+			t.Errorf("%s rank %d, want %d", s, s.Rank(), len(SeverityOrder)-i)
+		}
+	}
+	if Severity(7).Rank() != SeverityUnknown.Rank() {
+		t.Errorf("severity(7) ranks %d, want unknown's %d", Severity(7).Rank(), SeverityUnknown.Rank())
+	}
+	for _, tc := range []struct {
+		sev, min Severity
+		want     bool
+	}{
+		{SeverityCritical, SeverityCritical, true},
+		{SeverityWarning, SeverityCritical, false},
+		{SeverityInfo, SeverityWarning, false},
+		{SeverityWarning, SeverityInfo, true},
+		{SeverityUnknown, SeverityCritical, true},
+		{Severity(7), SeverityCritical, true},
+		{SeverityInfo, SeverityUnknown, true},
+	} {
+		if got := tc.sev.AtLeast(tc.min); got != tc.want {
+			t.Errorf("%s.AtLeast(%s) = %v, want %v", tc.sev, tc.min, got, tc.want)
+		}
+	}
+}

@@ -2,9 +2,15 @@ package result
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,7 +113,11 @@ func TestSchemaDescribesEveryField(t *testing.T) {
 	walk("report", reflect.TypeFor[Report](), root)
 }
 
-// TestSchemaEnums: the schema's word sets are the model's.
+// TestSchemaEnums: the schema's word sets, and the words the prose of
+// docs/json-schema.md lists for the same field, are the model's. The
+// model's words are read from this package's source (every constant of the
+// type) or its name tables, so a word added to the model fails here until
+// both documents have it, without anyone editing this test.
 func TestSchemaEnums(t *testing.T) {
 	data, err := os.ReadFile(schemaFile)
 	if err != nil {
@@ -119,12 +129,20 @@ func TestSchemaEnums(t *testing.T) {
 	if err := json.Unmarshal(data, &root); err != nil {
 		t.Fatal(err)
 	}
+	prose, err := os.ReadFile(proseFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	enumAt := func(def string, path ...string) []string {
 		var node map[string]any
 		if err := json.Unmarshal(root.Defs[def], &node); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range path {
+			if p == "[]" {
+				node = node["items"].(map[string]any)
+				continue
+			}
 			node = node["properties"].(map[string]any)[p].(map[string]any)
 		}
 		var out []string
@@ -134,28 +152,114 @@ func TestSchemaEnums(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	sorted := func(s []string) []string { slices.Sort(s); return s }
-	var statuses, severities []string
-	for _, n := range statusNames {
-		statuses = append(statuses, n)
+	consts := constsByType(t)
+	names := func(m map[string]string) []string { return slices.Sorted(maps.Values(m)) }
+	statuses, severities := map[string]string{}, map[string]string{}
+	for s, n := range statusNames {
+		statuses[s.String()] = n
 	}
-	for _, n := range severityNames {
-		severities = append(severities, n)
+	for s, n := range severityNames {
+		severities[s.String()] = n
 	}
 	for _, tc := range []struct {
-		name      string
-		got, want []string
+		name   string
+		schema []string
+		// row is the prose table's row that lists the words: its first
+		// cell.
+		row   string
+		model []string
 	}{
-		{"node status", enumAt("node", "status"), sorted(statuses)},
-		{"severity", enumAt("severity"), sorted(severities)},
-		{"outcome", enumAt("check_result", "outcome"), sorted([]string{string(OutcomePass), string(OutcomeFail), string(OutcomeSkip), string(OutcomeNotApplicable), string(OutcomeUnjudged), string(OutcomeWaived)})},
-		{"kind", enumAt("finding", "kind"), sorted([]string{string(KindCheck), string(KindCorrelation), string(KindDrift)})},
-		{"probe status", enumAt("probe_run", "status"), sorted([]string{string(ProbeOK), string(ProbeFailed), string(ProbeTimeout), string(ProbeTruncated), string(ProbeMissing)})},
-		{"cluster status", enumAt("cluster", "status"), sorted([]string{string(ClusterOK), string(ClusterFailed), string(ClusterNoServer)})},
-		{"rollout class", enumAt("rollout_step", "class"), sorted([]string{string(ClassEtcd), string(ClassControlPlane), string(ClassInfra), string(ClassWorker), string(ClassServer), string(ClassAgent)})},
+		{"node status", enumAt("node", "status"), "`nodes[].status`", names(statuses)},
+		{"severity", enumAt("severity"), "`findings[].severity`", names(severities)},
+		{"outcome", enumAt("check_result", "outcome"), "`checks[]`", consts["Outcome"]},
+		{"kind", enumAt("finding", "kind"), "`findings[].kind`", consts["Kind"]},
+		{"probe status", enumAt("probe_run", "status"), "`nodes[].probes[]`", consts["ProbeStatus"]},
+		{"cluster status", enumAt("cluster", "status"), "`cluster`", consts["ClusterStatus"]},
+		// An attempt's outcome is a ClusterStatus, ok or failed alone
+		// (ClusterAttempt.Outcome).
+		{"cluster attempt outcome", enumAt("cluster", "attempts", "[]", "outcome"), "`cluster.attempts[]`", []string{string(ClusterFailed), string(ClusterOK)}},
+		{"rollout class", enumAt("rollout_step", "class"), "`findings[].rollout[]`", consts["RolloutClass"]},
+		{"area", enumAt("area_readiness", "area"), "`readiness[]`", consts["Area"]},
+		{"verdict", enumAt("area_readiness", "verdict"), "`readiness[]`", consts["Verdict"]},
 	} {
-		if !slices.Equal(tc.got, tc.want) {
-			t.Errorf("%s: schema enum %q, model %q", tc.name, tc.got, tc.want)
+		if len(tc.model) == 0 {
+			t.Errorf("%s: no word found in the model", tc.name)
+		}
+		if !slices.Equal(tc.schema, tc.model) {
+			t.Errorf("%s: schema enum %q, model %q", tc.name, tc.schema, tc.model)
+		}
+		row := proseRow(string(prose), tc.row)
+		if row == "" {
+			t.Errorf("%s: %s has no row %s", tc.name, proseFile, tc.row)
+			continue
+		}
+		for _, w := range tc.model {
+			if !strings.Contains(row, "`"+w+"`") {
+				t.Errorf("%s: %s's row %s does not list `%s`", tc.name, proseFile, tc.row, w)
+			}
 		}
 	}
+}
+
+// proseFile is the human description of the JSON report.
+const proseFile = "../docs/json-schema.md"
+
+// proseRow is the line of the prose's field table whose first cell is
+// cell, or "".
+func proseRow(prose, cell string) string {
+	for line := range strings.Lines(prose) {
+		if strings.HasPrefix(line, "| "+cell+" |") {
+			return line
+		}
+	}
+	return ""
+}
+
+// constsByType reads this package's non-test source and returns, per
+// named type, the sorted values of its string constants.
+func constsByType(t *testing.T) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	out := map[string][]string{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				typ, ok := vs.Type.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				for _, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					w, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[typ.Name] = append(out[typ.Name], w)
+				}
+			}
+		}
+	}
+	for _, ws := range out {
+		slices.Sort(ws)
+	}
+	return out
 }

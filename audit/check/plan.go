@@ -406,5 +406,5 @@ func strictDecode(n *yaml.Node, v any) error {
 // have a plan: a node check, not a symptom (its cause is what gets fixed),
 // warning or worse. audit's addRollouts attaches rollouts by the same rule.
 func (c Check) NeedsPlan() bool {
-	return c.Scope == probe.ScopeNode && !c.Symptom && c.Severity >= result.SeverityWarning
+	return c.Scope == probe.ScopeNode && !c.Symptom && c.Severity.AtLeast(result.SeverityWarning)
 }
