@@ -246,7 +246,7 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 		}
 	}
 	if c.Severity == result.SeverityUnknown {
-		bad("severity", "is required (critical, warning or info)")
+		bad("severity", "is required (one of %s)", strings.Join(result.SeverityNames(), ", "))
 	}
 	if a, err := result.ParseArea(string(c.Area)); err != nil {
 		bad("area", "%v", err)
