@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -625,9 +624,4 @@ func CompareVersions(a, b []int) int {
 		}
 	}
 	return 0
-}
-
-// SortChecksByID is used by listings; evaluation keeps file order.
-func SortChecksByID(cs []Check) {
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
 }
