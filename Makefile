@@ -62,6 +62,8 @@ demo: build
 # `go install honnef.co/go/tools/cmd/staticcheck@v0.8.2` puts it. On a
 # developer machine without it lint says so and goes on; in CI (CI=true) a
 # missing staticcheck fails lint, so it can never be skipped silently.
+# shellcheck lints the probes (audit/probe/probes, examples/probes) the same
+# way: skipped with a note on a developer machine, required in CI.
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || { d=$$($(GO) env GOBIN); [ -n "$$d" ] || d=$$($(GO) env GOPATH)/bin; [ -x "$$d/staticcheck" ] && echo "$$d/staticcheck"; })
 
 lint:
@@ -70,6 +72,9 @@ lint:
 	if [ -n "$(STATICCHECK)" ]; then "$(STATICCHECK)" ./...; \
 	elif [ "$$CI" = true ]; then echo "lint: staticcheck not installed and CI=true requires it" >&2; exit 1; \
 	else echo "lint: staticcheck not installed, skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)" >&2; fi
+	if command -v shellcheck >/dev/null; then .ci/shellcheck.sh; \
+	elif [ "$$CI" = true ]; then echo "lint: shellcheck not installed and CI=true requires it" >&2; exit 1; \
+	else echo "lint: shellcheck not installed, skipped (apt-get install shellcheck)" >&2; fi
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 	# The binary is released for macOS too (make dist): a Linux-only call
 	# in anything it links fails here, not at the end of CI.

@@ -393,5 +393,9 @@ func TestInterruptKeepsFinishedNodes(t *testing.T) {
 		if n.Status != result.StatusInterrupted {
 			t.Errorf("%s: status %s, want interrupted", n.Name, n.Status)
 		}
+		// The status's meaning has one home (result), said here with when.
+		if !strings.HasPrefix(n.Message, result.StatusInterrupted.Meaning()+" ") {
+			t.Errorf("%s: message %q does not start with the status's meaning", n.Name, n.Message)
+		}
 	}
 }

@@ -163,7 +163,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 	// never reaches is still named in the report.
 	for i, h := range o.Fleet.Targets {
 		nodes[i] = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Status: result.StatusInterrupted,
-			Message: "the run was interrupted before this node was audited", Facts: map[string]string{}, Probes: []result.ProbeRun{}}
+			Message: result.StatusInterrupted.Meaning() + " before this node was audited", Facts: map[string]string{}, Probes: []result.ProbeRun{}}
 	}
 	for i, h := range o.Fleet.Targets {
 		if gctx.Err() != nil {
@@ -390,24 +390,21 @@ func execBundle(ctx context.Context, sess Session, probes []probe.Probe, become 
 	return probe.ParseOutput(res.Stdout, nonce, probes), res, err
 }
 
-// setFailure maps a transport error to the node's status. Errors that are not
-// a *NodeError are classified by the context: a cancelled run is
-// interrupted, a passed node deadline is a timeout.
+// setFailure maps a transport error to the node's status. A cancelled run
+// is interrupted, whatever the error; errors that are not a *NodeError are
+// classified by the context: a passed node deadline is a timeout.
 func setFailure(n *result.Node, err error, ctx context.Context) {
 	// A chain wrapped by several layers can say its root cause twice.
 	n.Error = result.ErrorText(err.Error())
 	var se *NodeError
+	if errors.As(err, &se) && se.Err != nil {
+		n.Error = result.ErrorText(se.Err.Error())
+	}
 	switch {
-	case errors.As(err, &se):
-		n.Status, n.Message = se.Status, se.Message
-		if se.Err != nil {
-			n.Error = result.ErrorText(se.Err.Error())
-		}
-		if errors.Is(err, context.Canceled) {
-			n.Status, n.Message = result.StatusInterrupted, "the run was interrupted while this node was audited"
-		}
 	case errors.Is(err, context.Canceled):
-		n.Status, n.Message = result.StatusInterrupted, "the run was interrupted while this node was audited"
+		n.Status, n.Message = result.StatusInterrupted, result.StatusInterrupted.Meaning()+" while this node was audited"
+	case se != nil:
+		n.Status, n.Message = se.Status, se.Message
 	case ctx.Err() != nil:
 		n.Status, n.Message = result.StatusTimeout, "the node did not finish within --node-timeout"
 	default:

@@ -175,7 +175,7 @@ func Merge(shards []ShardFile, o MergeOptions) (*result.Report, error) {
 			k := ShardOf(h, n)
 			missing[k] = append(missing[k], h)
 			nodes = append(nodes, result.Node{Name: h, Roles: []string{}, Status: result.StatusShardMissing,
-				Message: fmt.Sprintf("shard %d/%d, which holds this node, was not given to fleet-audit merge", k, n),
+				Message: fmt.Sprintf("%s (shard %d/%d)", result.StatusShardMissing.Meaning(), k, n),
 				Facts:   map[string]string{}, Probes: []result.ProbeRun{}})
 			continue
 		}

@@ -268,6 +268,9 @@ func TestMergeMissingShard(t *testing.T) {
 				if !strings.Contains(n.Message, "shard 2/2") {
 					t.Errorf("%s: message %q does not name its shard", n.Name, n.Message)
 				}
+				if !strings.HasPrefix(n.Message, result.StatusShardMissing.Meaning()) {
+					t.Errorf("%s: message %q does not start with the status's meaning", n.Name, n.Message)
+				}
 			}
 		}
 		if want := []string{"etcd-1", "etcd-3", "worker-1"}; !slices.Equal(missing, want) {

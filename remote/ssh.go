@@ -48,7 +48,7 @@ type SSHOptions struct {
 	// together, through every jump host of a node. Default 10s.
 	ConnectTimeout time.Duration
 	// AgentSocket is the ssh-agent socket tried before identity files; ""
-	// means no agent. DefaultSSHOptions fills it from SSH_AUTH_SOCK.
+	// means no agent. The command fills it from SSH_AUTH_SOCK.
 	AgentSocket string
 	// Logger traces every dial step (--debug): TCP or tunnel, handshake,
 	// host key, the keys offered; nil traces nothing. It never carries key
@@ -79,12 +79,6 @@ type SSHOptions struct {
 	// or closed during the handshake) is tried, with backoff, within the
 	// same ConnectTimeout. Default 2; negative means none.
 	Retries int
-}
-
-// DefaultSSHOptions returns the options an interactive user expects: the
-// agent from SSH_AUTH_SOCK and ~/.ssh/known_hosts.
-func DefaultSSHOptions() SSHOptions {
-	return SSHOptions{AgentSocket: os.Getenv("SSH_AUTH_SOCK")}
 }
 
 // SSHDialer dials nodes over SSH, verifying host keys under the host-key

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -19,8 +21,9 @@ var _ Formatter = (*PlanAnsible)(nil)
 // the whole playbook at the first node that fails. fleet-audit never runs
 // it.
 //
-// The playbook is encoded from structs (yamlEncode), never concatenated,
-// so no value can change its structure. Ansible templates (Jinja2) the
+// The playbook is encoded from structs by yaml.v3, every string
+// double-quoted (quoted), never concatenated, so no value can change its
+// structure. Ansible templates (Jinja2) the
 // strings of a playbook, so every text that comes from a check or the run
 // is tagged !unsafe, which Ansible never templates
 // (https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_advanced_syntax.html,
@@ -56,7 +59,7 @@ type ansiblePlay struct {
 	// host of the inventory to that host before any group and keeps the
 	// list's order, which get_hosts keeps for the default order:
 	// inventory, so serial batches follow the rollout's order).
-	Hosts []string `yaml:"hosts"`
+	Hosts []quotedText `yaml:"hosts"`
 	// Serial 1: one node at a time in every class. Workers too: the
 	// runbook's point is that a fix failing on the first node stops
 	// before it reaches the others, and a worker fix that breaks
@@ -84,8 +87,8 @@ type ansibleTask struct {
 	// Vars carry a verification's expected output into until as data, so
 	// the expression itself is fixed text.
 	Vars     map[string]unsafeText `yaml:"vars,omitempty"`
-	Register string                `yaml:"register,omitempty"`
-	Until    string                `yaml:"until,omitempty"`
+	Register quotedText            `yaml:"register,omitempty"`
+	Until    quotedText            `yaml:"until,omitempty"`
 	Retries  int                   `yaml:"retries,omitempty"`
 	Delay    int                   `yaml:"delay,omitempty"`
 	// ChangedWhen false on the checks: they change nothing.
@@ -97,10 +100,10 @@ type ansibleShell struct {
 }
 
 type ansibleWait struct {
-	Host    string `yaml:"host"`
-	Port    int    `yaml:"port"`
-	State   string `yaml:"state"`
-	Timeout int    `yaml:"timeout"`
+	Host    quotedText `yaml:"host"`
+	Port    int        `yaml:"port"`
+	State   quotedText `yaml:"state"`
+	Timeout int        `yaml:"timeout"`
 }
 
 type ansiblePause struct {
@@ -112,14 +115,36 @@ type ansibleFail struct {
 }
 
 type ansibleAssert struct {
-	That    []string   `yaml:"that"`
-	FailMsg unsafeText `yaml:"fail_msg"`
+	That    []quotedText `yaml:"that"`
+	FailMsg unsafeText   `yaml:"fail_msg"`
 }
 
 // unsafeText is a string Ansible must take as it is: tagged !unsafe.
 type unsafeText string
 
-func (unsafeText) yamlTag() string { return "!unsafe" }
+func (s unsafeText) MarshalYAML() (any, error) { return quoted("!unsafe", string(s)), nil }
+
+// quotedText is a string of the playbook's own, or a host name: a plain
+// string to Ansible, double-quoted all the same.
+type quotedText string
+
+func (s quotedText) MarshalYAML() (any, error) { return quoted("!!str", string(s)), nil }
+
+// quoted is s as a double-quoted scalar, the one style that escapes
+// everything (yaml.v3 emitterc.go, yaml_emitter_write_double_quoted_scalar:
+// quotes, backslashes, line breaks including NEL, LS and PS, and every
+// character YAML may not carry raw), so no text can end a scalar, start a
+// comment or a mapping, or make PyYAML, which Ansible reads playbooks
+// with, refuse the file (reader.py, check_printable). Left to choose,
+// yaml.v3 v3.0.1 writes a text with a line break in literal style and
+// one that starts with a line break loses it on the way back ("\n\nx"
+// reads back as "\nx"); and it would leave a text plain by YAML 1.2's
+// resolver, where PyYAML resolves by 1.1's (resolver.py), which takes more
+// words for booleans and numbers. yaml.v3 refuses a tagged string that is
+// not UTF-8 (encode.go, node), so a byte that is not becomes U+FFFD.
+func quoted(tag, s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Style: yaml.DoubleQuotedStyle, Value: strings.ToValidUTF8(s, "\uFFFD")}
+}
 
 // ansibleHostName is a name an Ansible host pattern matches exactly and
 // only itself: no separators (, :), no glob (* ? [ ]), no regex, exclusion
@@ -162,10 +187,10 @@ func (a *PlanAnsible) Format(w io.Writer, r *result.Report) error {
 	var unaddressable []string
 	for _, fx := range a.Plan.Fixes {
 		for _, s := range rolloutSteps(fx.Rollout, nil) {
-			var hosts []string
+			var hosts []quotedText
 			for _, n := range s.Nodes {
 				if ansibleHost(n) {
-					hosts = append(hosts, n)
+					hosts = append(hosts, quotedText(n))
 				} else {
 					unaddressable = append(unaddressable, n)
 				}
@@ -185,7 +210,7 @@ func (a *PlanAnsible) Format(w io.Writer, r *result.Report) error {
 		// stops before any change instead.
 		refuse := ansiblePlay{
 			Name:  "refuse: some nodes of this plan cannot be named unambiguously in an Ansible host pattern",
-			Hosts: []string{"localhost"}, Serial: 1, AnyErrorsFatal: true, Become: false, GatherFacts: false,
+			Hosts: []quotedText{"localhost"}, Serial: 1, AnyErrorsFatal: true, Become: false, GatherFacts: false,
 			Tasks: []ansibleTask{{Name: "stop before any change", Fail: &ansibleFail{Msg: unsafeText(fmt.Sprintf(
 				"%d node(s) of this plan have names that are not plain host names, or that Ansible or the resolver takes for this control machine (listed at the top of this file); apply the plan to them by hand, or rename them in the inventory, and write the plan again", len(unaddressable)))}}},
 		}
@@ -195,13 +220,9 @@ func (a *PlanAnsible) Format(w io.Writer, r *result.Report) error {
 		// A playbook must hold a play (ansible-playbook refuses an empty
 		// one): this one says there is nothing to do and changes nothing.
 		plays = append(plays, ansiblePlay{
-			Name: "nothing to fix", Hosts: []string{"localhost"}, Serial: 1, AnyErrorsFatal: true, GatherFacts: false,
+			Name: "nothing to fix", Hosts: []quotedText{"localhost"}, Serial: 1, AnyErrorsFatal: true, GatherFacts: false,
 			Tasks: []ansibleTask{{Name: "nothing to fix", Debug: &ansibleFail{Msg: "No finding of this run asks for a change on nodes."}}},
 		})
-	}
-	body, err := yamlEncode(plays)
-	if err != nil {
-		return fmt.Errorf("plan-ansible: %w", err)
 	}
 	var b bytes.Buffer
 	b.WriteString("---\n")
@@ -209,8 +230,15 @@ func (a *PlanAnsible) Format(w io.Writer, r *result.Report) error {
 		b.WriteString(strings.TrimRight("# "+line, " ") + "\n")
 	}
 	b.WriteString("\n")
-	b.Write(body)
-	_, err = w.Write(b.Bytes())
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(plays); err != nil {
+		return fmt.Errorf("plan-ansible: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("plan-ansible: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
@@ -270,7 +298,7 @@ func ansibleTasks(st result.FixSteps) []ansibleTask {
 			out = append(out,
 				ansibleTask{Name: unsafeText(head), Register: "manual", Pause: &ansiblePause{Prompt: unsafeText(m + "\n\nType done and press Enter once it is done (anything else stops the playbook)")}},
 				ansibleTask{Name: "the step above was confirmed", Assert: &ansibleAssert{
-					That:    []string{"manual.user_input | default('') | trim == 'done'"},
+					That:    []quotedText{"manual.user_input | default('') | trim == 'done'"},
 					FailMsg: "the manual step was not confirmed with done (stdin may not be a terminal): stopping before the commands",
 				}})
 		}

@@ -102,6 +102,18 @@ func (s Severity) String() string {
 	return fmt.Sprintf("severity(%d)", int(s))
 }
 
+// SeverityNames are the severities a check or --fail-on may name, most
+// severe first: the words usage lines and messages list.
+func SeverityNames() []string {
+	var names []string
+	for _, s := range SeverityOrder {
+		if s != SeverityUnknown {
+			names = append(names, s.String())
+		}
+	}
+	return names
+}
+
 // ParseSeverity accepts the lowercase names used in checks.yaml, JSON and --fail-on.
 func ParseSeverity(s string) (Severity, error) {
 	for sev, name := range severityNames {
@@ -109,7 +121,7 @@ func ParseSeverity(s string) (Severity, error) {
 			return sev, nil
 		}
 	}
-	return SeverityUnknown, fmt.Errorf("unknown severity %q (want critical, warning or info)", s)
+	return SeverityUnknown, fmt.Errorf("unknown severity %q (want one of %s)", s, strings.Join(SeverityNames(), ", "))
 }
 
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }

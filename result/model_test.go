@@ -1,6 +1,9 @@
 package result
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestEveryStatusIsExplained: a node's status reaches the operator with a
 // line saying what it means, kept beside the status itself. Only ok and
@@ -62,5 +65,25 @@ func TestSeverityRankAndThreshold(t *testing.T) {
 		if got := tc.sev.AtLeast(tc.min); got != tc.want {
 			t.Errorf("%s.AtLeast(%s) = %v, want %v", tc.sev, tc.min, got, tc.want)
 		}
+	}
+}
+
+// TestSeverityNames: the names usage lines list are every severity a
+// check or --fail-on may give, most severe first, each parsing back.
+func TestSeverityNames(t *testing.T) {
+	names := SeverityNames()
+	if len(names) != len(severityNames)-1 {
+		t.Errorf("SeverityNames() = %q: want every severity but unknown", names)
+	}
+	prev := SeverityUnknown
+	for i, n := range names {
+		s, err := ParseSeverity(n)
+		if err != nil || i > 0 && s >= prev {
+			t.Errorf("SeverityNames()[%d] = %q parses to %v, %v: want a severity below %v", i, n, s, err, prev)
+		}
+		prev = s
+	}
+	if _, err := ParseSeverity("fatal"); err == nil || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
+		t.Errorf("ParseSeverity(fatal) = %v: want the names listed", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,7 +245,7 @@ func parseCheck(file string, item *yaml.Node) (Check, error) {
 		}
 	}
 	if c.Severity == result.SeverityUnknown {
-		bad("severity", "is required (critical, warning or info)")
+		bad("severity", "is required (one of %s)", strings.Join(result.SeverityNames(), ", "))
 	}
 	if a, err := result.ParseArea(string(c.Area)); err != nil {
 		bad("area", "%v", err)
@@ -625,9 +624,4 @@ func CompareVersions(a, b []int) int {
 		}
 	}
 	return 0
-}
-
-// SortChecksByID is used by listings; evaluation keeps file order.
-func SortChecksByID(cs []Check) {
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
 }

@@ -67,7 +67,7 @@ EXAMPLES:
 
 ` + diffExitStatus,
 		Flags: flags(formatFlags, []cli.Flag{
-			&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "exit 1 when a new finding is at least `SEVERITY` (critical, warning, info)"},
+			&cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "exit 1 when a new finding is at least `SEVERITY` (" + severityWords + ")"},
 			&cli.BoolFlag{Name: "allow-unreachable", Usage: "do not exit 3 when a node audited before was not audited after"},
 			&cli.BoolFlag{Name: "include-volatile", Usage: "also compare volatile facts (counters, load, timings)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the verdict line"},

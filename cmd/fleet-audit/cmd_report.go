@@ -62,7 +62,7 @@ EXAMPLES:
 
 ` + reportExitStatus,
 		ArgsUsage: "RESULTS.json",
-		Flags: flags([]cli.Flag{&cli.StringFlag{Name: "fail-on", Usage: "re-judge the saved run: fail the gate on findings at or above `SEVERITY` (critical, warning, info; default: the run's own)"}},
+		Flags: flags([]cli.Flag{&cli.StringFlag{Name: "fail-on", Usage: "re-judge the saved run: fail the gate on findings at or above `SEVERITY` (" + severityWords + "; default: the run's own)"}},
 			formatFlags(), outputFlags()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {

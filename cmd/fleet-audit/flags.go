@@ -15,6 +15,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/report"
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // The flags several commands share, and what reads them back. A command's
@@ -194,10 +195,13 @@ func runIDFrom(c *cli.Context) (string, error) {
 	return "", &usageError{fmt.Errorf("--run-id %q: want an id without spaces or control characters, such as the CI pipeline's", id)}
 }
 
+// severityWords are the severities --fail-on takes, as result names them.
+var severityWords = strings.Join(result.SeverityNames(), ", ")
+
 // failOnFlag and allowUnreachableFlag are the gate's policy; run and merge
 // take both, demo --fail-on.
 func failOnFlag() cli.Flag {
-	return &cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "fail the gate on findings at or above `SEVERITY` (critical, warning, info)"}
+	return &cli.StringFlag{Name: "fail-on", Value: "critical", Usage: "fail the gate on findings at or above `SEVERITY` (" + severityWords + ")"}
 }
 
 func allowUnreachableFlag() cli.Flag {

@@ -7,6 +7,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fleet-audit/fleet-audit/result"
 )
 
 // runOut runs the CLI on argv and gives its exit code, stdout and stderr.
@@ -89,5 +93,31 @@ func TestUsageTraps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFailOnNamesTheSeverities: every --fail-on's usage lists the
+// severities as result names them, most severe first, so a severity added
+// or renamed there reaches the help without an edit here.
+func TestFailOnNamesTheSeverities(t *testing.T) {
+	want := strings.Join(result.SeverityNames(), ", ")
+	if want != "critical, warning, info" {
+		t.Errorf("result.SeverityNames() = %q, want the parseable severities most severe first", want)
+	}
+	seen := 0
+	for _, cmd := range newApp(io.Discard, io.Discard, commandActions).Commands {
+		for _, f := range cmd.Flags {
+			sf, ok := f.(*cli.StringFlag)
+			if !ok || sf.Name != "fail-on" {
+				continue
+			}
+			seen++
+			if !strings.Contains(sf.Usage, "`SEVERITY` ("+want) {
+				t.Errorf("%s --fail-on: usage %q does not list %s", cmd.Name, sf.Usage, want)
+			}
+		}
+	}
+	if seen < 3 {
+		t.Errorf("%d --fail-on flags, want run's, report's and diff's at least", seen)
 	}
 }

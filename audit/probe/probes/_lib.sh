@@ -19,6 +19,7 @@ fact() {
 # fa_awk_fact defines fact(KEY, VALUE) for an awk program, printing a fact
 # as fact does here, so a probe's awk writes its facts itself instead of
 # handing them to a shell loop, which would cost a process.
+# shellcheck disable=SC2034 # read by the probes, which run after the library
 fa_awk_fact='function fact(k, v) { gsub(/[\r\n]/, " ", v); print k "=" v }
 '
 # fa_nl is a newline, to cut a command's output without a process.
@@ -136,7 +137,7 @@ unit_states() {
 		return 0
 	fi
 	for fa_u; do
-		fa_a= fa_e=
+		fa_a='' fa_e=''
 		while :; do
 			fa_l=${fa_o%%"$fa_nl"*}
 			if [ "$fa_l" = "$fa_o" ]; then fa_o=; else fa_o=${fa_o#*"$fa_nl"}; fi
@@ -154,6 +155,7 @@ unit_states() {
 unit_state_of() {
 	fa_l=${fa_units#*"$fa_nl$1 "}
 	fa_l=${fa_l%%"$fa_nl"*}
+	# shellcheck disable=SC2034 # read by the probes, which run after the library
 	fa_ua=${fa_l%% *} fa_ue=${fa_l#* }
 }
 # modules_state MOD... sets fa_ms to a line "MOD loaded|builtin|absent" for
@@ -187,6 +189,7 @@ modules_state() {
 			fa_present="$fa_present $fa_m"
 		fi
 	done
+	# shellcheck disable=SC2034 # read by the probes, which run after the library
 	fa_ms=$(fa_gz="$R/proc/config.gz" awk -v root="$R" -v present="$fa_present" -v want="$*" '
 	function config(l) {
 		if (l ~ /^CONFIG_[A-Z0-9_]+=y$/) { sub(/^CONFIG_/, "", l); sub(/=y$/, "", l); cfg[l] = 1 }
@@ -305,5 +308,6 @@ kube_health() {
 	fa_l=${fa_l#* }
 	fa_hf=${fa_l%% *}
 	fa_herr=${fa_l#* }
+	# shellcheck disable=SC2034 # read by the probes, which run after the library
 	case $fa_herr in "" | *" "*) fa_api=error fa_hs=unknown fa_hf=none fa_herr=other ;; esac
 }

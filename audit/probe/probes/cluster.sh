@@ -327,8 +327,7 @@ set -- $(printf '%s\n' "$out" | awk -F "$tab" '
 fact cluster.rbac.crb.kube_proxy "${1:-unknown}"
 fact cluster.rbac.crb.node_proxier "${2:-unknown}"
 
-out=$(kc -n kube-system get ds kube-proxy -o jsonpath='{.spec.template.spec.containers[0].livenessProbe.httpGet.path}{"\t"}{.spec.template.spec.containers[0].startupProbe.httpGet.path}' 2>&1)
-if [ $? = 0 ]; then
+if out=$(kc -n kube-system get ds kube-proxy -o jsonpath='{.spec.template.spec.containers[0].livenessProbe.httpGet.path}{"\t"}{.spec.template.spec.containers[0].startupProbe.httpGet.path}' 2>&1); then
 	fact cluster.kubeproxy.ds present
 	live=${out%%"$tab"*}
 	start=
@@ -369,7 +368,7 @@ if [ "$s3rc" != 0 ]; then
 		s3rc=$? s3src=configmap
 		case $s3rc:$s3rows in
 		0:*) ;;
-		*NotFound* | *"not found"*) s3rows= s3rc=0 s3src=none ;;
+		*NotFound* | *"not found"*) s3rows='' s3rc=0 s3src=none ;;
 		esac
 		;;
 	esac
@@ -523,6 +522,7 @@ wlrc=$?
 # escaped. It prints one verb:resource[.group][/sub] key per distinct denial,
 # at most 4; only names of the shape Kubernetes gives verbs, resources and
 # groups get through, so no other text of the log ever reaches the output.
+# shellcheck disable=SC2016 # an awk program: its $ are awk's
 denials_awk='
 	BEGIN {
 		re = "forbidden: User \"system:kube-proxy\" cannot [a-z]+ resource \"[a-z0-9.-]+(/[a-z0-9.-]+)?\"( in API group \"[a-z0-9.-]*\")?"

@@ -47,6 +47,7 @@ have timeout && fa_to="timeout 10"
 # journalctl and dmesg line starts with a time stamp). It prints "COUNT
 # STATE RC", STATE 0 for an answer, 1 for a refusal, 2 for a journal
 # that stores nothing.
+# shellcheck disable=SC2016 # an awk program: its $ are awk's
 fa_tfc='
 /^@@FA_RC / { rc = $2; next }
 /^Hint: You are currently not seeing messages from/ { refused = 1; next }
@@ -56,9 +57,10 @@ fa_tfc='
 boot && /kernel: (\[ *[0-9.]+\] )?Linux version / { n = 0 }
 /nf_conntrack: table full/ { n++ }
 END { print n + 0, refused + 0, (rc == "" ? 0 : rc) }'
-fa_n= fa_src= fa_refused=
+fa_n='' fa_src='' fa_refused=''
 if have journalctl; then
 	fa_r=$({ $fa_to journalctl -k -b --no-pager 2>&1; echo "@@FA_RC $?"; } | awk "$fa_tfc")
+	# shellcheck disable=SC2086 # the awk program prints three words, split on purpose
 	set -- $fa_r
 	if [ "$#" = 3 ] && [ "$2" = 0 ] && [ "$3" = 0 ]; then
 		fa_n=$1 fa_src=journal
@@ -68,6 +70,7 @@ if have journalctl; then
 fi
 if [ -z "$fa_src" ] && have dmesg; then
 	fa_r=$({ $fa_to dmesg 2>&1; echo "@@FA_RC $?"; } | awk "$fa_tfc")
+	# shellcheck disable=SC2086 # the awk program prints three words, split on purpose
 	set -- $fa_r
 	if [ "$#" = 3 ] && [ "$2" = 0 ] && [ "$3" = 0 ]; then
 		fa_n=$1 fa_src=dmesg

@@ -117,6 +117,7 @@ if have df; then
 		# shellcheck disable=SC2086
 		set -- $l
 		set +f
+		# shellcheck disable=SC2015 # both are tests: skip the line unless both hold
 		[ $# -ge 6 ] && [ "$1" != Filesystem ] || continue
 		p=${5%\%}
 		case $p in "" | *[!0-9]*) continue ;; esac

@@ -9,13 +9,14 @@ ufw_policies() {
 	done
 }
 # One systemctl for the units of both managers (unit_states).
-ufw_here= fwd_here= units=
+ufw_here='' fwd_here='' units=''
 if have ufw || [ -e "$R/etc/ufw/ufw.conf" ]; then
 	ufw_here=1 units=ufw
 fi
 if have firewalld || have firewall-cmd || [ -d "$R/etc/firewalld" ]; then
 	fwd_here=1 units="$units firewalld"
 fi
+# shellcheck disable=SC2086 # one unit name a word, split on purpose
 [ -n "$units" ] && unit_states $units
 if [ -n "$ufw_here" ]; then
 	fact ufw.installed yes
@@ -48,7 +49,7 @@ if [ -n "$ufw_here" ]; then
 		# (outgoing), deny (routed)"; an inactive ufw prints only its
 		# status. Parsed by the shell: no awk.
 		out=$(ufw status verbose 2>/dev/null)
-		st= pin= pout= prouted=
+		st='' pin='' pout='' prouted=''
 		set -f
 		while IFS= read -r l; do
 			case $l in

@@ -24,6 +24,7 @@ done
 # which lists the IPVS table like ipvsadm -Ln without root and without
 # loading anything. It prints one word per field, each from its own
 # vocabulary, so the words can be split by the shell.
+# shellcheck disable=SC2046 # awk prints one word a field: split on purpose
 set -- $(awk '
 FILENAME ~ /kube-proxy\.yaml$/ {
 	manifest = 1
@@ -100,6 +101,7 @@ if [ "$vs" = - ]; then
 	if [ "$m_ip_vs" = absent ]; then
 		vs=0 rs=0 sched=none
 	elif have ipvsadm; then
+		# shellcheck disable=SC2046 # awk prints one word a field: split on purpose
 		set -- $(ipvsadm -Ln 2>&1 | awk '
 			/^Can.t initialize/ { err = index($0, "ermission denied") ? "denied" : "error" }
 			$1 ~ /^(TCP|UDP|SCTP|FWM)$/ { vs++; if ($3 ~ /^[a-z]+$/) sched[$3] = 1 }
@@ -144,6 +146,7 @@ if [ -S "$sock" ]; then
 		*) hport=http-$h ;;
 		esac
 		if is_root; then
+			# shellcheck disable=SC2046 # awk prints one word a field: split on purpose
 			set -- $(curl -s --noproxy '*' -m 5 --unix-socket "$sock" -w '\n%{http_code}\n' http://localhost/v1/healthz 2>/dev/null | awk '
 # jget is the string at a path of object keys ("cilium.state") in the JSON
 # text s, or "": a scanner that keeps the path, since a key such as "mode"
@@ -235,6 +238,7 @@ fact cni.kube_proxy_replaced "$rep"
 if [ "$rep" = yes ]; then fact cni.bridge_nf_required no; else fact cni.bridge_nf_required yes; fi
 if have bpftool; then
 	# Map names are cut to 15 characters: cilium_lb4_serv, cilium_lb4_back...
+	# shellcheck disable=SC2046 # awk prints one word a field: split on purpose
 	set -- $($to bpftool map list 2>&1 | awk '
 		/^Error/ { err = index($0, "not permitted") ? "denied" : "error" }
 		/^[0-9]+: / { n++; if (index($0, " name cilium_lb")) lb++ }
@@ -255,7 +259,7 @@ elif have wget; then
 else
 	pm=
 fi
-mode= source=
+mode='' source=''
 case $pm in
 *"${fa_nl}200")
 	source=proxyMode

@@ -280,7 +280,7 @@ fact nm.cloud_setup "$cs"
 # first and delegates to the next one. RKE2's file names say it; the content
 # is the fallback. calico-kubeconfig and multus.d hold tokens and are never
 # opened: only the matched config files are.
-name= file=absent multus=
+name='' file=absent multus=''
 for f in "$R"/etc/cni/net.d/*; do
 	[ -f "$f" ] || continue
 	base=${f##*/}
@@ -306,7 +306,7 @@ for f in "$R"/etc/cni/net.d/*; do
 			/"type"[ \t]*:[ \t]*"flannel"/ { fl = 1 }
 			END { print m ? "multus" : ci ? "cilium" : ca ? (cipam ? "calico" : "canal") : fl ? "flannel" : "unknown" }' "$f")
 		if [ "$name" = multus ]; then
-			name= multus=multus+
+			name='' multus=multus+
 			continue
 		fi
 		;;
@@ -335,7 +335,7 @@ elif [ ! -r "$cfg" ]; then
 else
 	# The first "cni:" line, read by the shell (the file is no procfs
 	# file); every other line is passed over unexamined.
-	line= found=
+	line='' found=''
 	while IFS= read -r l || [ -n "$l" ]; do
 		case $l in
 		cni:*)
@@ -368,7 +368,7 @@ else
 			esac
 		done
 	else
-		conf=unset
+		conf='unset'
 	fi
 fi
 fact cni.configured "$conf"
@@ -419,6 +419,7 @@ else
 		while IFS= read -r l; do
 			for p in $nm_cni; do
 				# A NetworkManager glob ("*" and "?") is a case pattern.
+				# shellcheck disable=SC2254 # unquoted, so it matches as a glob
 				case ${l%%:*} in
 				$p)
 					if [ "${l#*:}" != unmanaged ]; then nm_devs=managed; break 2; fi
