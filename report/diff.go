@@ -2,44 +2,15 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
-// DiffFormats are the formats `fleet-audit diff` writes: the terminal view
-// on stdout, Markdown for the change ticket, JSON for machines.
-func DiffFormats() []string { return []string{"terminal", "markdown", "json"} }
-
 // maxDiffValue bounds a fact value in the terminal and Markdown views; JSON
 // keeps it whole.
 const maxDiffValue = 80
-
-// FormatDiff renders d in one of DiffFormats, the terminal view fitted to
-// width (0 means DefaultWidth). Every node value is escaped as in the run
-// reports: a fact value is untrusted node output.
-func FormatDiff(w io.Writer, format string, d *result.Diff, width int) error {
-	var b bytes.Buffer
-	switch format {
-	case "terminal":
-		diffText(&b, d, width)
-	case "markdown":
-		diffMarkdown(&b, d)
-	case "json":
-		out, err := json.MarshalIndent(d, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encode diff: %w", err)
-		}
-		b.Write(append(out, '\n'))
-	default:
-		return fmt.Errorf("unknown diff format %q (want %s)", format, strings.Join(DiffFormats(), ", "))
-	}
-	_, err := w.Write(b.Bytes())
-	return err
-}
 
 // diffRunLine is "results.json: inventory x · 2026-12-01 10:00:00 UTC · gate FAILED (exit 1)".
 func diffRunLine(r result.DiffRun) string {

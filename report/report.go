@@ -2,122 +2,13 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/result"
 )
-
-// Formatter writes one rendering of a finished report. Format must not
-// modify r and must not decide anything r already decided (the gate, the
-// findings, the drift); it returns only write errors and errors of its own
-// encoding.
-type Formatter interface {
-	Format(w io.Writer, r *result.Report) error
-}
-
-// Options tune the human formats. The machine formats (json, junit) ignore
-// them so that their output depends on the report alone.
-type Options struct {
-	// Color enables ANSI colour in the terminal format. The caller decides
-	// (TTY, NO_COLOR); a formatter never looks at the environment.
-	Color bool
-	// Width is the terminal width the report is fitted to; 0 means
-	// DefaultWidth.
-	Width int
-	// MaxDriftRows caps the terminal drift table; 0 shows every row. The
-	// other formats always show all drift: they are read, not scrolled past.
-	MaxDriftRows int
-	// Verbose makes the terminal format print each finding's summary,
-	// evidence and fix under its line, and every drift scope as its own
-	// row. The other formats always carry all of it.
-	Verbose bool
-	// FullReport names the full report written by the same run, for the
-	// Markdown summary's pointer to it; "" when there is none.
-	FullReport string
-	// Explain holds the explanation of each finding id the HTML report
-	// explains in a collapsed section (audit.ExplainFindings); nil for
-	// none. It is about the checks, not the run, so it is not in the JSON.
-	Explain map[string]result.Explanation
-	// Plan is the remediation runbook the plan formats write
-	// (audit.PlanFindings); like Explain it is about the checks as well as
-	// the run, so it is not in the JSON and every command that writes a
-	// report builds it. nil makes the plan formats refuse to write.
-	Plan *result.Plan
-}
-
-// formats is the registry. It is an explicit list rather than init-time
-// self-registration so that the full set is visible in one place; the CLI
-// builds its format flags, --help and the demo's files from it, so a format
-// added here is offered by every command.
-var formats = []struct {
-	name string
-	// file says what a file of this format holds, for the CLI's flag; ""
-	// for a format that is only printed (terminal).
-	file string
-	// demoFile is the name the demo writes it under.
-	demoFile string
-	new      func(Options) Formatter
-}{
-	{"json", "the machine-readable results", "results.json", func(o Options) Formatter { return &JSON{} }},
-	{"markdown", "a Markdown report", "report.md", func(o Options) Formatter { return &Markdown{} }},
-	{"markdown-summary", "a Markdown summary for a merge-request comment (under 60,000 characters, pointing to the --html report)", "summary.md",
-		func(o Options) Formatter { return &MarkdownSummary{FullReport: o.FullReport} }},
-	{"html", "a self-contained HTML report", "report.html", func(o Options) Formatter { return &HTML{Explain: o.Explain} }},
-	{"junit", "JUnit XML (a failing testcase per finding the gate fails on)", "junit.xml", func(o Options) Formatter { return &JUnit{} }},
-	{"plan", "the remediation runbook in Markdown: per fix, in rollout order, each node's commands, checks and stop condition (fleet-audit never runs it)", "plan.md",
-		func(o Options) Formatter { return &PlanMarkdown{Plan: o.Plan} }},
-	{"plan-ansible", "the remediation runbook as an Ansible playbook, one node at a time (fleet-audit never runs it)", "plan.yml",
-		func(o Options) Formatter { return &PlanAnsible{Plan: o.Plan} }},
-	{"prom", "a Prometheus textfile for node_exporter's textfile collector (name it *.prom)", "fleet-audit.prom", func(o Options) Formatter { return &Prom{} }},
-	{"terminal", "", "", func(o Options) Formatter { return &Terminal{Options: o} }},
-}
-
-// FileFormat is a format a report can be written to a file in.
-type FileFormat struct {
-	// Name is the format's name, and the CLI's flag.
-	Name string
-	// Holds is what the file holds ("a Markdown report").
-	Holds string
-	// DemoFile is the file name the demo writes it under.
-	DemoFile string
-}
-
-// FileFormats are the formats written to files, in the order the CLI
-// offers them.
-func FileFormats() []FileFormat {
-	var out []FileFormat
-	for _, f := range formats {
-		if f.file != "" {
-			out = append(out, FileFormat{Name: f.name, Holds: f.file, DemoFile: f.demoFile})
-		}
-	}
-	return out
-}
-
-// Names returns the format names New accepts, sorted, for --help and errors.
-func Names() []string {
-	names := make([]string, 0, len(formats))
-	for _, f := range formats {
-		names = append(names, f.name)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// New returns the formatter registered under name.
-func New(name string, o Options) (Formatter, error) {
-	for _, f := range formats {
-		if f.name == name {
-			return f.new(o), nil
-		}
-	}
-	return nil, fmt.Errorf("unknown report format %q (want one of %s)", name, strings.Join(Names(), ", "))
-}
 
 // The helpers below are shared by several formats; each returns fresh data
 // and never reorders a slice of the report in place.
