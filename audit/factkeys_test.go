@@ -81,6 +81,11 @@ func factKeyProblems(t *testing.T, dirs []string, declared, prefixes, notFacts m
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A package that moved leaves its old path matching nothing, and
+		// an empty glob would pass its keys unread.
+		if len(files) == 0 {
+			t.Fatalf("%s holds no Go file: did the package move?", dir)
+		}
 		for _, name := range files {
 			if strings.HasSuffix(name, "_test.go") {
 				continue
