@@ -16,7 +16,7 @@ import (
 )
 
 // factKeySources are the packages whose Go code reads facts by key.
-var factKeySources = []string{".", "../report", "check", "probe", "../cmd/fleet-audit", "../internal/demo", "../result"}
+var factKeySources = []string{".", "../report", "check", "probe", "../cmd/fleet-audit", "../cmd/fleet-audit/internal/demo", "../result"}
 
 // declaredFacts are the one home of every fact key: the built-in probes'
 // headers (facts, node_facts) and GoFacts.
