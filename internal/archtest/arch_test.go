@@ -120,13 +120,47 @@ func TestLayering(t *testing.T) {
 	inventoryUsers := []string{"cmd/fleet-audit", "cmd/fleet-audit/internal/transport", "cmd/fleet-audit/internal/discover"}
 	for pkg, imps := range imports {
 		for _, imp := range imps {
-			// The command's adapters live under it; nothing else may
+			// The command's adapters live under it; nothing else, and
+			// none of internal/'s leaves, simulators and rigs, may
 			// reach up into cmd/.
 			if under(imp, "cmd") && !under(pkg, "cmd/fleet-audit") {
 				t.Errorf("%s imports %s; only the command and its adapters under cmd/fleet-audit may", pkg, imp)
 			}
 			if imp == "inventory" && !slices.Contains(inventoryUsers, pkg) {
 				t.Errorf("%s imports inventory; only %v may", pkg, inventoryUsers)
+			}
+		}
+	}
+}
+
+// The packages under internal/ that exist for tests: a real sshd, a
+// headless browser, test helpers and a fake kubectl. Simulators stand up
+// nodes that are not there; the demo is their one shipped user.
+var (
+	testRigs   = []string{"internal/sshdtest", "internal/browser", "internal/testtools", "internal/kubefake"}
+	simulators = []string{"internal/nodesim", "internal/sshfleet"}
+	demoPkg    = "cmd/fleet-audit/internal/demo"
+)
+
+// TestRigsAndSimulators keeps what only tests need out of the shipped
+// binary, and the simulated fleet behind the demo: a test rig in the
+// command's build would ship test code to every operator, and a simulator
+// reached from anywhere but the demo could answer a real audit from a
+// simulated node. (That internal/ never reaches up into cmd/ is
+// TestLayering's rule for every package outside the command.)
+func TestRigsAndSimulators(t *testing.T) {
+	requireGo(t)
+	for _, d := range deps(t, "cmd/fleet-audit") {
+		for _, rig := range testRigs {
+			if under(d, mod+"/"+rig) {
+				t.Errorf("the shipped binary (cmd/fleet-audit) depends on the test rig %s", strings.TrimPrefix(d, mod+"/"))
+			}
+		}
+	}
+	for pkg, imps := range moduleImports(t) {
+		for _, imp := range imps {
+			if slices.Contains(simulators, imp) && pkg != demoPkg {
+				t.Errorf("%s imports the simulator %s; only %s may (outside tests)", pkg, imp, demoPkg)
 			}
 		}
 	}
