@@ -8,8 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/internal/demo"
-	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/report"
 )
@@ -32,7 +31,7 @@ running the real probe scripts with /bin/sh against a simulated node (stub
 commands and files), with UFW active on etcd-1, etcd-2, worker-2 and worker-4,
 and beside that incident an etcd snapshot three days old on etcd-3, a pod on
 worker-1 whose PodDisruptionBudget blocks its drain, and a client of an API
-that the default --target-version (` + nodesim.DemoTarget + `) removes.
+that the default --target-version (` + demo.Target + `) removes.
 It audits them through the same code path as run, writes every report
 (report.html, report.md, summary.md, results.json, junit.xml,
 fleet-audit.prom, and the runbook plan.md and plan.yml) to DIR, and exits 0
@@ -66,7 +65,7 @@ func runDemo(ctx context.Context, o demoOptions, s streams) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	defer os.RemoveAll(work)
-	fleet, err := demo.Start(ctx, work, nodesim.Demo(), demo.Options{})
+	fleet, err := demo.Start(ctx, work, demo.Members(), demo.Options{})
 	if err != nil {
 		return err
 	}
@@ -78,7 +77,7 @@ func runDemo(ctx context.Context, o demoOptions, s streams) error {
 	ro := o.runOptions
 	ro.NoAgent = true
 	if ro.TargetVersion == "" {
-		ro.TargetVersion = nodesim.DemoTarget
+		ro.TargetVersion = demo.Target
 	}
 	ro.Outputs = map[string]string{}
 	for _, f := range report.FileFormats() {

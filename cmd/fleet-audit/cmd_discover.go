@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/internal/discover"
+	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/discover"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/result"
 )

@@ -22,7 +22,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/fleet-audit/fleet-audit/internal/demo"
+	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"

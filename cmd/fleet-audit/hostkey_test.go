@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleet-audit/fleet-audit/internal/demo"
+	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/report"

@@ -20,7 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
-	"github.com/fleet-audit/fleet-audit/internal/demo"
+	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"

@@ -18,7 +18,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
-	"github.com/fleet-audit/fleet-audit/internal/transport"
+	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/transport"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/report"

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/fleet-audit/fleet-audit/internal/demo"
+	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
 	"github.com/fleet-audit/fleet-audit/report"

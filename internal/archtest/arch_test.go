@@ -61,9 +61,9 @@ func TestLayering(t *testing.T) {
 	requireGo(t)
 	// A forbidden "p" is that package; "p/..." is p and everything under it.
 	forbidden := map[string][]string{
-		"report":      {"remote", "internal/transport", "internal/sshfleet", "inventory", "audit", "golang.org/x/crypto/ssh/..."},
+		"report":      {"remote", "cmd/...", "internal/sshfleet", "inventory", "audit", "golang.org/x/crypto/ssh/..."},
 		"result":      {"audit", "inventory", "remote", "report", "gopkg.in/yaml.v3"},
-		"audit":       {"remote", "internal/transport", "inventory", "golang.org/x/crypto/ssh/..."},
+		"audit":       {"remote", "cmd/...", "inventory", "golang.org/x/crypto/ssh/..."},
 		"audit/probe": {"audit", "audit/check", "inventory", "remote"},
 		"audit/check": {"audit", "inventory", "remote"},
 		"inventory":   {"remote", "audit", "report"},
@@ -117,14 +117,50 @@ func TestLayering(t *testing.T) {
 	// The inventory file format is the command's business; the transport
 	// adapter alone maps its hosts to audit targets and SSH targets, and
 	// discover alone writes the format, held to the rules that read it.
-	inventoryUsers := []string{"cmd/fleet-audit", "internal/transport", "internal/discover"}
+	inventoryUsers := []string{"cmd/fleet-audit", "cmd/fleet-audit/internal/transport", "cmd/fleet-audit/internal/discover"}
 	for pkg, imps := range imports {
 		for _, imp := range imps {
-			if under(imp, "cmd") {
-				t.Errorf("%s imports %s", pkg, imp)
+			// The command's adapters live under it; nothing else, and
+			// none of internal/'s leaves, simulators and rigs, may
+			// reach up into cmd/.
+			if under(imp, "cmd") && !under(pkg, "cmd/fleet-audit") {
+				t.Errorf("%s imports %s; only the command and its adapters under cmd/fleet-audit may", pkg, imp)
 			}
 			if imp == "inventory" && !slices.Contains(inventoryUsers, pkg) {
 				t.Errorf("%s imports inventory; only %v may", pkg, inventoryUsers)
+			}
+		}
+	}
+}
+
+// The packages under internal/ that exist for tests: a real sshd, a
+// headless browser, test helpers and a fake kubectl. Simulators stand up
+// nodes that are not there; the demo is their one shipped user.
+var (
+	testRigs   = []string{"internal/sshdtest", "internal/browser", "internal/testtools", "internal/kubefake"}
+	simulators = []string{"internal/nodesim", "internal/sshfleet"}
+	demoPkg    = "cmd/fleet-audit/internal/demo"
+)
+
+// TestRigsAndSimulators keeps what only tests need out of the shipped
+// binary, and the simulated fleet behind the demo: a test rig in the
+// command's build would ship test code to every operator, and a simulator
+// reached from anywhere but the demo could answer a real audit from a
+// simulated node. (That internal/ never reaches up into cmd/ is
+// TestLayering's rule for every package outside the command.)
+func TestRigsAndSimulators(t *testing.T) {
+	requireGo(t)
+	for _, d := range deps(t, "cmd/fleet-audit") {
+		for _, rig := range testRigs {
+			if under(d, mod+"/"+rig) {
+				t.Errorf("the shipped binary (cmd/fleet-audit) depends on the test rig %s", strings.TrimPrefix(d, mod+"/"))
+			}
+		}
+	}
+	for pkg, imps := range moduleImports(t) {
+		for _, imp := range imps {
+			if slices.Contains(simulators, imp) && pkg != demoPkg {
+				t.Errorf("%s imports the simulator %s; only %s may (outside tests)", pkg, imp, demoPkg)
 			}
 		}
 	}

@@ -18,6 +18,15 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
+// Target is the release `fleet-audit demo` audits the upgrade to
+// (nodesim.DemoTarget). It and Members are handed on here so that the
+// command's non-test code reaches the simulators only through this
+// package, as internal/archtest holds.
+const Target = nodesim.DemoTarget
+
+// Members is the fleet `fleet-audit demo` audits (nodesim.Demo).
+func Members() []nodesim.Member { return nodesim.Demo() }
+
 // Fleet is a running simulated fleet.
 type Fleet struct {
 	// InventoryPath is an inventory file that reaches every node.

@@ -294,7 +294,7 @@ func TestRKE2Golden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(want) != string(text) {
-		t.Errorf("%s differs (go test ./internal/discover -run TestRKE2Golden -update): %s", golden, testtools.FirstDiff(want, text))
+		t.Errorf("%s differs (go test ./cmd/fleet-audit/internal/discover -run TestRKE2Golden -update): %s", golden, testtools.FirstDiff(want, text))
 	}
 }
 
