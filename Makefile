@@ -80,11 +80,24 @@ lint:
 	# in anything it links fails here, not at the end of CI.
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/fleet-audit
 
-# A count of inputs, not a duration: a duration ending while a worker
-# minimises a new input is reported as "context deadline exceeded".
+# make fuzz runs every fuzz target of the parsers that read untrusted
+# input, one after another, each for FUZZTIME (go test -fuzztime: a
+# duration, or a count of inputs such as 60000x). A duration that ends
+# while a worker minimises a new input can be reported as "context
+# deadline exceeded"; .ci/run passes counts for that reason. Minimising
+# one of the large seeds (a 50 KB saved run) takes long, so it is bounded
+# by FUZZMINIMIZE. A crash leaves its input under the package's
+# testdata/fuzz/<target>/, where go test replays it as a regression seed.
+FUZZTIME     ?= 10s
+FUZZMINIMIZE ?= 5s
+FUZZ_TARGETS := FuzzLoad:./inventory FuzzLoadAnsible:./inventory \
+	FuzzParseOutput:./audit/probe FuzzParseProbe:./audit/probe \
+	FuzzParseChecks:./audit/check FuzzParseWaivers:./audit FuzzReadJSON:./result
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 60000x ./inventory
-	$(GO) test -run '^$$' -fuzz FuzzParseOutput -fuzztime 1500000x ./audit/probe
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $${t%%:*} in $${t#*:} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) "$${t#*:}"; \
+	done
 
 # Speed and memory, measured (never asserted in tests): see bench/.
 # scale.sh is the client alone at 100, 1,000 and 10,000 nodes, one table.

@@ -327,7 +327,7 @@ func TestAPIServerProbeThroughRealKubectl(t *testing.T) {
 // 0700 agent directory (and rke2.yaml, 0600): every fact is unreadable,
 // and the checks on them could not judge the server, never pass it.
 func TestAPIServerProbeAsUnprivilegedUser(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs the apiserver probe in a shell as nobody")
 	if os.Geteuid() != 0 {
 		testtools.Require(t, "root")
 	}

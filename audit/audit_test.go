@@ -17,6 +17,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -100,7 +101,7 @@ func (s *shSession) Close() error { return nil }
 
 func simulate(t *testing.T, fleet []nodesim.Member) (*Fleet, *shTransport) {
 	t.Helper()
-	skipShort(t)
+	testtools.SkipShort(t, "runs the probe bundle in a shell on a simulated fleet")
 	dir := t.TempDir()
 	tr := &shTransport{roots: map[string]string{}, fail: map[string]error{}, calls: map[string]int{}}
 	inv := &Fleet{Name: "sim"}
@@ -240,9 +241,7 @@ func TestUnreachableNodeGates3(t *testing.T) {
 }
 
 func TestProbeHangIsProbeTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out a probe timeout on a real bundle (-short skips the slow tests)")
-	}
+	testtools.SkipShort(t, "waits out a probe timeout on a real bundle")
 	fleet := nodesim.Clean(2)
 	h := fleet[1].State.HealthHTTP["/healthz"]
 	h.Hang = true

@@ -39,7 +39,7 @@ func (c *credTransport) Open(_ context.Context, h Target) (Session, error) {
 // is down, kube-proxy's replacement is recognised, and the healthy fleet
 // gets no warning and no critical.
 func TestBecomeSudoAgainstPrivateRKE2Dirs(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs the bundle through a real sudo")
 	login := testtools.SudoLogin(t)
 	dir := testtools.PublicDir(t)
 	cpOnly := nodesim.Healthy("cp-1", true)

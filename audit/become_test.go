@@ -11,6 +11,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -65,9 +66,7 @@ func asNonRoot(t *testing.T, root, kind string) {
 }
 
 func TestBecomeSudo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole bundle through four simulated sudos (-short skips the fork-heavy tests)")
-	}
+	testtools.SkipShort(t, "runs the whole bundle through four simulated sudos")
 	for _, tc := range []struct {
 		kind, sudo string
 		status     result.NodeStatus

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -184,7 +185,7 @@ func TestCertsProbe(t *testing.T) {
 // healthy fleet is found on exactly that node, at its severity, the missed
 // rotation as drift of certs.validity, and the reports carry no piece.
 func TestCertsPlanted(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs the certs probe in a shell on planted nodes")
 	fleet := nodesim.Clean(6)
 	plants := map[string]func(nodesim.State) nodesim.State{
 		"node-2": nodesim.WithCertificatesExpired,

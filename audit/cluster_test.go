@@ -16,6 +16,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -758,9 +759,7 @@ func reflectorDenial(kind, verb, resource, group string) string {
 // cannot VERB resource "RES"` denial, asks can-i for that verb and resource,
 // and lets only Kubernetes-shaped names of it reach the output.
 func TestClusterProbeRBACDenials(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the cluster probe under dash, bash and busybox for every log (-short skips the fork-heavy tests)")
-	}
+	testtools.SkipShort(t, "runs the cluster probe under dash, bash and busybox for every log")
 	n1 := nodesim.K8sNodeName("node-1")
 	pod := nodesim.KubeProxyPod("node-1")
 	server := func(log string, edit func(*nodesim.State)) nodesim.State {

@@ -301,7 +301,7 @@ func TestConntrackLogUnprivilegedCouldNotJudge(t *testing.T) {
 // login without root does.
 func runAsNobody(t *testing.T, id string, s nodesim.State, tweak func(root string)) map[string]string {
 	t.Helper()
-	skipShort(t)
+	testtools.SkipShort(t, "runs a probe in a shell as nobody")
 	if os.Geteuid() != 0 {
 		testtools.Require(t, "root")
 	}

@@ -51,7 +51,7 @@ var escapeRoutes = []struct{ name, script string }{
 // the session's shell (root login) or the root supervisor (sudo), leaving
 // the probe's child to nothing that would kill it.
 func TestProbesLeaveNothingBehind(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs every probe in a shell and watches what it leaves")
 	login := testtools.SudoLogin(t)
 	for _, who := range []string{"root", "sudo"} {
 		for si, sh := range probeShells {

@@ -189,9 +189,7 @@ func judgeFixture(t testing.TB, name string, edit func(*result.Report, *Rules)) 
 // fixture sees what an end to end run would. With -update it rewrites the fixtures instead: review
 // the diff, it is what the probe or nodesim change did to the facts.
 func TestFactsFixtures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the full probe bundle on every fixture fleet (-short skips the fork-heavy tests)")
-	}
+	testtools.SkipShort(t, "runs the full probe bundle on every fixture fleet")
 	scenarios := factScenarios()
 	names := make([]string, 0, len(scenarios))
 	for name := range scenarios {
@@ -475,7 +473,7 @@ func reframe(r ExecResult, from, to []byte) ExecResult {
 // script, whatever the node is named, and the reused output is framed by
 // the asking bundle's nonce.
 func TestOnceTransportKeysByState(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs the probe bundle on a simulated fleet")
 	a, b := nodesim.Healthy("node-1", false), nodesim.Healthy("node-1", false)
 	b.Kernel = "6.1.0-99-amd64"
 	for _, c := range []struct {

@@ -69,9 +69,7 @@ var bindOverBinSh = sync.OnceValue(func() bool {
 func canBindOverBinSh() bool { return bindOverBinSh() }
 
 func TestGroundTruthLocal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole bundle once per shell")
-	}
+	testtools.SkipShort(t, "runs the whole bundle once per shell")
 	shells := []groundShell{{name: "system-sh"}, {name: "dash", path: "dash", bind: true},
 		{name: "bash-posix", path: "bash", bind: true, flags: []string{"--posix"}},
 		{name: "busybox-sh", path: "busybox", busyboxApplets: true, bind: true, flags: []string{"sh"}}}

@@ -154,7 +154,7 @@ func decoyShell(t *testing.T) []string {
 // (issue 28). One node runs RKE2, one has none, where a probe looking
 // outside its root would find the decoy's.
 func TestProbesReadNoHostPath(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs every probe in a shell under a path watch")
 	shell := decoyShell(t)
 	probes, err := probe.BuiltinProbes()
 	if err != nil {

@@ -783,7 +783,7 @@ const newerMawkEnv = "FLEET_AUDIT_NEWER_MAWK"
 // getting the time are held: kube-proxy's own currentTime, and the node's
 // date(1) where no health body carries one.
 func TestKubeProxySyncAgeUnderEachAwk(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs the kube-proxy probe under each awk")
 	awks := map[string]string{"this machine's awk": ""}
 	if p := os.Getenv(newerMawkEnv); p != "" {
 		out, err := exec.Command(p, "BEGIN { srand(); print srand() }").Output()
@@ -880,7 +880,7 @@ func TestKubeProxyProbeAddressFamiliesAndProxy(t *testing.T) {
 // curl writes, the probe prints no fact. Here curl answers /healthz and is
 // then killed, as the watchdog's SIGKILL leaves it.
 func TestKubeProxyProbeKilledMidRequestSaysNothing(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "kills the kube-proxy probe mid-request")
 	killed := func(root string) {
 		stub := "#!/bin/sh\nprintf '{\"lastUpdated\": \"2026-12-02 09:58:01.2 +0000 UTC\",\"currentTime\": \"2026-12-02 10:00:01.2 +0000 UTC\"}\\n@@FA_HTTP 200 http://127.0.0.1:10256/healthz\\n'\nkill -9 $$\n"
 		p := filepath.Join(root, "bin", "curl")

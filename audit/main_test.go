@@ -66,7 +66,7 @@ func TestSimulatedProcfsCatchesByteReads(t *testing.T) {
 // shim would read proc/sys as plain files; the bundle stops there rather
 // than let a harness lose the shim without a word.
 func TestBundleRefusesNodeShellWithoutShim(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs the bundle in a shell on a simulated node")
 	if nodesim.ProcfsShim == "" {
 		testtools.Require(t, "cc")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -318,9 +319,7 @@ var nmScenarios = []nmScenario{
 // every shell a node may have as /bin/sh, and expects the facts /bin/sh
 // gave through the real bundle.
 func TestNetworkProbeUnderEveryShell(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the probe under dash, bash and busybox for every state (-short skips the fork-heavy tests)")
-	}
+	testtools.SkipShort(t, "runs the probe under dash, bash and busybox for every state")
 	shells := [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}}
 	states := map[string]struct {
 		state     nodesim.State

@@ -37,7 +37,7 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 // the node's raw stdout and stderr.
 func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string), shell []string) (probe.Parsed, string) {
 	t.Helper()
-	skipShort(t)
+	testtools.SkipShort(t, "runs a probe in a shell on a simulated node")
 	all, err := probe.BuiltinProbes()
 	if err != nil {
 		t.Fatal(err)
@@ -73,15 +73,6 @@ func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string
 		t.Fatalf("probe %s under %s: status %s exit %d, stderr %q\nstdout:\n%s", id, under, r.Status, r.ExitCode, res.Stderr, res.Stdout)
 	}
 	return parsed, string(res.Stdout) + string(res.Stderr)
-}
-
-// skipShort skips, under -short, a test that runs probes on a simulated
-// node: the fast tier judges fixtures and leaves the shells to the full run.
-func skipShort(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("runs probes in a shell on a simulated node (-short skips the tests that fork)")
-	}
 }
 
 // builtinChecks returns the embedded checks or fails the test.

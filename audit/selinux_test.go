@@ -252,7 +252,7 @@ func TestOSShapesHealthyAndPermissiveFound(t *testing.T) {
 // RKE2_SELINUX are still read, RKE2's setting is unreadable (config.yaml
 // could override the environment), and the module list needs root.
 func TestSELinuxProbeAsUnprivilegedUser(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs the SELinux probe in a shell as nobody")
 	if os.Geteuid() != 0 {
 		testtools.Require(t, "root")
 	}

@@ -108,7 +108,7 @@ func TestShapeMatrixCoversEveryAxis(t *testing.T) {
 // through this machine's real sudo) against RKE2's 0700 directories.
 func runShape(t *testing.T, c shapeCase, login *testtools.SudoUser, fleet []nodesim.Member) *result.Report {
 	t.Helper()
-	skipShort(t)
+	testtools.SkipShort(t, "audits a simulated fleet of each shape")
 	awk := shapeAwk(t, c.shape.OS)
 	shell := shapeShell(t, c.shape.OS)
 	dir := t.TempDir()
@@ -171,7 +171,7 @@ func loud(r *result.Report) []string {
 }
 
 func TestHealthyShapesRaiseNothing(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "audits a healthy fleet of every shape")
 	login := shapeLogin(t)
 	for _, c := range shapeMatrix() {
 		t.Run(c.String(), func(t *testing.T) {
@@ -241,7 +241,7 @@ func plantFor(c shapeCase) shapePlant {
 }
 
 func TestPlantedProblemFoundOnItsNodeInEveryShape(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "audits a planted fleet of every shape")
 	login := shapeLogin(t)
 	for _, c := range shapeMatrix() {
 		p := plantFor(c)
@@ -316,7 +316,7 @@ func mawkDate(v string) int {
 // another and SELinux left Permissive on a third among Enforcing peers,
 // each is found on exactly its node, and nothing else is.
 func TestKubeProxyFreeRHELFleetFindsEachPlantOnItsNode(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "audits a kube-proxy-free RHEL fleet")
 	login := shapeLogin(t)
 	c := shapeCase{shape: nodesim.Shape{OS: nodesim.Rocky9, Net: netNamed(t, "cilium-kpr"), Family: nodesim.Families[0]}, sudo: true}
 	fleet := c.shape.Members(5)

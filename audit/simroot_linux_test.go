@@ -23,7 +23,7 @@ import (
 // simulated nodes (probe.SimulatedNodeEnv) opens the hook; a wrong one is
 // as good as none.
 func TestLoginEnvCannotSimulateRoot(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs probes in a shell as an unprivileged login")
 	login := testtools.SudoLogin(t)
 	for _, tc := range []struct {
 		name string

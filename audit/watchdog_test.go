@@ -91,7 +91,7 @@ func hangThenQuick(t *testing.T, sh []string, timeout string, base int) (root st
 // and the next probe runs as if nothing happened. The session ends with
 // nothing of it left running and nothing holding its stdout.
 func TestWatchdogBoundsEachProbe(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "waits out a hung probe under the watchdog")
 	for i, sh := range probeShells {
 		t.Run(strings.Join(sh, " "), func(t *testing.T) {
 			root, probes, nonce, shell, _ := hangThenQuick(t, sh, "1s", 700000000+i*1000)
@@ -126,7 +126,7 @@ func TestWatchdogBoundsEachProbe(t *testing.T) {
 // kills the body, the probe's tree and the ticker, so the session's stdout
 // reaches EOF and no process of the bundle is left, under every shell.
 func TestWatchdogOutlivesNoSession(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "waits out a hung probe under the watchdog")
 	for i, sh := range probeShells {
 		t.Run(strings.Join(sh, " "), func(t *testing.T) {
 			root, probes, nonce, shell, marker := hangThenQuick(t, sh, "300s", 710000000+i*1000)
@@ -181,7 +181,7 @@ func processesWith(cmdline, root string) []int {
 // and the bundle says so (meta.timeout absent); they still all run and the
 // session still ends.
 func TestProbesWithoutSleep(t *testing.T) {
-	skipShort(t)
+	testtools.SkipShort(t, "runs every probe in a shell without sleep")
 	for _, tc := range []struct {
 		name, bound string
 		tweak       func(t *testing.T, root string)

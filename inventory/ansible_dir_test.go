@@ -162,9 +162,7 @@ func TestAnsiblePluginConfig(t *testing.T) {
 // ansible-inventory --list prints for a plugin's configuration is read
 // from standard input.
 func TestAnsiblePluginThroughList(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs ansible-inventory (-short skips the fork-heavy tests)")
-	}
+	testtools.SkipShort(t, "runs ansible-inventory")
 	ansibleInventory := testtools.Find(t, "ansible-inventory")
 	e := newEnv(t)
 	file := e.write(t, "gen.yml", genPlugin)

@@ -181,9 +181,7 @@ func TestAnsibleLayoutWarnsOnceOfUnusedVariables(t *testing.T) {
 // say. The --list JSON, read back through stdin, must resolve to the same
 // hosts as the file it came from.
 func TestAnsibleInventoryAgrees(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs ansible-inventory (-short skips the fork-heavy tests)")
-	}
+	testtools.SkipShort(t, "runs ansible-inventory")
 	ansibleInventory := testtools.Find(t, "ansible-inventory")
 	home := t.TempDir()
 	precedence := writePrecedenceLayout(t)

@@ -1,6 +1,7 @@
 package inventory_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -949,38 +950,48 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		got, err := inventory.Load(invPath, inventory.LoadOptions{Home: dir, CurrentUser: "fuzz", UserSSHConfig: cfgPath})
-		if err != nil {
-			if got != nil {
-				t.Fatal("inventory returned with an error")
-			}
-			for _, e := range flatten(t, err) {
-				if e.File != invPath || e.Err == nil {
-					t.Fatalf("malformed error %#v", e)
-				}
-			}
-			return
-		}
-		if len(got.Hosts) == 0 {
-			t.Fatal("valid inventory without hosts")
-		}
-		seen := map[string]bool{}
-		for _, h := range got.Hosts {
-			if seen[h.Name] || h.Address == "" || h.User == "" || h.Port < 1 || h.Port > 65535 ||
-				(h.Connection != "ssh" && h.Connection != "local") || (h.Become != "" && h.Become != "sudo") {
-				t.Fatalf("invalid host %+v", h)
-			}
-			seen[h.Name] = true
-			if len(h.Jumps) > 8 || (h.BecomeUser != "" && h.Become != "sudo") || h.ConnectTimeout < 0 || h.ServerAliveInterval < 0 ||
-				h.ServerAliveCountMax < 0 || !slices.Contains([]string{"", "strict", "accept-new", "insecure-ignore"}, h.HostKeyPolicy) {
-				t.Fatalf("invalid options %+v", h)
-			}
-			for _, j := range h.Jumps {
-				if j.Name == "" || j.Address == "" || j.User == "" || j.Port < 1 || j.Port > 65535 {
-					t.Fatalf("invalid jump %+v of %s", j, h.Name)
-				}
-			}
-		}
+		checkFuzzLoaded(t, invPath, inv, got, err)
 	})
+}
+
+// checkFuzzLoaded holds what the fuzz targets of Load assert of any input
+// data read from invPath: an error names the file and a line of it (0 for
+// the whole file; one past the last line is the end of the file, where
+// YAML reports an unclosed flow mapping), and an inventory it accepts has
+// valid hosts.
+func checkFuzzLoaded(t *testing.T, invPath string, data []byte, got *inventory.Inventory, err error) {
+	t.Helper()
+	if err != nil {
+		if got != nil {
+			t.Fatal("inventory returned with an error")
+		}
+		for _, e := range flatten(t, err) {
+			if e.File != invPath || e.Err == nil || e.Line < 0 || e.Line > bytes.Count(data, []byte("\n"))+2 {
+				t.Fatalf("malformed error %#v", e)
+			}
+		}
+		return
+	}
+	if len(got.Hosts) == 0 {
+		t.Fatal("valid inventory without hosts")
+	}
+	seen := map[string]bool{}
+	for _, h := range got.Hosts {
+		if seen[h.Name] || h.Address == "" || h.User == "" || h.Port < 1 || h.Port > 65535 ||
+			(h.Connection != "ssh" && h.Connection != "local") || (h.Become != "" && h.Become != "sudo") {
+			t.Fatalf("invalid host %+v", h)
+		}
+		seen[h.Name] = true
+		if len(h.Jumps) > 8 || (h.BecomeUser != "" && h.Become != "sudo") || h.ConnectTimeout < 0 || h.ServerAliveInterval < 0 ||
+			h.ServerAliveCountMax < 0 || !slices.Contains([]string{"", "strict", "accept-new", "insecure-ignore"}, h.HostKeyPolicy) {
+			t.Fatalf("invalid options %+v", h)
+		}
+		for _, j := range h.Jumps {
+			if j.Name == "" || j.Address == "" || j.User == "" || j.Port < 1 || j.Port > 65535 {
+				t.Fatalf("invalid jump %+v of %s", j, h.Name)
+			}
+		}
+	}
 }
 
 // fieldKey is how an error's field path shows a key: quoted when it holds

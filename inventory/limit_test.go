@@ -76,9 +76,7 @@ func TestLimit(t *testing.T) {
 // --list-hosts, so the pattern language is Ansible's, not a guess at it.
 // The role-only case is fleet-audit's own and has no Ansible twin.
 func TestLimitAgreesWithAnsible(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs ansible once per pattern (-short skips the fork-heavy tests)")
-	}
+	testtools.SkipShort(t, "runs ansible once per pattern")
 	ansible := testtools.Find(t, "ansible")
 	file := filepath.Join("testdata", "ansible", "lablabs", "hosts.ini")
 	for _, tc := range limitCases {

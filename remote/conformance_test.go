@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/internal/sshdtest"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/remote"
 )
 
@@ -133,6 +134,7 @@ func runConformance(t *testing.T, dial func(t *testing.T) (remote.Dialer, remote
 
 	t.Run("timeout kills the script", func(t *testing.T) {
 		t.Parallel()
+		testtools.SkipShort(t, "waits out a 10 s script timeout")
 		c := connect(t)
 		start := time.Now()
 		// exec makes the printed pid the sleeping process itself.
@@ -163,6 +165,7 @@ func runConformance(t *testing.T, dial func(t *testing.T) (remote.Dialer, remote
 	// only when the signal had not ended the session.
 	t.Run("timeout kills what left the tree", func(t *testing.T) {
 		t.Parallel()
+		testtools.SkipShort(t, "waits out a 10 s script timeout")
 		c := connect(t)
 		marker := fmt.Sprintf("conf%d", time.Now().UnixNano())
 		script := "( (while :; do sleep 1; done) >/dev/null 2>&1 & echo $! )\n" +

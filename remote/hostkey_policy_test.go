@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 func newTestSigner(t *testing.T) ssh.Signer {
@@ -675,9 +676,7 @@ func TestAcceptNewAcrossProcesses(t *testing.T) {
 	if os.Getenv(knownHostsHelperEnv) != "" {
 		t.Skip("running as a helper process")
 	}
-	if testing.Short() {
-		t.Skip("-short: starts three helper processes per trial, twenty trials")
-	}
+	testtools.SkipShort(t, "starts three helper processes per trial, twenty trials")
 	const (
 		trials = 20
 		procs  = 3 // children, besides this process

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -16,9 +17,7 @@ import (
 // 127.0.0.1 or, IPv6-primary, on ::1 (k3s kubeProxyArgs), in the session
 // environment their /etc/environment gives.
 func TestHTTPCheckOnEveryAddressFamily(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the check in a shell on simulated nodes")
-	}
+	testtools.SkipShort(t, "runs the check in a shell on simulated nodes")
 	v := result.Verification{HTTP: "http://127.0.0.1:10256/healthz", Status: 200}
 	shapes := map[string]func(nodesim.State) nodesim.State{
 		"IPv4":         func(s nodesim.State) nodesim.State { return s },

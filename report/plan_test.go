@@ -269,9 +269,7 @@ func TestPlanFormatsNeedAPlan(t *testing.T) {
 // become: https://docs.ansible.com/ansible/latest/reference_appendices/general_precedence.html), in
 // a temporary directory.
 func TestPlanAnsibleRunsLocally(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs ansible-playbook")
-	}
+	testtools.SkipShort(t, "runs ansible-playbook")
 	bin := testtools.Find(t, "ansible-playbook")
 	dir := t.TempDir()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") }))

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // TestBundleHonoursSimulatedRootOnlyWhenEnabled: the bundle of a process
@@ -12,9 +14,7 @@ import (
 // FLEET_AUDIT_ROOT even beside this process's own key, and one with them
 // honours it only beside that key.
 func TestBundleHonoursSimulatedRootOnlyWhenEnabled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the bundle in a shell")
-	}
+	testtools.SkipShort(t, "runs the bundle in a shell")
 	was := simEnabled.Load()
 	t.Cleanup(func() { simEnabled.Store(was) })
 	dir := t.TempDir()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/internal/browser"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -40,9 +41,7 @@ var demoNodes = []string{"etcd-1", "etcd-2", "etcd-3", "cp-1", "cp-2", "worker-1
 // every node; screenshots at desktop and phone width and a print to PDF
 // must come out. With -screenshot the screenshots go to docs/.
 func TestDemoReportInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: loads the demo report in a real headless browser")
-	}
+	testtools.SkipShort(t, "loads the demo report in a real headless browser")
 	b := browser.Find(t)
 	out := t.TempDir()
 	isolateClient(t, t.TempDir())
@@ -503,9 +502,7 @@ func checkPDF(data []byte) (int, error) {
 // TestDemoReportChecksFail is the negative control of the checks above,
 // without a browser for the image and PDF checks and with one for the DOM.
 func TestDemoReportChecksFail(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the checks in a real headless browser")
-	}
+	testtools.SkipShort(t, "runs the checks in a real headless browser")
 	blank := image.NewRGBA(image.Rect(0, 0, 100, 100))
 	for i := range blank.Pix {
 		blank.Pix[i] = 0xff
@@ -565,9 +562,7 @@ func TestDemoReportChecksFail(t *testing.T) {
 // was on a phone (an absolutely placed note escaping the scroll box, a fact
 // column that never wraps) must trip the phone checks.
 func TestPhoneLayoutChecksFail(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the checks in a real headless browser")
-	}
+	testtools.SkipShort(t, "runs the checks in a real headless browser")
 	b := browser.Find(t)
 	page := filepath.Join(t.TempDir(), "wide.html")
 	wide := `<!DOCTYPE html><html><head><style>

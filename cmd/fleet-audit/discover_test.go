@@ -63,9 +63,7 @@ func TestRunFromClusterWithoutKubectl(t *testing.T) {
 // key and known_hosts come from the ssh_config given with -F, as a user's
 // would, and every node is audited.
 func TestRunFromCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits a simulated fleet end to end")
-	}
+	testtools.SkipShort(t, "audits a simulated fleet end to end")
 	testtools.Find(t, "kubectl")
 	dir := t.TempDir()
 	fl, err := demo.Start(context.Background(), dir, nodesim.Clean(3), demo.Options{})

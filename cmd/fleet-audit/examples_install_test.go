@@ -21,9 +21,7 @@ var installVars = []string{"FLEET_AUDIT_REPO", "FLEET_AUDIT_REF", "FLEET_AUDIT_S
 // published module answers, so every example job failed before it
 // audited (issue 28 item 1).
 func TestCIExamplesInstallFromCheckout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: clones this repository and runs make build")
-	}
+	testtools.SkipShort(t, "clones this repository and runs make build")
 	ci, err := filepath.Abs(examplesCI)
 	if err != nil {
 		t.Fatal(err)

@@ -48,9 +48,7 @@ type exampleRun struct {
 // textfile directory. Edit a command or a path in one place only and it
 // fails.
 func TestCIExamples(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits the demo's simulated fleet once per example")
-	}
+	testtools.SkipShort(t, "audits the demo's simulated fleet once per example")
 	// Absolute: each example runs in a directory of its own (t.Chdir).
 	ci, err := filepath.Abs(examplesCI)
 	if err != nil {

@@ -69,9 +69,7 @@ type faultNode struct {
 // plus the probe timeout plus a margin; the flood must not be kept; every
 // report must be written and the gate must fail closed.
 func TestFaultFleet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits a fleet of faulty nodes end to end")
-	}
+	testtools.SkipShort(t, "audits a fleet of faulty nodes end to end")
 	t.Parallel()
 	nodes := []faultNode{
 		{name: "healthy-1", status: result.StatusOK, facts: true},
@@ -302,9 +300,7 @@ func startFaultFleet(ctx context.Context, t *testing.T, nodes []faultNode, basti
 // --host-key-policy accept-new, which audits them and warns about the
 // node's key too. Jump hosts take the command line's policy.
 func TestJumpHostKeyPolicy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits fleets through a bastion end to end")
-	}
+	testtools.SkipShort(t, "audits fleets through a bastion end to end")
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

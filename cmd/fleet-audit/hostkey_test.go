@@ -14,6 +14,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -22,9 +23,7 @@ import (
 // 3-node fleet and checks statuses, the report's warnings and what
 // accept-new wrote to known_hosts.
 func TestHostKeyPolicies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits a fleet once per host key policy")
-	}
+	testtools.SkipShort(t, "audits a fleet once per host key policy")
 	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -150,9 +149,7 @@ func TestHostKeyPolicies(t *testing.T) {
 // node, twice), and fits 80 columns; the JSON keeps each node's own error
 // in full.
 func TestUnknownHostKeysGrouped(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: dials a simulated fleet of 40 nodes")
-	}
+	testtools.SkipShort(t, "dials a simulated fleet of 40 nodes")
 	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

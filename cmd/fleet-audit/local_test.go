@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // TestRunLocalReadsThisMachine audits the machine the test runs on through
@@ -18,9 +20,7 @@ import (
 // ground-truth test covers every fact and shell; this one holds the whole
 // path from the command line to the JSON report.
 func TestRunLocalReadsThisMachine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the whole probe bundle on this machine")
-	}
+	testtools.SkipShort(t, "runs the whole probe bundle on this machine")
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "inventory.yaml")
 	if err := os.WriteFile(inv, []byte("name: local\nhosts:\n  this-machine:\n    connection: local\n    roles: [worker]\n"), 0o644); err != nil {

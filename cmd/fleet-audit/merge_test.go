@@ -15,6 +15,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -27,9 +28,7 @@ import (
 // shards, so a merge that kept a shard's judgement, joined cluster facts
 // from the wrong view or ordered nodes by shard fails here.
 func TestMergeEqualsOneRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits the incident fleet four times")
-	}
+	testtools.SkipShort(t, "audits the incident fleet four times")
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -426,9 +427,7 @@ func TestClashingOutputsRefusedBeforeContact(t *testing.T) {
 // TestRunJSONToStdout: `run --json -` leaves stdout to the results alone,
 // parseable by jq, with the terminal summary and verdict on stderr.
 func TestRunJSONToStdout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits a fleet end to end")
-	}
+	testtools.SkipShort(t, "audits a fleet end to end")
 	inv := startFleet(t, nil)
 	t.Chdir(t.TempDir())
 	t.Setenv("NO_COLOR", "1")

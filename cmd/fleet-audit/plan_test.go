@@ -22,9 +22,7 @@ import (
 // worker-4 (nodesim.Incident).
 func demoPlan(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: audits the demo fleet over SSH")
-	}
+	testtools.SkipShort(t, "audits the demo fleet over SSH")
 	out := t.TempDir()
 	isolateClient(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

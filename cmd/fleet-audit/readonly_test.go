@@ -230,9 +230,7 @@ func diffSystem(before, again, after systemSnapshot, ours *regexp.Regexp, ignore
 // netlink request would load (the stubs simulate both in the node root). The negative control adds a user probe that writes into
 // its node root and into /tmp, and the same comparison must see both.
 func TestProbesAreReadOnly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the whole probe bundle under a write watch")
-	}
+	testtools.SkipShort(t, "runs the whole probe bundle under a write watch")
 	if _, ok := sshdtest.Available(); !ok {
 		testtools.Require(t, "sshd")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
@@ -20,9 +21,7 @@ import (
 // stores each bad byte as U+FFFD), so `report results.json` renders every
 // format byte for byte as the run did.
 func TestInvalidUTF8RerendersIdentically(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits a fleet end to end")
-	}
+	testtools.SkipShort(t, "audits a fleet end to end")
 	cases := []struct {
 		name, pretty, want string
 	}{

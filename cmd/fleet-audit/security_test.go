@@ -32,6 +32,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -156,9 +157,7 @@ func inventoryKnows(t *testing.T, doc string) bool {
 // in any byte written, raw or encoded. A node rejecting the key puts the
 // auth error path, which names the identity files, into the reports too.
 func TestSecretsNeverReachOutputs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits fleets end to end")
-	}
+	testtools.SkipShort(t, "audits fleets end to end")
 	t.Parallel()
 	home := t.TempDir()
 	secret := func(label string) string { return "SECRET-" + label + "-" + probe.NewNonce() }
@@ -758,9 +757,7 @@ func writeInjectionInventory(t *testing.T, dir, group, host string, fields []kv)
 // the inventory spliced into it, which inventory's expandProxyCommand
 // refuses (TestExpandProxyCommandRefusesShellText).
 func TestInjectionRejectedOrInert(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits fleets end to end")
-	}
+	testtools.SkipShort(t, "audits fleets end to end")
 	t.Parallel()
 	home := t.TempDir()
 	cli := func(t *testing.T, args ...string) (int, string, string) {

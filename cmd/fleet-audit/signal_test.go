@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // asMainEnv makes the test binary run main() itself (see TestMain), so a
@@ -76,9 +78,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, bound time.Duration) (int, bool) {
 // --probes directory holding a FIFO nobody writes (open(2) blocks). Before, main's context was cancelled but nothing
 // read it, so the command hung until killed.
 func TestSignalEndsBlockingReads(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: re-executes the command and signals it")
-	}
+	testtools.SkipShort(t, "re-executes the command and signals it")
 	fifoDir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(fifoDir, "stuck.sh"), 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)
@@ -164,9 +164,7 @@ func echoOn(t *testing.T, tty *os.File) bool {
 // signal and the run went on for the five minutes of the unlock timeout,
 // with the terminal's echo off.
 func TestSignalAtPassphrasePrompt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: re-executes the command and signals it")
-	}
+	testtools.SkipShort(t, "re-executes the command and signals it")
 	_, _, encPEM := newEd25519(t, "a passphrase nobody types")
 	for _, tc := range []struct {
 		name string
@@ -231,9 +229,7 @@ func TestSignalAtPassphrasePrompt(t *testing.T) {
 // for SIGHUP ended the process at once (exit 129) with no report and the
 // probe left running.
 func TestSignalDuringRunWritesReports(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: re-executes the command and signals it")
-	}
+	testtools.SkipShort(t, "re-executes the command and signals it")
 	for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()

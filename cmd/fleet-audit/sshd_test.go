@@ -103,9 +103,7 @@ func readResults(t *testing.T, path string) *result.Report {
 // with planted drift fails with 1, one with a node down exits 3, and a
 // changed host key is that node's own status.
 func TestRealSSHD(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits through a real sshd")
-	}
+	testtools.SkipShort(t, "audits through a real sshd")
 	if _, ok := sshdtest.Available(); !ok {
 		testtools.Require(t, "sshd")
 	}

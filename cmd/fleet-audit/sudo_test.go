@@ -74,9 +74,7 @@ func leftovers(t *testing.T, marker string) []string {
 // session. Either way the run ends long before the sleep would, and no
 // process of the probe is left on the node.
 func TestSudoProbeTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: logs in through sshd and sudo")
-	}
+	testtools.SkipShort(t, "logs in through sshd and sudo")
 	login := testtools.SudoLogin(t).Name
 	tests := []struct {
 		name         string
@@ -173,9 +171,7 @@ func TestSudoProbeTimeout(t *testing.T) {
 // login's PATH to root regardless. The login's own probe still sees its
 // PATH, so the test proves the plant was in reach.
 func TestSudoProbePath(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: logs in through sshd and sudo")
-	}
+	testtools.SkipShort(t, "logs in through sshd and sudo")
 	login := testtools.SudoLogin(t).Name
 	planted := testtools.PublicDir(t)
 	commands := []string{"iptables", "nft", "ip"}
@@ -230,9 +226,7 @@ func TestSudoProbePath(t *testing.T) {
 // temporary directories) must not change, and the probes must have run as
 // root (meta.sudo ok), so the root side is covered too.
 func TestSudoAuditIsReadOnly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: logs in through sshd and sudo")
-	}
+	testtools.SkipShort(t, "logs in through sshd and sudo")
 	login := testtools.SudoLogin(t).Name
 	inv := sudoNode(t, login, nil)
 	probes, err := probe.BuiltinProbes()
@@ -295,9 +289,7 @@ func TestSudoAuditIsReadOnly(t *testing.T) {
 // same inventory with -b judges it through sudo and passes. Before, the
 // check was silently skipped and the gate passed with 0.
 func TestSudoNonRootWithoutBecome(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: logs in through sshd and sudo")
-	}
+	testtools.SkipShort(t, "logs in through sshd and sudo")
 	login := testtools.SudoLogin(t).Name
 	inv := loginNode(t, login, nil, "")
 	rules := testtools.PublicDir(t)

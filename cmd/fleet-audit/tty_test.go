@@ -19,6 +19,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/demo"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -108,9 +109,7 @@ var sgrRe = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // pseudo-terminal: the progress line and colour appear there, the report is
 // fitted to the terminal's width, and NO_COLOR and -q take them away.
 func TestTerminalOnPTY(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits a fleet end to end on a pseudo-terminal")
-	}
+	testtools.SkipShort(t, "audits a fleet end to end on a pseudo-terminal")
 	inv := startFleet(t, map[string]sshfleet.Fault{"node-2": sshfleet.FaultRefuse})
 	for _, tc := range []struct {
 		name         string
@@ -170,9 +169,7 @@ func TestTerminalOnPTY(t *testing.T) {
 // file) the progress line never appears, and stdout carries no colour even
 // without NO_COLOR.
 func TestNoProgressOffTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: audits a fleet end to end")
-	}
+	testtools.SkipShort(t, "audits a fleet end to end")
 	inv := startFleet(t, map[string]sshfleet.Fault{"node-2": sshfleet.FaultRefuse})
 	t.Setenv("NO_COLOR", "")
 	t.Setenv("TERM", "xterm")

@@ -47,9 +47,7 @@ type Browser struct {
 // browser start is the full suite's (make test), not the edit loop's.
 func Find(t testing.TB) *Browser {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no real browser in the fast tier")
-	}
+	testtools.SkipShort(t, "no real browser in the fast tier")
 	return &Browser{Path: testtools.Find(t, "chromium", "chromium-browser", "google-chrome"), TempDir: t.TempDir}
 }
 

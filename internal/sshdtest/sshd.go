@@ -101,10 +101,8 @@ func Available() (path string, ok bool) {
 // FLEET_AUDIT_REQUIRE_SSHD=1.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	if testing.Short() {
-		// The edit loop (make test-short) leaves real sshd to make test.
-		t.Skip("-short: starts a real sshd")
-	}
+	// The edit loop (make test-short) leaves real sshd to make test.
+	testtools.SkipShort(t, "starts a real sshd")
 	path, ok := Available()
 	if !ok {
 		testtools.Require(t, "sshd")

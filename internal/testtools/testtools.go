@@ -65,3 +65,14 @@ func WithCompiler(enable func(cc string) error) error {
 	}
 	return enable(cc)
 }
+
+// SkipShort skips t under -short (make test-short, the edit loop), saying
+// why the test is slow: why completes "-short: ...", e.g. "starts a real
+// sshd". The full tier (make test) runs it. One home for the -short rule,
+// so that every skipped test says what the fast tier leaves out.
+func SkipShort(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + why)
+	}
+}

@@ -179,9 +179,7 @@ func TestSkipsOfAToollessMachine(t *testing.T) {
 // tier it skipped once with the package to install, and keeps go test's
 // status; under the require variable the skip is a failure.
 func TestMakeTestNamesSkippedTiers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs go test through make")
-	}
+	SkipShort(t, "runs go test through make")
 	bin := t.TempDir()
 	for _, tool := range []string{"go", "make", "sh", "mktemp", "ls", "cat", "rm", "sed", "date"} {
 		// Go, sh and a make run this test; the rest are Debian's essential

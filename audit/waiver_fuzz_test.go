@@ -1,0 +1,77 @@
+package audit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/fleet-audit/fleet-audit/audit/check"
+)
+
+// FuzzParseWaivers feeds waivers files (--waivers is untrusted text) to
+// ParseWaivers: it never panics, every error names the file, and an
+// accepted waiver has the check and the reason the format requires.
+// Seeds: the example and the waiver files of the cmd testscripts.
+func FuzzParseWaivers(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("..", "examples", "waivers.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	scripts, err := filepath.Glob(filepath.Join("..", "cmd", "fleet-audit", "testdata", "script", "waivers*.txtar"))
+	if err != nil || len(scripts) == 0 {
+		f.Fatalf("no waiver testscripts: %v", err)
+	}
+	for _, s := range scripts {
+		a, err := txtar.ParseFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range a.Files {
+			if strings.HasSuffix(file.Name, ".yaml") {
+				f.Add(file.Data)
+			}
+		}
+	}
+	f.Add([]byte("- check: '['\n  reason: x\n  expires: 2026-02-30\n"))
+	cs, err := check.BuiltinChecks()
+	if err != nil {
+		f.Fatal(err)
+	}
+	known := WaivableIDs(cs)
+	const name = "fuzz.yaml"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ws, err := ParseWaivers(name, data, known)
+		if err != nil {
+			if ws != nil {
+				t.Fatal("waivers returned with an error")
+			}
+			for _, e := range leafErrors(err) {
+				if !strings.HasPrefix(e.Error(), name+":") && !strings.HasPrefix(e.Error(), name+" ") {
+					t.Fatalf("error does not name the file: %v", e)
+				}
+			}
+			return
+		}
+		for _, w := range ws {
+			if w.Check == "" || strings.TrimSpace(w.Reason) == "" {
+				t.Fatalf("accepted waiver without check or reason: %+v", w)
+			}
+		}
+	})
+}
+
+// leafErrors unwraps errors.Join trees into their leaves.
+func leafErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leafErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
