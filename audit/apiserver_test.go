@@ -1,14 +1,12 @@
 package audit
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit/check"
@@ -327,54 +325,16 @@ func TestAPIServerProbeThroughRealKubectl(t *testing.T) {
 // 0700 agent directory (and rke2.yaml, 0600): every fact is unreadable,
 // and the checks on them could not judge the server, never pass it.
 func TestAPIServerProbeAsUnprivilegedUser(t *testing.T) {
-	testtools.SkipShort(t, "runs the apiserver probe in a shell as nobody")
-	if os.Geteuid() != 0 {
-		testtools.Require(t, "root")
-	}
-	dir, err := os.MkdirTemp("", "apiserver-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(dir, "node")
-	if err := nodesim.Build(root, nodesim.WithAPIServerChecksFailing(apiServerFleet(nil)[0].State, "etcd")); err != nil {
-		t.Fatal(err)
-	}
-	all, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p []probe.Probe
-	for _, pr := range all {
-		if pr.ID == "apiserver" {
-			p = append(p, pr)
-		}
-	}
-	nonce := probe.NewNonce()
-	cmd := exec.Command("/bin/sh", "-s")
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(root)...)
-	cmd.Stdin = bytes.NewReader(bundleFor(t, p, probe.Become{}, nonce))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %s", err, errb.String())
-	}
-	parsed := probe.ParseOutput(out.Bytes(), nonce, p)
-	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
-		t.Fatalf("status %s: %s\n%s", r.Status, errb.String(), out.String())
-	}
+	facts := runAsNobody(t, "apiserver", nodesim.WithAPIServerChecksFailing(apiServerFleet(nil)[0].State, "etcd"), nil)
+	p := builtinProbe(t, "apiserver")
 	for _, f := range p[0].Facts {
-		if got := parsed.Facts[f]; got != "unreadable" {
+		if got := facts[f]; got != "unreadable" {
 			t.Errorf("%s = %q, want unreadable", f, got)
 		}
 	}
 	byID := builtinChecksByID(t)
 	for _, id := range []string{"apiserver.readyz-failing", "apiserver.livez-failing", "apiserver.removed-api-requested"} {
-		facts := mergeFacts(parsed.Facts, map[string]string{TargetVersionFact: "v1.32.5+rke2r1"})
+		facts := mergeFacts(facts, map[string]string{TargetVersionFact: "v1.32.5+rke2r1"})
 		if got, detail := byID[id].Evaluate(facts); got != result.OutcomeUnjudged {
 			t.Errorf("%s: %s (%s), want could not judge", id, got, detail)
 		}

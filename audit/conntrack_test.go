@@ -1,14 +1,12 @@
 package audit
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
@@ -294,57 +292,6 @@ func TestConntrackLogUnprivilegedCouldNotJudge(t *testing.T) {
 			t.Errorf("%s on %v: %s (%s), want %s", c.id, c.facts, o, d, c.want)
 		}
 	}
-}
-
-// runAsNobody runs probe id on a node built from s, changed by tweak, as a
-// real unprivileged uid (nobody), without become, as an audit through a
-// login without root does.
-func runAsNobody(t *testing.T, id string, s nodesim.State, tweak func(root string)) map[string]string {
-	t.Helper()
-	testtools.SkipShort(t, "runs a probe in a shell as nobody")
-	if os.Geteuid() != 0 {
-		testtools.Require(t, "root")
-	}
-	dir, err := os.MkdirTemp("", "conntrack-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(dir, "node")
-	if err := nodesim.Build(root, s); err != nil {
-		t.Fatal(err)
-	}
-	if tweak != nil {
-		tweak(root)
-	}
-	all, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p []probe.Probe
-	for _, pr := range all {
-		if pr.ID == id {
-			p = append(p, pr)
-		}
-	}
-	nonce := probe.NewNonce()
-	cmd := exec.Command("/bin/sh", "-s")
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(root)...)
-	cmd.Stdin = bytes.NewReader(bundleFor(t, p, probe.Become{}, nonce))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %s", err, errb.String())
-	}
-	parsed := probe.ParseOutput(out.Bytes(), nonce, p)
-	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
-		t.Fatalf("status %s: %s\n%s", r.Status, errb.String(), out.String())
-	}
-	return parsed.Facts
 }
 
 // As nobody: the statistics file is 0444 and read like root reads it, or

@@ -1,9 +1,13 @@
 package audit
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +35,23 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 	return parsed
 }
 
+// builtinProbe is the embedded probe id, alone in the list a bundle takes,
+// or fails the test.
+func builtinProbe(t *testing.T, id string) []probe.Probe {
+	t.Helper()
+	all, err := probe.BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range all {
+		if pr.ID == id {
+			return []probe.Probe{pr}
+		}
+	}
+	t.Fatalf("no embedded probe %q", id)
+	return nil
+}
+
 // runProbeOn builds the node from s, applies tweak (if any) to its tree and
 // runs probe id in the bundle, in a session of shell (a path and its flags)
 // instead of /bin/sh when shell is set. It returns what the parser kept and
@@ -38,19 +59,7 @@ func runProbeTweaked(t *testing.T, id string, s nodesim.State, tweak func(root s
 func runProbeOn(t *testing.T, id string, s nodesim.State, tweak func(root string), shell []string) (probe.Parsed, string) {
 	t.Helper()
 	testtools.SkipShort(t, "runs a probe in a shell on a simulated node")
-	all, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p []probe.Probe
-	for _, pr := range all {
-		if pr.ID == id {
-			p = append(p, pr)
-		}
-	}
-	if len(p) == 0 {
-		t.Fatalf("no embedded probe %q", id)
-	}
+	p := builtinProbe(t, id)
 	root := filepath.Join(t.TempDir(), "node")
 	if err := nodesim.Build(root, s); err != nil {
 		t.Fatal(err)
@@ -136,4 +145,48 @@ func runProbeUnder(t *testing.T, shell []string, id string, s nodesim.State) (pr
 	t.Helper()
 	path := testtools.Find(t, shell[0])
 	return runProbeOn(t, id, s, nil, append([]string{path}, shell[1:]...))
+}
+
+// runAsNobody runs probe id on a node built from s, changed by tweak, as a
+// real unprivileged uid (nobody), without become, as an audit through a
+// login without root does: RKE2's 0700 directories and 0600 files stay
+// closed to it. The node lies in a 0755 directory of its own, since
+// t.TempDir's tree is 0700 root; switching uid needs root.
+func runAsNobody(t *testing.T, id string, s nodesim.State, tweak func(root string)) map[string]string {
+	t.Helper()
+	testtools.SkipShort(t, "runs a probe in a shell as nobody")
+	if os.Geteuid() != 0 {
+		testtools.Require(t, "root")
+	}
+	dir, err := os.MkdirTemp("", id+"-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "node")
+	if err := nodesim.Build(root, s); err != nil {
+		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(root)
+	}
+	p := builtinProbe(t, id)
+	nonce := probe.NewNonce()
+	cmd := exec.Command("/bin/sh", "-s")
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(root)...)
+	cmd.Stdin = bytes.NewReader(bundleFor(t, p, probe.Become{}, nonce))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	parsed := probe.ParseOutput(out.Bytes(), nonce, p)
+	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
+		t.Fatalf("status %s: %s\n%s", r.Status, errb.String(), out.String())
+	}
+	return parsed.Facts
 }

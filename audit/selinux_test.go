@@ -1,19 +1,14 @@
 package audit
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 
-	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
-	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -252,49 +247,12 @@ func TestOSShapesHealthyAndPermissiveFound(t *testing.T) {
 // RKE2_SELINUX are still read, RKE2's setting is unreadable (config.yaml
 // could override the environment), and the module list needs root.
 func TestSELinuxProbeAsUnprivilegedUser(t *testing.T) {
-	testtools.SkipShort(t, "runs the SELinux probe in a shell as nobody")
-	if os.Geteuid() != 0 {
-		testtools.Require(t, "root")
-	}
-	dir, err := os.MkdirTemp("", "selinux-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(dir, "node")
-	if err := nodesim.Build(root, nodesim.WithSELinuxPermissive(rocky("n1", false))); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(filepath.Join(root, "etc/rancher/rke2/config.yaml"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	all, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p []probe.Probe
-	for _, pr := range all {
-		if pr.ID == "selinux" {
-			p = append(p, pr)
+	private := func(root string) {
+		if err := os.Chmod(filepath.Join(root, "etc/rancher/rke2/config.yaml"), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
-	nonce := probe.NewNonce()
-	cmd := exec.Command("/bin/sh", "-s")
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(root)...)
-	cmd.Stdin = bytes.NewReader(bundleFor(t, p, probe.Become{}, nonce))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %s", err, errb.String())
-	}
-	parsed := probe.ParseOutput(out.Bytes(), nonce, p)
-	if r := parsed.Runs[0]; r.Status != result.ProbeOK {
-		t.Fatalf("status %s: %s\n%s", r.Status, errb.String(), out.String())
-	}
-	nfWantFacts(t, parsed.Facts, map[string]string{"selinux.mode": "permissive", "selinux.boot_mode": "enforcing",
+	facts := runAsNobody(t, "selinux", nodesim.WithSELinuxPermissive(rocky("n1", false)), private)
+	nfWantFacts(t, facts, map[string]string{"selinux.mode": "permissive", "selinux.boot_mode": "enforcing",
 		"selinux.rke2": "unreadable", "selinux.rke2_module": "not-root"})
 }
