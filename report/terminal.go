@@ -644,7 +644,8 @@ func (p *termPrinter) readiness(r *result.Report) {
 	type fold struct{ head, sgr string }
 	var folds []fold
 	folded := map[fold][]string{}
-	for _, a := range r.Readiness {
+	cells := readinessCells(r)
+	for i, a := range r.Readiness {
 		var f fold
 		switch {
 		case a.Verdict == result.VerdictReady || a.Verdict == result.VerdictNotChecked:
@@ -652,7 +653,7 @@ func (p *termPrinter) readiness(r *result.Report) {
 		case a.Verdict == result.VerdictNotJudged && len(a.NotJudged) == 0:
 			f = fold{a.Verdict.Mark() + " " + a.Verdict.Words() + " (not audited: " + strings.Join(a.NotAudited, ", ") + ")", sgr[a.Verdict.Words()]}
 		default:
-			rows = append(rows, []string{a.Verdict.Mark() + " " + a.Area.Title(), a.Verdict.Words(), oneLine(a.Summary())})
+			rows = append(rows, []string{cells[i][0], cells[i][1], oneLine(cells[i][2])})
 			continue
 		}
 		if _, ok := folded[f]; !ok {
