@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/kubefake"
@@ -334,7 +335,7 @@ func TestAPIServerProbeAsUnprivilegedUser(t *testing.T) {
 	}
 	byID := builtinChecksByID(t)
 	for _, id := range []string{"apiserver.readyz-failing", "apiserver.livez-failing", "apiserver.removed-api-requested"} {
-		facts := mergeFacts(facts, map[string]string{TargetVersionFact: "v1.32.5+rke2r1"})
+		facts := mergeFacts(facts, map[string]string{catalog.TargetVersionFact: "v1.32.5+rke2r1"})
 		if got, detail := byID[id].Evaluate(facts); got != result.OutcomeUnjudged {
 			t.Errorf("%s: %s (%s), want could not judge", id, got, detail)
 		}
@@ -355,7 +356,7 @@ func TestAPIServerChecksOnUnansweredCouldNotJudge(t *testing.T) {
 	}
 	// The metrics unread: the deprecated APIs are not known to be none.
 	facts := map[string]string{"apiserver.deprecated_apis": "unknown", "apiserver.deprecated_apis.first_removal": "unknown",
-		"apiserver.deprecated_apis.last_removal": "unknown", TargetVersionFact: "v1.32.5+rke2r1"}
+		"apiserver.deprecated_apis.last_removal": "unknown", catalog.TargetVersionFact: "v1.32.5+rke2r1"}
 	for _, id := range []string{"apiserver.removed-api-requested", "apiserver.deprecated-api-requested"} {
 		if got, detail := byID[id].Evaluate(facts); got != result.OutcomeUnjudged {
 			t.Errorf("%s on unknown: %s (%s), want could not judge", id, got, detail)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
@@ -127,7 +128,7 @@ func runSim(t *testing.T, inv *Fleet, tr Transport) *result.Report {
 		t.Fatal(err)
 	}
 	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
-		Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+		Rules: Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestProbeHangIsProbeTimeout(t *testing.T) {
 		}
 	}
 	checks, _ := check.BuiltinChecks()
-	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Rules: Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +283,11 @@ func TestShippedProbes(t *testing.T) {
 	}
 	declared := map[string]bool{}
 	writeVerbs := regexp.MustCompile(`(^|[\s;|&(])(rm|mv|cp|tee|dd\s+of=|touch|mkdir|chmod|chown|ln|truncate|sed\s+-i|iptables\s+-[ADIFXNPR]|ufw\s+(enable|disable|allow|deny|reset)|systemctl\s+(start|stop|restart|enable|disable|reload)|modprobe|sysctl\s+-w|kill)\b|[^&0-9<>]>\s*[^&/\s=0-9]|>>`)
-	// Facts that Go code provides (builtin.go's GoFacts a check may read:
+	// Facts that Go code provides (catalog/builtin.go's GoFacts a check may read:
 	// the target version, the join of the cluster probes to the
 	// inventory, the certificates' dates).
 	global := map[string]bool{}
-	for _, f := range checkableGoFacts() {
+	for _, f := range catalog.CheckableGoFacts() {
 		global[f], declared[f] = true, true
 	}
 	for _, p := range probes {
@@ -335,7 +336,7 @@ func TestShippedProbes(t *testing.T) {
 	}
 	for f := range declared {
 		// Flags of the run, not facts of the fleet.
-		if global[f] && slices.Contains([]string{TargetVersionFact, EtcdSnapshotMaxAgeFact, CAHorizonFact}, f) {
+		if global[f] && slices.Contains([]string{catalog.TargetVersionFact, catalog.EtcdSnapshotMaxAgeFact, catalog.CAHorizonFact}, f) {
 			continue
 		}
 		// The certificates' pieces are read into the certs.* Go facts and
@@ -378,7 +379,7 @@ func TestInterruptKeepsFinishedNodes(t *testing.T) {
 	probes, _ := probe.BuiltinProbes()
 	checks, _ := check.BuiltinChecks()
 	// Forks 1: node-1 finishes before any other node starts.
-	r, err := Run(ctx, RunOptions{Fleet: inv, Transport: bt, Forks: 1, Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+	r, err := Run(ctx, RunOptions{Fleet: inv, Transport: bt, Forks: 1, Rules: Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 	if err != nil {
 		t.Fatal(err)
 	}

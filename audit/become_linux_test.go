@@ -88,7 +88,7 @@ func TestBecomeSudoAgainstPrivateRKE2Dirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 3, NodeTimeout: 2 * time.Minute,
-		Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+		Rules: Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 )
 
 // The certs probe sends each certificate file's first certificate as
 // certs.pem.<area>.<name>.<piece>; this file turns them into the certs.*
-// facts declared in builtin.go, on the client, with crypto/x509, and drops
+// facts declared in catalog/builtin.go, on the client, with crypto/x509, and drops
 // the pieces: they are transport (a few KB a node), not evidence a report
 // should print.
 const (
@@ -104,8 +105,8 @@ func deriveCertFacts(facts map[string]string, now time.Time) {
 	if !ok {
 		return
 	}
-	derived := []string{CertsLeafNotAfterFact, CertsLeafFileFact, CertsLeafDaysLeftFact, CertsLeafRenewDaysFact,
-		CertsCANotAfterFact, CertsCAFileFact, CertsCADaysLeftFact, CertsValidityFact, CertsUnparsedFact}
+	derived := []string{catalog.CertsLeafNotAfterFact, catalog.CertsLeafFileFact, catalog.CertsLeafDaysLeftFact, catalog.CertsLeafRenewDaysFact,
+		catalog.CertsCANotAfterFact, catalog.CertsCAFileFact, catalog.CertsCADaysLeftFact, catalog.CertsValidityFact, catalog.CertsUnparsedFact}
 	if _, err := strconv.Atoi(files); err != nil {
 		for _, k := range derived {
 			facts[k] = files
@@ -145,27 +146,27 @@ func deriveCertFacts(facts map[string]string, now time.Time) {
 	for _, k := range derived {
 		facts[k] = "absent"
 	}
-	facts[CertsUnparsedFact] = "none"
+	facts[catalog.CertsUnparsedFact] = "none"
 	if len(unparsed) > 0 {
-		facts[CertsUnparsedFact] = strings.Join(unparsed, ",")
+		facts[catalog.CertsUnparsedFact] = strings.Join(unparsed, ",")
 	}
 	window, windowKnown := certRenewDays(facts["rke2.version"])
-	facts[CertsLeafRenewDaysFact] = "unknown"
+	facts[catalog.CertsLeafRenewDaysFact] = "unknown"
 	if windowKnown {
-		facts[CertsLeafRenewDaysFact] = strconv.Itoa(window)
+		facts[catalog.CertsLeafRenewDaysFact] = strconv.Itoa(window)
 	}
 	if leaf, ok := firstToExpire(leaves); ok {
-		facts[CertsLeafNotAfterFact] = leaf.cert.NotAfter.UTC().Format(time.DateOnly)
-		facts[CertsLeafFileFact] = leaf.file
-		facts[CertsLeafDaysLeftFact] = strconv.Itoa(daysLeft(leaf.cert, now))
+		facts[catalog.CertsLeafNotAfterFact] = leaf.cert.NotAfter.UTC().Format(time.DateOnly)
+		facts[catalog.CertsLeafFileFact] = leaf.file
+		facts[catalog.CertsLeafDaysLeftFact] = strconv.Itoa(daysLeft(leaf.cert, now))
 	}
 	if ca, ok := firstToExpire(cas); ok {
-		facts[CertsCANotAfterFact] = ca.cert.NotAfter.UTC().Format(time.DateOnly)
-		facts[CertsCAFileFact] = ca.file
-		facts[CertsCADaysLeftFact] = strconv.Itoa(daysLeft(ca.cert, now))
+		facts[catalog.CertsCANotAfterFact] = ca.cert.NotAfter.UTC().Format(time.DateOnly)
+		facts[catalog.CertsCAFileFact] = ca.file
+		facts[catalog.CertsCADaysLeftFact] = strconv.Itoa(daysLeft(ca.cert, now))
 	}
 	if len(leaves)+len(cas) > 0 {
-		facts[CertsValidityFact] = validityPrint(leaves, cas, now, window, windowKnown)
+		facts[catalog.CertsValidityFact] = validityPrint(leaves, cas, now, window, windowKnown)
 	}
 }
 

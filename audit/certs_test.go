@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
@@ -63,7 +64,7 @@ func TestDeriveCertFacts(t *testing.T) {
 	healthyPrint := func(s nodesim.State) string {
 		f := pemFacts(t, s)
 		deriveCertFacts(f, now)
-		return f[CertsValidityFact]
+		return f[catalog.CertsValidityFact]
 	}(agent)
 	for _, tc := range []struct {
 		name  string
@@ -72,27 +73,27 @@ func TestDeriveCertFacts(t *testing.T) {
 		// drift: the validity print differs from a healthy node's.
 		drift bool
 	}{
-		{"healthy server", pemFacts(t, server), map[string]string{CertsLeafDaysLeftFact: "300", CertsCADaysLeftFact: "3250",
-			CertsLeafRenewDaysFact: "90", CertsUnparsedFact: "none", CertsCAFileFact: "agent/client-ca.crt",
-			CertsLeafFileFact: "agent/client-kube-proxy.crt", CertsLeafNotAfterFact: now.Add(300*24*time.Hour + 12*time.Hour).Format(time.DateOnly)}, false},
-		{"healthy agent", pemFacts(t, agent), map[string]string{CertsLeafDaysLeftFact: "300", CertsCADaysLeftFact: "3250"}, false},
-		{"release with the 120-day window", pemFacts(t, nodesim.WithRKE2Version(agent, "v1.33.1+rke2r1")), map[string]string{CertsLeafRenewDaysFact: "120"}, false},
-		{"expired leaves", pemFacts(t, nodesim.WithCertificatesExpired(server)), map[string]string{CertsLeafDaysLeftFact: "-3"}, true},
-		{"one leaf in the window", pemFacts(t, nodesim.WithCertificateInRenewWindow(agent)), map[string]string{CertsLeafDaysLeftFact: "30",
-			CertsLeafFileFact: "agent/serving-kubelet.crt"}, true},
-		{"CA near its end", pemFacts(t, nodesim.WithCANearExpiry(agent)), map[string]string{CertsCADaysLeftFact: "200", CertsLeafDaysLeftFact: "300"}, false},
-		{"missed rotation", pemFacts(t, nodesim.WithMissedRotation(agent)), map[string]string{CertsLeafDaysLeftFact: "300", CertsCADaysLeftFact: "3250"}, true},
-		{"missed rotation on a server", pemFacts(t, nodesim.WithMissedRotation(server)), map[string]string{CertsLeafDaysLeftFact: "300"}, true},
+		{"healthy server", pemFacts(t, server), map[string]string{catalog.CertsLeafDaysLeftFact: "300", catalog.CertsCADaysLeftFact: "3250",
+			catalog.CertsLeafRenewDaysFact: "90", catalog.CertsUnparsedFact: "none", catalog.CertsCAFileFact: "agent/client-ca.crt",
+			catalog.CertsLeafFileFact: "agent/client-kube-proxy.crt", catalog.CertsLeafNotAfterFact: now.Add(300*24*time.Hour + 12*time.Hour).Format(time.DateOnly)}, false},
+		{"healthy agent", pemFacts(t, agent), map[string]string{catalog.CertsLeafDaysLeftFact: "300", catalog.CertsCADaysLeftFact: "3250"}, false},
+		{"release with the 120-day window", pemFacts(t, nodesim.WithRKE2Version(agent, "v1.33.1+rke2r1")), map[string]string{catalog.CertsLeafRenewDaysFact: "120"}, false},
+		{"expired leaves", pemFacts(t, nodesim.WithCertificatesExpired(server)), map[string]string{catalog.CertsLeafDaysLeftFact: "-3"}, true},
+		{"one leaf in the window", pemFacts(t, nodesim.WithCertificateInRenewWindow(agent)), map[string]string{catalog.CertsLeafDaysLeftFact: "30",
+			catalog.CertsLeafFileFact: "agent/serving-kubelet.crt"}, true},
+		{"CA near its end", pemFacts(t, nodesim.WithCANearExpiry(agent)), map[string]string{catalog.CertsCADaysLeftFact: "200", catalog.CertsLeafDaysLeftFact: "300"}, false},
+		{"missed rotation", pemFacts(t, nodesim.WithMissedRotation(agent)), map[string]string{catalog.CertsLeafDaysLeftFact: "300", catalog.CertsCADaysLeftFact: "3250"}, true},
+		{"missed rotation on a server", pemFacts(t, nodesim.WithMissedRotation(server)), map[string]string{catalog.CertsLeafDaysLeftFact: "300"}, true},
 		{"not root", map[string]string{"certs.files": probe.NotRoot, "certs.pem.agent.client-ca.0": probe.NotRoot},
-			map[string]string{CertsLeafDaysLeftFact: probe.NotRoot, CertsValidityFact: probe.NotRoot}, false},
-		{"unreadable", map[string]string{"certs.files": "unreadable"}, map[string]string{CertsCADaysLeftFact: "unreadable"}, false},
+			map[string]string{catalog.CertsLeafDaysLeftFact: probe.NotRoot, catalog.CertsValidityFact: probe.NotRoot}, false},
+		{"unreadable", map[string]string{"certs.files": "unreadable"}, map[string]string{catalog.CertsCADaysLeftFact: "unreadable"}, false},
 		{"no RKE2", map[string]string{"certs.files": "0", "rke2.version": "absent"},
-			map[string]string{CertsLeafDaysLeftFact: "absent", CertsValidityFact: "absent", CertsLeafRenewDaysFact: "unknown"}, false},
+			map[string]string{catalog.CertsLeafDaysLeftFact: "absent", catalog.CertsValidityFact: "absent", catalog.CertsLeafRenewDaysFact: "unknown"}, false},
 		{"a piece cut short", func() map[string]string {
 			f := pemFacts(t, agent)
 			f["certs.pem.agent.serving-kubelet.0"] = f["certs.pem.agent.serving-kubelet.0"][:100]
 			return f
-		}(), map[string]string{CertsUnparsedFact: "agent/serving-kubelet.crt", CertsLeafDaysLeftFact: "300"}, false},
+		}(), map[string]string{catalog.CertsUnparsedFact: "agent/serving-kubelet.crt", catalog.CertsLeafDaysLeftFact: "300"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := maps.Clone(tc.facts)
@@ -107,7 +108,7 @@ func TestDeriveCertFacts(t *testing.T) {
 					t.Errorf("%s kept: the pieces must not reach a report", k)
 				}
 			}
-			if p, ok := f[CertsValidityFact]; ok && p != tc.facts["certs.files"] && p != "absent" {
+			if p, ok := f[catalog.CertsValidityFact]; ok && p != tc.facts["certs.files"] && p != "absent" {
 				if (p != healthyPrint) != tc.drift {
 					t.Errorf("validity %q, healthy %q: drift %v, want %v", p, healthyPrint, p != healthyPrint, tc.drift)
 				}
@@ -218,14 +219,14 @@ func TestCertsPlanted(t *testing.T) {
 	}
 	odd := map[string]bool{}
 	for _, d := range r.Drift {
-		if d.Fact == CertsValidityFact && d.Scope == result.ScopeFleet {
+		if d.Fact == catalog.CertsValidityFact && d.Scope == result.ScopeFleet {
 			for _, g := range d.Groups[1:] {
 				for _, n := range g.Nodes {
 					odd[n] = true
 				}
 			}
 		}
-		if strings.HasPrefix(d.Fact, "certs.") && d.Fact != CertsValidityFact {
+		if strings.HasPrefix(d.Fact, "certs.") && d.Fact != catalog.CertsValidityFact {
 			t.Errorf("drift of %s: a date or a count of days differs between healthy nodes by design", d.Fact)
 		}
 	}
@@ -238,8 +239,8 @@ func TestCertsPlanted(t *testing.T) {
 				t.Fatalf("node %s keeps %s", n.Name, k)
 			}
 		}
-		if n.Facts[CertsLeafDaysLeftFact] == "" {
-			t.Errorf("node %s: no %s", n.Name, CertsLeafDaysLeftFact)
+		if n.Facts[catalog.CertsLeafDaysLeftFact] == "" {
+			t.Errorf("node %s: no %s", n.Name, catalog.CertsLeafDaysLeftFact)
 		}
 	}
 }

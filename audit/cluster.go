@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -359,11 +360,11 @@ func joinNodeFacts(c *result.Cluster, perNode map[string]map[string]string, node
 		for key, v := range perNode[k] {
 			nodes[i].Facts[key] = v
 		}
-		nodes[i].Facts[NodeRegisteredFact] = "yes"
+		nodes[i].Facts[catalog.NodeRegisteredFact] = "yes"
 	}
 	for i := range nodes {
 		if nodes[i].Status.HasFacts() && !taken[i] {
-			nodes[i].Facts[NodeRegisteredFact] = "no"
+			nodes[i].Facts[catalog.NodeRegisteredFact] = "no"
 		}
 	}
 	if len(ambiguous) > 0 {
@@ -455,12 +456,12 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 		if len(nodes) > 0 {
 			sort.Strings(nodes)
 			out = append(out, result.Finding{
-				Check: ClusterServerAPIUnavailableID, Kind: result.KindCheck, Severity: goFinding(ClusterServerAPIUnavailableID).Severity, Nodes: nodes,
+				Check: catalog.ClusterServerAPIUnavailableID, Kind: result.KindCheck, Severity: catalog.GoFindingOf(catalog.ClusterServerAPIUnavailableID).Severity, Nodes: nodes,
 				Title: "a server's node-local Kubernetes API did not answer (the cluster view came from another server)",
 				Summary: fmt.Sprintf("RKE2's kubectl with /etc/rancher/rke2/rke2.yaml got no answer from the API server on %s (the evidence says why), so the cluster view (pods, nodes, RBAC) came from %s. A server whose own API server does not answer cannot be upgraded safely.",
 					strings.Join(nodes, ", "), c.Node),
 				Evidence:    evidence,
-				Remediation: goFinding(ClusterServerAPIUnavailableID).Fix,
+				Remediation: catalog.GoFindingOf(catalog.ClusterServerAPIUnavailableID).Fix,
 			})
 		}
 	}
@@ -470,11 +471,11 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 			title = "no server gave the Kubernetes view of the cluster"
 		}
 		out = append(out, result.Finding{
-			Check: ClusterUnavailableID, Kind: result.KindCheck, Severity: goFinding(ClusterUnavailableID).Severity, Nodes: []string{},
+			Check: catalog.ClusterUnavailableID, Kind: result.KindCheck, Severity: catalog.GoFindingOf(catalog.ClusterUnavailableID).Severity, Nodes: []string{},
 			Title:       title,
 			Summary:     c.Message + "; the node-level audit went on without the Kubernetes view (pods, nodes, RBAC).",
 			Evidence:    []string{c.Message},
-			Remediation: goFinding(ClusterUnavailableID).Fix,
+			Remediation: catalog.GoFindingOf(catalog.ClusterUnavailableID).Fix,
 		})
 	}
 	if len(c.Ambiguous) > 0 {
@@ -491,22 +492,22 @@ func clusterFindings(c *result.Cluster, limited bool) []result.Finding {
 		}
 		sort.Strings(hosts)
 		out = append(out, result.Finding{
-			Check: ClusterNodeMatchAmbiguousID, Kind: result.KindCheck, Severity: goFinding(ClusterNodeMatchAmbiguousID).Severity, Nodes: hosts,
+			Check: catalog.ClusterNodeMatchAmbiguousID, Kind: result.KindCheck, Severity: catalog.GoFindingOf(catalog.ClusterNodeMatchAmbiguousID).Severity, Nodes: hosts,
 			Title:       "inventory hosts and Kubernetes nodes do not match one to one",
 			Summary:     fmt.Sprintf("At the same priority (inventory name, address, os.hostname, name suffix) the match is not one to one, so no Kubernetes facts (pods, registration) were joined to %s: %s.", strings.Join(hosts, ", "), strings.Join(evidence, "; ")),
 			Evidence:    evidence,
-			Remediation: goFinding(ClusterNodeMatchAmbiguousID).Fix,
+			Remediation: catalog.GoFindingOf(catalog.ClusterNodeMatchAmbiguousID).Fix,
 		})
 	}
 	// A run limited by --limit leaves inventory hosts out on purpose; the
 	// reports list the unjoined nodes without calling it a finding.
 	if extra := c.UnjoinedK8sNodes(); len(extra) > 0 && !limited {
 		out = append(out, result.Finding{
-			Check: ClusterNodesNotInInventoryID, Kind: result.KindCheck, Severity: goFinding(ClusterNodesNotInInventoryID).Severity, Nodes: []string{},
+			Check: catalog.ClusterNodesNotInInventoryID, Kind: result.KindCheck, Severity: catalog.GoFindingOf(catalog.ClusterNodesNotInInventoryID).Severity, Nodes: []string{},
 			Title:       "the cluster has nodes the inventory does not list",
 			Summary:     fmt.Sprintf("%d Kubernetes %s not audited because no inventory host matches: %s.", len(extra), map[bool]string{true: "node is", false: "nodes are"}[len(extra) == 1], strings.Join(extra, ", ")),
 			Evidence:    extra,
-			Remediation: goFinding(ClusterNodesNotInInventoryID).Fix,
+			Remediation: catalog.GoFindingOf(catalog.ClusterNodesNotInInventoryID).Fix,
 		})
 	}
 	return out

@@ -94,7 +94,7 @@ func TestFailedClusterProbeFailsTheAudit(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
-				Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+				Rules: Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
@@ -265,7 +266,7 @@ func TestWindowsNodeIsNotApplicable(t *testing.T) {
 	}
 	run := func(t *testing.T, inv *Fleet) *result.Report {
 		r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: windowsTransport{tr}, Forks: 4, NodeTimeout: time.Minute,
-			Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityWarning}})
+			Rules: Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityWarning}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +303,7 @@ func TestWindowsNodeIsNotApplicable(t *testing.T) {
 			t.Errorf("gate %+v, want passed", r.Gate)
 		}
 		for _, f := range r.Findings {
-			if f.Check == ClusterNodesNotInInventoryID {
+			if f.Check == catalog.ClusterNodesNotInInventoryID {
 				t.Errorf("%s: %s", f.Check, f.Summary)
 			}
 		}

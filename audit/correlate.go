@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -87,7 +88,7 @@ func Correlate(nodes []result.Node, checks []check.Check, results []result.Check
 		symptom := describeSymptom(c, o.sick, byName)
 		if len(o.healthy) == 0 {
 			out = append(out, result.Finding{
-				Check: CorrelationPrefix + c.ID, Kind: result.KindCorrelation, Severity: result.SeverityInfo,
+				Check: catalog.CorrelationPrefix + c.ID, Kind: result.KindCorrelation, Severity: result.SeverityInfo,
 				Title:       c.ID + " fails on every judged node: suspect cluster-wide configuration",
 				Nodes:       o.sick,
 				Summary:     fmt.Sprintf("%s on all %d nodes that could be judged; when every node fails the same way, suspect a cluster-wide configuration issue rather than node drift.", symptom, len(o.sick)),
@@ -99,7 +100,7 @@ func Correlate(nodes []result.Node, checks []check.Check, results []result.Check
 		cands := rankCauses(o.sick, o.healthy, byName, meta, excluded, failingFacts)
 		if len(cands) == 0 || cands[0].Score < strongMatch {
 			f := result.Finding{
-				Check: CorrelationPrefix + c.ID, Kind: result.KindCorrelation, Severity: result.SeverityInfo,
+				Check: catalog.CorrelationPrefix + c.ID, Kind: result.KindCorrelation, Severity: result.SeverityInfo,
 				Title:       "no fact explains " + c.ID,
 				Nodes:       o.sick,
 				Summary:     fmt.Sprintf("%s, and no collected fact splits the fleet along the same line (the best match covers less than %.0f%%).", symptom, strongMatch*100),
@@ -156,7 +157,7 @@ func Correlate(nodes []result.Node, checks []check.Check, results []result.Check
 		ev = append(ev, rankedLines("next candidates", next, len(o.sick), len(o.healthy))...)
 		merged[key] = len(out)
 		out = append(out, result.Finding{
-			Check: CorrelationPrefix + c.ID, Kind: result.KindCorrelation, Severity: c.Severity,
+			Check: catalog.CorrelationPrefix + c.ID, Kind: result.KindCorrelation, Severity: c.Severity,
 			Title:       cause.Headline(),
 			Nodes:       o.sick,
 			Summary:     fmt.Sprintf("%s: %s=%s splits the fleet along the same line as %s.", cause.Verdict(), best.Fact, best.Value, c.Title),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/internal/kubefake"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
@@ -228,7 +229,7 @@ func TestUpgradeChecks(t *testing.T) {
 			}
 			globals := map[string]string{}
 			if tt.target != "" {
-				globals[TargetVersionFact] = tt.target
+				globals[catalog.TargetVersionFact] = tt.target
 			}
 			var got []string
 			for _, r := range check.Judge(nodes, &result.Cluster{Status: result.ClusterOK, Facts: tt.probe}, checks, globals) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -30,7 +31,7 @@ func newFactMeta(probes []probe.Probe) factMeta {
 			m.roleScoped[f] = true
 		}
 	}
-	for _, f := range GoFacts {
+	for _, f := range catalog.GoFacts {
 		if f.Volatile {
 			m.volatile[f.Key] = true
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -93,7 +94,7 @@ func EtcdMembers(r *result.Report) []result.Finding {
 		if tie {
 			what = "is not the same on every etcd server, and no list has a majority"
 		}
-		out = append(out, etcdFinding(EtcdMembersDisagreeID, nodes, evidence,
+		out = append(out, etcdFinding(catalog.EtcdMembersDisagreeID, nodes, evidence,
 			fmt.Sprintf("The etcd member list %s on %s: the etcd servers are not all members of one cluster, or do not see one membership.", what, strings.Join(nodes, ", "))))
 	}
 	if tie {
@@ -122,7 +123,7 @@ func EtcdMembers(r *result.Report) []result.Finding {
 		}
 	}
 	if len(notListed) > 0 {
-		out = append(out, etcdFinding(EtcdMemberNotListedID, notListed, notListedEv,
+		out = append(out, etcdFinding(catalog.EtcdMemberNotListedID, notListed, notListedEv,
 			fmt.Sprintf("%s %s etcd but %s no member of the etcd cluster the other servers list (%s): %s own member is in another cluster, or was removed from this one.",
 				strings.Join(notListed, ", "), pick(len(notListed), "runs", "run"), pick(len(notListed), "is", "are"), majority, pick(len(notListed), "its", "their"))))
 	}
@@ -135,14 +136,14 @@ func EtcdMembers(r *result.Report) []result.Finding {
 		}
 		if len(strays) > 0 {
 			sort.Strings(strays)
-			out = append(out, etcdFinding(EtcdMembersUnauditedID, []string{}, []string{"etcd cluster: " + EtcdMembersFact + "=" + majority + "; no audited server is " + strings.Join(strays, ", ")},
+			out = append(out, etcdFinding(catalog.EtcdMembersUnauditedID, []string{}, []string{"etcd cluster: " + EtcdMembersFact + "=" + majority + "; no audited server is " + strings.Join(strays, ", ")},
 				fmt.Sprintf("etcd lists %s, which no audited etcd server says it is (%s): a server left out of the inventory, or the member of a removed or reset server that was never removed from etcd. A member that is down still counts toward quorum.",
 					strings.Join(strays, ", "), EtcdMemberSelfFact)))
 		}
 	}
 	if r.Cluster != nil {
 		if k8s, err := strconv.Atoi(r.Cluster.Facts["cluster.etcd.members"]); err == nil && k8s != voters {
-			out = append(out, etcdFinding(EtcdMembersCountID, []string{}, []string{fmt.Sprintf("etcd cluster: %d voting members (%s); cluster.etcd.members=%d", voters, majority, k8s)},
+			out = append(out, etcdFinding(catalog.EtcdMembersCountID, []string{}, []string{fmt.Sprintf("etcd cluster: %d voting members (%s); cluster.etcd.members=%d", voters, majority, k8s)},
 				fmt.Sprintf("etcd has %d voting members, Kubernetes %d Nodes labelled node-role.kubernetes.io/etcd: quorum is a majority of etcd's count, so a member without a running server (or a server whose member is gone) changes how many failures the cluster survives.", voters, k8s)))
 		}
 	}
@@ -168,7 +169,7 @@ func fleetComplete(r *result.Report) bool {
 }
 
 func etcdFinding(id string, nodes, evidence []string, summary string) result.Finding {
-	g := goFinding(id)
+	g := catalog.GoFindingOf(id)
 	return result.Finding{Check: id, Kind: result.KindCheck, Severity: g.Severity, Nodes: nodes, Title: g.About,
 		Summary: summary, Evidence: evidence, Remediation: g.Fix}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -46,14 +47,14 @@ func TestEtcdMembersCompared(t *testing.T) {
 		// The reset server runs a cluster of its own under a new name;
 		// the others still list its old member, which nobody is now.
 		{"cluster-reset alone", nodesim.WithEtcdClusterReset, map[string]string{
-			EtcdMembersDisagreeID: "etcd-3", EtcdMemberNotListedID: "etcd-3", EtcdMembersUnauditedID: "",
+			catalog.EtcdMembersDisagreeID: "etcd-3", catalog.EtcdMemberNotListedID: "etcd-3", catalog.EtcdMembersUnauditedID: "",
 		}},
 		{"stale member", func(s nodesim.State) nodesim.State {
 			return nodesim.WithEtcdStaleMember(s, "cluster-a-etcd-9-0badf00d")
 		}, map[string]string{
-			EtcdMembersUnauditedID: "", EtcdMembersCountID: "",
+			catalog.EtcdMembersUnauditedID: "", catalog.EtcdMembersCountID: "",
 		}},
-		{"learner", func(s nodesim.State) nodesim.State { s.EtcdLearner = true; return s }, map[string]string{EtcdMembersCountID: ""}},
+		{"learner", func(s nodesim.State) nodesim.State { s.EtcdLearner = true; return s }, map[string]string{catalog.EtcdMembersCountID: ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv, tr := simulate(t, etcdFleet("etcd-3", tc.plant))
@@ -148,11 +149,11 @@ func TestEtcdMembersJudgement(t *testing.T) {
 		{"agree", []result.Node{node("a", three, "a-1"), node("b", three, "b-1"), node("c", three, "c-1")}, nil, nil, map[string]string{}},
 		{"unread lists are left out", []result.Node{node("a", three, "a-1"), node("b", "unknown", "b-1"), node("c", three, "c-1"), node("w", "absent", "absent")}, nil, nil, map[string]string{}},
 		{"a tie names both and nothing else", []result.Node{node("a", "a-1,b-1", "a-1"), node("b", "b-1", "b-1")}, nil, nil,
-			map[string]string{EtcdMembersDisagreeID: "a,b"}},
+			map[string]string{catalog.EtcdMembersDisagreeID: "a,b"}},
 		// Not listed although its own list was not read.
 		{"a member the others dropped", []result.Node{node("a", "a-1,b-1", "a-1"), node("b", "a-1,b-1", "b-1"), node("c", "unknown", "c-1")}, nil, nil,
-			map[string]string{EtcdMemberNotListedID: "c"}},
-		{"an unaudited member", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, nil, nil, map[string]string{EtcdMembersUnauditedID: ""}},
+			map[string]string{catalog.EtcdMemberNotListedID: "c"}},
+		{"an unaudited member", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, nil, nil, map[string]string{catalog.EtcdMembersUnauditedID: ""}},
 		{"not matched under --limit", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, &result.Limit{Pattern: "a,b"}, nil, map[string]string{}},
 		{"not matched in a shard", []result.Node{node("a", three, "a-1"), node("b", three, "b-1")}, nil, &result.Shard{Index: 1, Count: 2}, map[string]string{}},
 		{"not matched with a host unreachable", []result.Node{node("a", three, "a-1"), node("b", three, "b-1"), {Name: "c", Status: result.StatusUnreachable}}, nil, nil, map[string]string{}},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
@@ -32,7 +33,7 @@ func declaredFacts(t *testing.T) map[string]bool {
 			out[f] = true
 		}
 	}
-	for _, f := range GoFacts {
+	for _, f := range catalog.GoFacts {
 		out[f.Key] = true
 	}
 	return out
@@ -55,7 +56,7 @@ func TestGoFactKeysAreDeclared(t *testing.T) {
 		}
 	}
 	notFacts := map[string]bool{}
-	for _, f := range GoFindings {
+	for _, f := range catalog.GoFindings {
 		notFacts[f.ID] = true
 	}
 	checks, err := check.BuiltinChecks()
@@ -121,7 +122,7 @@ func factKeyProblems(t *testing.T, dirs []string, declared, prefixes, notFacts m
 				if declared[s] || strings.HasSuffix(s, ".") && hasPrefixIn(declared, s) {
 					return true
 				}
-				out = append(out, fset.Position(lit.Pos()).String()+": "+strconv.Quote(s)+" is a fact no probe header declares and no GoFact is")
+				out = append(out, fset.Position(lit.Pos()).String()+": "+strconv.Quote(s)+" is a fact no probe header declares and no catalog.GoFact is")
 				return true
 			})
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -217,7 +218,7 @@ func TestFactsFixtures(t *testing.T) {
 			inv := tr.inv
 			rules := fixtureRules(t, name)
 			live, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 4, NodeTimeout: time.Minute,
-				Probes: rules.Probes, Checks: rules.Checks, Gate: rules.Gate})
+				Rules: Rules{Probes: rules.Probes, Checks: rules.Checks, Gate: rules.Gate}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,6 +396,8 @@ func (t *onceTransport) Open(ctx context.Context, h Target) (Session, error) {
 
 // bundleNonce finds the nonce a bundle was built with, bundleProbe the
 // probes it runs (probe.BuildBundle).
+var update = flag.Bool("update", false, "rewrite the facts fixtures (testdata/facts) from the simulated nodes")
+
 var (
 	bundleNonce = regexp.MustCompile(`(?m)^fa_n=([0-9a-f]{16})$`)
 	bundleProbe = regexp.MustCompile(`(?m)^fa_run (\S+) `)

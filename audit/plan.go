@@ -1,10 +1,10 @@
 package audit
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -15,11 +15,11 @@ import (
 // --probes and must write the plan the run wrote; a finding of a user's
 // check gets its remediation as a manual step.
 func PlanFindings(r *result.Report) (*result.Plan, error) {
-	checks, err := check.BuiltinChecks()
+	c, err := catalog.Builtin()
 	if err != nil {
-		return nil, fmt.Errorf("embedded checks: %w", err)
+		return nil, err
 	}
-	return BuildPlan(r, checks), nil
+	return BuildPlan(r, c.Checks), nil
 }
 
 // BuildPlan groups the findings that ask for a change on nodes (those

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -53,15 +54,15 @@ func TestBuildPlan(t *testing.T) {
 		{
 			name: "a cause no check flags, a Go finding and a waived one",
 			findings: []result.Finding{
-				unexplained, finding(SkewServersID, result.KindCheck, result.SeverityCritical, "cp-1"), waived,
+				unexplained, finding(catalog.SkewServersID, result.KindCheck, result.SeverityCritical, "cp-1"), waived,
 				finding("host.load-elevated", result.KindCheck, result.SeverityInfo, "worker-2"),
 			},
 			checks: fail("k8s.kubeproxy-crashloop", "worker-1"),
 			want: []result.Fix{
 				{Check: "correlation.k8s.kubeproxy-crashloop", Resolves: []string{"correlation.k8s.kubeproxy-crashloop"},
 					Rollout: []result.RolloutStep{{Class: result.ClassWorker, Nodes: []string{"worker-1"}}}, Steps: result.FixSteps{Manual: []string{"correlation.k8s.kubeproxy-crashloop fix"}}},
-				{Check: SkewServersID, Resolves: []string{SkewServersID},
-					Rollout: []result.RolloutStep{{Class: result.ClassControlPlane, Nodes: []string{"cp-1"}, OneAtATime: true}}, Steps: result.FixSteps{Manual: []string{SkewServersID + " fix"}}},
+				{Check: catalog.SkewServersID, Resolves: []string{catalog.SkewServersID},
+					Rollout: []result.RolloutStep{{Class: result.ClassControlPlane, Nodes: []string{"cp-1"}, OneAtATime: true}}, Steps: result.FixSteps{Manual: []string{catalog.SkewServersID + " fix"}}},
 			},
 			waived: []string{"sysctl.ip-forward"},
 		},

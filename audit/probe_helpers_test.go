@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
@@ -189,4 +190,26 @@ func runAsNobody(t *testing.T, id string, s nodesim.State, tweak func(root strin
 		t.Fatalf("status %s: %s\n%s", r.Status, errb.String(), out.String())
 	}
 	return parsed.Facts
+}
+
+// builtinCatalog is the embedded catalogue or fails the test.
+func builtinCatalog(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	c, err := catalog.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// userRules are the probes and checks a --probes dir adds to the embedded
+// catalogue, or fail the test.
+func userRules(t *testing.T, dir string) ([]probe.Probe, []check.Check) {
+	t.Helper()
+	c, err := catalog.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded := builtinCatalog(t)
+	return c.Probes[len(embedded.Probes):], c.Checks[len(embedded.Checks):]
 }

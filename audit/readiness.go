@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -23,13 +24,13 @@ func Readiness(r *result.Report, rules Rules) []result.AreaReadiness {
 	for _, c := range rules.Checks {
 		areaOf[c.ID] = c.Area
 	}
-	for _, f := range GoFindings {
+	for _, f := range catalog.GoFindings {
 		if f.Area != "" {
 			areaOf[f.ID] = f.Area
 		}
 	}
 	area := func(id string) result.Area {
-		if symptom, ok := strings.CutPrefix(id, CorrelationPrefix); ok {
+		if symptom, ok := strings.CutPrefix(id, catalog.CorrelationPrefix); ok {
 			id = symptom
 		}
 		if a := areaOf[id]; a != "" {
@@ -187,12 +188,12 @@ func goJudged(r *result.Report, sel check.Selection) []result.CheckResult {
 		}
 	}
 	var out []result.CheckResult
-	for _, g := range GoFindings {
+	for _, g := range catalog.GoFindings {
 		if g.Area == "" || len(g.Facts) == 0 || !sel.Selects(g.ID) {
 			continue
 		}
-		if slices.Contains(g.Facts, TargetVersionFact) && r.TargetVersion == "" {
-			out = append(out, result.CheckResult{Check: g.ID, Node: result.ClusterNode, Outcome: result.OutcomeSkip, Detail: targetVersionNotGiven})
+		if slices.Contains(g.Facts, catalog.TargetVersionFact) && r.TargetVersion == "" {
+			out = append(out, result.CheckResult{Check: g.ID, Node: result.ClusterNode, Outcome: result.OutcomeSkip, Detail: catalog.TargetVersionNotGiven})
 			continue
 		}
 		if strings.HasPrefix(g.Facts[0], probe.ClusterFactPrefix) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -65,7 +66,7 @@ func TestReadinessVerdicts(t *testing.T) {
 		{
 			name:     "a correlation counts in its symptom's area",
 			checks:   []result.CheckResult{pass("etcd.snapshot-old", "n1")},
-			findings: []result.Finding{finding(CorrelationPrefix+"kubeproxy.healthz-failing", result.SeverityCritical, "n1")},
+			findings: []result.Finding{finding(catalog.CorrelationPrefix+"kubeproxy.healthz-failing", result.SeverityCritical, "n1")},
 			want:     map[result.Area]result.Verdict{result.AreaNetwork: result.VerdictBlocked, result.AreaEtcd: result.VerdictReady},
 		},
 		{
@@ -84,7 +85,7 @@ func TestReadinessVerdicts(t *testing.T) {
 		},
 		{
 			name:    "without --target-version the removed APIs are not judged",
-			checks:  []result.CheckResult{{Check: "cluster.removed-api-requested", Node: result.ClusterNode, Outcome: result.OutcomeSkip, Detail: targetVersionNotGiven}},
+			checks:  []result.CheckResult{{Check: "cluster.removed-api-requested", Node: result.ClusterNode, Outcome: result.OutcomeSkip, Detail: catalog.TargetVersionNotGiven}},
 			want:    map[result.Area]result.Verdict{result.AreaRemovedAPIs: result.VerdictNotJudged},
 			wantWhy: map[result.Area]string{result.AreaRemovedAPIs: "--target-version"},
 		},
@@ -117,7 +118,7 @@ func TestReadinessVerdicts(t *testing.T) {
 		{
 			name:     "version skew judged in Go: the versions area is judged without a check",
 			checks:   []result.CheckResult{pass("host.reboot-pending", "n1")},
-			findings: []result.Finding{finding(SkewMixedVersionsID, result.SeverityWarning, "n1")},
+			findings: []result.Finding{finding(catalog.SkewMixedVersionsID, result.SeverityWarning, "n1")},
 			target:   "v1.32.5+rke2r1",
 			want:     map[result.Area]result.Verdict{result.AreaVersions: result.VerdictWarnings},
 			// Judged on n1 alone, which the finding names: a failed
@@ -208,9 +209,9 @@ func TestEveryBuiltinJudgementNamesAnArea(t *testing.T) {
 			t.Errorf("%s (%s): no area", c.ID, c.Source)
 		}
 	}
-	for _, g := range GoFindings {
-		waiver := g.ID == WaiverExpiredID || g.ID == WaiverUnusedID
-		correlation := strings.HasPrefix(g.ID, CorrelationPrefix)
+	for _, g := range catalog.GoFindings {
+		waiver := g.ID == catalog.WaiverExpiredID || g.ID == catalog.WaiverUnusedID
+		correlation := strings.HasPrefix(g.ID, catalog.CorrelationPrefix)
 		switch {
 		case correlation && g.Area != "":
 			t.Errorf("%s: a correlation counts in its symptom's area, not %q", g.ID, g.Area)

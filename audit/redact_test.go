@@ -86,7 +86,7 @@ func TestNodeTextIsRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 1, NodeTimeout: time.Minute, Probes: probes})
+	r, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 1, NodeTimeout: time.Minute, Rules: Rules{Probes: probes}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -93,12 +94,10 @@ type RunOptions struct {
 	Forks int
 	// NodeTimeout bounds everything done for one node: connect, probes, close.
 	NodeTimeout time.Duration
-	// Probes are node probes and cluster probes (Scope); cluster probes run
-	// once, on one reachable server node, after the node probes.
-	Probes []probe.Probe
-	Checks []check.Check
-	// Selection is --only/--skip (Checks are already the selected ones).
-	Selection check.Selection
+	// Rules are what the run probes and judges with. Their Probes are node
+	// and cluster probes (Scope); cluster probes run once, on one reachable
+	// server node, after the node probes.
+	Rules Rules
 	// TargetVersion is the RKE2 version the fleet is about to be upgraded
 	// to ("" = none); version-skew checks judge the path to it.
 	TargetVersion string
@@ -107,11 +106,7 @@ type RunOptions struct {
 	Thresholds *result.Thresholds
 	// Change is the change ticket the run is for (nil = none), for the
 	// report's head; it does not change how anything is judged.
-	Change *result.Change
-	// Waivers accept known findings: they are shown as waived and do not
-	// fail the gate.
-	Waivers     []result.Waiver
-	Gate        GatePolicy
+	Change      *result.Change
 	ToolVersion string
 	// Now is the clock; tests inject a fixed one.
 	Now func() time.Time
@@ -152,8 +147,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		o.Now = time.Now
 	}
 	started := o.Now()
-	nodeProbes, clusterProbes := probe.SplitScope(o.Probes)
-	o.Probes = nodeProbes
+	nodeProbes, clusterProbes := probe.SplitScope(o.Rules.Probes)
 	nodes := make([]result.Node, len(o.Fleet.Targets))
 	var mu sync.Mutex
 	done, failed := 0, 0
@@ -170,7 +164,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 			break
 		}
 		g.Go(func() error {
-			n := auditNode(gctx, o, h)
+			n := auditNode(gctx, o, nodeProbes, h)
 			mu.Lock()
 			nodes[i] = n
 			done++
@@ -213,7 +207,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 		Shard:         o.Shard,
 		Warnings:      warnings,
 	}
-	Analyze(r, Rules{Probes: append(nodeProbes, clusterProbes...), Checks: o.Checks, Gate: o.Gate, Waivers: o.Waivers, Selection: o.Selection})
+	Analyze(r, o.Rules)
 	return r, nil
 }
 
@@ -235,7 +229,9 @@ func thresholdsOrDefault(t *result.Thresholds) *result.Thresholds {
 	return t
 }
 
-// Rules is everything Analyze judges a report's nodes with.
+// Rules is everything a run probes with and Analyze judges a report's
+// nodes with: a catalogue's probes and selected checks (package catalog),
+// the waivers read against it, and the gate.
 type Rules struct {
 	Probes  []probe.Probe
 	Checks  []check.Check
@@ -253,16 +249,16 @@ type Rules struct {
 func Analyze(r *result.Report, rules Rules) {
 	globals := map[string]string{}
 	if r.TargetVersion != "" {
-		globals[TargetVersionFact] = r.TargetVersion
+		globals[catalog.TargetVersionFact] = r.TargetVersion
 	}
 	th := thresholdsOrDefault(r.Thresholds)
-	globals[EtcdSnapshotMaxAgeFact] = strconv.FormatInt(th.EtcdSnapshotMaxAgeSeconds, 10)
-	globals[CAHorizonFact] = strconv.FormatInt(th.CAHorizonDays, 10)
+	globals[catalog.EtcdSnapshotMaxAgeFact] = strconv.FormatInt(th.EtcdSnapshotMaxAgeSeconds, 10)
+	globals[catalog.CAHorizonFact] = strconv.FormatInt(th.CAHorizonDays, 10)
 	r.Checks = check.Judge(r.Nodes, r.Cluster, rules.Checks, globals)
 	for i, c := range r.Checks {
 		// A check that reads --target-version says how to have it judged.
-		if c.Outcome == result.OutcomeSkip && c.Detail == TargetVersionFact+" not collected" {
-			r.Checks[i].Detail = targetVersionNotGiven
+		if c.Outcome == result.OutcomeSkip && c.Detail == catalog.TargetVersionFact+" not collected" {
+			r.Checks[i].Detail = catalog.TargetVersionNotGiven
 		}
 	}
 	markNotApplicable(r.Nodes, r.Checks, rules.Checks, rules.Probes)
@@ -288,7 +284,8 @@ func Analyze(r *result.Report, rules Rules) {
 	Readiness(r, rules)
 }
 
-func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
+// auditNode runs probes, the node probes of o.Rules, on h.
+func auditNode(ctx context.Context, o RunOptions, probes []probe.Probe, h Target) (n result.Node) {
 	n = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}, Probes: []result.ProbeRun{}}
 	if n.Roles == nil {
 		n.Roles = []string{}
@@ -313,16 +310,16 @@ func auditNode(ctx context.Context, o RunOptions, h Target) (n result.Node) {
 	}
 	defer sess.Close()
 
-	log.Debug("run probes", "probes", len(o.Probes))
-	parsed, res, err := execBundle(ctx, sess, o.Probes, h.Become)
+	log.Debug("run probes", "probes", len(probes))
+	parsed, res, err := execBundle(ctx, sess, probes, h.Become)
 	log.Debug("probes ended", "exit", res.ExitCode, "stdout_bytes", len(res.Stdout), "stderr_bytes", len(res.Stderr), "error", err)
 	for _, r := range parsed.Runs {
 		log.Debug("probe", "probe", r.ID, "status", string(r.Status), "exit", r.ExitCode, "bytes", parsed.Bytes[r.ID])
 	}
 	n.Facts = parsed.Facts
-	markNotRoot(n.Facts, parsed.Meta, o.Probes)
+	markNotRoot(n.Facts, parsed.Meta, probes)
 	deriveCertFacts(n.Facts, o.Now())
-	dropServerOnly(&n, o.Probes)
+	dropServerOnly(&n, probes)
 	if parsed.Runs != nil {
 		n.Probes = parsed.Runs
 	}

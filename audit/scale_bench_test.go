@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
@@ -54,16 +55,13 @@ func BenchmarkScale(b *testing.B) {
 }
 
 func benchScale(b *testing.B, n int) {
-	probes, err := probe.BuiltinProbes()
+	cat, err := catalog.Builtin()
 	if err != nil {
 		b.Fatal(err)
 	}
-	checks, err := check.BuiltinChecks()
-	if err != nil {
-		b.Fatal(err)
-	}
+	probes, checks := cat.Probes, cat.Checks
 	members := scaleFleet(n)
-	waivers, err := ParseWaivers("waivers.yaml", scaleWaivers(members), WaivableIDs(checks))
+	waivers, err := cat.ParseWaivers("waivers.yaml", scaleWaivers(members))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,7 +86,7 @@ func benchScale(b *testing.B, n int) {
 	for i := 0; i < b.N; i++ {
 		start, startCPU := time.Now(), selfCPU()
 		r, err := Run(context.Background(), RunOptions{Fleet: fleet, Transport: tr, Forks: 10, NodeTimeout: time.Minute,
-			Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+			Rules: Rules{Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -189,7 +187,7 @@ func recordScaleFleet(b *testing.B, members []nodesim.Member, probes []probe.Pro
 	}
 	tr.live = live
 	if _, err := Run(context.Background(), RunOptions{Fleet: sample, Transport: tr, Forks: 4, NodeTimeout: 5 * time.Minute,
-		Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}); err != nil {
+		Rules: Rules{Probes: probes, Checks: checks, Gate: GatePolicy{FailOn: result.SeverityCritical}}}); err != nil {
 		b.Fatal(err)
 	}
 	tr.live = nil

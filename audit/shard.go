@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -163,7 +164,7 @@ func Merge(shards []ShardFile, o MergeOptions) (*result.Report, error) {
 	}
 	// The per-node facts a shard joined from its own cluster view are
 	// taken off, and the view one run would have had is joined instead.
-	joinedKeys := []string{NodeRegisteredFact}
+	joinedKeys := []string{catalog.NodeRegisteredFact}
 	for _, p := range o.Rules.Probes {
 		joinedKeys = append(joinedKeys, p.NodeFacts...)
 	}

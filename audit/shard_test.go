@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -149,10 +150,10 @@ func newMergeFixture() mergeFixture {
 			Shard:     &result.Shard{Index: k, Count: 2, RunID: "4711", Hosts: hosts, InventoryDigest: "sha256:inv", RulesDigest: rules.Digest()},
 		}
 	}
-	registered := map[string]string{NodeRegisteredFact: "yes"}
+	registered := map[string]string{catalog.NodeRegisteredFact: "yes"}
 	one := shard(1, []result.Node{
 		node("etcd-2", true, registered),
-		node("worker-2", false, map[string]string{NodeRegisteredFact: "yes", clusterReasonFact: "Running"}),
+		node("worker-2", false, map[string]string{catalog.NodeRegisteredFact: "yes", clusterReasonFact: "Running"}),
 	}, &result.Cluster{Node: "etcd-2", Status: result.ClusterOK,
 		Attempts: []result.ClusterAttempt{{Node: "etcd-2", Outcome: result.ClusterOK}},
 		Facts:    map[string]string{"cluster.api": "ok", "cluster.view": "etcd-2"}, Probes: []result.ProbeRun{{ID: "cluster", Status: result.ProbeOK}},
@@ -165,7 +166,7 @@ func newMergeFixture() mergeFixture {
 		node("etcd-1", true, registered),
 		node("etcd-3", true, registered),
 		// etcd-3's view, older: worker-1 restarting.
-		node("worker-1", false, map[string]string{NodeRegisteredFact: "yes", clusterReasonFact: "CrashLoopBackOff", "k8s.kubeproxy.pod.restarts": "9"}),
+		node("worker-1", false, map[string]string{catalog.NodeRegisteredFact: "yes", clusterReasonFact: "CrashLoopBackOff", "k8s.kubeproxy.pod.restarts": "9"}),
 	}, &result.Cluster{Node: "etcd-3", Status: result.ClusterOK, Message: "cluster view from etcd-3; etcd-1: API unreachable (connection refused)",
 		Attempts: []result.ClusterAttempt{{Node: "etcd-1", Outcome: result.ClusterFailed, Reason: "API unreachable (connection refused)"}, {Node: "etcd-3", Outcome: result.ClusterOK}},
 		Facts:    map[string]string{"cluster.api": "ok", "cluster.view": "etcd-3"}, Probes: []result.ProbeRun{{ID: "cluster", Status: result.ProbeOK}},
@@ -213,7 +214,7 @@ func TestMergeClusterView(t *testing.T) {
 		t.Errorf("the merged cluster keeps the per-node facts a shard's alone keeps: %v", c.NodeFacts)
 	}
 	w1 := r.Nodes[slices.IndexFunc(r.Nodes, func(n result.Node) bool { return n.Name == "worker-1" })].Facts
-	if w1[clusterReasonFact] != "Running" || w1["k8s.kubeproxy.pod.restarts"] != "" || w1[NodeRegisteredFact] != "yes" {
+	if w1[clusterReasonFact] != "Running" || w1["k8s.kubeproxy.pod.restarts"] != "" || w1[catalog.NodeRegisteredFact] != "yes" {
 		t.Errorf("worker-1's facts %v: want etcd-2's view (Running, registered) and nothing left of etcd-3's", w1)
 	}
 	if c.Joined["worker-1"] != "worker-1" || c.Joined["etcd-1"] != "etcd-1" {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -94,10 +95,10 @@ func VersionSkew(nodes []result.Node, target string) []result.Finding {
 				}
 				ev = append(ev, fmt.Sprintf("%s: server at %s", s.name, s.raw))
 			}
-			out = append(out, skewFinding(SkewServersID, names, ev,
+			out = append(out, skewFinding(catalog.SkewServersID, names, ev,
 				"API servers are more than one minor apart",
 				fmt.Sprintf("The HA API servers run 1.%d to 1.%d; Kubernetes supports at most %d minor between them.", lo, hi, maxServerSkew),
-				goFinding(SkewServersID).Fix))
+				catalog.GoFindingOf(catalog.SkewServersID).Fix))
 		}
 		if f, ok := kubeletNewer(servers, agents, lo, hi); ok {
 			out = append(out, f)
@@ -113,10 +114,10 @@ func VersionSkew(nodes []result.Node, target string) []result.Finding {
 			}
 		}
 		if len(older) > 0 {
-			out = append(out, skewFinding(SkewKubeletTooOldID, older, evO,
+			out = append(out, skewFinding(catalog.SkewKubeletTooOldID, older, evO,
 				"kubelet more than three minors older than the API server",
 				fmt.Sprintf("A kubelet may be at most %d minors older than every API server it may reach, the newest included (%s).", maxKubeletSkew, skewPolicy),
-				goFinding(SkewKubeletTooOldID).Fix))
+				catalog.GoFindingOf(catalog.SkewKubeletTooOldID).Fix))
 		}
 	}
 	if f, ok := bundledSkew(nodes); ok {
@@ -216,7 +217,7 @@ func kubeletNewer(servers, agents []nodeVersion, lo, hi int) (result.Finding, bo
 		}
 		fix = append(fix, fmt.Sprintf("%s the servers to the agents' minor 1.%d, one minor at a time and one server at a time (RKE2 does not support downgrading the agents); never upgrade agents ahead of the servers.", verb, top))
 	}
-	return skewFinding(SkewKubeletNewerID, names, ev,
+	return skewFinding(catalog.SkewKubeletNewerID, names, ev,
 		"kubelet newer than the API server", summary, strings.Join(fix, " ")), true
 }
 
@@ -294,10 +295,10 @@ func bundledSkew(nodes []result.Node) (result.Finding, bool) {
 	if len(names) == 0 {
 		return result.Finding{}, false
 	}
-	return skewFinding(SkewBundledComponentID, names, ev,
+	return skewFinding(catalog.SkewBundledComponentID, names, ev,
 		"containerd or kubelet differs from the other nodes on the same RKE2 release",
 		"RKE2 ships containerd and the kubelet in its release, extracted to /var/lib/rancher/rke2/data/<release>/bin and linked from /var/lib/rancher/rke2/bin, so nodes on the same release run the same builds. These nodes run another build: the bin link points at another release's data dir (RKE2 ignores a failed re-link), or a containerd or kubelet from another install is the one that runs. The node then behaves unlike its peers, and the upgrade starts from a state nobody tested.",
-		goFinding(SkewBundledComponentID).Fix), true
+		catalog.GoFindingOf(catalog.SkewBundledComponentID).Fix), true
 }
 
 // isVersion says whether a probe's value is a version rather than one of
@@ -330,9 +331,9 @@ func mixedVersions(vs []nodeVersion) (result.Finding, bool) {
 	if tie {
 		summary = "No RKE2 release runs on a majority of the nodes; the fleet is mid-upgrade or was upgraded piecemeal."
 	}
-	return skewFinding(SkewMixedVersionsID, names, ev,
+	return skewFinding(catalog.SkewMixedVersionsID, names, ev,
 		"nodes run different RKE2 releases", summary,
-		goFinding(SkewMixedVersionsID).Fix), true
+		catalog.GoFindingOf(catalog.SkewMixedVersionsID).Fix), true
 }
 
 // upgradePath judges the way from each node's release to the target.
@@ -363,22 +364,22 @@ func upgradePath(vs []nodeVersion, target string) []result.Finding {
 	}
 	var out []result.Finding
 	if len(skip) > 0 {
-		out = append(out, skewFinding(SkewTargetSkipsMinorID, skip, evS,
+		out = append(out, skewFinding(catalog.SkewTargetSkipsMinorID, skip, evS,
 			"the upgrade to the target would skip a minor release",
 			fmt.Sprintf("RKE2 upgrades must go one minor at a time; these nodes are more than one minor behind %s.", target),
 			fmt.Sprintf("Upgrade to the latest v1.%d release first (servers one at a time, then agents), then to %s.", tMinor-1, target)))
 	}
 	if len(down) > 0 {
-		out = append(out, skewFinding(SkewTargetDowngradeID, down, evD,
+		out = append(out, skewFinding(catalog.SkewTargetDowngradeID, down, evD,
 			"the target is older than what these nodes run",
 			"RKE2 does not support downgrades; the target would move these nodes backwards.",
-			goFinding(SkewTargetDowngradeID).Fix))
+			catalog.GoFindingOf(catalog.SkewTargetDowngradeID).Fix))
 	}
 	if len(servers)+len(agents) > 0 {
-		f := skewFinding(SkewUpgradeOrderID, append(append([]string{}, servers...), agents...), nil,
+		f := skewFinding(catalog.SkewUpgradeOrderID, append(append([]string{}, servers...), agents...), nil,
 			"upgrade order to "+target,
 			fmt.Sprintf("%d server and %d agent %s to upgrade to %s: servers first, one at a time, then agents.", len(servers), len(agents), result.Plural(len(servers)+len(agents), "node"), target),
-			goFinding(SkewUpgradeOrderID).Fix)
+			catalog.GoFindingOf(catalog.SkewUpgradeOrderID).Fix)
 		if len(servers) > 0 {
 			f.Rollout = append(f.Rollout, result.RolloutStep{Class: result.ClassServer, Nodes: servers, OneAtATime: true})
 		}
@@ -419,6 +420,6 @@ func minMaxMinor(vs []nodeVersion) (lo, hi int) {
 func skewFinding(id string, nodes, evidence []string, title, summary, remediation string) result.Finding {
 	sort.Strings(nodes)
 	sort.Strings(evidence)
-	return result.Finding{Check: id, Kind: result.KindCheck, Severity: goFinding(id).Severity, Nodes: nodes, Title: title,
+	return result.Finding{Check: id, Kind: result.KindCheck, Severity: catalog.GoFindingOf(id).Severity, Nodes: nodes, Title: title,
 		Summary: summary, Evidence: evidence, Remediation: remediation}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -73,8 +74,8 @@ func TestVersionSkew(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := map[string][]string{}
 			for _, f := range VersionSkew(tt.nodes, tt.target) {
-				if !slices.Contains(GoSelectableIDs(), f.Check) {
-					t.Errorf("%s is not among the GoFindings: a waiver or --skip naming it would be rejected", f.Check)
+				if !slices.Contains(catalog.GoSelectableIDs(), f.Check) {
+					t.Errorf("%s is not among the catalog.GoFindings: a waiver or --skip naming it would be rejected", f.Check)
 				}
 				nodes := append([]string{}, f.Nodes...)
 				sort.Strings(nodes)
@@ -238,8 +239,8 @@ func TestBundledComponentSkew(t *testing.T) {
 			var got *result.Finding
 			fs := VersionSkew(tt.nodes, "")
 			for i := range fs {
-				if !slices.Contains(GoSelectableIDs(), fs[i].Check) {
-					t.Errorf("%s is not among the GoFindings: a waiver or --skip naming it would be rejected", fs[i].Check)
+				if !slices.Contains(catalog.GoSelectableIDs(), fs[i].Check) {
+					t.Errorf("%s is not among the catalog.GoFindings: a waiver or --skip naming it would be rejected", fs[i].Check)
 				}
 				if fs[i].Check == "skew.bundled-component" {
 					got = &fs[i]

@@ -19,132 +19,6 @@ import (
 
 const exampleProbes = "../examples/probes"
 
-func writeDir(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-const okProbe = "# id: site\n# description: d\n# needs_root: false\n# timeout: 5s\n# facts: site.a site.b\nfact site.a 1\nfact site.b 2\n"
-
-const okCheck = `- id: site.a-zero
-  title: t
-  severity: warning
-  when:
-    - {fact: site.a, op: eq, value: "0"}
-  summary: s
-  remediation: r
-`
-
-func TestLoadProbeDir(t *testing.T) {
-	tests := []struct {
-		name  string
-		files map[string]string
-		err   []string
-		// probes and checks: ids loaded, comma-joined.
-		probes, checks string
-	}{
-		{name: "probe and check", files: map[string]string{"site.sh": okProbe, "site.yaml": okCheck}, probes: "site", checks: "site.a-zero"},
-		{name: "check on builtin and global facts only", files: map[string]string{"c.yml": `- id: site.kernel-old
-  title: t
-  severity: info
-  when:
-    - {fact: os.kernel, op: version_lt, value: "5.10"}
-    - {fact: rke2.version, op: version_lt, ref: target.version}
-  summary: s
-  remediation: r
-`}, checks: "site.kernel-old"},
-		{name: "other files are ignored", files: map[string]string{"site.sh": okProbe, "README.md": "# notes", ".site.sh.swp": "x"}, probes: "site"},
-		{name: "empty dir", files: map[string]string{"README": "x"}, err: []string{"no *.sh probe or *.yaml checks file"}},
-		{name: "probe over the size cap", files: map[string]string{"big.sh": okProbe + strings.Repeat("# padding\n", probe.MaxProbeScriptBytes/10+1)},
-			err: []string{"big.sh: ", "bytes, more than the 1048576"}},
-		{name: "probe with a NUL byte", files: map[string]string{"nul.sh": okProbe + "echo a\x00b\n"},
-			err: []string{"nul.sh:8: a NUL byte"}},
-		{name: "probe id of a builtin", files: map[string]string{"fw.sh": strings.Replace(okProbe, "id: site", "id: firewall", 1)},
-			err: []string{"fw.sh:1: id: probe \"firewall\" is already defined by builtin probe firewall"}},
-		{name: "fact key of a builtin", files: map[string]string{"site.sh": strings.Replace(okProbe, "site.b", "ufw.active", 1)},
-			err: []string{"site.sh:5: facts: \"ufw.active\" is already emitted by builtin probe firewall"}},
-		{name: "two user probes with one id", files: map[string]string{"a.sh": okProbe, "b.sh": strings.Replace(okProbe, "site.a site.b", "site.c", 1)},
-			err: []string{"b.sh:1: id: probe \"site\" is already defined by", "a.sh"}},
-		{name: "two user probes with one fact", files: map[string]string{"a.sh": okProbe, "b.sh": strings.Replace(okProbe, "id: site", "id: other", 1)},
-			err: []string{"b.sh:5: facts: \"site.a\" is already emitted by", "a.sh"}},
-		{name: "bad header names file and line", files: map[string]string{"site.sh": strings.Replace(okProbe, "timeout: 5s", "timeout: soon", 1)},
-			err: []string{"site.sh:4: timeout"}},
-		{name: "check id of a builtin", files: map[string]string{"site.sh": okProbe, "c.yaml": strings.Replace(okCheck, "site.a-zero", "firewall.ufw-active", 1)},
-			err: []string{"c.yaml:1: id: \"firewall.ufw-active\" is already defined at checks/firewall.yaml:"}},
-		{name: "check on a fact no probe emits", files: map[string]string{"site.sh": okProbe, "c.yaml": strings.Replace(okCheck, "fact: site.a", "fact: site.z", 1)},
-			err: []string{"c.yaml:1: check \"site.a-zero\": fact \"site.z\" is emitted by no probe"}},
-		{name: "median peers by a builtin fact", files: map[string]string{"site.sh": okProbe, "c.yaml": `- id: site.a-low
-  title: t
-  severity: info
-  when:
-    - {fact: site.a, op: pct_of_median_lt, value: "50", peers: kubeproxy.mode}
-  summary: s
-  remediation: r
-`}, probes: "site", checks: "site.a-low"},
-		{name: "median peers by a fact no probe emits", files: map[string]string{"site.sh": okProbe, "c.yaml": `- id: site.a-low
-  title: t
-  severity: info
-  when:
-    - {fact: site.a, op: pct_of_median_lt, value: "50", peers: kubeproxy.mdoe}
-  summary: s
-  remediation: r
-`}, err: []string{"c.yaml:1: check \"site.a-low\": peers: fact \"kubeproxy.mdoe\" is emitted by no probe"}},
-		{name: "bad check names file and line", files: map[string]string{"c.yaml": strings.Replace(okCheck, "op: eq", "op: equals", 1)},
-			err: []string{"c.yaml:4: check \"site.a-zero\": when: condition 1: unknown op \"equals\""}},
-		{name: "unknown check field", files: map[string]string{"c.yaml": okCheck + "  owner: me\n"}, err: []string{"c.yaml:8:", "owner"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := writeDir(t, tt.files)
-			probes, checks, err := LoadProbeDir(dir)
-			if tt.err != nil {
-				if err == nil {
-					t.Fatalf("no error, want %q", tt.err)
-				}
-				for _, e := range tt.err {
-					if !strings.Contains(err.Error(), e) {
-						t.Errorf("error %q lacks %q", err, e)
-					}
-				}
-				if !strings.Contains(err.Error(), dir) {
-					t.Errorf("error %q does not name the file's path", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pids []string
-			for _, p := range probes {
-				pids = append(pids, p.ID)
-				if want := filepath.Join(dir, p.ID+".sh"); p.Source != want {
-					t.Errorf("probe %s: Source %q, want %q", p.ID, p.Source, want)
-				}
-			}
-			if got := strings.Join(pids, ","); got != tt.probes {
-				t.Errorf("probes %q, want %q", got, tt.probes)
-			}
-			if got := strings.Join(check.IDs(checks), ","); got != tt.checks {
-				t.Errorf("checks %q, want %q", got, tt.checks)
-			}
-			for _, c := range checks {
-				if !strings.HasPrefix(c.Source, dir+"/") {
-					t.Errorf("check %s: Source %q not in %s", c.ID, c.Source, dir)
-				}
-			}
-		})
-	}
-	if _, _, err := LoadProbeDir(filepath.Join(t.TempDir(), "missing")); err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("missing dir: err = %v", err)
-	}
-}
-
 // runUserProbe runs a probe loaded from a --probes directory as runProbe
 // runs an embedded one.
 func runUserProbe(t *testing.T, p probe.Probe, s nodesim.State) map[string]string {
@@ -166,10 +40,7 @@ func runUserProbe(t *testing.T, p probe.Probe, s nodesim.State) map[string]strin
 }
 
 func TestExampleHostsProbe(t *testing.T) {
-	probes, checks, err := LoadProbeDir(exampleProbes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	probes, checks := userRules(t, exampleProbes)
 	if len(probes) != 1 || probes[0].ID != "hosts" || len(checks) != 1 || checks[0].ID != "hosts.self-missing" {
 		t.Fatalf("examples: probes %+v checks %+v", probes, checks)
 	}
@@ -223,10 +94,7 @@ func TestExampleHostsProbe(t *testing.T) {
 }
 
 func TestExampleHostsCheck(t *testing.T) {
-	_, checks, err := LoadProbeDir(exampleProbes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, checks := userRules(t, exampleProbes)
 	nodes := []result.Node{
 		{Name: "present", Status: result.StatusOK, Facts: map[string]string{"hosts.self": "present"}},
 		{Name: "missing", Status: result.StatusOK, Facts: map[string]string{"hosts.self": "missing"}},
@@ -305,10 +173,7 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user, userChecks, err := LoadProbeDir(writeDir(t, map[string]string{"site.sh": failing, "site.yaml": checkYAML}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	user, userChecks := userRules(t, testtools.WriteDir(t, map[string]string{"site.sh": failing, "site.yaml": checkYAML}))
 	tests := []struct {
 		name    string
 		allow   bool
@@ -336,7 +201,7 @@ func TestFailedProbeIsNotAPass(t *testing.T) {
 	}
 	cs := append(append([]check.Check{}, checks...), userChecks...)
 	run, err := Run(context.Background(), RunOptions{Fleet: inv, Transport: tr, Forks: 2, NodeTimeout: time.Minute,
-		Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: result.SeverityCritical}})
+		Rules: Rules{Probes: ps, Checks: cs, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 	if err != nil {
 		t.Fatal(err)
 	}

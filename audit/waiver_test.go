@@ -6,123 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/result"
 )
-
-func TestParseWaivers(t *testing.T) {
-	known := WaivableIDs(builtinChecks(t))
-	tests := []struct {
-		name string
-		in   string
-		// want: one substring per expected error, or nil for success.
-		want  []string
-		check func(t *testing.T, ws []result.Waiver)
-	}{
-		{
-			name: "valid entries keep their fields and file:line",
-			in: `# comment
-- check: firewall.ufw-active
-  nodes: [worker-2]
-  reason: "NET-1, accepted by J. Doe"
-  expires: 2026-09-30
-- check: "firewall.*"
-  roles: [etcd]
-  reason: r
-  expires: 2026-01-01
-- check: correlation.kubeproxy.healthz-failing
-  reason: r
-  expires: 2026-01-01
-- check: cluster.unavailable
-  reason: r
-  expires: 2026-01-01
-`,
-			check: func(t *testing.T, ws []result.Waiver) {
-				if len(ws) != 4 {
-					t.Fatalf("got %d waivers, want 4: %+v", len(ws), ws)
-				}
-				w := ws[0]
-				if w.Check != "firewall.ufw-active" || strings.Join(w.Nodes, ",") != "worker-2" || w.Reason != "NET-1, accepted by J. Doe" ||
-					w.Expires != "2026-09-30" || w.Source != "w.yaml:2" {
-					t.Errorf("first waiver = %+v", w)
-				}
-				if ws[1].Source != "w.yaml:6" || strings.Join(ws[1].Roles, ",") != "etcd" {
-					t.Errorf("second waiver = %+v", ws[1])
-				}
-			},
-		},
-		{name: "empty file", in: "", check: func(t *testing.T, ws []result.Waiver) {
-			if len(ws) != 0 {
-				t.Errorf("got %+v", ws)
-			}
-		}},
-		{name: "not a list", in: "check: firewall.ufw-active\n", want: []string{"w.yaml:1: want a list of waivers"}},
-		{name: "entry not a mapping", in: "- firewall.ufw-active\n", want: []string{"w.yaml:1: waiver 1: want a mapping"}},
-		{name: "yaml syntax", in: "- check: [\n", want: []string{"w.yaml:"}},
-		{name: "unknown field names its line", in: "- check: firewall.ufw-active\n  reason: r\n  expires: 2026-01-01\n  node: [a]\n",
-			want: []string{"w.yaml:4: waiver 1: field node not found"}},
-		{name: "missing check", in: "- reason: r\n  expires: 2026-01-01\n", want: []string{"w.yaml:1: waiver 1: check: is required"}},
-		{name: "missing and empty reason", in: "- check: firewall.ufw-active\n  reason: '  '\n  expires: 2026-01-01\n",
-			want: []string{"w.yaml:2: waiver 1: reason: is required"}},
-		{name: "missing expires", in: "- check: firewall.ufw-active\n  reason: r\n", want: []string{"w.yaml:1: waiver 1: expires: is required"}},
-		{name: "bad date", in: "- check: firewall.ufw-active\n  reason: r\n  expires: 2026-13-01\n",
-			want: []string{`w.yaml:3: waiver 1: expires: want a date YYYY-MM-DD, got "2026-13-01"`}},
-		{name: "date with time", in: "- check: firewall.ufw-active\n  reason: r\n  expires: 2026-01-01T00:00:00Z\n",
-			want: []string{"w.yaml:3: waiver 1: expires: want a date"}},
-		{name: "check matching nothing", in: "- check: firewall.ufw-activ\n  reason: r\n  expires: 2026-01-01\n",
-			want: []string{`w.yaml:1: waiver 1: check: "firewall.ufw-activ" matches no known check`}},
-		{name: "glob matching nothing", in: "- check: 'fw.*'\n  reason: r\n  expires: 2026-01-01\n",
-			want: []string{`check: "fw.*" matches no known check`}},
-		{name: "bad glob", in: "- check: 'firewall.['\n  reason: r\n  expires: 2026-01-01\n", want: []string{"check: bad glob"}},
-		{name: "waiver findings are not waivable", in: "- check: waiver.expired\n  reason: r\n  expires: 2026-01-01\n",
-			want: []string{"check: the waiver findings themselves cannot be waived"}},
-		{name: "empty node name", in: "- check: firewall.ufw-active\n  nodes: ['']\n  reason: r\n  expires: 2026-01-01\n",
-			want: []string{"w.yaml:2: waiver 1: nodes: empty name"}},
-		{name: "every problem at once", in: "- check: nope\n  reason: r\n  expires: 2026-01-01\n- check: firewall.ufw-active\n  expires: soon\n",
-			want: []string{"w.yaml:1: waiver 1: check", "w.yaml:4: waiver 2: reason", "w.yaml:5: waiver 2: expires"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ws, err := ParseWaivers("w.yaml", []byte(tt.in), known)
-			if tt.want == nil {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				tt.check(t, ws)
-				return
-			}
-			if err == nil {
-				t.Fatalf("no error, want %q; got %+v", tt.want, ws)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			if ws != nil {
-				t.Errorf("waivers returned with an error: %+v", ws)
-			}
-		})
-	}
-}
-
-func TestLoadWaiversMissingFile(t *testing.T) {
-	if _, err := LoadWaivers("/nonexistent/waivers.yaml", nil); err == nil || !strings.Contains(err.Error(), "/nonexistent/waivers.yaml") {
-		t.Fatalf("err = %v, want it to name the file", err)
-	}
-}
-
-func TestWaivableIDs(t *testing.T) {
-	ids := WaivableIDs(builtinChecks(t))
-	for _, want := range []string{"firewall.ufw-active", "correlation.kubeproxy.healthz-failing", "cluster.unavailable", "skew.mixed-versions", "skew.bundled-component"} {
-		if !slices.Contains(ids, want) {
-			t.Errorf("WaivableIDs lacks %q", want)
-		}
-	}
-	if slices.Contains(ids, "correlation.firewall.ufw-active") {
-		t.Errorf("a correlation id for a non-symptom check: %v", ids)
-	}
-}
 
 // waiverChecks stand in for the builtin ones, so these tests do not follow
 // every change to the shipped conditions.
@@ -227,22 +114,22 @@ func TestApplyWaivers(t *testing.T) {
 		{name: "the day after, in another zone, it has expired", now: time.Date(2026, 6, 30, 21, 0, 0, 0, time.FixedZone("UTC-3", -3*3600)),
 			waivers: []result.Waiver{ufw(nil, nil, "2026-06-30")}, ufw: []part{{"etcd-1,worker-2", false}},
 			outcome: map[string]result.Outcome{"etcd-1": result.OutcomeFail},
-			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on all nodes, expires 2026-06-30: NET-1 by J. Doe"}},
+			extra:   map[string]string{catalog.WaiverExpiredID: "w.yaml:2: firewall.ufw-active on all nodes, expires 2026-06-30: NET-1 by J. Doe"}},
 		{name: "expired", waivers: []result.Waiver{ufw([]string{"worker-2"}, nil, "2026-05-31")}, ufw: []part{{"etcd-1,worker-2", false}},
 			outcome: map[string]result.Outcome{"worker-2": result.OutcomeFail},
-			extra:   map[string]string{WaiverExpiredID: "w.yaml:2: firewall.ufw-active on nodes worker-2, expires 2026-05-31: NET-1 by J. Doe"}},
+			extra:   map[string]string{catalog.WaiverExpiredID: "w.yaml:2: firewall.ufw-active on nodes worker-2, expires 2026-05-31: NET-1 by J. Doe"}},
 		{name: "bad date counts as expired", waivers: []result.Waiver{ufw(nil, nil, "someday")}, ufw: []part{{"etcd-1,worker-2", false}},
-			extra: map[string]string{WaiverExpiredID: "someday"}},
+			extra: map[string]string{catalog.WaiverExpiredID: "someday"}},
 		{name: "unused: node without the finding", waivers: []result.Waiver{ufw([]string{"worker-1"}, nil, "2026-06-30")},
-			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{WaiverUnusedID: "firewall.ufw-active on nodes worker-1"}},
+			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{catalog.WaiverUnusedID: "firewall.ufw-active on nodes worker-1"}},
 		{name: "unused: check that did not fail", waivers: []result.Waiver{{Check: "sysctl.ip-forward", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:5"}},
-			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{WaiverUnusedID: "w.yaml:5: sysctl.ip-forward"}},
+			ufw: []part{{"etcd-1,worker-2", false}}, extra: map[string]string{catalog.WaiverUnusedID: "w.yaml:5: sysctl.ip-forward"}},
 		{name: "redundant waiver is unused", waivers: []result.Waiver{ufw(nil, nil, "2026-06-30"), {Check: "firewall.ufw-active", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:7"}},
-			ufw: []part{{"etcd-1,worker-2", true}}, extra: map[string]string{WaiverUnusedID: "w.yaml:7"}},
+			ufw: []part{{"etcd-1,worker-2", true}}, extra: map[string]string{catalog.WaiverUnusedID: "w.yaml:7"}},
 		{name: "cluster finding waived by a waiver naming no nodes", waivers: []result.Waiver{{Check: "cluster.unavailable", Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
 			ufw: []part{{"etcd-1,worker-2", false}}, cluster: true},
 		{name: "cluster finding not waived by a node waiver", waivers: []result.Waiver{{Check: "cluster.*", Nodes: []string{"etcd-1"}, Reason: "r", Expires: "2026-06-30", Source: "w.yaml:3"}},
-			ufw: []part{{"etcd-1,worker-2", false}}, cluster: false, extra: map[string]string{WaiverUnusedID: "w.yaml:3"}},
+			ufw: []part{{"etcd-1,worker-2", false}}, cluster: false, extra: map[string]string{catalog.WaiverUnusedID: "w.yaml:3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,7 +177,7 @@ func TestApplyWaivers(t *testing.T) {
 					t.Errorf("outcome on %s = %s, want %s", node, got, want)
 				}
 			}
-			for _, id := range []string{WaiverExpiredID, WaiverUnusedID} {
+			for _, id := range []string{catalog.WaiverExpiredID, catalog.WaiverUnusedID} {
 				bk := findingsOf(got, id)
 				want, wanted := tt.extra[id]
 				if !wanted {
@@ -302,7 +189,7 @@ func TestApplyWaivers(t *testing.T) {
 				if len(bk) != 1 || !strings.Contains(strings.Join(bk[0].Evidence, "\n"), want) {
 					t.Fatalf("%s = %+v, want one with evidence %q", id, bk, want)
 				}
-				wantSev := map[string]result.Severity{WaiverExpiredID: result.SeverityWarning, WaiverUnusedID: result.SeverityInfo}[id]
+				wantSev := map[string]result.Severity{catalog.WaiverExpiredID: result.SeverityWarning, catalog.WaiverUnusedID: result.SeverityInfo}[id]
 				if bk[0].Severity != wantSev || bk[0].Waived != nil || bk[0].Title == "" || bk[0].Remediation == "" {
 					t.Errorf("%s = %+v, want severity %s, a title and a remediation", id, bk[0], wantSev)
 				}
@@ -318,8 +205,8 @@ func TestApplyWaivers(t *testing.T) {
 // The incident fleet with the UFW check and its correlation waived on all
 // nodes still fails the gate, on the kube-proxy symptom alone.
 func TestIncidentWithWaivers(t *testing.T) {
-	checks := builtinChecks(t)
-	waivers, err := ParseWaivers("w.yaml", []byte(`
+	cat := builtinCatalog(t)
+	waivers, err := cat.ParseWaivers("w.yaml", []byte(`
 - check: firewall.ufw-active
   reason: accepted by test
   expires: 2026-12-31
@@ -333,7 +220,7 @@ func TestIncidentWithWaivers(t *testing.T) {
 - check: sysctl.ip-forward
   reason: old
   expires: 2026-01-31
-`), WaivableIDs(checks))
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +238,7 @@ func TestIncidentWithWaivers(t *testing.T) {
 	if !waived["firewall.ufw-active"] || !waived["correlation.k8s.kubeproxy-crashloop"] {
 		t.Errorf("waived = %v, want the ufw check and its correlation", waived)
 	}
-	if len(findingsOf(r.Findings, WaiverUnusedID)) != 1 || len(findingsOf(r.Findings, WaiverExpiredID)) != 1 {
+	if len(findingsOf(r.Findings, catalog.WaiverUnusedID)) != 1 || len(findingsOf(r.Findings, catalog.WaiverExpiredID)) != 1 {
 		t.Errorf("want one unused and one expired finding: %+v", r.Findings)
 	}
 	if r.Gate.ExitCode != result.ExitGateFailed || !strings.HasSuffix(strings.Join(r.Gate.Reasons, "; "), "critical findings; 2 findings waived") {

@@ -3,12 +3,11 @@ package report
 import (
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
-	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
 )
 
@@ -81,43 +80,29 @@ var fixtureChecks = []string{
 	"kubeproxy.node-not-eligible", "module.br-netfilter", "sysctl.ip-forward",
 }
 
-// builtin are the built-in probes and checks, loaded once per test binary.
-var builtin = sync.OnceValues(func() (audit.Rules, error) {
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		return audit.Rules{}, err
-	}
-	checks, err := check.BuiltinChecks()
-	if err != nil {
-		return audit.Rules{}, err
-	}
-	return audit.Rules{Probes: probes, Checks: checks}, nil
-})
-
 // analyze judges r as a run would: the built-in checks selected by only
 // (as --only does) and every finding built in Go, waivers parsed from waiversYAML (as --waivers does),
 // the gate failing on critical findings. A fixture has no *testing.T, and a
 // built-in check or waiver that does not load is a broken build, so it
 // panics.
 func analyze(r *result.Report, only []string, waiversYAML string) {
-	rules, err := builtin()
+	cat, err := catalog.Builtin()
 	if err != nil {
 		panic(err)
 	}
 	// The findings built in Go stay, as they do in a run whose --only
 	// names them all besides the checks.
 	if only != nil {
-		only = append(append([]string{}, only...), audit.GoSelectableIDs()...)
+		only = append(append([]string{}, only...), catalog.GoSelectableIDs()...)
+	}
+	rules := audit.Rules{Probes: cat.Probes, Selection: check.Selection{Only: only}}
+	if rules.Checks, err = cat.Select(rules.Selection); err != nil {
+		panic(err)
 	}
 	// Waivers are validated against every check, as --waivers is, not
 	// only the selected ones.
-	waivable := audit.WaivableIDs(rules.Checks)
-	rules.Selection = check.Selection{Only: only}
-	if rules.Checks, err = check.SelectChecks(rules.Checks, rules.Selection, audit.GoSelectableIDs()); err != nil {
-		panic(err)
-	}
 	if waiversYAML != "" {
-		if rules.Waivers, err = audit.ParseWaivers("waivers.yaml", []byte(waiversYAML), waivable); err != nil {
+		if rules.Waivers, err = cat.ParseWaivers("waivers.yaml", []byte(waiversYAML)); err != nil {
 			panic(err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -42,7 +43,7 @@ func hostilePlanReport(t *testing.T) (*result.Report, *result.Plan) {
 	for _, n := range names {
 		r.Nodes = append(r.Nodes, result.Node{Name: n, Status: result.StatusOK, Roles: []string{"worker"}, Facts: map[string]string{}})
 	}
-	rules, err := builtin()
+	rules, err := catalog.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}

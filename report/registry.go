@@ -46,7 +46,7 @@ type Options struct {
 	// Markdown summary's pointer to it; "" when there is none.
 	FullReport string
 	// Explain holds the explanation of each finding id the HTML report
-	// explains in a collapsed section (audit.ExplainFindings); nil for
+	// explains in a collapsed section (catalog.ExplainFindings); nil for
 	// none. It is about the checks, not the run, so it is not in the JSON.
 	Explain map[string]result.Explanation
 	// Plan is the remediation runbook the plan formats write

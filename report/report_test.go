@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -34,7 +35,7 @@ var goldenExt = map[string]string{"html": "html", "json": "json", "junit": "xml"
 // withPlan is o with the plan of r built as the CLI builds it, from the
 // built-in checks (audit.PlanFindings), for the plan formats.
 func withPlan(o Options, r *result.Report) Options {
-	rules, err := builtin()
+	rules, err := catalog.Builtin()
 	if err != nil {
 		panic(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fleet-audit/fleet-audit/audit"
-	"github.com/fleet-audit/fleet-audit/audit/probe"
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -107,11 +107,11 @@ func runDiff(ctx context.Context, o diffOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	probes, err := probe.BuiltinProbes()
+	cat, err := catalog.Builtin()
 	if err != nil {
 		return err
 	}
-	do := audit.DiffOptionsFor(probes)
+	do := audit.DiffOptionsFor(cat.Probes)
 	do.FailOn, do.AllowUnreachable, do.IncludeVolatile = o.FailOn, o.AllowUnreachable, o.IncludeVolatile
 	d := audit.Compare(before, after, do)
 	d.Before.Source, d.After.Source = o.Before, o.After

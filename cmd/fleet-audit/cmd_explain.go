@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
@@ -57,15 +57,15 @@ EXIT STATUS:
 
 // runExplain explains one id, or lists them all.
 func runExplain(ctx context.Context, o explainOptions, s streams) error {
-	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(runOptions{ProbesDir: o.ProbesDir}) })
+	cat, err := untilDone(ctx, func() (*catalog.Catalog, error) { return loadCatalog(o.ProbesDir) })
 	if err != nil {
 		return err
 	}
 	if o.ID == "" {
-		return listExplainable(rl, o.JSON, s)
+		return listExplainable(cat, o.JSON, s)
 	}
-	e, err := audit.Explain(o.ID, rl.Checks, rl.Probes)
-	var unknown *audit.UnknownIDError
+	e, err := cat.Explain(o.ID)
+	var unknown *catalog.UnknownIDError
 	if errors.As(err, &unknown) {
 		return &usageError{fmt.Errorf("explain: %w", err)}
 	}
@@ -90,13 +90,13 @@ func runExplain(ctx context.Context, o explainOptions, s streams) error {
 }
 
 // listExplainable prints every id explain knows with what it is.
-func listExplainable(rl rules, asJSON bool, s streams) error {
+func listExplainable(cat *catalog.Catalog, asJSON bool, s streams) error {
 	type row struct {
 		ID    string `json:"id"`
 		Kind  string `json:"kind"`
 		Title string `json:"title"`
 	}
-	all, err := audit.ExplainAll(rl.Checks, rl.Probes)
+	all, err := cat.ExplainAll()
 	if err != nil {
 		return err
 	}

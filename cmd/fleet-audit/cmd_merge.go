@@ -97,7 +97,7 @@ func runMerge(ctx context.Context, o mergeOptions, s streams) error {
 	if err := checkOutputs(o.Outputs, inputs...); err != nil {
 		return err
 	}
-	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o.Judge) })
+	rl, err := untilDone(ctx, func() (audit.Rules, error) { return loadRules(o.Judge) })
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func runMerge(ctx context.Context, o mergeOptions, s streams) error {
 		}
 		shards = append(shards, audit.ShardFile{Path: p, Report: r})
 	}
-	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl.judge(o.Judge), TargetVersion: o.Judge.TargetVersion, Thresholds: &o.Judge.Thresholds, ToolVersion: buildVersion, RunID: o.RunID, Change: o.Judge.Change})
+	r, err := audit.Merge(shards, audit.MergeOptions{Rules: rl, TargetVersion: o.Judge.TargetVersion, Thresholds: &o.Judge.Thresholds, ToolVersion: buildVersion, RunID: o.RunID, Change: o.Judge.Change})
 	if err != nil {
 		return &usageError{fmt.Errorf("merge: %w", err)}
 	}

@@ -11,8 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fleet-audit/fleet-audit/audit"
-	"github.com/fleet-audit/fleet-audit/audit/check"
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/report"
 )
 
@@ -66,14 +65,11 @@ EXAMPLES:
 
 // runProbes lists the rules a run with the same --probes would load.
 func runProbes(ctx context.Context, o probesOptions, s streams) error {
-	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(runOptions{ProbesDir: o.ProbesDir}) })
+	cat, err := untilDone(ctx, func() (*catalog.Catalog, error) { return loadCatalog(o.ProbesDir) })
 	if err != nil {
 		return err
 	}
-	probes, checks, err := catalog(rl)
-	if err != nil {
-		return err
-	}
+	probes, checks := listing(cat)
 	findings, facts := goCatalog()
 	if o.JSON {
 		enc := json.NewEncoder(s.out)
@@ -127,29 +123,16 @@ func runProbes(ctx context.Context, o probesOptions, s streams) error {
 	return err
 }
 
-// catalog turns the loaded rules into listing rows. Embedded checks carry
-// their embedded file:line as Source; they are shown as builtin like the
-// embedded probes, since that path exists only inside the binary.
-func catalog(rl rules) (probes, checks []catalogEntry, err error) {
-	builtin, err := check.BuiltinChecks()
-	if err != nil {
-		return nil, nil, fmt.Errorf("embedded checks: %w", err)
-	}
-	isBuiltin := map[string]bool{}
-	for _, c := range builtin {
-		isBuiltin[c.Source] = true
-	}
+// listing turns the catalogue into listing rows.
+func listing(cat *catalog.Catalog) (probes, checks []catalogEntry) {
 	probes, checks = []catalogEntry{}, []catalogEntry{}
-	for _, p := range rl.Probes {
+	for _, p := range cat.Probes {
 		facts := append(append([]string{}, p.Facts...), p.NodeFacts...)
 		probes = append(probes, catalogEntry{Kind: "probe", ID: p.ID, Scope: p.Scope, NeedsRoot: p.NeedsRoot,
 			Source: p.Source, Description: p.Description, Facts: facts, TimeoutSeconds: p.Timeout.Seconds()})
 	}
-	for _, c := range rl.Checks {
-		src := c.Source
-		if isBuiltin[src] {
-			src = "builtin"
-		}
+	for _, c := range cat.Checks {
+		src := cat.CheckSource(c)
 		// A fact a check reads twice is listed once, where it first appears.
 		facts := []string{}
 		for _, f := range c.Facts() {
@@ -160,7 +143,7 @@ func catalog(rl rules) (probes, checks []catalogEntry, err error) {
 		checks = append(checks, catalogEntry{Kind: "check", ID: c.ID, Scope: c.Scope, Severity: c.Severity.String(),
 			Source: src, Description: c.Title, Facts: facts})
 	}
-	return probes, checks, nil
+	return probes, checks
 }
 
 // goCatalog lists what fleet-audit computes in Go, from audit's one table:
@@ -168,14 +151,14 @@ func catalog(rl rules) (probes, checks []catalogEntry, err error) {
 // and the facts (which a check may read when marked so).
 func goCatalog() (findings, facts []catalogEntry) {
 	findings, facts = []catalogEntry{}, []catalogEntry{}
-	for _, f := range audit.GoFindings {
+	for _, f := range catalog.GoFindings {
 		scope := "fleet"
 		if !f.Operator {
 			scope = "fleet (not waivable or selectable)"
 		}
 		findings = append(findings, catalogEntry{Kind: "finding", ID: f.ID, Scope: scope, Source: "builtin (Go)", Description: f.About, Facts: []string{}})
 	}
-	for _, f := range audit.GoFacts {
+	for _, f := range catalog.GoFacts {
 		scope := "node"
 		if !f.Checkable {
 			scope = "node (not readable by checks)"

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fleet-audit/fleet-audit/audit"
+	"github.com/fleet-audit/fleet-audit/audit/catalog"
 	"github.com/fleet-audit/fleet-audit/audit/check"
-	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/cmd/fleet-audit/internal/transport"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
@@ -28,54 +28,39 @@ import (
 // The pipeline run and demo share, whatever their flags: load the rules,
 // audit, emit the reports. report re-renders through its last step.
 
-// rules is what loadRules resolves from the flags.
-type rules struct {
-	Probes    []probe.Probe
-	Checks    []check.Check
-	Waivers   []result.Waiver
-	Selection check.Selection
+// loadCatalog loads the embedded probes and checks and those of --probes
+// DIR before anything is contacted: a problem with DIR is input, exit 2; one
+// with the embedded files is the binary's.
+func loadCatalog(dir string) (*catalog.Catalog, error) {
+	c, err := catalog.Load(dir)
+	if err != nil && !errors.Is(err, catalog.ErrEmbedded) {
+		return nil, &usageError{err}
+	}
+	return c, err
 }
 
-// loadRules loads the embedded and --probes probes and checks, selects the
-// checks, and reads the waivers, all before anything is contacted: any
-// problem with them is input, exit 2. Waivers are validated against every
-// known check, not only the selected ones, so one waivers file can serve
-// runs with different --skip lists.
-func loadRules(o runOptions) (rules, error) {
-	probes, err := probe.BuiltinProbes()
+// loadRules is what run, demo and merge probe and judge with: the catalogue
+// of o.ProbesDir, its checks selected by --only/--skip, the waivers read
+// against it, and the gate of o, all resolved before anything is contacted
+// (any problem with them is input, exit 2). Waivers are validated against
+// every known check, not only the selected ones, so one waivers file can
+// serve runs with different --skip lists.
+func loadRules(o runOptions) (audit.Rules, error) {
+	cat, err := loadCatalog(o.ProbesDir)
 	if err != nil {
-		return rules{}, fmt.Errorf("embedded probes: %w", err)
+		return audit.Rules{}, err
 	}
-	checks, err := check.BuiltinChecks()
-	if err != nil {
-		return rules{}, fmt.Errorf("embedded checks: %w", err)
-	}
-	if o.ProbesDir != "" {
-		up, uc, err := audit.LoadProbeDir(o.ProbesDir)
-		if err != nil {
-			return rules{}, &usageError{err}
-		}
-		probes = append(probes, up...)
-		checks = append(checks, uc...)
-	}
-	var r rules
-	r.Probes = probes
+	r := audit.Rules{Probes: cat.Probes, Selection: check.Selection{Only: o.Only, Skip: o.Skip},
+		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, AllowPartial: o.AllowPartial}}
 	if o.WaiversPath != "" {
-		if r.Waivers, err = audit.LoadWaivers(o.WaiversPath, audit.WaivableIDs(checks)); err != nil {
-			return rules{}, &usageError{err}
+		if r.Waivers, err = cat.LoadWaivers(o.WaiversPath); err != nil {
+			return audit.Rules{}, &usageError{err}
 		}
 	}
-	r.Selection = check.Selection{Only: o.Only, Skip: o.Skip}
-	if r.Checks, err = check.SelectChecks(checks, r.Selection, audit.GoSelectableIDs()); err != nil {
-		return rules{}, &usageError{err}
+	if r.Checks, err = cat.Select(r.Selection); err != nil {
+		return audit.Rules{}, &usageError{err}
 	}
 	return r, nil
-}
-
-// judge is what Analyze judges with, under the gate policy of o.
-func (rl rules) judge(o runOptions) audit.Rules {
-	return audit.Rules{Probes: rl.Probes, Checks: rl.Checks, Waivers: rl.Waivers, Selection: rl.Selection,
-		Gate: audit.GatePolicy{FailOn: o.FailOn, AllowUnreachable: o.AllowUnreachable, AllowPartial: o.AllowPartial}}
 }
 
 // checkRunOutputs checks the report and retry-file paths of run and demo
@@ -130,7 +115,7 @@ func (o runOptions) limitFiles() []pathArg {
 // and an exit code, shared by run and demo.
 func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions, stdout, stderr io.Writer) error {
 	// A FIFO in --probes blocks in open(2) until someone writes it.
-	rl, err := untilDone(ctx, func() (rules, error) { return loadRules(o) })
+	rl, err := untilDone(ctx, func() (audit.Rules, error) { return loadRules(o) })
 	if err != nil {
 		return err
 	}
@@ -148,7 +133,7 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	fleet := transport.Fleet(inv)
 	var shard *result.Shard
 	if o.ShardN > 0 {
-		fleet, shard = audit.SelectShard(fleet, o.ShardK, o.ShardN, o.RunID, rl.judge(o).Digest())
+		fleet, shard = audit.SelectShard(fleet, o.ShardK, o.ShardN, o.RunID, rl.Digest())
 	}
 	ask := ttyPassphrase(ctx, nil)
 	unlockKeys(ctx, inv, fleet, ask)
@@ -168,12 +153,11 @@ func auditAndReport(ctx context.Context, inv *inventory.Inventory, o runOptions,
 	}
 	r, err := audit.Run(ctx, audit.RunOptions{
 		Fleet: fleet, Transport: tr, Forks: o.Forks, NodeTimeout: o.NodeTimeout,
-		Probes: rl.Probes, Checks: rl.Checks, Selection: rl.Selection, Waivers: rl.Waivers, TargetVersion: o.TargetVersion, Thresholds: &o.Thresholds, Change: changeOf(inv.Change, o.Change),
+		Rules: rl, TargetVersion: o.TargetVersion, Thresholds: &o.Thresholds, Change: changeOf(inv.Change, o.Change),
 		ToolVersion: buildVersion, Progress: progress.callback(), Warnings: runWarnings(inv, o), Limit: limitOf(inv), Shard: shard, Logger: logger,
 		LateWarnings: func() []string {
 			return append(hostKeyWarnings(tr.HostKeyNotes()), hopKeyWarnings(dialer.HopHostKeyNotes())...)
 		},
-		Gate: rl.judge(o).Gate,
 	})
 	progress.finish()
 	if err != nil {
@@ -341,7 +325,7 @@ type outputOptions struct {
 // with -q, the verdict alone as its summary. It is shared by run, demo and
 // report, so a re-rendered run reads as the original.
 func emitReport(r *result.Report, outputs map[string]string, oo outputOptions, stdout, stderr io.Writer) error {
-	explain, err := audit.ExplainFindings(r)
+	explain, err := catalog.ExplainFindings(r)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package archtest
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
 	"slices"
 	"strings"
@@ -66,8 +69,11 @@ func TestLayering(t *testing.T) {
 		"audit":       {"remote", "cmd/...", "inventory", "golang.org/x/crypto/ssh/..."},
 		"audit/probe": {"audit", "audit/check", "inventory", "remote"},
 		"audit/check": {"audit", "inventory", "remote"},
-		"inventory":   {"remote", "audit", "report"},
-		"remote":      {"audit", "report", "inventory"},
+		// The catalogue answers for the ids before any run: it knows the
+		// probes and checks, never the run that uses them.
+		"audit/catalog": {"audit", "inventory", "remote", "report", "cmd/..."},
+		"inventory":     {"remote", "audit", "report"},
+		"remote":        {"audit", "report", "inventory"},
 	}
 	for pkg, bad := range forbidden {
 		for _, d := range deps(t, pkg) {
@@ -162,6 +168,41 @@ func TestRigsAndSimulators(t *testing.T) {
 			if slices.Contains(simulators, imp) && pkg != demoPkg {
 				t.Errorf("%s imports the simulator %s; only %s may (outside tests)", pkg, imp, demoPkg)
 			}
+		}
+	}
+}
+
+// TestCatalogIsTheOneLoader: outside their own packages, the embedded
+// probes and checks are read through audit/catalog alone, so every command
+// sees the same catalogue (a --probes directory's rules joined, the
+// embedded checks shown as builtin) and a new question about ids has one
+// place to be answered. Tests may read the embedded files directly.
+func TestCatalogIsTheOneLoader(t *testing.T) {
+	requireGo(t)
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .GoFiles}} {{$.Dir}}/{{.}}{{end}}`, mod+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	loaders := map[string]string{"BuiltinProbes": "audit/probe", "BuiltinChecks": "audit/check"}
+	fset := token.NewFileSet()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], mod+"/")
+		for _, file := range f[1:] {
+			af, err := parser.ParseFile(fset, file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(af, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if home, ok := loaders[sel.Sel.Name]; ok && pkg != home && pkg != "audit/catalog" {
+					t.Errorf("%s: %s reads the embedded files itself; load them with audit/catalog (catalog.Load or catalog.Builtin)", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+				return true
+			})
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +75,19 @@ func SkipShort(t testing.TB, why string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: " + why)
+	}
+}
+
+// WantError fails the test unless err is nil when want is "", or an error
+// whose text holds want.
+func WantError(t testing.TB, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("error: %v", err)
+	case want != "" && err == nil:
+		t.Fatalf("no error, want %q", want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Fatalf("error %q, want %q", err, want)
 	}
 }

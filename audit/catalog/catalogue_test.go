@@ -1,4 +1,4 @@
-package audit
+package catalog
 
 import (
 	"bytes"
@@ -13,22 +13,15 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/catalogue.md and the facts fixtures (testdata/facts) from the embedded probes and checks")
+var update = flag.Bool("update", false, "rewrite docs/catalogue.md from the embedded probes and checks")
 
 // TestCatalogueDocIsCurrent keeps docs/catalogue.md, the operator's list of
 // every probe and check, in step with what the binary embeds: run
-// `go test ./audit -run Catalogue -update` after changing a probe or check.
+// `go test ./audit/catalog -run Catalogue -update` after changing a probe or check.
 func TestCatalogueDocIsCurrent(t *testing.T) {
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checks, err := check.BuiltinChecks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := renderCatalogue(probes, checks)
-	path := filepath.Join("..", "docs", "catalogue.md")
+	c := builtin(t)
+	got := renderCatalogue(c.Probes, c.Checks)
+	path := filepath.Join("..", "..", "docs", "catalogue.md")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -36,10 +29,10 @@ func TestCatalogueDocIsCurrent(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./audit -run Catalogue -update)", err)
+		t.Fatalf("%v (run go test ./audit/catalog -run Catalogue -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("docs/catalogue.md is stale: run go test ./audit -run Catalogue -update")
+		t.Fatalf("docs/catalogue.md is stale: run go test ./audit/catalog -run Catalogue -update")
 	}
 }
 
@@ -47,7 +40,7 @@ func renderCatalogue(probes []probe.Probe, checks []check.Check) []byte {
 	var b bytes.Buffer
 	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
 	b.WriteString("# Diagnosis catalogue\n\n")
-	b.WriteString("Generated from the embedded probes and checks by `go test ./audit -run Catalogue -update`; ")
+	b.WriteString("Generated from the embedded probes and checks by `go test ./audit/catalog -run Catalogue -update`; ")
 	b.WriteString("`fleet-audit probes` prints the same from the binary.\n\n")
 	b.WriteString("## Probes\n\n| probe | scope | root | timeout | what it reads | facts |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, p := range probes {

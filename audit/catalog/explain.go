@@ -1,4 +1,4 @@
-package audit
+package catalog
 
 import (
 	"errors"
@@ -30,11 +30,11 @@ func (e *UnknownIDError) Error() string {
 // ExplainableIDs lists every id explain knows, sorted: the checks, the
 // correlation finding of each symptom check and the other findings built
 // in Go.
-func ExplainableIDs(checks []check.Check) []string {
-	ids := check.IDs(checks)
-	for _, c := range checks {
-		if c.Symptom {
-			ids = append(ids, CorrelationPrefix+c.ID)
+func (c *Catalog) ExplainableIDs() []string {
+	ids := check.IDs(c.Checks)
+	for _, ch := range c.Checks {
+		if ch.Symptom {
+			ids = append(ids, CorrelationPrefix+ch.ID)
 		}
 	}
 	for _, f := range GoFindings {
@@ -48,12 +48,8 @@ func ExplainableIDs(checks []check.Check) []string {
 
 // explainer holds what explaining needs, gathered once for many ids.
 type explainer struct {
-	checks []check.Check
-	// builtin are the sources (file:line) of the embedded checks, shown
-	// as "builtin", as `fleet-audit probes` shows them: that path exists
-	// only inside the binary.
-	builtin map[string]bool
-	facts   factSources
+	*Catalog
+	facts factSources
 }
 
 // factSources say where a fact comes from: the collect table's commands
@@ -63,20 +59,13 @@ type factSources struct {
 	probeOf map[string]string // fact → probe id
 }
 
-func newExplainer(checks []check.Check, probes []probe.Probe) (*explainer, error) {
+func (c *Catalog) explainer() (*explainer, error) {
 	collect, err := probe.CollectTable()
 	if err != nil {
 		return nil, fmt.Errorf("embedded collect table: %w", err)
 	}
-	builtin, err := check.BuiltinChecks()
-	if err != nil {
-		return nil, fmt.Errorf("embedded checks: %w", err)
-	}
-	x := &explainer{checks: checks, builtin: map[string]bool{}, facts: factSources{table: collect, probeOf: map[string]string{}}}
-	for _, c := range builtin {
-		x.builtin[c.Source] = true
-	}
-	for _, p := range probes {
+	x := &explainer{Catalog: c, facts: factSources{table: collect, probeOf: map[string]string{}}}
+	for _, p := range c.Probes {
 		for _, f := range slices.Concat(p.Facts, p.NodeFacts) {
 			x.facts.probeOf[f] = p.ID
 		}
@@ -84,11 +73,10 @@ func newExplainer(checks []check.Check, probes []probe.Probe) (*explainer, error
 	return x, nil
 }
 
-// Explain explains id among checks and the findings built in Go; probes
-// name which probe emits each fact (pass the built-in ones, and a user's
-// with their checks when --probes gives them).
-func Explain(id string, checks []check.Check, probes []probe.Probe) (result.Explanation, error) {
-	x, err := newExplainer(checks, probes)
+// Explain explains id among the catalogue's checks and the findings built
+// in Go, naming the probe that emits each fact it reads.
+func (c *Catalog) Explain(id string) (result.Explanation, error) {
+	x, err := c.explainer()
 	if err != nil {
 		return result.Explanation{}, err
 	}
@@ -97,13 +85,13 @@ func Explain(id string, checks []check.Check, probes []probe.Probe) (result.Expl
 
 // ExplainAll explains every id ExplainableIDs lists, in its order: the
 // listing of `fleet-audit explain`, gathered once.
-func ExplainAll(checks []check.Check, probes []probe.Probe) ([]result.Explanation, error) {
-	x, err := newExplainer(checks, probes)
+func (c *Catalog) ExplainAll() ([]result.Explanation, error) {
+	x, err := c.explainer()
 	if err != nil {
 		return nil, err
 	}
 	var out []result.Explanation
-	for _, id := range ExplainableIDs(checks) {
+	for _, id := range c.ExplainableIDs() {
 		e, err := x.explain(id)
 		if err != nil {
 			return nil, err
@@ -114,13 +102,13 @@ func ExplainAll(checks []check.Check, probes []probe.Probe) ([]result.Explanatio
 }
 
 func (x *explainer) explain(id string) (result.Explanation, error) {
-	for _, c := range x.checks {
+	for _, c := range x.Checks {
 		if c.ID == id {
 			return x.explainCheck(c), nil
 		}
 	}
 	if sym, ok := strings.CutPrefix(id, CorrelationPrefix); ok {
-		for _, c := range x.checks {
+		for _, c := range x.Checks {
 			if c.ID == sym && c.Symptom {
 				return explainCorrelation(c, x.facts), nil
 			}
@@ -131,14 +119,11 @@ func (x *explainer) explain(id string) (result.Explanation, error) {
 			return explainGo(f, x.facts), nil
 		}
 	}
-	return result.Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, ExplainableIDs(x.checks))}
+	return result.Explanation{}, &UnknownIDError{ID: id, Closest: closestIDs(id, x.ExplainableIDs())}
 }
 
 func (x *explainer) explainCheck(c check.Check) result.Explanation {
-	src := c.Source
-	if x.builtin[src] {
-		src = "builtin"
-	}
+	src := x.CheckSource(c)
 	return result.Explanation{
 		ID: c.ID, Kind: "check", Title: c.Title, Severity: c.Severity.String(), Area: c.Area, Scope: c.Scope, Symptom: c.Symptom,
 		Summary: c.Summary, Why: c.Why, Facts: howTo(c.Facts(), x.facts), Remediation: c.Remediation,
@@ -243,15 +228,11 @@ func closestIDs(id string, ids []string) []string {
 // without its --probes, and must render it as the run did; a user's check
 // has no why or references to show anyway.
 func ExplainFindings(r *result.Report) (map[string]result.Explanation, error) {
-	checks, err := check.BuiltinChecks()
+	c, err := Builtin()
 	if err != nil {
-		return nil, fmt.Errorf("embedded checks: %w", err)
+		return nil, err
 	}
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		return nil, fmt.Errorf("embedded probes: %w", err)
-	}
-	x, err := newExplainer(checks, probes)
+	x, err := c.explainer()
 	if err != nil {
 		return nil, err
 	}

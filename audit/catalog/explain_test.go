@@ -1,4 +1,4 @@
-package audit
+package catalog
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ func knownFacts(t *testing.T) []string {
 	for _, p := range probes {
 		facts = append(append(facts, p.Facts...), p.NodeFacts...)
 	}
-	return append(facts, checkableGoFacts()...)
+	return append(facts, CheckableGoFacts()...)
 }
 
 // TestEveryBuiltinIsExplained is what makes explain complete: every
@@ -90,14 +90,7 @@ func TestEveryBuiltinIsExplained(t *testing.T) {
 // explain with their facts grouped by collect entry; anything else is an
 // UnknownIDError with the nearest ids.
 func TestExplain(t *testing.T) {
-	checks, err := check.BuiltinChecks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	probes, err := probe.BuiltinProbes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := builtin(t)
 	for _, tc := range []struct {
 		id        string
 		kind      string
@@ -116,7 +109,7 @@ func TestExplain(t *testing.T) {
 		{id: "correlation.firewall.ufw-active", unknownOK: true},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
-			e, err := Explain(tc.id, checks, probes)
+			e, err := c.Explain(tc.id)
 			var unknown *UnknownIDError
 			if tc.unknownOK {
 				if !errors.As(err, &unknown) {
@@ -165,7 +158,7 @@ func TestExplainUserCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := Explain("site.custom", user, []probe.Probe{{ID: "site", Facts: []string{"site.thing"}}})
+	e, err := (&Catalog{Checks: user, Probes: []probe.Probe{{ID: "site", Facts: []string{"site.thing"}}}}).Explain("site.custom")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,11 +194,8 @@ func TestExplainFindings(t *testing.T) {
 // TestExplainAll: the listing explains every id ExplainableIDs names, in
 // its order, with no placeholder among them.
 func TestExplainAll(t *testing.T) {
-	checks, err := check.BuiltinChecks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := ExplainAll(checks, nil)
+	c := builtin(t)
+	all, err := c.ExplainAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +203,7 @@ func TestExplainAll(t *testing.T) {
 	for _, e := range all {
 		ids = append(ids, e.ID)
 	}
-	if want := ExplainableIDs(checks); !slices.Equal(ids, want) {
+	if want := c.ExplainableIDs(); !slices.Equal(ids, want) {
 		t.Errorf("ExplainAll explains %q; want %q", ids, want)
 	}
 	if slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(id, "<") }) {

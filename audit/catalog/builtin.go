@@ -1,4 +1,4 @@
-package audit
+package catalog
 
 import (
 	"slices"
@@ -12,9 +12,9 @@ import (
 // This file is the one home of what fleet-audit reports or judges that no
 // probe script and no checks file declares: the findings built in Go and
 // the facts invented in Go. Waivers (WaivableIDs), --only/--skip
-// (SelectableIDs), user-probe validation (LoadProbeDir), `fleet-audit
-// probes` and docs/catalogue.md (Catalogue) all read these tables, so a new
-// finding built in Go is one constant and one row here.
+// (GoSelectableIDs), user-probe validation (Load), explain, `fleet-audit
+// probes` and docs/catalogue.md all read these tables, so a new finding
+// built in Go is one constant and one row here.
 
 // Ids of the findings built in Go. The code that builds a finding names it
 // by its constant; TestGoFindingsAreDeclared holds that.
@@ -71,10 +71,10 @@ type GoFinding struct {
 	Area result.Area
 }
 
-// goFinding is the GoFindings row of id. Every id constant has one
+// GoFindingOf is the GoFindings row of id. Every id constant has one
 // (TestGoFindingsAreDeclared); the zero row would show as an unknown
 // severity in a report, never as a wrong one.
-func goFinding(id string) GoFinding {
+func GoFindingOf(id string) GoFinding {
 	for _, f := range GoFindings {
 		if f.ID == id {
 			return f
@@ -223,7 +223,7 @@ var GoFindings = []GoFinding{
 			"etcd-io/etcd api/etcdserverpb/rpc.proto (Member: ID, name, peerURLs, clientURLs, isLearner)",
 			"https://docs.rke2.io/datastore/backup_restore",
 		},
-		Facts:    []string{EtcdMembersFact, EtcdMemberSelfFact, "etcd.members.status"},
+		Facts:    []string{"etcd.members", "etcd.member.self", "etcd.members.status"},
 		Fix:      "On each server named, and on one that agrees: curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info and compare the members. A server that is alone in its own cluster must rejoin: stop rke2-server on it, move /var/lib/rancher/rke2/server/db aside, remove its old member from the others (the rke2-server log of a server names the member ids), and start it again so it joins. Do not upgrade until every etcd server lists the same members.",
 		Severity: result.SeverityCritical,
 	},
@@ -237,7 +237,7 @@ var GoFindings = []GoFinding{
 			"k3s-io/k3s pkg/etcd/etcd.go (setName: the member name <node name>-<8 hex> kept in db/etcd/name; Test: a server that is no member fails)",
 			"https://docs.rke2.io/datastore/backup_restore",
 		},
-		Facts:    []string{EtcdMemberSelfFact, EtcdMembersFact, "etcd.members.status"},
+		Facts:    []string{"etcd.member.self", "etcd.members", "etcd.members.status"},
 		Fix:      "cat /var/lib/rancher/rke2/server/db/etcd/name on the server and compare with the members another server lists (curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info); journalctl -u rke2-server | grep -i member. Rejoin it (stop rke2-server, move /var/lib/rancher/rke2/server/db aside, start it) before the upgrade.",
 		Severity: result.SeverityCritical,
 	},
@@ -251,7 +251,7 @@ var GoFindings = []GoFinding{
 			"https://etcd.io/docs/v3.5/faq/#what-is-failure-tolerance",
 			"k3s-io/k3s pkg/etcd/etcd.go (RemovePeer: a deleted Node's member is removed; a server reset or reinstalled keeps its old member in the others' list)",
 		},
-		Facts:    []string{EtcdMembersFact, EtcdMemberSelfFact},
+		Facts:    []string{"etcd.members", "etcd.member.self"},
 		Fix:      "Add a server that is missing to the inventory; remove a member whose server is gone (kubectl delete node of that server makes RKE2 remove its member; otherwise etcdctl member remove <id> from inside an etcd pod) before the upgrade.",
 		Severity: result.SeverityWarning,
 	},
@@ -265,7 +265,7 @@ var GoFindings = []GoFinding{
 			"https://etcd.io/docs/v3.5/faq/#what-is-failure-tolerance",
 			"k3s-io/k3s pkg/etcd/etcd.go (manageLearners: members against Nodes with the etcd role)",
 		},
-		Facts:    []string{EtcdMembersFact, "cluster.etcd.members"},
+		Facts:    []string{"etcd.members", "cluster.etcd.members"},
 		Fix:      "Compare kubectl get nodes -l node-role.kubernetes.io/etcd=true with the members (curl -s --noproxy '*' --cacert /var/lib/rancher/rke2/server/tls/server-ca.crt https://127.0.0.1:9345/db/info on a server); remove stale members and wait for learners to be promoted before the upgrade.",
 		Severity: result.SeverityWarning,
 	},
@@ -385,9 +385,9 @@ const (
 	CertsUnparsedFact      = "certs.unparsed"
 )
 
-// targetVersionNotGiven is why a judgement that needs --target-version
+// TargetVersionNotGiven is why a judgement that needs --target-version
 // was skipped.
-const targetVersionNotGiven = TargetVersionFact + " not given: judged only with --target-version"
+const TargetVersionNotGiven = TargetVersionFact + " not given: judged only with --target-version"
 
 // GoFacts lists every fact invented in Go.
 var GoFacts = []GoFact{
@@ -410,10 +410,9 @@ var GoFacts = []GoFact{
 	{CertsUnparsedFact, "the certificate files the certs probe sent that crypto/x509 could not read (cut short, not a certificate), or none.", true, false},
 }
 
-// WaivableIDs lists every finding id a waiver may name: the checks, the
-// correlation finding of each symptom check, and the operator's findings
-// built in Go.
-func WaivableIDs(checks []check.Check) []string {
+// waivableIDs lists every finding id a waiver may name among checks and
+// the findings built in Go (Catalog.WaivableIDs).
+func waivableIDs(checks []check.Check) []string {
 	ids := append(check.IDs(checks), GoSelectableIDs()...)
 	for _, c := range checks {
 		if c.Symptom {
@@ -437,8 +436,8 @@ func GoSelectableIDs() []string {
 	return ids
 }
 
-// checkableGoFacts are the Go facts a check may read.
-func checkableGoFacts() []string {
+// CheckableGoFacts are the Go facts a check may read.
+func CheckableGoFacts() []string {
 	var out []string
 	for _, f := range GoFacts {
 		if f.Checkable {

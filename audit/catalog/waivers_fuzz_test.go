@@ -1,4 +1,4 @@
-package audit
+package catalog
 
 import (
 	"os"
@@ -7,21 +7,19 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
-
-	"github.com/fleet-audit/fleet-audit/audit/check"
 )
 
 // FuzzParseWaivers feeds waivers files (--waivers is untrusted text) to
-// ParseWaivers: it never panics, every error names the file, and an
+// parseWaivers: it never panics, every error names the file, and an
 // accepted waiver has the check and the reason the format requires.
 // Seeds: the example and the waiver files of the cmd testscripts.
 func FuzzParseWaivers(f *testing.F) {
-	data, err := os.ReadFile(filepath.Join("..", "examples", "waivers.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "waivers.yaml"))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(data)
-	scripts, err := filepath.Glob(filepath.Join("..", "cmd", "fleet-audit", "testdata", "script", "waivers*.txtar"))
+	scripts, err := filepath.Glob(filepath.Join("..", "..", "cmd", "fleet-audit", "testdata", "script", "waivers*.txtar"))
 	if err != nil || len(scripts) == 0 {
 		f.Fatalf("no waiver testscripts: %v", err)
 	}
@@ -37,14 +35,14 @@ func FuzzParseWaivers(f *testing.F) {
 		}
 	}
 	f.Add([]byte("- check: '['\n  reason: x\n  expires: 2026-02-30\n"))
-	cs, err := check.BuiltinChecks()
+	c, err := Builtin()
 	if err != nil {
 		f.Fatal(err)
 	}
-	known := WaivableIDs(cs)
+	known := c.WaivableIDs()
 	const name = "fuzz.yaml"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ws, err := ParseWaivers(name, data, known)
+		ws, err := parseWaivers(name, data, known)
 		if err != nil {
 			if ws != nil {
 				t.Fatal("waivers returned with an error")

@@ -1,4 +1,4 @@
-package audit
+package catalog
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 )
 
-// LoadProbeDir reads a --probes directory: every *.sh is a probe (same
+// loadDir reads a --probes directory: every *.sh is a probe (same
 // header format as the embedded ones, Source set to its path) and every
 // *.yaml a checks file. User probes and checks join the builtin ones, so
 // an id or a fact key that a builtin already uses is an error: the later
@@ -20,18 +20,10 @@ import (
 // check may read the facts of any probe, builtin or user, and a fact that
 // no probe emits is an error, since such a check would skip on every node
 // and look like a pass. Every error names the file (and line where known).
-func LoadProbeDir(dir string) ([]probe.Probe, []check.Check, error) {
+func loadDir(dir string, builtinProbes []probe.Probe, builtinChecks []check.Check) ([]probe.Probe, []check.Check, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--probes: %w", err)
-	}
-	builtinProbes, err := probe.BuiltinProbes()
-	if err != nil {
-		return nil, nil, fmt.Errorf("embedded probes: %w", err)
-	}
-	builtinChecks, err := check.BuiltinChecks()
-	if err != nil {
-		return nil, nil, fmt.Errorf("embedded checks: %w", err)
 	}
 	probeBy := map[string]string{} // probe id → where defined
 	factBy := map[string]string{}  // fact key → probe that emits it
@@ -105,7 +97,7 @@ func LoadProbeDir(dir string) ([]probe.Probe, []check.Check, error) {
 	if err := check.CheckIDsUnique(append(append([]check.Check{}, builtinChecks...), checks...)); err != nil {
 		errs = append(errs, err)
 	}
-	for _, f := range checkableGoFacts() {
+	for _, f := range CheckableGoFacts() {
 		factBy[f] = "fleet-audit"
 	}
 	for _, c := range checks {
