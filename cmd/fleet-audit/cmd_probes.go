@@ -146,7 +146,7 @@ func listing(cat *catalog.Catalog) (probes, checks []catalogEntry) {
 	return probes, checks
 }
 
-// goCatalog lists what fleet-audit computes in Go, from audit's one table:
+// goCatalog lists what fleet-audit computes in Go, from catalog's one table:
 // the findings (which --only, --skip and waivers may name when marked so)
 // and the facts (which a check may read when marked so).
 func goCatalog() (findings, facts []catalogEntry) {
