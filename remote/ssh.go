@@ -97,6 +97,7 @@ type SSHDialer struct {
 	opts    SSHOptions
 	retries int
 	hops    hopCache
+	known   knownHostsCache
 
 	hopNotesMu sync.Mutex
 	hopNotes   map[string]string // see HopHostKeyNotes
@@ -286,10 +287,12 @@ func (d *SSHDialer) connect(b budget, ep endpoint, via *sshConn) (*ssh.Client, s
 }
 
 func (d *SSHDialer) connectKeys(b budget, ep endpoint, via *sshConn) (*ssh.Client, *hostKeys, error) {
-	hk, err := loadHostKeys(ep.addr, ep.knownHosts, ep.policy)
+	set, err := d.known.get(ep.knownHosts)
 	if err != nil {
 		return nil, nil, err
 	}
+	hk := set.hostKeys(ep.addr, ep.policy)
+	hk.onLearn = d.known.learned
 	auth := newAuthPlan(b.deadline, d.opts.AgentSocket, d.defaultIdentities(), ep.identityFiles, ep.identitiesOnly, ep.passphraseEnv, d.opts.Passphrase)
 	defer auth.close()
 	if !auth.usable() {
