@@ -92,7 +92,7 @@ FUZZTIME     ?= 10s
 FUZZMINIMIZE ?= 5s
 FUZZ_TARGETS := FuzzLoad:./inventory FuzzLoadAnsible:./inventory \
 	FuzzParseOutput:./audit/probe FuzzParseProbe:./audit/probe \
-	FuzzParseChecks:./audit/check FuzzParseWaivers:./audit FuzzReadJSON:./result
+	FuzzRedactPrefilter:./audit/probe FuzzParseChecks:./audit/check FuzzParseWaivers:./audit FuzzReadJSON:./result
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $${t%%:*} in $${t#*:} for $(FUZZTIME)"; \

@@ -201,9 +201,102 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 	return res
 }
 
+// The redactor's pre-filter (issue 31): most values cannot hold a secret
+// (numbers, unit states, versions), and a value none of whose bytes starts
+// one of the literals below cannot match secretValueRe, whose every
+// alternative needs one of them: the shapes' fixed prefixes, and the
+// words the key-naming and header shapes begin with. The search ignores
+// ASCII case, which keeps a superset of the case-sensitive shapes, and a
+// value with a byte outside ASCII goes to the expressions as it is,
+// since (?i) also folds K (U+212A) to k and ſ (U+017F) to s.
+// TestRedactPrefilter and FuzzRedactPrefilter hold it to never pass over
+// a value the expressions would redact.
+var secretTriggers = [256][]string{
+	'k': {"k10", "k_live_", "k_test_", "k_prod_"},
+	'-': {"-----begin"},
+	'b': {"bearer", "b3blbnnzac1rzxktdje"},
+	't': {"token"},
+	'p': {"passw", "private"},
+	's': {"secret"},
+	'c': {"client-key-data"},
+	'a': {"api", "authorization", "akia", "asia", "aiza"},
+	'e': {"eyj"},
+	':': {"://"},
+	'g': {"gh", "github_pat_", "glpat-"},
+	'x': {"xox"},
+}
+
+// mayHoldSecret reports whether secretValueRe could match s: false only
+// when it cannot.
+func mayHoldSecret(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		for _, lit := range secretTriggers[lower(c)] {
+			if hasPrefixFold(s[i:], lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keyTriggers are the words secretKeyRe needs, as secretTriggers are
+// secretValueRe's.
+var keyTriggers = [256][]string{
+	't': {"token"},
+	'p': {"passw", "passphrase", "private"},
+	's': {"secret"},
+}
+
+// mayNameSecret reports whether secretKeyRe could match key.
+func mayNameSecret(key string) bool {
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		for _, lit := range keyTriggers[lower(c)] {
+			if hasPrefixFold(key[i:], lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lower is c in ASCII lower case.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold reports whether s starts with lit (lower case) in any
+// ASCII case.
+func hasPrefixFold(s, lit string) bool {
+	if len(s) < len(lit) {
+		return false
+	}
+	for j := 0; j < len(lit); j++ {
+		if lower(s[j]) != lit[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// secretKey and secretValue are the redactor's two tests, the
+// pre-filter first.
+func secretKey(key string) bool   { return mayNameSecret(key) && secretKeyRe.MatchString(key) }
+func secretValue(val string) bool { return mayHoldSecret(val) && secretValueRe.MatchString(val) }
+
 func sanitizeValue(key, val string) string {
 	val = strings.TrimSpace(val)
-	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
+	if secretKey(key) || secretValue(val) {
 		return result.Redacted
 	}
 	val = ValidUTF8(val)
@@ -266,7 +359,7 @@ func nextLine(b []byte) (string, []byte) {
 // (stderr, error messages): each line is cut at the first secret-looking
 // span, so the context before it still says what failed.
 func RedactText(s string) string {
-	if !secretValueRe.MatchString(s) {
+	if !secretValue(s) {
 		return s
 	}
 	lines := strings.Split(s, "\n")
@@ -284,7 +377,7 @@ func RedactText(s string) string {
 // secret is cleaned by every later render and a clean file renders byte
 // for byte.
 func RedactFact(key, val string) string {
-	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
+	if secretKey(key) || secretValue(val) {
 		return result.Redacted
 	}
 	return val
