@@ -202,29 +202,36 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 }
 
 // The redactor's pre-filter (issue 31): most values cannot hold a secret
-// (numbers, unit states, versions), and a value none of whose bytes starts
-// one of the literals below cannot match secretValueRe, whose every
+// (numbers, unit states, versions), and a value in which none of the
+// literals below starts cannot match secretValueRe, whose every
 // alternative needs one of them: the shapes' fixed prefixes, and the
-// words the key-naming and header shapes begin with. The search ignores
-// ASCII case, which keeps a superset of the case-sensitive shapes, and a
-// value with a byte outside ASCII goes to the expressions as it is,
-// since (?i) also folds K (U+212A) to k and ſ (U+017F) to s.
-// TestRedactPrefilter and FuzzRedactPrefilter hold it to never pass over
-// a value the expressions would redact.
-var secretTriggers = [256][]string{
-	'k': {"k10", "k_live_", "k_test_", "k_prod_"},
-	'-': {"-----begin"},
-	'b': {"bearer", "b3blbnnzac1rzxktdje"},
-	't': {"token"},
-	'p': {"passw", "private"},
-	's': {"secret"},
-	'c': {"client-key-data"},
-	'a': {"api", "authorization", "akia", "asia", "aiza"},
-	'e': {"eyj"},
-	':': {"://"},
-	'g': {"gh", "github_pat_", "glpat-"},
-	'x': {"xox"},
-}
+// words the key-naming and header shapes begin with. Those of the (?i:)
+// alternatives are looked for in any ASCII case (secretFold), the others
+// as they are written (secretExact); a value with a byte outside ASCII
+// goes to the expressions as it is, since (?i) also folds K (U+212A) to k
+// and ſ (U+017F) to s. TestRedactPrefilter and FuzzRedactPrefilter hold
+// it to never pass over a value the expressions would redact.
+var (
+	secretFold = [256][]string{
+		'k': {"k10"},
+		'-': {"-----begin"},
+		'b': {"bearer"},
+		't': {"token"},
+		'p': {"passw", "private"},
+		's': {"secret"},
+		'c': {"client-key-data"},
+		'a': {"api", "authorization"},
+		':': {"://"},
+	}
+	secretExact = [256][]string{
+		'e': {"eyJ"},
+		'A': {"AKIA", "ASIA", "AIza"},
+		'b': {"b3BlbnNzaC1rZXktdjE"},
+		'g': {"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-"},
+		'x': {"xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"},
+		'k': {"k_live_", "k_test_", "k_prod_"},
+	}
+)
 
 // mayHoldSecret reports whether secretValueRe could match s: false only
 // when it cannot.
@@ -234,7 +241,12 @@ func mayHoldSecret(s string) bool {
 		if c >= utf8.RuneSelf {
 			return true
 		}
-		for _, lit := range secretTriggers[lower(c)] {
+		for _, lit := range secretExact[c] {
+			if strings.HasPrefix(s[i:], lit) {
+				return true
+			}
+		}
+		for _, lit := range secretFold[lower(c)] {
 			if hasPrefixFold(s[i:], lit) {
 				return true
 			}
@@ -243,8 +255,8 @@ func mayHoldSecret(s string) bool {
 	return false
 }
 
-// keyTriggers are the words secretKeyRe needs, as secretTriggers are
-// secretValueRe's.
+// keyTriggers are the words secretKeyRe needs, in any ASCII case, as
+// secretFold and secretExact are secretValueRe's.
 var keyTriggers = [256][]string{
 	't': {"token"},
 	'p': {"passw", "passphrase", "private"},

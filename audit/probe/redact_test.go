@@ -119,6 +119,22 @@ func TestRedactPrefilter(t *testing.T) {
 			}
 		}
 	}
+	// Every member of the shapes' character classes and alternations.
+	for _, c := range "pousr" {
+		values = append(values, "gh"+string(c)+"_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789")
+	}
+	for _, c := range "abposre" {
+		values = append(values, "xox"+string(c)+"-1234567890-abcdef")
+	}
+	for _, c := range "rs" {
+		for _, env := range []string{"live", "test", "prod"} {
+			values = append(values, string(c)+"k_"+env+"_4eC39HqLyjWDarjtT1zdp7dc")
+		}
+	}
+	for _, w := range []string{"token", "password", "passwd", "secret", "secret_key", "secret-access-key", "secretaccesskey", "client-key-data",
+		"private_key", "private-key", "privatekey", "api_key", "api-key", "apikey", "passphrase"} {
+		values = append(values, w+": x", w+"=x", `"`+w+`":"x"`, strings.ToUpper(w)+" =\tx")
+	}
 	// Fragments of every shape, its separators and a few bytes the
 	// expressions fold (K U+212A, ſ U+017F), glued at random.
 	pieces := []string{"K10", "k10", "5e9a0c2f8b7d6e4a3c1b", "::", ":", "=", " ", "\t", "\"", "'", "-----BEGIN ", "RSA ", "PRIVATE KEY",
@@ -126,7 +142,8 @@ func TestRedactPrefilter(t *testing.T) {
 		"private", "api", "authorization", "Basic ", "YWRtaW46czNjcjN0", "==", "eyJ", "eyJhbGciOiJIUzI1NiJ9", ".", "AKIA", "ASIA",
 		"IOSFODNN7EXAMPLE", "https", "://", "admin", "@", "/", "b3BlbnNzaC1rZXktdjE", "gh", "p", "o", "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
 		"github_pat_", "11ABCDEFG0123456789_abcdefghijklmnopqr", "xox", "b", "glpat-", "aBcDeFgHiJkLmNoPqRsT", "sk", "rk", "_live_",
-		"_test_", "4eC39HqLyjWDarjtT1zdp7dc", "AIza", "SyA1bC2dE3fG4hI5jK6lM7nO8pQ9rS0tUvW", "\u212a10", "ſecret", "v1.28.9+rke2r1", "6443", "active"}
+		"_test_", "4eC39HqLyjWDarjtT1zdp7dc", "AIza", "SyA1bC2dE3fG4hI5jK6lM7nO8pQ9rS0tUvW", "\u212a10", "ſecret", "v1.28.9+rke2r1", "6443", "active",
+		"u", "s", "r", "a", "e"}
 	rng := rand.New(rand.NewPCG(31, 1))
 	for range 50000 {
 		var b strings.Builder
