@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unique"
 
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -102,22 +103,24 @@ type Parsed struct {
 // or unterminated is recorded as such, with the facts it did print.
 func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}, NodeFacts: map[string]map[string]string{}, Bytes: map[string]int{}}
-	declared := map[string]map[string]bool{"_meta": {MetaUID: true, MetaSudo: true, MetaTimeout: true}}
-	nodeDeclared := map[string]map[string]bool{}
+	// Each declared key maps to itself: a fact is stored under the
+	// probe's own string, shared by every node, not a piece of the line.
+	declared := map[string]map[string]string{"_meta": {MetaUID: MetaUID, MetaSudo: MetaSudo, MetaTimeout: MetaTimeout}}
+	nodeDeclared := map[string]map[string]string{}
 	budget := map[string]int{"_meta": maxProbeBytes}
 	runs := map[string]*result.ProbeRun{}
 	for _, p := range probes {
-		declared[p.ID] = map[string]bool{}
+		declared[p.ID] = map[string]string{}
 		for _, f := range p.Facts {
-			declared[p.ID][f] = true
+			declared[p.ID][f] = f
 		}
 		budget[p.ID] = maxProbeBytes
 		if p.Scope == ScopeCluster {
 			budget[p.ID] = maxClusterProbeBytes
 		}
-		nodeDeclared[p.ID] = map[string]bool{}
+		nodeDeclared[p.ID] = map[string]string{}
 		for _, f := range p.NodeFacts {
-			nodeDeclared[p.ID][f] = true
+			nodeDeclared[p.ID][f] = f
 		}
 		runs[p.ID] = &result.ProbeRun{ID: p.ID, Status: result.ProbeMissing, ExitCode: -1}
 	}
@@ -172,7 +175,8 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 		}
 		if node, kv, isNode := strings.Cut(strings.TrimPrefix(line, "@"), " "); isNode && strings.HasPrefix(line, "@") {
 			key, val, ok := strings.Cut(kv, "=")
-			if !ok || !nodeDeclared[cur][key] || !k8sNodeNameRe.MatchString(node) {
+			key, isDeclared := nodeDeclared[cur][key]
+			if !ok || !isDeclared || !k8sNodeNameRe.MatchString(node) {
 				continue
 			}
 			if len(res.NodeFacts) >= maxClusterNodes && res.NodeFacts[node] == nil {
@@ -181,14 +185,15 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 			if res.NodeFacts[node] == nil {
 				res.NodeFacts[node] = map[string]string{}
 			}
-			res.NodeFacts[node][key] = sanitizeValue(key, val)
+			res.NodeFacts[node][key] = intern(sanitizeValue(key, val))
 			continue
 		}
 		key, val, ok := strings.Cut(line, "=")
-		if !ok || !declared[cur][key] {
+		key, isDeclared := declared[cur][key]
+		if !ok || !isDeclared {
 			continue
 		}
-		val = sanitizeValue(key, val)
+		val = intern(sanitizeValue(key, val))
 		if cur == "_meta" {
 			res.Meta[key] = val
 		} else {
@@ -305,6 +310,12 @@ func hasPrefixFold(s, lit string) bool {
 // pre-filter first.
 func secretKey(key string) bool   { return mayNameSecret(key) && secretKeyRe.MatchString(key) }
 func secretValue(val string) bool { return mayHoldSecret(val) && secretValueRe.MatchString(val) }
+
+// intern returns the one copy of s that every node's facts share
+// (unique.Make): most values are the same across a fleet (versions, unit
+// states, settings), and a fact kept as a piece of its output line held
+// the whole line (issue 31, memory per node).
+func intern(s string) string { return unique.Make(s).Value() }
 
 func sanitizeValue(key, val string) string {
 	val = strings.TrimSpace(val)
