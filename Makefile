@@ -92,7 +92,7 @@ FUZZTIME     ?= 10s
 FUZZMINIMIZE ?= 5s
 FUZZ_TARGETS := FuzzLoad:./inventory FuzzLoadAnsible:./inventory \
 	FuzzParseOutput:./audit/probe FuzzParseProbe:./audit/probe \
-	FuzzParseChecks:./audit/check FuzzParseWaivers:./audit/catalog FuzzReadJSON:./result
+	FuzzRedactPrefilter:./audit/probe FuzzParseChecks:./audit/check FuzzParseWaivers:./audit/catalog FuzzReadJSON:./result
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $${t%%:*} in $${t#*:} for $(FUZZTIME)"; \
@@ -100,11 +100,13 @@ fuzz:
 	done
 
 # Speed and memory, measured (never asserted in tests): see bench/.
-# scale.sh is the client alone at 100, 1,000 and 10,000 nodes, one table.
+# scale.sh is the client alone at 100, 1,000 and 10,000 nodes, one table;
+# sshscale.sh the client over real SSH at the same sizes, per node.
 bench:
 	sh bench/run.sh
 	sh bench/forks.sh
 	sh bench/scale.sh
+	sh bench/sshscale.sh
 
 # Release artifacts under dist/, from a clone with Go alone: nfpm and
 # cyclonedx-gomod are Go modules run at pinned versions, so no packaging

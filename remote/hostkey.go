@@ -39,83 +39,126 @@ type hostKeys struct {
 	failure  error
 	ignored  error  // what strict would have refused, under insecure-ignore
 	learned  string // the file accept-new recorded the key in
+
+	// onLearn, when set, is told the line accept-new appended to a file,
+	// numbered as a fresh read of the file would number it.
+	onLearn func(file string, lineNum int, line []byte)
 }
 
-// hostDB is knownhosts' callback plus what knownhosts does not tell: which
-// lines are @cert-authority lines. knownhosts reports those among a host's
-// keys (KeyError.Want) and even accepts a plain host key equal to a CA key,
-// so every verdict here first separates authorities from host keys.
-type hostDB struct {
-	check ssh.HostKeyCallback
-	ca    map[lineRef]bool
-}
-
-type lineRef struct {
-	file string
-	line int
-}
-
-// loadHostKeys reads the known_hosts files that exist. Missing files are not
-// an error, because a fresh machine has none; with no file at all every host
-// is simply unknown.
+// loadHostKeys reads and parses the known_hosts files that exist, for one
+// dial. A dialer reads them once for all its dials (knownHostsCache).
+// Missing files are not an error, because a fresh machine has none; with no
+// file at all every host is simply unknown.
 func loadHostKeys(addr string, files []string, policy HostKeyPolicy) (*hostKeys, error) {
-	if policy == HostKeyDefault {
-		policy = HostKeyStrict
+	set := &knownHostsSet{files: files}
+	if err := set.load(); err != nil {
+		return nil, err
 	}
-	h := &hostKeys{addr: addr, files: files, policy: policy}
-	for _, f := range files {
+	return set.hostKeys(addr, policy), nil
+}
+
+// knownHostsCache holds the known_hosts files of one dialer, which is one
+// run, read and parsed once each (issue 31: a fleet's file grows with the
+// fleet, and reading it for every dial made a run quadratic in its size).
+// Only accept-new reads a file again, under its lock, as it must.
+type knownHostsCache struct {
+	mu     sync.Mutex
+	sets   map[string]*knownHostsSet // by the file list, joined with NUL
+	parses atomic.Int64              // sets loaded, for a test
+}
+
+// knownHostsSet is one list of known_hosts files, as a target names them.
+type knownHostsSet struct {
+	files []string
+	once  sync.Once
+	err   error
+	db    *hostDB
+
+	mu      sync.Mutex
+	present []string // the files that exist
+}
+
+// get returns the parsed set for files, reading it on first use.
+func (c *knownHostsCache) get(files []string) (*knownHostsSet, error) {
+	key := strings.Join(files, "\x00")
+	c.mu.Lock()
+	if c.sets == nil {
+		c.sets = map[string]*knownHostsSet{}
+	}
+	set, ok := c.sets[key]
+	if !ok {
+		set = &knownHostsSet{files: files}
+		c.sets[key] = set
+	}
+	c.mu.Unlock()
+	set.once.Do(func() {
+		c.parses.Add(1)
+		set.err = set.load()
+	})
+	return set, set.err
+}
+
+// learned adds the line accept-new wrote to file to every set that reads
+// file, so the rest of the run knows the key as a fresh read would.
+func (c *knownHostsCache) learned(file string, lineNum int, line []byte) {
+	c.mu.Lock()
+	var sets []*knownHostsSet
+	for _, set := range c.sets {
+		if slices.Contains(set.files, file) {
+			sets = append(sets, set)
+		}
+	}
+	c.mu.Unlock()
+	for _, set := range sets {
+		set.once.Do(func() {}) // wait for a set still loading
+		if set.err != nil {
+			continue
+		}
+		set.mu.Lock()
+		if !slices.Contains(set.present, file) {
+			set.present = nil
+			for _, f := range set.files {
+				if _, err := os.Stat(f); err == nil {
+					set.present = append(set.present, f)
+				}
+			}
+		}
+		set.mu.Unlock()
+		if !set.db.has(file, lineNum) { // a set that loaded after the write has it
+			_ = set.db.add(line, file, lineNum)
+		}
+	}
+}
+
+// load finds the files that exist and parses them.
+func (s *knownHostsSet) load() error {
+	for _, f := range s.files {
 		_, err := os.Stat(f)
 		switch {
 		case err == nil:
-			h.present = append(h.present, f)
+			s.present = append(s.present, f)
 		case errors.Is(err, fs.ErrNotExist):
 		default:
-			return nil, fmt.Errorf("%w: cannot read known_hosts: %w", ErrHostKeyUnknown, err)
+			return fmt.Errorf("%w: cannot read known_hosts: %w", ErrHostKeyUnknown, err)
 		}
 	}
-	db, err := openHostDB(h.present)
+	db, err := openHostDB(s.present)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHostKeyUnknown, err)
+		return fmt.Errorf("%w: %w", ErrHostKeyUnknown, err)
 	}
-	h.db = db
-	return h, nil
-}
-
-func openHostDB(files []string) (*hostDB, error) {
-	check, err := knownhosts.New(files...)
-	if err != nil {
-		return nil, fmt.Errorf("cannot parse known_hosts: %w", err)
-	}
-	db := &hostDB{check: check, ca: make(map[lineRef]bool)}
-	for _, f := range files {
-		if err := db.scanMarkers(f); err != nil {
-			return nil, err
-		}
-	}
-	return db, nil
-}
-
-// scanMarkers finds the @cert-authority lines, numbering lines exactly as
-// knownhosts does so its KnownKey.Line can be looked up.
-func (db *hostDB) scanMarkers(file string) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return fmt.Errorf("cannot read known_hosts: %w", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		word := bytes.Trim(sc.Bytes(), " \t")
-		if i := bytes.IndexAny(word, " \t"); i >= 0 {
-			word = word[:i]
-		}
-		if string(word) == "@cert-authority" {
-			db.ca[lineRef{file, n}] = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("cannot read known_hosts %s: %w", file, err)
-	}
+	s.db = db
 	return nil
+}
+
+// hostKeys starts one dial's verification against the set.
+func (s *knownHostsSet) hostKeys(addr string, policy HostKeyPolicy) *hostKeys {
+	if policy == HostKeyDefault {
+		policy = HostKeyStrict
+	}
+	s.mu.Lock()
+	present := slices.Clone(s.present)
+	s.mu.Unlock()
+	return &hostKeys{addr: addr, files: s.files, present: present, policy: policy, db: s.db}
 }
 
 // probeKey is a key no known_hosts file can contain. Checking it against the
@@ -151,7 +194,7 @@ func (db *hostDB) lookup(host string) (keys, authorities []knownhosts.KnownKey) 
 
 func (db *hostDB) split(want []knownhosts.KnownKey) (keys, authorities []knownhosts.KnownKey) {
 	for _, k := range want {
-		if db.ca[lineRef{k.Filename, k.Line}] {
+		if db.isCA(k.Filename, k.Line) {
 			authorities = append(authorities, k)
 		} else {
 			keys = append(keys, k)
@@ -468,6 +511,15 @@ func (h *hostKeys) acceptNew(hostname string, remote net.Addr, key ssh.PublicKey
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("%w: record host key of %s in %s: %w", ErrHostKeyUnknown, h.addr, path, err)
+	}
+	if h.onLearn != nil {
+		// Lines as bufio.Scanner counts them: the last one may lack its
+		// newline, and a line was added after it.
+		n := bytes.Count(old, []byte("\n"))
+		if len(old) > 0 && old[len(old)-1] != '\n' {
+			n++
+		}
+		h.onLearn(h.files[0], n+1, bytes.TrimSpace([]byte(line)))
 	}
 	h.mu.Lock()
 	h.learned = path

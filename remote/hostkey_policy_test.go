@@ -817,3 +817,99 @@ func TestAcceptNewAcrossProcesses(t *testing.T) {
 	}
 	t.Logf("known_hosts line counts over %d trials (want %d each): %v", trials, want, counts)
 }
+
+// TestKnownHostsReadOncePerRun: a dialer, which is one run, reads and
+// parses its known_hosts files once for all its dials (issue 31), so a
+// file rewritten mid-run is not seen until the next run, while what
+// accept-new records is seen at once, as the lock's re-read sees it, also
+// by a strict dial of the same run. Each node is dialled with its own
+// Target, as the audit does.
+func TestKnownHostsReadOncePerRun(t *testing.T) {
+	t.Parallel()
+	client, pemBytes, err := sshfleet.NewClientKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs := make([]sshfleet.NodeConfig, 4)
+	for i := range cfgs {
+		cfgs[i] = sshfleet.NodeConfig{Name: fmt.Sprint("n", i), AuthorizedKeys: []ssh.PublicKey{client.PublicKey()}}
+	}
+	f, err := sshfleet.Start(t.Context(), cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "id")
+	kh := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(keyFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kh, f.KnownHosts(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	newDialer := func() *SSHDialer {
+		return NewSSHDialer(SSHOptions{ConnectTimeout: 5 * time.Second, DefaultIdentityFiles: []string{}, DefaultKnownHosts: []string{"/nonexistent"}})
+	}
+	dial := func(d *SSHDialer, n *sshfleet.Node, policy HostKeyPolicy) error {
+		c, err := d.Dial(t.Context(), Target{Name: n.Config.Name, Address: n.Host, Port: n.Port, User: "tester", IdentityFiles: []string{keyFile},
+			KnownHostsFiles: []string{kh}, HostKeyPolicy: policy})
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+
+	run := newDialer()
+	if err := dial(run, f.Nodes()[0], HostKeyStrict); err != nil {
+		t.Fatal(err)
+	}
+	// Every node's key replaced by another's, as if the fleet had been
+	// reinstalled: a later run refuses them, this one read the file
+	// before.
+	other, _, err := sshfleet.NewClientKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong strings.Builder
+	for _, n := range f.Nodes() {
+		wrong.WriteString(knownhosts.Line([]string{n.Addr}, other.PublicKey()) + "\n")
+	}
+	if err := os.WriteFile(kh, []byte(wrong.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes()[1:] {
+		if err := dial(run, n, HostKeyStrict); err != nil {
+			t.Errorf("%s in the same run: %v; want the file as the run first read it", n.Config.Name, err)
+		}
+	}
+	if got := run.known.parses.Load(); got != 1 {
+		t.Errorf("known_hosts parsed %d times for %d dials, want once", got, len(f.Nodes()))
+	}
+	if err := dial(newDialer(), f.Nodes()[1], HostKeyStrict); !errors.Is(err, ErrHostKeyMismatch) {
+		t.Errorf("a new run: %v; want the rewritten file's mismatch", err)
+	}
+
+	// A fresh file: accept-new records a node; a strict dial of the same
+	// run then knows it, without reading the file again.
+	if err := os.WriteFile(kh, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run = newDialer()
+	n := f.Nodes()[2]
+	if err := dial(run, n, HostKeyStrict); !errors.Is(err, ErrHostKeyUnknown) {
+		t.Fatalf("strict on an empty file: %v, want unknown", err)
+	}
+	if err := dial(run, n, HostKeyAcceptNew); err != nil {
+		t.Fatalf("accept-new: %v", err)
+	}
+	if err := dial(run, n, HostKeyStrict); err != nil {
+		t.Errorf("strict after accept-new recorded the key in the same run: %v", err)
+	}
+	if err := dial(run, f.Nodes()[3], HostKeyStrict); !errors.Is(err, ErrHostKeyUnknown) {
+		t.Errorf("strict on a node nobody recorded: %v, want unknown", err)
+	}
+	if got := run.known.parses.Load(); got != 1 {
+		t.Errorf("known_hosts parsed %d times in the second run, want once", got)
+	}
+}

@@ -182,7 +182,7 @@ func (d *SSHDialer) dialHop(e *hopDial, jumps []Hop, deadline time.Time, timeout
 		}
 		switch {
 		case err == nil:
-			e.conn = startConn(ep.where, client, via, d.opts.KeepAliveInterval, d.opts.KeepAliveCountMax)
+			e.conn = startConn(ep.where, client, via, d.opts.KeepAliveInterval, d.opts.KeepAliveCountMax, true)
 		case errors.Is(err, ErrJumpFailed):
 			e.err = err
 		default:

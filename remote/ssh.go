@@ -97,6 +97,7 @@ type SSHDialer struct {
 	opts    SSHOptions
 	retries int
 	hops    hopCache
+	known   knownHostsCache
 
 	hopNotesMu sync.Mutex
 	hopNotes   map[string]string // see HopHostKeyNotes
@@ -259,7 +260,7 @@ func (d *SSHDialer) Dial(ctx context.Context, t Target) (Conn, error) {
 		if err != nil {
 			return fail(err)
 		}
-		c := startConn(ep.where, client, via, interval, countMax)
+		c := startConn(ep.where, client, via, interval, countMax, false)
 		c.hostKeyNote = note
 		return c, nil
 	}
@@ -286,10 +287,12 @@ func (d *SSHDialer) connect(b budget, ep endpoint, via *sshConn) (*ssh.Client, s
 }
 
 func (d *SSHDialer) connectKeys(b budget, ep endpoint, via *sshConn) (*ssh.Client, *hostKeys, error) {
-	hk, err := loadHostKeys(ep.addr, ep.knownHosts, ep.policy)
+	set, err := d.known.get(ep.knownHosts)
 	if err != nil {
 		return nil, nil, err
 	}
+	hk := set.hostKeys(ep.addr, ep.policy)
+	hk.onLearn = d.known.learned
 	auth := newAuthPlan(b.deadline, d.opts.AgentSocket, d.defaultIdentities(), ep.identityFiles, ep.identitiesOnly, ep.passphraseEnv, d.opts.Passphrase)
 	defer auth.close()
 	if !auth.usable() {
@@ -516,11 +519,17 @@ type sshConn struct {
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
-	dead      chan struct{} // closed when the transport is gone, for any reason
-	wg        sync.WaitGroup
+	// dead is closed when the transport is gone, for any reason, by a
+	// goroutine that waits for it: a jump host's connection has one, as
+	// the nodes behind it ask isDead; a node's, used once and closed,
+	// has none (nil).
+	dead chan struct{}
+	wg   sync.WaitGroup
 
 	mu   sync.Mutex
 	lost error // why the connection died under us, if we know
+
+	keepAlive keepAlive
 
 	hostKeyNote string // see connect; set before the conn is returned
 }
@@ -547,13 +556,16 @@ func (c *sshConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		close(c.done)
+		c.keepAlive.stop()
 		// A tunnelled connection that is already closed says io.EOF
 		// where TCP says net.ErrClosed.
 		if cerr := c.client.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && !errors.Is(cerr, io.EOF) {
 			err = fmt.Errorf("%s: close: %w", c.where, cerr)
 		}
 	})
-	waitTimeout(&c.wg, closeWait)
+	if c.dead != nil {
+		waitTimeout(&c.wg, closeWait)
+	}
 	return err
 }
 
@@ -582,7 +594,8 @@ func (c *sshConn) lostReason() error {
 	return lost
 }
 
-// isDead reports whether the transport is gone.
+// isDead reports whether the transport is gone; only for a connection
+// started with watch.
 func (c *sshConn) isDead() bool {
 	select {
 	case <-c.dead:
@@ -592,69 +605,107 @@ func (c *sshConn) isDead() bool {
 	}
 }
 
-// startConn wraps an authenticated client and starts watching it.
-func startConn(where string, client *ssh.Client, via *sshConn, interval time.Duration, countMax int) *sshConn {
+// startConn wraps an authenticated client and starts its keepalives. With
+// watch, a goroutine also waits for the transport to end, for isDead.
+//
+// Nothing else runs per connection until a keepalive is due: a node's
+// connection lives for one bundle, usually well under the interval, and
+// a goroutine and a ticker each would wake the process for every node of
+// the fleet (issue 31).
+func startConn(where string, client *ssh.Client, via *sshConn, interval time.Duration, countMax int, watch bool) *sshConn {
 	c := &sshConn{
 		where:  where,
 		client: client,
 		via:    via,
 		done:   make(chan struct{}),
-		dead:   make(chan struct{}),
 	}
-	c.wg.Add(2)
-	go func() {
-		defer c.wg.Done()
-		_ = c.client.Wait()
-		close(c.dead)
-	}()
-	go c.keepAlive(interval, countMax)
+	if watch {
+		c.dead = make(chan struct{})
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			_ = c.client.Wait()
+			close(c.dead)
+		}()
+	}
+	c.keepAlive.start(c, interval, countMax)
 	return c
 }
 
 // keepAlive detects a peer that vanished without closing TCP, which would
-// otherwise hold a run until its timeout and a connection forever. Only one
-// request is in flight at a time; each interval it stays unanswered counts
-// as a miss.
-func (c *sshConn) keepAlive(interval time.Duration, countMax int) {
-	defer c.wg.Done()
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	var (
-		pending chan error // non-nil while a request awaits its answer
-		misses  int
-	)
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-c.dead:
-			return
-		case err := <-pending:
-			pending = nil
-			if err != nil {
-				return
-			}
-			misses = 0
-		case <-ticker.C:
-			if pending != nil {
-				misses++
-				if misses >= countMax {
-					c.markLost(fmt.Errorf("no answer to %d keepalives sent %s apart", countMax, interval))
-					return
-				}
-				continue
-			}
-			pending = make(chan error, 1)
-			// SendRequest cannot be cancelled; it returns once the
-			// answer arrives or the transport closes, and the
-			// buffered channel lets it finish after we stopped
-			// listening.
-			go func(answer chan<- error) {
-				_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
-				answer <- err
-			}(pending)
-		}
+// otherwise hold a run until its timeout and a connection forever, as
+// OpenSSH's ServerAliveInterval and ServerAliveCountMax do (ssh_config(5)).
+// Only one request is in flight at a time; each interval it stays
+// unanswered counts as a miss, and countMax misses in a row close the
+// connection. It is a timer, not a goroutine: nothing runs before the
+// first interval passes.
+type keepAlive struct {
+	conn     *sshConn
+	interval time.Duration
+	countMax int
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+	pending bool // a request awaits its answer
+	misses  int
+}
+
+func (k *keepAlive) start(c *sshConn, interval time.Duration, countMax int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.conn, k.interval, k.countMax = c, interval, countMax
+	k.timer = time.AfterFunc(interval, k.tick)
+}
+
+// stop ends the keepalives; an answer still awaited is dropped.
+func (k *keepAlive) stop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stopped = true
+	if k.timer != nil {
+		k.timer.Stop()
 	}
+}
+
+func (k *keepAlive) tick() {
+	k.mu.Lock()
+	if k.stopped {
+		k.mu.Unlock()
+		return
+	}
+	if k.pending {
+		k.misses++
+		lost := k.misses >= k.countMax
+		if lost {
+			k.stopped = true
+		} else {
+			k.timer.Reset(k.interval)
+		}
+		k.mu.Unlock()
+		if lost {
+			k.conn.markLost(fmt.Errorf("no answer to %d keepalives sent %s apart", k.countMax, k.interval))
+		}
+		return
+	}
+	defer k.mu.Unlock()
+	k.pending = true
+	// SendRequest cannot be cancelled; it returns once the answer
+	// arrives or the transport closes.
+	go func() {
+		_, _, err := k.conn.client.SendRequest("keepalive@openssh.com", true, nil)
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		k.pending = false
+		if err != nil {
+			// The transport is gone: nothing left to watch.
+			k.stopped = true
+			k.timer.Stop()
+			return
+		}
+		k.misses = 0
+	}()
+	k.timer.Reset(k.interval)
 }
 
 // sshExec is one session running the script.
@@ -711,7 +762,11 @@ func (e *sshExec) run(stdin []byte, stdout, stderr io.Writer) (int, error) {
 	// The write ends when the script has read it all or the channel
 	// closes; its error only says the script did not read everything.
 	go func() {
-		_, _ = in.Write(withPIDPrelude(stdin))
+		// The prelude, then the script: written in turn rather than
+		// joined, which would copy the whole bundle for every node.
+		if _, err := io.WriteString(in, pidPrelude); err == nil {
+			_, _ = in.Write(stdin)
+		}
 		_ = in.Close()
 	}()
 

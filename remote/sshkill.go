@@ -63,7 +63,8 @@ const (
 	maxPIDScan = 4 << 10
 )
 
-// withPIDPrelude returns the script with the prelude before its first line.
+// withPIDPrelude returns the script with the prelude before its first line
+// (an SSH run writes the two in turn instead, sparing a copy of the script).
 func withPIDPrelude(script []byte) []byte {
 	return append([]byte(pidPrelude), script...)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unique"
 
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -26,7 +27,16 @@ func Judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals
 			clusterFacts[k] = v
 		}
 	}
-	var out []result.CheckResult
+	// One result per cluster check and per node and node check, sized
+	// once: grown by doubling, the slice kept up to twice the report's
+	// results for the rest of the run.
+	clusterChecks := 0
+	for _, c := range checks {
+		if c.Scope == probe.ScopeCluster {
+			clusterChecks++
+		}
+	}
+	out := make([]result.CheckResult, 0, clusterChecks+len(nodes)*(len(checks)-clusterChecks))
 	for _, c := range checks {
 		if c.Scope != probe.ScopeCluster {
 			continue
@@ -66,6 +76,9 @@ func Judge(nodes []result.Node, cluster *result.Cluster, checks []Check, globals
 				r.Outcome = result.OutcomeFail // selected; JudgeUniform decides
 			default:
 				r.Outcome, r.Detail = c.Evaluate(view)
+				// Most nodes' details read alike (the same value
+				// compared with the same limit): one copy for all.
+				r.Detail = unique.Make(r.Detail).Value()
 				if r.Outcome == result.OutcomeSkip {
 					if f := c.missingClusterFact(view); f != "" && (cluster == nil || cluster.Status != result.ClusterOK) {
 						r.Detail = f + " not collected: " + clusterViewWhy(cluster)

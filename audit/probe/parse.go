@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unique"
 
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -102,22 +103,24 @@ type Parsed struct {
 // or unterminated is recorded as such, with the facts it did print.
 func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 	res := Parsed{Facts: map[string]string{}, Meta: map[string]string{}, NodeFacts: map[string]map[string]string{}, Bytes: map[string]int{}}
-	declared := map[string]map[string]bool{"_meta": {MetaUID: true, MetaSudo: true, MetaTimeout: true}}
-	nodeDeclared := map[string]map[string]bool{}
+	// Each declared key maps to itself: a fact is stored under the
+	// probe's own string, shared by every node, not a piece of the line.
+	declared := map[string]map[string]string{"_meta": {MetaUID: MetaUID, MetaSudo: MetaSudo, MetaTimeout: MetaTimeout}}
+	nodeDeclared := map[string]map[string]string{}
 	budget := map[string]int{"_meta": maxProbeBytes}
 	runs := map[string]*result.ProbeRun{}
 	for _, p := range probes {
-		declared[p.ID] = map[string]bool{}
+		declared[p.ID] = map[string]string{}
 		for _, f := range p.Facts {
-			declared[p.ID][f] = true
+			declared[p.ID][f] = f
 		}
 		budget[p.ID] = maxProbeBytes
 		if p.Scope == ScopeCluster {
 			budget[p.ID] = maxClusterProbeBytes
 		}
-		nodeDeclared[p.ID] = map[string]bool{}
+		nodeDeclared[p.ID] = map[string]string{}
 		for _, f := range p.NodeFacts {
-			nodeDeclared[p.ID][f] = true
+			nodeDeclared[p.ID][f] = f
 		}
 		runs[p.ID] = &result.ProbeRun{ID: p.ID, Status: result.ProbeMissing, ExitCode: -1}
 	}
@@ -172,7 +175,8 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 		}
 		if node, kv, isNode := strings.Cut(strings.TrimPrefix(line, "@"), " "); isNode && strings.HasPrefix(line, "@") {
 			key, val, ok := strings.Cut(kv, "=")
-			if !ok || !nodeDeclared[cur][key] || !k8sNodeNameRe.MatchString(node) {
+			key, isDeclared := nodeDeclared[cur][key]
+			if !ok || !isDeclared || !k8sNodeNameRe.MatchString(node) {
 				continue
 			}
 			if len(res.NodeFacts) >= maxClusterNodes && res.NodeFacts[node] == nil {
@@ -181,14 +185,15 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 			if res.NodeFacts[node] == nil {
 				res.NodeFacts[node] = map[string]string{}
 			}
-			res.NodeFacts[node][key] = sanitizeValue(key, val)
+			res.NodeFacts[node][key] = intern(sanitizeValue(key, val))
 			continue
 		}
 		key, val, ok := strings.Cut(line, "=")
-		if !ok || !declared[cur][key] {
+		key, isDeclared := declared[cur][key]
+		if !ok || !isDeclared {
 			continue
 		}
-		val = sanitizeValue(key, val)
+		val = intern(sanitizeValue(key, val))
 		if cur == "_meta" {
 			res.Meta[key] = val
 		} else {
@@ -201,9 +206,120 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 	return res
 }
 
+// The redactor's pre-filter (issue 31): most values cannot hold a secret
+// (numbers, unit states, versions), and a value in which none of the
+// literals below starts cannot match secretValueRe, whose every
+// alternative needs one of them: the shapes' fixed prefixes, and the
+// words the key-naming and header shapes begin with. Those of the (?i:)
+// alternatives are looked for in any ASCII case (secretFold), the others
+// as they are written (secretExact); a value with a byte outside ASCII
+// goes to the expressions as it is, since (?i) also folds K (U+212A) to k
+// and ſ (U+017F) to s. TestRedactPrefilter and FuzzRedactPrefilter hold
+// it to never pass over a value the expressions would redact.
+var (
+	secretFold = [256][]string{
+		'k': {"k10"},
+		'-': {"-----begin"},
+		'b': {"bearer"},
+		't': {"token"},
+		'p': {"passw", "private"},
+		's': {"secret"},
+		'c': {"client-key-data"},
+		'a': {"api", "authorization"},
+		':': {"://"},
+	}
+	secretExact = [256][]string{
+		'e': {"eyJ"},
+		'A': {"AKIA", "ASIA", "AIza"},
+		'b': {"b3BlbnNzaC1rZXktdjE"},
+		'g': {"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-"},
+		'x': {"xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"},
+		'k': {"k_live_", "k_test_", "k_prod_"},
+	}
+)
+
+// mayHoldSecret reports whether secretValueRe could match s: false only
+// when it cannot.
+func mayHoldSecret(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		for _, lit := range secretExact[c] {
+			if strings.HasPrefix(s[i:], lit) {
+				return true
+			}
+		}
+		for _, lit := range secretFold[lower(c)] {
+			if hasPrefixFold(s[i:], lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keyTriggers are the words secretKeyRe needs, in any ASCII case, as
+// secretFold and secretExact are secretValueRe's.
+var keyTriggers = [256][]string{
+	't': {"token"},
+	'p': {"passw", "passphrase", "private"},
+	's': {"secret"},
+}
+
+// mayNameSecret reports whether secretKeyRe could match key.
+func mayNameSecret(key string) bool {
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		for _, lit := range keyTriggers[lower(c)] {
+			if hasPrefixFold(key[i:], lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lower is c in ASCII lower case.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold reports whether s starts with lit (lower case) in any
+// ASCII case.
+func hasPrefixFold(s, lit string) bool {
+	if len(s) < len(lit) {
+		return false
+	}
+	for j := 0; j < len(lit); j++ {
+		if lower(s[j]) != lit[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// secretKey and secretValue are the redactor's two tests, the
+// pre-filter first.
+func secretKey(key string) bool   { return mayNameSecret(key) && secretKeyRe.MatchString(key) }
+func secretValue(val string) bool { return mayHoldSecret(val) && secretValueRe.MatchString(val) }
+
+// intern returns the one copy of s that every node's facts share
+// (unique.Make): most values are the same across a fleet (versions, unit
+// states, settings), and a fact kept as a piece of its output line held
+// the whole line (issue 31, memory per node).
+func intern(s string) string { return unique.Make(s).Value() }
+
 func sanitizeValue(key, val string) string {
 	val = strings.TrimSpace(val)
-	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
+	if secretKey(key) || secretValue(val) {
 		return result.Redacted
 	}
 	val = ValidUTF8(val)
@@ -266,7 +382,7 @@ func nextLine(b []byte) (string, []byte) {
 // (stderr, error messages): each line is cut at the first secret-looking
 // span, so the context before it still says what failed.
 func RedactText(s string) string {
-	if !secretValueRe.MatchString(s) {
+	if !secretValue(s) {
 		return s
 	}
 	lines := strings.Split(s, "\n")
@@ -284,7 +400,7 @@ func RedactText(s string) string {
 // secret is cleaned by every later render and a clean file renders byte
 // for byte.
 func RedactFact(key, val string) string {
-	if secretKeyRe.MatchString(key) || secretValueRe.MatchString(val) {
+	if secretKey(key) || secretValue(val) {
 		return result.Redacted
 	}
 	return val

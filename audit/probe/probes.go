@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -218,13 +219,17 @@ func ParseProbe(name, text string) (Probe, error) {
 }
 
 // Library is the shared shell helpers every probe runs with.
-func Library() string {
+func Library() string { return library() }
+
+// library reads the embedded file once: BuildBundle asks for it for every
+// node, and each read copied it twice (embed.FS.ReadFile, then string).
+var library = sync.OnceValue(func() string {
 	b, err := probeFS.ReadFile(libFile)
 	if err != nil {
 		panic(fmt.Sprintf("embedded %s missing: %v", libFile, err)) // a build defect, not input
 	}
 	return string(b)
-}
+})
 
 // SplitScope separates node probes from cluster probes, keeping order.
 func SplitScope(probes []Probe) (node, cluster []Probe) {

@@ -111,6 +111,15 @@ type NodeConfig struct {
 	// Replay, when set, memoises the probe bundles the node runs (see
 	// Replay); for nodes whose files never change.
 	Replay *Replay
+	// ReplayAs, with Replay, makes the node a stand-in for the node of
+	// that name, for a fleet of thousands that costs the server side
+	// next to nothing: it answers a bundle with what that node's run of
+	// the same bundle printed, that node's name replaced by its own. The
+	// node named runs each bundle for real once (it sets ReplayAs to its
+	// own name); a stand-in asked for a bundle it has not run yet fails
+	// with status 127 rather than answer with another node's name. Every
+	// other command runs as usual.
+	ReplayAs string
 }
 
 // Node is one started node.

@@ -37,6 +37,12 @@ type recorded struct {
 // the first line, after remote's pid prelude).
 var nonceLine = regexp.MustCompile(`(?:^|; )fa_n=([0-9a-f]{16,64})\n`)
 
+// markerLine finds the run's marker (audit/probe BuildBundle writes
+// fa_m=, shproc.RunMarkerEnv's value, on the line after the nonce's): it
+// is derived from the nonce, so it changes with every run as the nonce
+// does and is taken out of the key the same way.
+var markerLine = regexp.MustCompile(`\nfa_m=([0-9a-f]{16,64})\n`)
+
 // probeTimedOut matches a probe end marker with timeout(1)'s status or a
 // KILL's: a run that hit a timeout says more about the machine's load than
 // about the node, and is not recorded.
@@ -46,7 +52,10 @@ var probeTimedOut = regexp.MustCompile(`:end:[^:\n]+:(124|137)\n`)
 // so no client ever holds the identity of a process that is gone.
 var pidLine = regexp.MustCompile(`(?m)^fleet-audit-pid [0-9]+ [0-9]+\n`)
 
-const nonceHole = "\x00nonce\x00"
+const (
+	nonceHole  = "\x00nonce\x00"
+	markerHole = "\x00marker\x00"
+)
 
 // key identifies a bundle run on one node; ok is false for a command that
 // is not a bundle.
@@ -58,12 +67,22 @@ func (r *Replay) key(n *Node, command string, stdin []byte) (k [sha256.Size]byte
 	}
 	nonce = m[1]
 	h := sha256.New()
-	h.Write([]byte(n.Addr + "\x00" + n.Config.Name + "\x00"))
-	for _, e := range n.Config.Env {
-		h.Write([]byte(e + "\x00"))
+	if as := n.Config.ReplayAs; as != "" {
+		// A stand-in and the node it stands in for share their runs.
+		h.Write([]byte("as\x00" + as + "\x00"))
+	} else {
+		h.Write([]byte(n.Addr + "\x00" + n.Config.Name + "\x00"))
+		for _, e := range n.Config.Env {
+			h.Write([]byte(e + "\x00"))
+		}
+		h.Write([]byte(n.Config.Dir + "\x00"))
 	}
-	h.Write([]byte(n.Config.Dir + "\x00" + command + "\x00"))
-	h.Write(bytes.ReplaceAll(stdin, nonce, []byte(nonceHole)))
+	h.Write([]byte(command + "\x00"))
+	script := bytes.ReplaceAll(stdin, nonce, []byte(nonceHole))
+	if m := markerLine.FindSubmatch(head); m != nil {
+		script = bytes.ReplaceAll(script, m[1], []byte(markerHole))
+	}
+	h.Write(script)
 	copy(k[:], h.Sum(nil))
 	return k, nonce, true
 }
@@ -92,7 +111,12 @@ func (r *Replay) record(k [sha256.Size]byte, nonce []byte, stdout, stderr []byte
 	r.runs[k] = rec
 }
 
-// replay is rec's output with this run's nonce.
-func (rec *recorded) replay(nonce []byte) (stdout, stderr []byte) {
-	return bytes.ReplaceAll(rec.stdout, []byte(nonceHole), nonce), bytes.ReplaceAll(rec.stderr, []byte(nonceHole), nonce)
+// replay is rec's output with this run's nonce, and with the name of the
+// node that ran it replaced by as's when as is not "".
+func (rec *recorded) replay(nonce []byte, ran, as string) (stdout, stderr []byte) {
+	stdout, stderr = bytes.ReplaceAll(rec.stdout, []byte(nonceHole), nonce), bytes.ReplaceAll(rec.stderr, []byte(nonceHole), nonce)
+	if as != "" && as != ran {
+		stdout, stderr = bytes.ReplaceAll(stdout, []byte(ran), []byte(as)), bytes.ReplaceAll(stderr, []byte(ran), []byte(as))
+	}
+	return stdout, stderr
 }

@@ -187,15 +187,26 @@ func (s *session) exec(command string) {
 		s.run(command, in, nil)
 		return
 	}
+	as := s.node.Config.ReplayAs
 	if rec := r.lookup(k); rec != nil {
 		r.Hits.Add(1)
-		stdout, stderr := rec.replay(nonce)
+		var stdout, stderr []byte
+		if as != "" {
+			stdout, stderr = rec.replay(nonce, as, s.node.Config.Name)
+		} else {
+			stdout, stderr = rec.replay(nonce, "", "")
+		}
 		_, _ = s.ch.Stderr().Write(stderr)
 		_, _ = s.ch.Write(stdout)
 		s.exit(rec.status, "")
 		return
 	}
 	r.Misses.Add(1)
+	if as != "" && as != s.node.Config.Name {
+		fmt.Fprintf(s.ch.Stderr(), "sshfleet: %s stands in for %s, which has not run this bundle yet\n", s.node.Config.Name, as)
+		s.exit(127, "")
+		return
+	}
 	s.run(command, in, func(stdout, stderr []byte, status int) { r.record(k, nonce, stdout, stderr, status) })
 }
 
