@@ -74,7 +74,7 @@ func (s *shSession) Exec(ctx context.Context, script Script) (ExecResult, error)
 	}
 	cmd := exec.CommandContext(ctx, shell[0], append(slices.Clip(shell[1:]), "-s")...)
 	cmd.Env = append(append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(s.root)...), s.env...)
-	cmd.Stdin = bytes.NewReader(script.Bundle)
+	cmd.Stdin = bytes.NewReader(script.Text())
 	// A child a probe left holding the session's stdout must not hold the
 	// test past its bound: Run then gives up and returns.
 	cmd.WaitDelay = 5 * time.Second

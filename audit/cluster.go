@@ -45,11 +45,12 @@ func runCluster(ctx context.Context, o RunOptions, probes []probe.Probe, nodes [
 	for _, t := range o.Fleet.Targets {
 		targets[t.Name] = t
 	}
+	b := newBundle(probes)
 	c, perNode := askServers(serverCandidates(nodes), func(name string) (clusterTry, bool) {
 		if ctx.Err() != nil {
 			return clusterTry{}, false
 		}
-		parsed, why := clusterOn(ctx, o, targets[name], probes)
+		parsed, why := clusterOn(ctx, o, targets[name], b)
 		// Before it is joined into the Message.
 		return clusterTry{why: probe.RedactText(why), facts: parsed.Facts, runs: parsed.Runs, nodeFacts: parsed.NodeFacts}, true
 	})
@@ -134,9 +135,9 @@ func askServers(cands []string, ask func(name string) (clusterTry, bool)) (*resu
 	return c, nil
 }
 
-// clusterOn runs the cluster probes on one server. why is "" when that
+// clusterOn runs b, the cluster probes, on one server. why is "" when that
 // server's node-local API answered, else what went wrong there.
-func clusterOn(ctx context.Context, o RunOptions, h Target, probes []probe.Probe) (probe.Parsed, string) {
+func clusterOn(ctx context.Context, o RunOptions, h Target, b bundle) (probe.Parsed, string) {
 	ctx, cancel := context.WithTimeout(ctx, o.NodeTimeout)
 	defer cancel()
 	sess, err := o.Transport.Open(ctx, h)
@@ -144,7 +145,7 @@ func clusterOn(ctx context.Context, o RunOptions, h Target, probes []probe.Probe
 		return probe.Parsed{}, firstLine(err.Error())
 	}
 	defer sess.Close()
-	parsed, _, err := execBundle(ctx, sess, probes, h.Become)
+	parsed, _, err := execBundle(ctx, sess, b, h.Become)
 	if err != nil {
 		return parsed, firstLine(err.Error())
 	}

@@ -418,8 +418,9 @@ func (s *onceSession) Exec(ctx context.Context, script Script) (ExecResult, erro
 	// that is not the same from run to run: the key leaves it out, and a
 	// replayed output is given this bundle's nonce in place of the run's.
 	c := s.cache
-	m := bundleNonce.FindSubmatch(script.Bundle)
-	if m == nil || s.runsClusterProbe(script.Bundle) {
+	text := script.Text()
+	m := bundleNonce.FindSubmatch(text)
+	if m == nil || s.runsClusterProbe(text) {
 		c.mu.Lock()
 		c.asked++
 		c.ran++
@@ -430,7 +431,7 @@ func (s *onceSession) Exec(ctx context.Context, script Script) (ExecResult, erro
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\x00%d\x00", len(s.state), script.Timeout)
 	h.Write(s.state)
-	h.Write(bytes.ReplaceAll(script.Bundle, nonce, []byte("NONCE")))
+	h.Write(bytes.ReplaceAll(text, nonce, []byte("NONCE")))
 	key := string(h.Sum(nil))
 	c.mu.Lock()
 	c.asked++

@@ -52,7 +52,11 @@ type Session interface {
 
 // Script is one probe bundle for a session to run.
 type Script struct {
-	// Bundle is the program, fed on stdin.
+	// Head then Bundle are the program, fed on stdin: Head is the node's
+	// own first lines (probe.BundleHead), Bundle the rest, one slice that
+	// every node of a run is sent (probe.BundleBody) and a Session must
+	// not change.
+	Head   []byte
 	Bundle []byte
 	// Timeout bounds the whole run.
 	Timeout time.Duration
@@ -60,6 +64,9 @@ type Script struct {
 	// its probes (probe.RunMarker): a transport that stops the run kills
 	// what carries it too, what left the bundle's session included.
 	RunMarker string
+	// MaxOutput is the stdout the transport must keep for this bundle
+	// (probe.OutputCap); 0 leaves the transport's own cap.
+	MaxOutput int64
 }
 
 // ExecResult is the raw output of one script.
@@ -148,6 +155,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 	}
 	started := o.Now()
 	nodeProbes, clusterProbes := probe.SplitScope(o.Rules.Probes)
+	nodeBundle := newBundle(nodeProbes)
 	nodes := make([]result.Node, len(o.Fleet.Targets))
 	var mu sync.Mutex
 	done, failed := 0, 0
@@ -164,7 +172,7 @@ func Run(ctx context.Context, o RunOptions) (*result.Report, error) {
 			break
 		}
 		g.Go(func() error {
-			n := auditNode(gctx, o, nodeProbes, h)
+			n := auditNode(gctx, o, nodeBundle, h)
 			mu.Lock()
 			nodes[i] = n
 			done++
@@ -284,8 +292,9 @@ func Analyze(r *result.Report, rules Rules) {
 	Readiness(r, rules)
 }
 
-// auditNode runs probes, the node probes of o.Rules, on h.
-func auditNode(ctx context.Context, o RunOptions, probes []probe.Probe, h Target) (n result.Node) {
+// auditNode runs b, the node probes of o.Rules, on h.
+func auditNode(ctx context.Context, o RunOptions, b bundle, h Target) (n result.Node) {
+	probes := b.probes
 	n = result.Node{Name: h.Name, Address: h.Address, Roles: append([]string{}, h.Roles...), Facts: map[string]string{}, Probes: []result.ProbeRun{}}
 	if n.Roles == nil {
 		n.Roles = []string{}
@@ -311,7 +320,7 @@ func auditNode(ctx context.Context, o RunOptions, probes []probe.Probe, h Target
 	defer sess.Close()
 
 	log.Debug("run probes", "probes", len(probes))
-	parsed, res, err := execBundle(ctx, sess, probes, h.Become)
+	parsed, res, err := execBundle(ctx, sess, b, h.Become)
 	log.Debug("probes ended", "exit", res.ExitCode, "stdout_bytes", len(res.Stdout), "stderr_bytes", len(res.Stderr), "error", err)
 	for _, r := range parsed.Runs {
 		log.Debug("probe", "probe", r.ID, "status", string(r.Status), "exit", r.ExitCode, "bytes", parsed.Bytes[r.ID])
@@ -371,11 +380,29 @@ func auditNode(ctx context.Context, o RunOptions, probes []probe.Probe, h Target
 	return n
 }
 
-// execBundle runs probes in one session and parses what came back, also
-// when the session failed part-way.
-func execBundle(ctx context.Context, sess Session, probes []probe.Probe, become probe.Become) (probe.Parsed, ExecResult, error) {
+// Text is the whole program, Head then Bundle, for a Session that wants it
+// in one piece.
+func (s Script) Text() []byte {
+	return append(s.Head[:len(s.Head):len(s.Head)], s.Bundle...)
+}
+
+// bundle is probes and their bundle's body, built once for all the nodes
+// that run them.
+type bundle struct {
+	probes []probe.Probe
+	body   []byte
+}
+
+func newBundle(probes []probe.Probe) bundle {
+	return bundle{probes: probes, body: probe.BundleBody(probes)}
+}
+
+// execBundle runs b in one session and parses what came back, also when
+// the session failed part-way.
+func execBundle(ctx context.Context, sess Session, b bundle, become probe.Become) (probe.Parsed, ExecResult, error) {
+	probes := b.probes
 	nonce := probe.NewNonce()
-	bundle, err := probe.BuildBundle(probes, become, nonce)
+	head, err := probe.BundleHead(become, nonce)
 	if err != nil {
 		return probe.Parsed{}, ExecResult{}, &NodeError{Status: result.StatusError, Message: err.Error()}
 	}
@@ -383,7 +410,7 @@ func execBundle(ctx context.Context, sess Session, probes []probe.Probe, become 
 	for _, p := range probes {
 		total += p.Timeout + 3*time.Second // the watchdog's tick and the framing
 	}
-	res, err := sess.Exec(ctx, Script{Bundle: bundle, Timeout: total, RunMarker: probe.RunMarker(nonce)})
+	res, err := sess.Exec(ctx, Script{Head: head, Bundle: b.body, Timeout: total, RunMarker: probe.RunMarker(nonce), MaxOutput: probe.OutputCap(probes)})
 	return probe.ParseOutput(res.Stdout, nonce, probes), res, err
 }
 

@@ -234,7 +234,7 @@ func (t *replayTransport) Open(ctx context.Context, h Target) (Session, error) {
 const nonceHole = "\x00nonce\x00"
 
 func (s *replaySession) Exec(ctx context.Context, script Script) (ExecResult, error) {
-	m := bundleNonce.FindSubmatch(script.Bundle[:min(len(script.Bundle), 4<<10)])
+	m := bundleNonce.FindSubmatch(script.Head)
 	if m == nil {
 		return ExecResult{}, fmt.Errorf("replay: %s was sent a script that is not a bundle", s.node)
 	}
@@ -267,7 +267,7 @@ func (s *replaySession) record(ctx context.Context, k replayKey, nonce []byte, s
 	if err != nil || res.ExitCode != 0 {
 		return res, fmt.Errorf("record %s: exit %d: %v: %s", s.node, res.ExitCode, err, res.Stderr)
 	}
-	run := recordedRun{bundle: sha256.Sum256(bytes.ReplaceAll(script.Bundle, nonce, []byte(nonceHole))), stdout: bytes.ReplaceAll(res.Stdout, nonce, []byte(nonceHole))}
+	run := recordedRun{bundle: sha256.Sum256(bytes.ReplaceAll(script.Text(), nonce, []byte(nonceHole))), stdout: bytes.ReplaceAll(res.Stdout, nonce, []byte(nonceHole))}
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
 	if old, ok := s.t.runs[k]; ok && old.bundle != run.bundle {

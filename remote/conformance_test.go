@@ -80,6 +80,7 @@ func runConformance(t *testing.T, dial func(t *testing.T) (remote.Dialer, remote
 
 	tests := []struct {
 		name   string
+		prefix string
 		script string
 		stdout string
 		// stderr must appear in the run's stderr; the shells word their
@@ -95,11 +96,13 @@ func runConformance(t *testing.T, dial func(t *testing.T) (remote.Dialer, remote
 		// The pid prelude shares the first line, so errors name the
 		// script's own line numbers (dash says "2:", bash "line 2:").
 		{name: "line numbers", script: "true\nno-such-command-fa\n", stderr: "2: no-such-command-fa", exit: 127},
+		// A prefix and the script are one program, numbered as one.
+		{name: "prefix then script", prefix: "fa_x=from-prefix\n", script: "echo \"$fa_x\"\nno-such-command-fa\n", stdout: "from-prefix\n", stderr: "3: no-such-command-fa", exit: 127},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := connect(t).Run(t.Context(), remote.Script{Stdin: []byte(tt.script), Timeout: 30 * time.Second})
+			out, err := connect(t).Run(t.Context(), remote.Script{Prefix: []byte(tt.prefix), Stdin: []byte(tt.script), Timeout: 30 * time.Second})
 			if err != nil {
 				t.Fatalf("run: %v (stderr %q)", err, out.Stderr)
 			}

@@ -236,7 +236,7 @@ func TestPIDPreludeIsInvisible(t *testing.T) {
 	script := withPIDPrelude([]byte(`echo "args=$# s=${__fa_s-unset} lines"` + "\n"))
 	var stdout, stderr bytes.Buffer
 	e := &localExec{}
-	code, err := e.run(script, &stdout, &stderr)
+	code, err := e.run(nil, script, &stdout, &stderr)
 	if err != nil || code != 0 {
 		t.Fatalf("run: code %d err %v stderr %q", code, err, stderr.String())
 	}

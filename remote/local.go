@@ -82,11 +82,11 @@ type localExec struct {
 	killed bool
 }
 
-func (e *localExec) run(stdin []byte, stdout, stderr io.Writer) (int, error) {
+func (e *localExec) run(prefix, stdin []byte, stdout, stderr io.Writer) (int, error) {
 	cmd := exec.Command("/bin/sh", "-s")
 	cmd.Env = e.env
 	cmd.Dir = e.dir
-	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdin = io.MultiReader(bytes.NewReader(prefix), bytes.NewReader(stdin))
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

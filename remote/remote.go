@@ -112,7 +112,12 @@ type PassphraseFunc func(keyFile string) ([]byte, error)
 // Script is one program fed to `/bin/sh -s` on the node over stdin, so no
 // value from the inventory is ever part of a remote command line.
 type Script struct {
-	Stdin []byte
+	// Prefix then Stdin are the program. Prefix is what differs between
+	// runs that send one Stdin, so many runs can share it (fleet-audit's
+	// probe bundle: a few lines per node, then the same 360 KB); the two
+	// are written in turn, never joined.
+	Prefix []byte
+	Stdin  []byte
 	// Timeout bounds the whole run; when it passes the remote process is
 	// signalled and the session closed, and Run returns ErrRunTimeout with
 	// the output read so far.

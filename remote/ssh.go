@@ -724,7 +724,7 @@ func newSSHExec(c *sshConn, marker string) *sshExec {
 	return &sshExec{conn: c, ended: make(chan struct{}), marker: marker}
 }
 
-func (e *sshExec) run(stdin []byte, stdout, stderr io.Writer) (int, error) {
+func (e *sshExec) run(prefix, stdin []byte, stdout, stderr io.Writer) (int, error) {
 	defer close(e.ended)
 	sess, err := e.conn.client.NewSession()
 	if err != nil {
@@ -765,7 +765,9 @@ func (e *sshExec) run(stdin []byte, stdout, stderr io.Writer) (int, error) {
 		// The prelude, then the script: written in turn rather than
 		// joined, which would copy the whole bundle for every node.
 		if _, err := io.WriteString(in, pidPrelude); err == nil {
-			_, _ = in.Write(stdin)
+			if _, err := in.Write(prefix); err == nil {
+				_, _ = in.Write(stdin)
+			}
 		}
 		_ = in.Close()
 	}()

@@ -70,7 +70,7 @@ type execution interface {
 	// run starts the script and blocks until it ends. It returns the exit
 	// code, or an error (wrapping a sentinel where one fits) when the script
 	// ended without reporting one.
-	run(stdin []byte, stdout, stderr io.Writer) (int, error)
+	run(prefix, stdin []byte, stdout, stderr io.Writer) (int, error)
 	// kill stops the script with SIGKILL; run should return soon after. It
 	// may be called before, during or after run, and more than once.
 	kill()
@@ -96,7 +96,7 @@ func supervise(ctx context.Context, s Script, e execution) (Output, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		code, err := e.run(s.Stdin, stdout, stderr)
+		code, err := e.run(s.Prefix, s.Stdin, stdout, stderr)
 		done <- result{code, err}
 	}()
 

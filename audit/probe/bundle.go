@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/fleet-audit/fleet-audit/internal/shproc"
 	"github.com/fleet-audit/fleet-audit/internal/shquote"
@@ -429,13 +428,24 @@ type Become struct {
 }
 
 // BuildBundle writes one shell program that runs every probe in order, so a
-// node is audited in a single session (one round-trip). Only probes with
-// NeedsRoot run under sudo. Nothing else from the inventory is ever part of
-// the text: the inserted values are the nonce, the simulated-node key, probe
-// ids and timeouts, all made or validated by this package, and
-// become.User, which must match username.CheckBecome (inventory validates
-// it; an error here is a bug).
+// node is audited in a single session (one round-trip): BundleHead's lines
+// for the node, then BundleBody. Only probes with NeedsRoot run under sudo.
+// Nothing else from the inventory is ever part of the text: the inserted
+// values are the nonce, the simulated-node key, probe ids and timeouts, all
+// made or validated by this package, and become.User, which must match
+// username.CheckBecome (inventory validates it; an error here is a bug).
 func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
+	head, err := BundleHead(become, nonce)
+	if err != nil {
+		return nil, err
+	}
+	return append(head, BundleBody(probes)...), nil
+}
+
+// BundleHead is the first lines of a bundle: all that differs between the
+// nodes of a run (the nonce, its run marker, how to become root), so that
+// one BundleBody serves every node.
+func BundleHead(become Become, nonce string) ([]byte, error) {
 	method := "none"
 	if become.Method == "sudo" {
 		method = "sudo"
@@ -449,21 +459,26 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 		}
 		sudoAs = "-u " + become.User
 	}
+	return fmt.Appendf(nil, "fa_n=%s\nfa_m=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, RunMarker(nonce), method, sudoAs, bundleSimKey()), nil
+}
+
+// BundleBody is the rest of the bundle that runs probes, after BundleHead:
+// the same for every node, so a run builds it once and sends the one copy
+// to every node (it is most of the bundle, about 360 KB with every
+// built-in probe).
+func BundleBody(probes []Probe) []byte {
 	lib := Library()
 	// Single quotes keep the probe text literal: no expansion happens
 	// until the probe's own shell runs it, and assigning it forks nothing
 	// (a here-document in $(cat) would).
 	quoted := make([]string, len(probes))
-	size := 128 + len(nonce) + len(sudoAs) + len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
+	size := len(bundlePrelude) + len(bundleOpen) + len(bundleClose)
 	for i, p := range probes {
 		quoted[i] = quotedProbe(lib, p.Script)
 		size += 64 + len(p.ID) + len(quoted[i])
 	}
-	// Sized once: grown by doubling it allocated four times its length,
-	// for every node of the fleet.
 	var b bytes.Buffer
 	b.Grow(size)
-	fmt.Fprintf(&b, "fa_n=%s\nfa_m=%s\nfa_become=%s\nfa_sudo_as='%s'\nfa_sim=%s\n", nonce, RunMarker(nonce), method, sudoAs, bundleSimKey())
 	b.WriteString(bundlePrelude)
 	b.WriteString(bundleOpen)
 	for i, p := range probes {
@@ -474,24 +489,13 @@ func BuildBundle(probes []Probe, become Become, nonce string) ([]byte, error) {
 		fmt.Fprintf(&b, "fa_p=%s\nfa_run %s %d %d\n", quoted[i], p.ID, int(p.Timeout.Seconds()+0.999), root)
 	}
 	b.WriteString(bundleClose)
-	return b.Bytes(), nil
+	return b.Bytes()
 }
-
-// quotedTexts memoises quotedProbe by script: every node of a run is sent
-// the same probes, and quoting them anew cost three copies of the bundle
-// per node. lib is the embedded Library, the same on every call, so the
-// script alone is the key.
-var quotedTexts sync.Map // script → quoted text
 
 // quotedProbe is the text a probe's subshell runs, the library then the
 // script, as one single-quoted word for the bundle.
 func quotedProbe(lib, script string) string {
-	if q, ok := quotedTexts.Load(script); ok {
-		return q.(string)
-	}
-	q := shquote.Quote(lib + "\n" + script + "\n")
-	quotedTexts.Store(script, q)
-	return q
+	return shquote.Quote(lib + "\n" + script + "\n")
 }
 
 // RunMarker is the value of shproc.RunMarkerEnv for the bundle framed by

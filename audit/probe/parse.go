@@ -17,12 +17,45 @@ const (
 	maxValueLen   = 1024
 	maxProbeBytes = 256 << 10
 	// maxClusterNodes bounds how many Kubernetes nodes a cluster probe may
-	// report on; it is far above any RKE2 cluster's size.
+	// report on: the largest cluster Kubernetes supports
+	// (kubernetes.io/docs/setup/best-practices/cluster-large: "No more
+	// than 5,000 nodes").
 	maxClusterNodes = 5000
+	// clusterNodeBytes is what a cluster probe may print per node. The
+	// cluster probe prints about 1.8 KiB for a node with every node fact
+	// (33 "@node k8s.*=value" lines); each line repeats the node's name,
+	// which may be 253 characters long, and the rest is headroom for long
+	// pod names and lists. The whole budget is held only for the one
+	// session that runs the cluster probes.
+	clusterNodeBytes = 8 << 10
 	// maxClusterProbeBytes is the budget of a cluster probe, which reports
-	// on every node of the cluster.
-	maxClusterProbeBytes = 2 << 20
+	// on every node of the cluster: the largest cluster must fit, or its
+	// view is cut and every node past the cut loses its cluster facts.
+	maxClusterProbeBytes = maxClusterNodes * clusterNodeBytes
+	// framingBytes is room for a bundle's markers and meta lines.
+	framingBytes = 1 << 20
 )
+
+// OutputCap is how much of a bundle's stdout the transport must keep for
+// ParseOutput to see all that its probes may print within their budgets:
+// 0 (the transport's own cap, which bounds what one node may make us hold)
+// for node probes, which print a few KiB on a healthy node, and the
+// cluster probes' budgets with room for the rest when the bundle holds one,
+// since a cluster probe reports on every node of the cluster.
+func OutputCap(probes []Probe) int64 {
+	var cluster, node int64
+	for _, p := range probes {
+		if p.Scope == ScopeCluster {
+			cluster += maxClusterProbeBytes
+		} else {
+			node += maxProbeBytes
+		}
+	}
+	if cluster == 0 {
+		return 0
+	}
+	return cluster + node + framingBytes
+}
 
 // k8sNodeNameRe is a DNS-1123 subdomain, what Kubernetes allows as a node name.
 var k8sNodeNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)

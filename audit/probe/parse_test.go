@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +86,48 @@ func FuzzParseOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLargestClusterViewFits: the cluster probe's view of the largest
+// cluster Kubernetes supports, every node with every node fact, is kept
+// whole by the probe's budget and by the transport cap its bundle asks for
+// (OutputCap); 2 MiB once cut it after about 1,150 nodes.
+func TestLargestClusterViewFits(t *testing.T) {
+	probes, err := BuiltinProbes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cluster Probe
+	for _, p := range probes {
+		if p.ID == "cluster" {
+			cluster = p
+		}
+	}
+	if len(cluster.NodeFacts) == 0 {
+		t.Fatal("no cluster probe with node facts")
+	}
+	var b bytes.Buffer
+	b.WriteString("@@FA:n:begin:cluster\n")
+	for i := range maxClusterNodes {
+		// Names and values as long as a real cluster's usually are.
+		node := fmt.Sprintf("rke2-prod-worker-pool-b-%05d.example.internal", i)
+		for _, f := range cluster.NodeFacts {
+			fmt.Fprintf(&b, "@%s %s=%s\n", node, f, "kube-proxy-rke2-prod-worker-pool-b-00000,CrashLoopBackOff")
+		}
+	}
+	b.WriteString("@@FA:n:end:cluster:0\n")
+	if int64(b.Len()) > OutputCap([]Probe{cluster}) {
+		t.Fatalf("the view is %d bytes, more than OutputCap's %d", b.Len(), OutputCap([]Probe{cluster}))
+	}
+	p := ParseOutput(b.Bytes(), "n", []Probe{cluster})
+	if p.Runs[0].Status != result.ProbeOK || len(p.NodeFacts) != maxClusterNodes {
+		t.Fatalf("status %s, %d nodes of %d kept", p.Runs[0].Status, len(p.NodeFacts), maxClusterNodes)
+	}
+	last := fmt.Sprintf("rke2-prod-worker-pool-b-%05d.example.internal", maxClusterNodes-1)
+	if len(p.NodeFacts[last]) != len(cluster.NodeFacts) {
+		t.Errorf("the last node kept %d of %d facts", len(p.NodeFacts[last]), len(cluster.NodeFacts))
+	}
+	if OutputCap(probes[:0]) != 0 || OutputCap([]Probe{{ID: "n", Scope: ScopeNode}}) != 0 {
+		t.Error("a bundle of node probes asks for more than the transport's own cap")
+	}
 }

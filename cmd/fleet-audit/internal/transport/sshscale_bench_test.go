@@ -310,14 +310,11 @@ func startBenchFleet(b *testing.B, n int, simKey string) *benchFleet {
 	return f
 }
 
-// benchClusterNodes is how many nodes the cluster view lists. One
+// benchClusterNodes is how many nodes the cluster view lists at most: one
 // Kubernetes cluster holds up to 5,000 (kubernetes.io, "Considerations for
-// large clusters"), but the cluster probe prints about 1.8 KB per node of
-// a simulated cluster, and its budget (audit/probe maxClusterProbeBytes,
-// 2 MiB) holds about 1,150: a larger view is truncated, and the run has no
-// cluster view. The benchmark lists 1,000, so that the view is joined at
-// every size.
-const benchClusterNodes = 1000
+// large clusters"), as many as a cluster probe may report on (audit/probe
+// maxClusterNodes), so a larger fleet is several clusters.
+const benchClusterNodes = 5000
 
 // benchMembers is audit.BenchmarkScale's fleet, but for the cluster's
 // size (benchClusterNodes): the seed incident at n nodes, 3 etcd, 2

@@ -130,7 +130,13 @@ type session struct {
 }
 
 func (s *session) Exec(ctx context.Context, script audit.Script) (audit.ExecResult, error) {
-	out, err := s.conn.Run(ctx, remote.Script{Stdin: script.Bundle, Timeout: script.Timeout, MaxOutput: s.maxOutput, RunMarker: script.RunMarker})
+	// A bundle that needs more than the cap (the cluster probes, whose
+	// output grows with the cluster) says so.
+	limit := s.maxOutput
+	if script.MaxOutput > 0 {
+		limit = max(limit, script.MaxOutput)
+	}
+	out, err := s.conn.Run(ctx, remote.Script{Prefix: script.Head, Stdin: script.Bundle, Timeout: script.Timeout, MaxOutput: limit, RunMarker: script.RunMarker})
 	res := audit.ExecResult{Stdout: out.Stdout, Stderr: out.Stderr, ExitCode: out.ExitCode}
 	if err != nil {
 		return res, Classify(err)

@@ -98,3 +98,37 @@ func TestFleetAndOpenByName(t *testing.T) {
 type dialerFunc func(context.Context, remote.Target) (remote.Conn, error)
 
 func (f dialerFunc) Dial(ctx context.Context, t remote.Target) (remote.Conn, error) { return f(ctx, t) }
+
+// recordingConn remembers the scripts it was asked to run.
+type recordingConn struct{ ran []remote.Script }
+
+func (c *recordingConn) Run(_ context.Context, s remote.Script) (remote.Output, error) {
+	c.ran = append(c.ran, s)
+	return remote.Output{}, nil
+}
+
+func (c *recordingConn) Close() error { return nil }
+
+// TestSessionKeepsWhatTheBundleNeeds: a bundle that needs more output than
+// the cap (the cluster probes, whose output grows with the cluster) gets
+// it; any other keeps the transport's cap, the remote default included.
+func TestSessionKeepsWhatTheBundleNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		transportCap, bundleNeeds, want int64
+	}{
+		{0, 0, 0},
+		{0, 21 << 20, 21 << 20},
+		{1 << 20, 0, 1 << 20},
+		{1 << 20, 21 << 20, 21 << 20},
+		{64 << 20, 21 << 20, 64 << 20},
+	} {
+		conn := &recordingConn{}
+		s := &session{conn: conn, maxOutput: tc.transportCap}
+		if _, err := s.Exec(context.Background(), audit.Script{Bundle: []byte(":\n"), MaxOutput: tc.bundleNeeds}); err != nil {
+			t.Fatal(err)
+		}
+		if got := conn.ran[0].MaxOutput; got != tc.want {
+			t.Errorf("cap %d, bundle needs %d: ran with MaxOutput %d, want %d", tc.transportCap, tc.bundleNeeds, got, tc.want)
+		}
+	}
+}
