@@ -60,7 +60,7 @@ func benchScale(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	probes, checks := cat.Probes, cat.Checks
-	members := scaleFleet(n)
+	members := nodesim.ScaleIncident(n)
 	waivers, err := cat.ParseWaivers("waivers.yaml", scaleWaivers(members))
 	if err != nil {
 		b.Fatal(err)
@@ -112,37 +112,6 @@ func benchScale(b *testing.B, n int) {
 	}
 }
 
-// scaleFleet is the seed incident at n nodes (see BenchmarkScale).
-func scaleFleet(n int) []nodesim.Member {
-	var fleet []nodesim.Member
-	for i := 1; i <= n; i++ {
-		name, roles, server := fmt.Sprintf("worker-%05d", i), []string{"worker"}, false
-		switch {
-		case i <= 3:
-			name, roles, server = fmt.Sprintf("etcd-%d", i), []string{"etcd"}, true
-		case i <= 5:
-			name, roles, server = fmt.Sprintf("cp-%d", i-3), []string{"control-plane"}, true
-		}
-		s := nodesim.Healthy(name, server)
-		if i%10 == 0 {
-			s = nodesim.WithUFWActive(s)
-		}
-		if i%100 == 7 {
-			s.Kernel = "6.1.0-31-amd64"
-		}
-		fleet = append(fleet, nodesim.Member{Name: name, Roles: roles, State: s})
-	}
-	// One Kubernetes cluster holds at most 5,000 nodes (kubernetes.io,
-	// "Considerations for large clusters"), which is also as many as a
-	// cluster probe may report on: a larger fleet is several clusters, and
-	// the one the run asks lists only its own.
-	k8s := min(n, scaleClusterNodes)
-	return append(nodesim.WithCluster(fleet[:k8s]), fleet[k8s:]...)
-}
-
-// scaleClusterNodes is how many nodes the cluster view lists.
-const scaleClusterNodes = 5000
-
 // scaleWaivers accepts UFW on the first 20 UFW nodes: above 200 nodes it
 // splits the finding, as a partial waiver does.
 func scaleWaivers(members []nodesim.Member) []byte {
@@ -153,12 +122,6 @@ func scaleWaivers(members []nodesim.Member) []byte {
 		}
 	}
 	return fmt.Appendf(nil, "- check: firewall.ufw-active\n  nodes: [%s]\n  reason: BENCH-1, accepted for the benchmark\n  expires: 2099-12-31\n", strings.Join(names, ", "))
-}
-
-// scaleClass is what a node's bundle output depends on besides its name:
-// its kind of node and its drift.
-func scaleClass(m nodesim.Member) string {
-	return fmt.Sprintf("%s ufw=%s kernel=%s", strings.Join(m.Roles, "+"), m.State.UFW, m.State.Kernel)
 }
 
 // recordScaleFleet runs the real bundles once on one simulated node of each
@@ -172,7 +135,7 @@ func recordScaleFleet(b *testing.B, members []nodesim.Member, probes []probe.Pro
 	live := &shTransport{roots: map[string]string{}, calls: map[string]int{}}
 	sample := &Fleet{Name: "record"}
 	for _, m := range members {
-		c := scaleClass(m)
+		c := nodesim.ScaleClass(m)
 		tr.classOf[m.Name] = c
 		if _, ok := tr.rep[c]; ok {
 			continue
@@ -324,7 +287,7 @@ func checkScaleReport(b *testing.B, r *result.Report, n int) {
 	if waived != 1 {
 		b.Fatalf("%d waived findings, want the one UFW finding split by the waiver", waived)
 	}
-	if r.Cluster == nil || r.Cluster.Status != result.ClusterOK || len(r.Cluster.Joined) != min(n, scaleClusterNodes) {
+	if r.Cluster == nil || r.Cluster.Status != result.ClusterOK || len(r.Cluster.Joined) != min(n, probe.MaxClusterNodes) {
 		b.Fatalf("cluster view from %s: %s, %s; joined %d of %d nodes", r.Cluster.Node, r.Cluster.Status, fmt.Sprint(r.Cluster.Probes), len(r.Cluster.Joined), n)
 	}
 }

@@ -16,11 +16,11 @@ import (
 const (
 	maxValueLen   = 1024
 	maxProbeBytes = 256 << 10
-	// maxClusterNodes bounds how many Kubernetes nodes a cluster probe may
+	// MaxClusterNodes bounds how many Kubernetes nodes a cluster probe may
 	// report on: the largest cluster Kubernetes supports
 	// (kubernetes.io/docs/setup/best-practices/cluster-large: "No more
 	// than 5,000 nodes").
-	maxClusterNodes = 5000
+	MaxClusterNodes = 5000
 	// clusterNodeBytes is what a cluster probe may print per node. The
 	// cluster probe prints about 1.8 KiB for a node with every node fact
 	// (33 "@node k8s.*=value" lines); each line repeats the node's name,
@@ -31,7 +31,7 @@ const (
 	// maxClusterProbeBytes is the budget of a cluster probe, which reports
 	// on every node of the cluster: the largest cluster must fit, or its
 	// view is cut and every node past the cut loses its cluster facts.
-	maxClusterProbeBytes = maxClusterNodes * clusterNodeBytes
+	maxClusterProbeBytes = MaxClusterNodes * clusterNodeBytes
 	// framingBytes is room for a bundle's markers and meta lines.
 	framingBytes = 1 << 20
 )
@@ -212,7 +212,7 @@ func ParseOutput(out []byte, nonce string, probes []Probe) Parsed {
 			if !ok || !isDeclared || !k8sNodeNameRe.MatchString(node) {
 				continue
 			}
-			if len(res.NodeFacts) >= maxClusterNodes && res.NodeFacts[node] == nil {
+			if len(res.NodeFacts) >= MaxClusterNodes && res.NodeFacts[node] == nil {
 				continue
 			}
 			if res.NodeFacts[node] == nil {

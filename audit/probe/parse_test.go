@@ -108,7 +108,7 @@ func TestLargestClusterViewFits(t *testing.T) {
 	}
 	var b bytes.Buffer
 	b.WriteString("@@FA:n:begin:cluster\n")
-	for i := range maxClusterNodes {
+	for i := range MaxClusterNodes {
 		// Names and values as long as a real cluster's usually are.
 		node := fmt.Sprintf("rke2-prod-worker-pool-b-%05d.example.internal", i)
 		for _, f := range cluster.NodeFacts {
@@ -120,10 +120,10 @@ func TestLargestClusterViewFits(t *testing.T) {
 		t.Fatalf("the view is %d bytes, more than OutputCap's %d", b.Len(), OutputCap([]Probe{cluster}))
 	}
 	p := ParseOutput(b.Bytes(), "n", []Probe{cluster})
-	if p.Runs[0].Status != result.ProbeOK || len(p.NodeFacts) != maxClusterNodes {
-		t.Fatalf("status %s, %d nodes of %d kept", p.Runs[0].Status, len(p.NodeFacts), maxClusterNodes)
+	if p.Runs[0].Status != result.ProbeOK || len(p.NodeFacts) != MaxClusterNodes {
+		t.Fatalf("status %s, %d nodes of %d kept", p.Runs[0].Status, len(p.NodeFacts), MaxClusterNodes)
 	}
-	last := fmt.Sprintf("rke2-prod-worker-pool-b-%05d.example.internal", maxClusterNodes-1)
+	last := fmt.Sprintf("rke2-prod-worker-pool-b-%05d.example.internal", MaxClusterNodes-1)
 	if len(p.NodeFacts[last]) != len(cluster.NodeFacts) {
 		t.Errorf("the last node kept %d of %d facts", len(p.NodeFacts[last]), len(cluster.NodeFacts))
 	}

@@ -136,7 +136,7 @@ func benchSSHScale(b *testing.B, n int, mode string) {
 		var kept runtime.MemStats
 		runtime.ReadMemStats(&kept)
 		if r != nil {
-			checkSSHScale(b, r, n, min(n, benchClusterNodes))
+			checkSSHScale(b, r, n, min(n, probe.MaxClusterNodes))
 			b.ReportMetric(float64(factBytes(r))/float64(n)/1024, "facts-KiB/node")
 		}
 		// Held while the report is alive: what the run keeps per node.
@@ -310,39 +310,6 @@ func startBenchFleet(b *testing.B, n int, simKey string) *benchFleet {
 	return f
 }
 
-// benchClusterNodes is how many nodes the cluster view lists at most: one
-// Kubernetes cluster holds up to 5,000 (kubernetes.io, "Considerations for
-// large clusters"), as many as a cluster probe may report on (audit/probe
-// maxClusterNodes), so a larger fleet is several clusters.
-const benchClusterNodes = 5000
-
-// benchMembers is audit.BenchmarkScale's fleet, but for the cluster's
-// size (benchClusterNodes): the seed incident at n nodes, 3 etcd, 2
-// control-plane, the rest workers, UFW active on every tenth and a newer
-// kernel on every hundredth.
-func benchMembers(n int) []nodesim.Member {
-	var fleet []nodesim.Member
-	for i := 1; i <= n; i++ {
-		name, roles, server := fmt.Sprintf("worker-%05d", i), []string{"worker"}, false
-		switch {
-		case i <= 3:
-			name, roles, server = fmt.Sprintf("etcd-%d", i), []string{"etcd"}, true
-		case i <= 5:
-			name, roles, server = fmt.Sprintf("cp-%d", i-3), []string{"control-plane"}, true
-		}
-		s := nodesim.Healthy(name, server)
-		if i%10 == 0 {
-			s = nodesim.WithUFWActive(s)
-		}
-		if i%100 == 7 {
-			s.Kernel = "6.1.0-31-amd64"
-		}
-		fleet = append(fleet, nodesim.Member{Name: name, Roles: roles, State: s})
-	}
-	k8s := min(n, benchClusterNodes)
-	return append(nodesim.WithCluster(fleet[:k8s]), fleet[k8s:]...)
-}
-
 // serveBenchFleet is the fleet process: it starts one sshfleet node per
 // member, each replaying the first node of its kind, writes dir/nodes.txt,
 // dir/id_ed25519 and dir/known_hosts, says "ready" on stdout and serves
@@ -360,18 +327,13 @@ func serveBenchFleet(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "id_ed25519"), keyPEM, 0o600); err != nil {
 		return err
 	}
-	members := benchMembers(n)
-	// What a node's bundle output depends on besides its name: its kind
-	// and its drift (as in audit.BenchmarkScale).
-	classOf := func(m nodesim.Member) string {
-		return fmt.Sprintf("%s ufw=%s kernel=%s", strings.Join(m.Roles, "+"), m.State.UFW, m.State.Kernel)
-	}
+	members := nodesim.ScaleIncident(n)
 	var replay sshfleet.Replay
 	repOf, rootOf := map[string]string{}, map[string]string{}
 	var cfgs []sshfleet.NodeConfig
 	var list strings.Builder
 	for _, m := range members {
-		c := classOf(m)
+		c := nodesim.ScaleClass(m)
 		rep, ok := repOf[c]
 		if !ok {
 			rep = m.Name
