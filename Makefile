@@ -101,12 +101,15 @@ fuzz:
 
 # Speed and memory, measured (never asserted in tests): see bench/.
 # scale.sh is the client alone at 100, 1,000 and 10,000 nodes, one table;
-# sshscale.sh the client over real SSH at the same sizes, per node.
+# sshscale.sh the client over real SSH at the same sizes, per node, beside
+# BENCH_BEFORE's (default: the last revision before issue 31 cut the
+# client's cost per node; BENCH_BEFORE= measures this tree alone).
+BENCH_BEFORE ?= e243306
 bench:
 	sh bench/run.sh
 	sh bench/forks.sh
 	sh bench/scale.sh
-	sh bench/sshscale.sh
+	BEFORE=$(BENCH_BEFORE) sh bench/sshscale.sh
 
 # Release artifacts under dist/, from a clone with Go alone: nfpm and
 # cyclonedx-gomod are Go modules run at pinned versions, so no packaging

@@ -26,6 +26,10 @@ pkg=./cmd/fleet-audit/internal/transport
 
 "$GO" test -c -o "$tmp/after.test" "$pkg"
 builds=after
+if [ -n "${BEFORE:-}" ] && ! git rev-parse --quiet --verify "$BEFORE^{commit}" >/dev/null 2>&1; then
+	echo "sshscale.sh: no git revision $BEFORE here (not a clone?): after only" >&2
+	BEFORE=
+fi
 if [ -n "${BEFORE:-}" ]; then
 	mkdir "$tmp/before-src"
 	git archive "$BEFORE" | tar -x -C "$tmp/before-src"
