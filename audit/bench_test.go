@@ -154,11 +154,28 @@ var forksLine = regexp.MustCompile(`(?m)^@@FA_LAST_PID ([0-9]+)$`)
 func countedRun(b *testing.B, sess *shSession, bundle []byte) ([]byte, int64) {
 	b.Helper()
 	const trailer = "\nawk 'BEGIN { getline n < \"/proc/sys/kernel/ns_last_pid\"; print \"@@FA_LAST_PID \" n }'\n"
-	cmd := exec.Command("/bin/sh", "-s")
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(sess.root)...)
+	// A bundle of every probe takes seconds; a hung one fails the
+	// benchmark instead of holding it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	var out bytes.Buffer
-	cmd.Stdout = &out
-	if inPIDNamespace(cmd) {
+	command := func(pidns bool) *exec.Cmd {
+		out.Reset()
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-s")
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(sess.root)...)
+		cmd.Stdout = &out
+		cmd.WaitDelay = 5 * time.Second
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+		if pidns && !inPIDNamespace(cmd) {
+			return nil
+		}
+		// A session of its own, as sshd gives a command (shSession): the
+		// bundle kills its session's orphans, which must be the node's,
+		// never the benchmark's or whatever else shares its session.
+		cmd.SysProcAttr.Setsid = true
+		return cmd
+	}
+	if cmd := command(true); cmd != nil {
 		cmd.Stdin = bytes.NewReader(append(slices.Clip(bundle), trailer...))
 		if err := cmd.Run(); err == nil {
 			if m := forksLine.FindSubmatch(out.Bytes()); m != nil {
@@ -166,13 +183,12 @@ func countedRun(b *testing.B, sess *shSession, bundle []byte) ([]byte, int64) {
 				return out.Bytes(), last - 2
 			}
 			b.Fatalf("no %s line in the bundle's output", forksLine)
+		} else if ctx.Err() != nil {
+			b.Fatalf("the bundle did not end within its deadline: %v", err)
 		}
 		// No namespace after all (a container without CAP_SYS_ADMIN).
-		cmd = exec.Command("/bin/sh", "-s")
-		cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(sess.root)...)
-		out.Reset()
-		cmd.Stdout = &out
 	}
+	cmd := command(false)
 	cmd.Stdin = bytes.NewReader(bundle)
 	before := forkCount(b)
 	if err := cmd.Run(); err != nil {

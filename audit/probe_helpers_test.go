@@ -179,7 +179,9 @@ func runAsNobody(t *testing.T, id string, s nodesim.State, tweak func(root strin
 	cmd := exec.Command("/bin/sh", "-s")
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, nodesim.SessionEnv(root)...)
 	cmd.Stdin = bytes.NewReader(bundleFor(t, p, probe.Become{}, nonce))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	// A session of its own, as sshd gives (see shSession): the bundle
+	// kills its session's orphans, never the test's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}, Setsid: true}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
