@@ -175,7 +175,12 @@ func countedRun(b *testing.B, sess *shSession, bundle []byte) ([]byte, int64) {
 		cmd.SysProcAttr.Setsid = true
 		return cmd
 	}
-	if cmd := command(true); cmd != nil {
+	// The PID namespace is off until a bundle ends inside one: there a
+	// subshell of the bundle is left stopped and the bundle never ends
+	// (its /proc scans read the host's /proc, where its own pids differ;
+	// see the issue 31 closing note). Forks are counted from /proc/stat.
+	const usePIDNamespace = false
+	if cmd := command(usePIDNamespace); usePIDNamespace && cmd != nil {
 		cmd.Stdin = bytes.NewReader(append(slices.Clip(bundle), trailer...))
 		if err := cmd.Run(); err == nil {
 			if m := forksLine.FindSubmatch(out.Bytes()); m != nil {
