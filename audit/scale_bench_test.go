@@ -12,10 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/check"
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/report"
 	"github.com/fleet-audit/fleet-audit/result"
 )
@@ -84,7 +83,7 @@ func benchScale(b *testing.B, n int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		start, startCPU := time.Now(), selfCPU()
+		start, startCPU := time.Now(), testtools.SelfCPU()
 		r, err := Run(context.Background(), RunOptions{Fleet: fleet, Transport: tr, Forks: 10, NodeTimeout: time.Minute,
 			Rules: Rules{Probes: probes, Checks: checks, Waivers: waivers, Gate: GatePolicy{FailOn: result.SeverityCritical}}})
 		if err != nil {
@@ -96,7 +95,7 @@ func benchScale(b *testing.B, n int) {
 			renders[j] += time.Since(t0)
 		}
 		wall += time.Since(start)
-		cpu += selfCPU() - startCPU
+		cpu += testtools.SelfCPU() - startCPU
 		b.StopTimer()
 		checkScaleReport(b, r, n)
 		b.StartTimer()
@@ -105,7 +104,7 @@ func benchScale(b *testing.B, n int) {
 	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s")
 	b.ReportMetric(cpu.Seconds()*1e3/float64(b.N)/float64(n), "cpu-ms/node")
-	b.ReportMetric(float64(peakRSSKiB(b))/1024, "peak-RSS-MiB")
+	b.ReportMetric(float64(testtools.PeakRSSKiB(b))/1024, "peak-RSS-MiB")
 	for j, f := range formats {
 		b.ReportMetric(float64(sizes[j]), f.Name+"-bytes")
 		b.ReportMetric(renders[j].Seconds()/float64(b.N), f.Name+"-s")
@@ -290,35 +289,6 @@ func checkScaleReport(b *testing.B, r *result.Report, n int) {
 	if r.Cluster == nil || r.Cluster.Status != result.ClusterOK || len(r.Cluster.Joined) != min(n, probe.MaxClusterNodes) {
 		b.Fatalf("cluster view from %s: %s, %s; joined %d of %d nodes", r.Cluster.Node, r.Cluster.Status, fmt.Sprint(r.Cluster.Probes), len(r.Cluster.Joined), n)
 	}
-}
-
-// selfCPU is this process's user and system CPU so far, its GC included.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSSKiB is this process's peak resident set size (VmHWM).
-func peakRSSKiB(b *testing.B) int64 {
-	b.Helper()
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Skipf("no /proc/self/status: %v", err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				b.Fatalf("VmHWM: %v", err)
-			}
-			return kib
-		}
-	}
-	b.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }
 
 func builtinChecksB(b *testing.B) []check.Check {

@@ -29,6 +29,7 @@ import (
 	"github.com/fleet-audit/fleet-audit/audit/probe"
 	"github.com/fleet-audit/fleet-audit/internal/nodesim"
 	"github.com/fleet-audit/fleet-audit/internal/sshfleet"
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 	"github.com/fleet-audit/fleet-audit/inventory"
 	"github.com/fleet-audit/fleet-audit/remote"
 	"github.com/fleet-audit/fleet-audit/result"
@@ -120,7 +121,7 @@ func benchSSHScale(b *testing.B, n int, mode string) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		startCPU, start, startWake := selfCPU(), time.Now(), wakeups()
+		startCPU, start, startWake := testtools.SelfCPU(), time.Now(), wakeups()
 		b.ResetTimer()
 		var r *result.Report
 		switch mode {
@@ -130,7 +131,7 @@ func benchSSHScale(b *testing.B, n int, mode string) {
 			connectAll(b, dialer, inv, forks)
 		}
 		b.StopTimer()
-		cpu, wall, wake := selfCPU()-startCPU, time.Since(start), wakeups().minus(startWake)
+		cpu, wall, wake := testtools.SelfCPU()-startCPU, time.Since(start), wakeups().minus(startWake)
 		runtime.ReadMemStats(&after)
 		runtime.GC()
 		var kept runtime.MemStats
@@ -170,7 +171,7 @@ func benchSSHScale(b *testing.B, n int, mode string) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(peakRSSKiB(b))/1024, "peak-RSS-MiB")
+	b.ReportMetric(float64(testtools.PeakRSSKiB(b))/1024, "peak-RSS-MiB")
 }
 
 // connectAll dials every host, runs an empty script and closes, forks at
@@ -400,33 +401,4 @@ func writeHeapProfile(b *testing.B, path string) {
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// selfCPU is this process's user and system CPU so far, its GC included.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSSKiB is this process's peak resident set size (VmHWM).
-func peakRSSKiB(b *testing.B) int64 {
-	b.Helper()
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Skipf("no /proc/self/status: %v", err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				b.Fatalf("VmHWM: %v", err)
-			}
-			return kib
-		}
-	}
-	b.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }
