@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
 )
 
 // FuzzParseWaivers feeds waivers files (--waivers is untrusted text) to
@@ -47,11 +49,7 @@ func FuzzParseWaivers(f *testing.F) {
 			if ws != nil {
 				t.Fatal("waivers returned with an error")
 			}
-			for _, e := range leafErrors(err) {
-				if !strings.HasPrefix(e.Error(), name+":") && !strings.HasPrefix(e.Error(), name+" ") {
-					t.Fatalf("error does not name the file: %v", e)
-				}
-			}
+			testtools.ErrorsNameFile(t, err, name)
 			return
 		}
 		for _, w := range ws {
@@ -60,16 +58,4 @@ func FuzzParseWaivers(f *testing.F) {
 			}
 		}
 	})
-}
-
-// leafErrors unwraps errors.Join trees into their leaves.
-func leafErrors(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, leafErrors(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }

@@ -3,21 +3,10 @@ package check
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-)
 
-// leafErrors unwraps errors.Join trees into their leaves.
-func leafErrors(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, leafErrors(e)...)
-		}
-		return out
-	}
-	return []error{err}
-}
+	"github.com/fleet-audit/fleet-audit/internal/testtools"
+)
 
 // FuzzParseChecks feeds checks files (a user's --checks file is untrusted
 // text) to ParseChecks: it never panics, every error names the file, and
@@ -43,11 +32,7 @@ func FuzzParseChecks(f *testing.F) {
 			if checks != nil {
 				t.Fatal("checks returned with an error")
 			}
-			for _, e := range leafErrors(err) {
-				if !strings.HasPrefix(e.Error(), name+":") && !strings.HasPrefix(e.Error(), name+" ") {
-					t.Fatalf("error does not name the file: %v", e)
-				}
-			}
+			testtools.ErrorsNameFile(t, err, name)
 			return
 		}
 		seen := map[string]bool{}

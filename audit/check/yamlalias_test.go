@@ -1,7 +1,6 @@
 package check
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/fleet-audit/fleet-audit/internal/testtools"
@@ -11,10 +10,6 @@ import (
 // shared remediation, condition list, a << merge), as in the inventory; an alias expansion past
 // the budget is refused with file:line, never decoded.
 func TestChecksYAMLAliases(t *testing.T) {
-	bomb := "- check: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
-	for i := 1; i <= 8; i++ {
-		bomb += "  k" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [" + strings.Repeat("*a"+string(rune('0'+i-1))+", ", 9) + "*a" + string(rune('0'+i-1)) + "]\n"
-	}
 	checks := []struct {
 		name  string
 		in    string
@@ -67,7 +62,7 @@ func TestChecksYAMLAliases(t *testing.T) {
 		},
 		{name: "a misspelt field behind an alias is still refused", in: "- id: site.a\n  title: a\n  summary: s\n  severity: warning\n  remediation: r\n  when: &c [{fact: site.x, op: eq, valu: \"1\"}]\n",
 			want: "field valu not found"},
-		{name: "a YAML bomb", in: strings.Replace(bomb, "- check:", "- id:", 1), want: "YAML aliases expand to more than"},
+		{name: "a YAML bomb", in: testtools.YAMLBomb("id"), want: "YAML aliases expand to more than"},
 	}
 	for _, tc := range checks {
 		t.Run("checks/"+tc.name, func(t *testing.T) {
