@@ -516,29 +516,38 @@ func TestHostCertificateDial(t *testing.T) {
 	}
 }
 
+// keyedFleet starts n in-process nodes n0... that accept one client key,
+// whose private half it writes to keyFile in dir; no known_hosts file is
+// written, which is each test's business.
+func keyedFleet(t *testing.T, n int) (f *sshfleet.Fleet, dir, keyFile string) {
+	t.Helper()
+	client, pemBytes, err := sshfleet.NewClientKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs := make([]sshfleet.NodeConfig, n)
+	for i := range cfgs {
+		cfgs[i] = sshfleet.NodeConfig{Name: fmt.Sprint("n", i), AuthorizedKeys: []ssh.PublicKey{client.PublicKey()}}
+	}
+	f, err = sshfleet.Start(t.Context(), cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	dir = t.TempDir()
+	keyFile = filepath.Join(dir, "id")
+	if err := os.WriteFile(keyFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f, dir, keyFile
+}
+
 // TestAcceptNewDial dials a fleet concurrently with accept-new into a
 // known_hosts file that does not exist yet, then strictly.
 func TestAcceptNewDial(t *testing.T) {
 	t.Parallel()
 	const nodes = 12
-	client, pemBytes, err := sshfleet.NewClientKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgs := make([]sshfleet.NodeConfig, nodes)
-	for i := range cfgs {
-		cfgs[i] = sshfleet.NodeConfig{Name: fmt.Sprint("n", i), AuthorizedKeys: []ssh.PublicKey{client.PublicKey()}}
-	}
-	f, err := sshfleet.Start(t.Context(), cfgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "id")
-	if err := os.WriteFile(keyFile, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f, dir, keyFile := keyedFleet(t, nodes)
 	kh := filepath.Join(dir, "new", "known_hosts")
 	dial := func(policy HostKeyPolicy, n *sshfleet.Node) error {
 		d := NewSSHDialer(SSHOptions{ConnectTimeout: 5 * time.Second, DefaultKnownHosts: []string{"/nonexistent"}, HostKeyPolicy: policy})
@@ -826,25 +835,8 @@ func TestAcceptNewAcrossProcesses(t *testing.T) {
 // Target, as the audit does.
 func TestKnownHostsReadOncePerRun(t *testing.T) {
 	t.Parallel()
-	client, pemBytes, err := sshfleet.NewClientKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgs := make([]sshfleet.NodeConfig, 4)
-	for i := range cfgs {
-		cfgs[i] = sshfleet.NodeConfig{Name: fmt.Sprint("n", i), AuthorizedKeys: []ssh.PublicKey{client.PublicKey()}}
-	}
-	f, err := sshfleet.Start(t.Context(), cfgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "id")
+	f, dir, keyFile := keyedFleet(t, 4)
 	kh := filepath.Join(dir, "known_hosts")
-	if err := os.WriteFile(keyFile, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(kh, f.KnownHosts(), 0o600); err != nil {
 		t.Fatal(err)
 	}
